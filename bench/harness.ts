@@ -1,0 +1,57 @@
+/** Shared shapes for every benchmark module: each one measures ours and a baseline in the same run. */
+
+/** The two machine regimes PERFORMANCE.md asks for: idle, and with one core kept busy by a spinner. */
+export type Regime = 'idle' | 'busy';
+
+/** One line of the printed table. */
+export interface BenchRow {
+  /** The hot path, e.g. "GET /health (tcp)". */
+  group: string;
+  /** What was measured, e.g. "tuicd" or "bare uWS". */
+  variant: string;
+  regime: Regime;
+  unit: string;
+  /** Median over the repetitions. */
+  median: number;
+  /** (max - min) / median over the repetitions, as a fraction. */
+  spread: number;
+  repetitions: number;
+  /** median / baseline median, measured in the same run; absent for baseline rows. */
+  ratio?: number;
+  /** Which variant the ratio is against. */
+  baseline?: string;
+}
+
+export interface BenchContext {
+  regime: Regime;
+  /** ≥ 3; more when the caller asks. */
+  repetitions: number;
+  /** Shorter runs for a quick smoke (`--quick`). */
+  quick: boolean;
+}
+
+/** Every bench module exports `run` with this signature; bench/run.ts calls them in both regimes. */
+export type BenchModule = (ctx: BenchContext) => Promise<BenchRow[]>;
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export function spread(values: number[]): number {
+  const m = median(values);
+  if (m === 0) return 0;
+  return (Math.max(...values) - Math.min(...values)) / m;
+}
+
+/** Builds a row from raw repetition values, with a ratio when a baseline median is given. */
+export function row(group: string, variant: string, ctx: BenchContext, unit: string, values: number[], baseline?: { name: string; median: number }): BenchRow {
+  const m = median(values);
+  const r: BenchRow = { group, variant, regime: ctx.regime, unit, median: m, spread: spread(values), repetitions: values.length };
+  if (baseline) {
+    r.ratio = baseline.median === 0 ? 0 : m / baseline.median;
+    r.baseline = baseline.name;
+  }
+  return r;
+}
