@@ -1,0 +1,118 @@
+/** Basic Auth gate for the TCP listener: cookie, ?token, rate limit, then bcrypt off the event loop. */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { verify as bcryptVerify } from '@node-rs/bcrypt';
+
+import { AuthRateLimiter } from './authRateLimiter.js';
+import type { Reply } from './types.js';
+
+export const AUTH_REALM = 'TUICommander';
+const COOKIE_NAME = 'tui-session';
+/**
+ * A verified Authorization header is remembered briefly so a client sending Basic on every request
+ * does not pay ~250 ms of bcrypt each time; keyed by a digest of header + hash so a password change
+ * invalidates it.
+ */
+const VERIFIED_CACHE_TTL_MS = 60_000;
+const VERIFIED_CACHE_MAX = 256;
+
+export interface AuthSettings {
+  username: string;
+  passwordHash: string;
+  /** Empty when no session token exists; then no cookie is issued. */
+  sessionToken: string;
+  sessionTokenDurationSecs: number;
+  lanAuthBypass: boolean;
+  rateLimitMax: number;
+  rateLimitWindowSecs: number;
+}
+
+export type AuthOutcome = { ok: true; setCookie?: string } | { ok: false; reply: Reply; failure?: boolean };
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+/** Compares secrets in constant time with respect to their contents (lengths hidden by hashing). */
+export function safeEqual(a: string, b: string): boolean {
+  return timingSafeEqual(digest(a), digest(b));
+}
+
+function isPrivateAddress(ip: string): boolean {
+  return /^(10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|127\.|169\.254\.)/.test(ip) || ip === '::1' || /^f[cd][0-9a-f]{2}:/i.test(ip) || /^fe80:/i.test(ip);
+}
+
+function cookieValue(cookieHeader: string | undefined): string | undefined {
+  if (!cookieHeader) return undefined;
+  for (const part of cookieHeader.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === COOKIE_NAME) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+function unauthorized(body: string): Reply {
+  return { status: 401, headers: { 'WWW-Authenticate': `Basic realm="${AUTH_REALM}"`, 'Content-Type': 'text/plain; charset=utf-8' }, body };
+}
+
+export class TcpAuth {
+  readonly limiter: AuthRateLimiter;
+  private readonly verified = new Map<string, number>();
+
+  constructor(private readonly settings: () => AuthSettings, now: () => number = Date.now) {
+    this.limiter = new AuthRateLimiter(() => {
+      const s = this.settings();
+      return { maxFailures: s.rateLimitMax, windowSecs: s.rateLimitWindowSecs };
+    }, now);
+  }
+
+  async check(headers: Readonly<Record<string, string>>, query: URLSearchParams, ip: string): Promise<AuthOutcome> {
+    const s = this.settings();
+    if (s.lanAuthBypass && isPrivateAddress(ip)) return { ok: true };
+    const cookie = cookieValue(headers['cookie']);
+    if (s.sessionToken && cookie !== undefined && safeEqual(cookie, s.sessionToken)) return { ok: true };
+    const token = query.get('token');
+    if (s.sessionToken && token !== null && safeEqual(token, s.sessionToken)) {
+      this.limiter.clear(ip);
+      return { ok: true, setCookie: this.cookie(s) };
+    }
+    const wait = this.limiter.retryAfterSecs(ip);
+    if (wait > 0) {
+      return { ok: false, reply: { status: 429, headers: { 'Retry-After': String(wait), 'Content-Type': 'text/plain; charset=utf-8' }, body: 'Too many failed authentication attempts' } };
+    }
+    const header = headers['authorization'];
+    if (!header || !/^basic /i.test(header) || !s.username || !s.passwordHash) {
+      return { ok: false, reply: unauthorized('Scan the QR code or authenticate with Basic Auth') };
+    }
+    if (await this.basicMatches(header, s)) return { ok: true, ...(s.sessionToken ? { setCookie: this.cookie(s) } : {}) };
+    this.limiter.recordFailure(ip);
+    return { ok: false, reply: unauthorized('Invalid credentials'), failure: true };
+  }
+
+  private async basicMatches(header: string, s: AuthSettings): Promise<boolean> {
+    const cacheKey = digest(`${header}\0${s.username}\0${s.passwordHash}`).toString('base64');
+    const until = this.verified.get(cacheKey);
+    if (until !== undefined && until > Date.now()) return true;
+    const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon < 0) return false;
+    const user = decoded.slice(0, colon);
+    const password = decoded.slice(colon + 1);
+    // Always run bcrypt, even for a wrong user, so timing does not reveal valid usernames.
+    const passwordOk = await bcryptVerify(password, s.passwordHash).catch(() => false);
+    const ok = safeEqual(user, s.username) && passwordOk;
+    if (ok) this.remember(cacheKey);
+    return ok;
+  }
+
+  private remember(key: string): void {
+    if (this.verified.size >= VERIFIED_CACHE_MAX) {
+      const first = this.verified.keys().next();
+      if (!first.done) this.verified.delete(first.value);
+    }
+    this.verified.set(key, Date.now() + VERIFIED_CACHE_TTL_MS);
+  }
+
+  private cookie(s: AuthSettings): string {
+    return `${COOKIE_NAME}=${s.sessionToken}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${s.sessionTokenDurationSecs}`;
+  }
+}

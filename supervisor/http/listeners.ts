@@ -1,0 +1,121 @@
+/** Binding policy for the two listeners: the unix socket (stale files reclaimed, live ones never stolen) and TCP (port walk). */
+import { chmodSync, existsSync, lstatSync, unlinkSync } from 'node:fs';
+import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import uws from '@trufflesuite/uws-js-unofficial';
+import type { TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
+
+import { ErrorCode, SupervisorError } from '../../shared/errors.js';
+
+export const ListenerConstants = {
+  /** The spec's retry bind: a crashed run leaves a dead socket file; each try clears it. */
+  UNIX_BIND_ATTEMPTS: 3,
+  UNIX_BIND_RETRY_MS: 100,
+  /** A live server answers connect() at once; anything slower than this is treated as not answering. */
+  LIVENESS_CONNECT_TIMEOUT_MS: 1000,
+  /** base, base+1, base+2 — the spec's port walk. */
+  TCP_PORT_ATTEMPTS: 3,
+  /** Rounds of the port walk and the pause between them (a previous run may still hold the port). */
+  TCP_ROUNDS: 6,
+  TCP_ROUND_BACKOFF_MS: 500,
+} as const;
+
+/** Bytes allowed in sun_path on macOS (Linux allows 108); paths longer than this cannot bind everywhere. */
+export const MAX_UNIX_PATH_BYTES = 104;
+
+/** True when something accepts a connection on the socket path: a live server. */
+export function isSocketLive(path: string, timeoutMs: number = ListenerConstants.LIVENESS_CONNECT_TIMEOUT_MS): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = connect({ path });
+    const done = (live: boolean) => {
+      clearTimeout(timer);
+      sock.destroy();
+      resolve(live);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    sock.once('connect', () => done(true));
+    sock.once('error', () => done(false));
+  });
+}
+
+export interface UnixBinding {
+  listenSocket: us_listen_socket;
+  path: string;
+  /** Inode of the file we created, so shutdown never unlinks a successor's socket. */
+  ino: number;
+}
+
+export async function bindUnix(app: TemplatedApp, path: string, onStale?: (path: string) => void): Promise<UnixBinding> {
+  if (Buffer.byteLength(path) >= MAX_UNIX_PATH_BYTES) {
+    throw new SupervisorError(ErrorCode.BIND_FAILED, `unix socket path is ${Buffer.byteLength(path)} bytes, over the ${MAX_UNIX_PATH_BYTES}-byte limit: ${path}`);
+  }
+  for (let attempt = 1; attempt <= ListenerConstants.UNIX_BIND_ATTEMPTS; attempt++) {
+    if (existsSync(path)) {
+      if (await isSocketLive(path)) {
+        throw new SupervisorError(ErrorCode.SOCKET_IN_USE, `another server is already answering on ${path}; refusing to take its socket`);
+      }
+      onStale?.(path);
+      try {
+        unlinkSync(path);
+      } catch {
+        // Already gone (another starter reclaimed it): bind decides.
+      }
+    }
+    // Owner-only from the first instant: the socket has no auth of its own.
+    const previousUmask = process.umask(0o177);
+    let listenSocket: us_listen_socket | false = false;
+    try {
+      app.listen_unix((ls) => {
+        listenSocket = ls;
+      }, path);
+    } finally {
+      process.umask(previousUmask);
+    }
+    if (listenSocket) {
+      chmodSync(path, 0o600);
+      return { listenSocket, path, ino: lstatSync(path).ino };
+    }
+    await sleep(ListenerConstants.UNIX_BIND_RETRY_MS);
+  }
+  throw new SupervisorError(ErrorCode.BIND_FAILED, `could not bind unix socket ${path} after ${ListenerConstants.UNIX_BIND_ATTEMPTS} attempts`);
+}
+
+export function closeUnix(binding: UnixBinding): void {
+  uws.us_listen_socket_close(binding.listenSocket);
+  try {
+    if (lstatSync(binding.path).ino === binding.ino) unlinkSync(binding.path);
+  } catch {
+    // Already removed.
+  }
+}
+
+export interface TcpBinding {
+  listenSocket: us_listen_socket;
+  host: string;
+  port: number;
+}
+
+function listenOnce(app: TemplatedApp, host: string, port: number): us_listen_socket | false {
+  let result: us_listen_socket | false = false;
+  app.listen(host, port, (ls) => {
+    result = ls;
+  });
+  return result;
+}
+
+/** Tries port, port+1, port+2 (just the one when 0 = any), in rounds with a pause between. */
+export async function bindTcp(app: TemplatedApp, host: string, port: number): Promise<TcpBinding> {
+  const candidates = port === 0 ? [0] : Array.from({ length: ListenerConstants.TCP_PORT_ATTEMPTS }, (_, i) => port + i).filter((p) => p <= 65535);
+  for (let round = 1; round <= ListenerConstants.TCP_ROUNDS; round++) {
+    for (const candidate of candidates) {
+      const ls = listenOnce(app, host, candidate);
+      if (ls) return { listenSocket: ls, host, port: uws.us_socket_local_port(ls) };
+    }
+    if (round < ListenerConstants.TCP_ROUNDS) await sleep(ListenerConstants.TCP_ROUND_BACKOFF_MS);
+  }
+  throw new SupervisorError(ErrorCode.BIND_FAILED, `could not bind TCP ${host} on ports ${candidates.join(', ')}`);
+}
+
+export function closeTcp(binding: TcpBinding): void {
+  uws.us_listen_socket_close(binding.listenSocket);
+}

@@ -1,0 +1,83 @@
+/** Shapes shared by the HTTP layer and the route modules; only stream handlers see a uWS response. */
+import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
+
+/** Which listener a request arrived on: the always-on unix socket or the opt-in TCP listener. */
+export type ListenerKind = 'socket' | 'tcp';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'HEAD' | 'OPTIONS';
+
+/** Everything a handler may know about a request, copied out of uWS before any await. */
+export interface RequestContext {
+  method: HttpMethod;
+  path: string;
+  query: URLSearchParams;
+  /** Lower-cased header names. */
+  headers: Readonly<Record<string, string>>;
+  params: Readonly<Record<string, string>>;
+  listener: ListenerKind;
+  remoteAddress: string;
+  /** The socket listener is always loopback; on TCP it is the peer address that decides. */
+  isLoopback: boolean;
+  /** The raw body, bounded by the body limit; empty for bodyless methods. */
+  body: Buffer;
+  /** Set when the request must stop (client went away or the request timed out). */
+  signal: AbortSignal;
+}
+
+/** A complete response. `body` objects are sent as JSON. */
+export interface Reply {
+  status: number;
+  headers?: Record<string, string>;
+  body?: string | Buffer | object | null;
+}
+
+/** Handlers that produce one response. */
+export type Handler = (ctx: RequestContext) => Reply | Promise<Reply>;
+
+/**
+ * A handler that takes over the raw response to stream (SSE). It runs synchronously inside the
+ * uWS callback, is never compressed and never cut by the request timeout.
+ */
+export interface StreamHandler {
+  stream(res: HttpResponse, ctx: Omit<RequestContext, 'body'>): void;
+}
+
+export interface Route {
+  method: HttpMethod;
+  /** `/sessions/:id/write` style; segments starting with `:` are parameters. */
+  pattern: string;
+  handler: Handler | StreamHandler;
+  /** Served without auth on TCP (only /health). */
+  public?: boolean;
+  /** Skip reading a body even for POST (streams). */
+  noBody?: boolean;
+}
+
+/** A thrown HttpError becomes a JSON `{error}` reply with its status. */
+export class HttpError extends Error {
+  readonly status: number;
+  readonly headers: Record<string, string> | undefined;
+  constructor(status: number, message: string, headers?: Record<string, string>) {
+    super(message);
+    this.status = status;
+    this.headers = headers;
+  }
+}
+
+export function json(body: object, status = 200): Reply {
+  return { status, body };
+}
+
+export function isStreamHandler(h: Handler | StreamHandler): h is StreamHandler {
+  return typeof h === 'object' && h !== null && typeof (h as StreamHandler).stream === 'function';
+}
+
+/** Parses a JSON body, turning bad JSON into a 400 that says so. */
+export function parseJsonBody<T = unknown>(ctx: RequestContext): T {
+  if (ctx.body.length === 0) throw new HttpError(400, 'request body is empty; expected JSON');
+  try {
+    return JSON.parse(ctx.body.toString('utf8')) as T;
+  } catch (err) {
+    throw new HttpError(400, `request body is not valid JSON: ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env node
+/** Entry point of `tuicd`: parse flags, start the supervisor, print where it serves, stop cleanly on signals. */
+import { parseCli, HELP_TEXT } from './cli.js';
+import { resolvePaths } from './paths.js';
+import { probeStatus } from './status.js';
+import { Supervisor } from './supervisor.js';
+import { VERSION } from './version.js';
+
+async function main(): Promise<number> {
+  let cli;
+  try {
+    cli = parseCli(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`tuicd: ${(err as Error).message}\n`);
+    return 2;
+  }
+  if (cli.command === 'help') {
+    process.stdout.write(HELP_TEXT);
+    return 0;
+  }
+  if (cli.command === 'version') {
+    process.stdout.write(`tuicd ${VERSION}\n`);
+    return 0;
+  }
+  const paths = resolvePaths({ configDir: cli.configDir, instance: cli.instance });
+  if (cli.command === 'status') {
+    const status = await probeStatus(paths.socketPath);
+    if (cli.json) process.stdout.write(JSON.stringify(status.alive ? status.health : { alive: false, reason: status.reason }) + '\n');
+    else if (status.alive) process.stdout.write(`tuicd is running on ${paths.socketPath} (version ${String(status.health['version'])}, up ${String(status.health['uptime_secs'])} s)\n`);
+    else process.stdout.write(`tuicd is not running: ${status.reason}\n`);
+    return status.alive ? 0 : 1;
+  }
+
+  let supervisor: Supervisor;
+  try {
+    supervisor = await Supervisor.start({ paths, env: process.env, logLevel: cli.logLevel });
+  } catch (err) {
+    process.stderr.write(`tuicd: ${(err as Error).message}\n`);
+    return 1;
+  }
+  process.stdout.write(`${supervisor.describe()}\n`);
+  return await new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      void supervisor.stop(`signal ${signal}`).then(() => resolve(0));
+    };
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGHUP', () => stop('SIGHUP'));
+  });
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`tuicd: fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,66 @@
+/** GET /health (public), /stats, /metrics, /api/version and the password-hash helper. */
+import { hash as bcryptHash } from '@node-rs/bcrypt';
+
+import type { Metrics } from '../metrics.js';
+import { HttpError, json, parseJsonBody } from '../http/types.js';
+import type { Reply, RequestContext, Route } from '../http/types.js';
+
+/** The spec's cost for remote-access password hashes. */
+export const BCRYPT_COST = 12;
+/** bcrypt reads at most 72 bytes; refuse more rather than silently truncating a passphrase. */
+const MAX_PASSWORD_BYTES = 72;
+
+export interface HealthSource {
+  version: string;
+  instanceId: string;
+  startedAtMs: number;
+  socketPath: string;
+  tcp: () => { host: string; port: number } | null;
+  sessionCount: () => number;
+  maxSessions: () => number;
+  credentialStore: () => { backend: string; reason?: string };
+}
+
+export function monitoringRoutes(src: HealthSource, metrics: Metrics): Route[] {
+  const health = (): Reply => {
+    const tcp = src.tcp();
+    return json({
+      ok: true,
+      version: src.version,
+      build: { version: src.version, node: process.version },
+      protocol_version: 1,
+      instance_id: src.instanceId,
+      uptime_secs: Math.floor((Date.now() - src.startedAtMs) / 1000),
+      session_count: src.sessionCount(),
+      socket_path: src.socketPath,
+      listeners: { socket: { path: src.socketPath }, tcp: tcp ? { host: tcp.host, port: tcp.port } : null },
+      credential_store: src.credentialStore(),
+    });
+  };
+  const stats = (): Reply => {
+    const active = src.sessionCount();
+    const max = src.maxSessions();
+    return json({ active_sessions: active, max_sessions: max, available_slots: Math.max(0, max - active) });
+  };
+  const metricsRoute = (ctx: RequestContext): Reply => {
+    const accept = ctx.headers['accept'] ?? '';
+    const wantsText = ctx.query.get('format') === 'prometheus' || /(^|,)\s*text\/plain/.test(accept);
+    if (wantsText) return { status: 200, headers: { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' }, body: metrics.toPrometheus() };
+    return json(metrics.toJson());
+  };
+  const hashPassword = async (ctx: RequestContext): Promise<Reply> => {
+    const body = parseJsonBody<{ password?: unknown }>(ctx);
+    if (typeof body.password !== 'string' || body.password.length === 0) throw new HttpError(400, 'password is required');
+    if (Buffer.byteLength(body.password) > MAX_PASSWORD_BYTES) throw new HttpError(400, `password must be at most ${MAX_PASSWORD_BYTES} bytes`);
+    // Runs on the libuv thread pool: ~250 ms of work never blocks the event loop.
+    return json({ hash: await bcryptHash(body.password, { cost: BCRYPT_COST }) });
+  };
+  return [
+    { method: 'GET', pattern: '/health', handler: health, public: true },
+    { method: 'GET', pattern: '/api/version', handler: () => json({ version: src.version }) },
+    { method: 'GET', pattern: '/stats', handler: stats },
+    { method: 'GET', pattern: '/metrics', handler: metricsRoute },
+    { method: 'POST', pattern: '/auth/hash-password', handler: hashPassword },
+    { method: 'POST', pattern: '/config/hash-password', handler: hashPassword },
+  ];
+}

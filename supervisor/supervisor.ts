@@ -1,0 +1,194 @@
+/** Assembles the supervisor: config, logs, event bus, HTTP routes and both listeners; owns their lifecycle. */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+
+import { ConfigStore } from './config/configStore.js';
+import { effectiveTcpPort } from './config/env.js';
+import { writeSchema } from './config/jsonSchema.js';
+import type { ConfigSnapshot } from './config/schema.js';
+import { EventBus } from './events/eventBus.js';
+import { TcpAuth } from './http/auth.js';
+import type { AuthSettings } from './http/auth.js';
+import { bindTcp, bindUnix, closeTcp, closeUnix } from './http/listeners.js';
+import type { TcpBinding, UnixBinding } from './http/listeners.js';
+import { HttpServer } from './http/server.js';
+import type { ListenerApp } from './http/server.js';
+import type { Route } from './http/types.js';
+import { createLogger } from './log.js';
+import type { Logger } from './log.js';
+import { Metrics } from './metrics.js';
+import type { Paths } from './paths.js';
+import { configRoutes } from './routes/config.js';
+import { eventRoutes } from './routes/events.js';
+import { monitoringRoutes } from './routes/monitoring.js';
+import { VERSION } from './version.js';
+
+export interface SupervisorOptions {
+  paths: Paths;
+  env: NodeJS.ProcessEnv;
+  logLevel?: string | undefined;
+}
+
+/** Dev/test knob: the TCP bind host (the spec binds 0.0.0.0 / [::]); tests keep to 127.0.0.1. */
+const BIND_HOST_ENV = 'TUIC_BIND_HOST';
+
+export class Supervisor {
+  readonly instanceId = randomUUID();
+  readonly startedAtMs = Date.now();
+  readonly bus = new EventBus();
+  readonly metrics = new Metrics();
+  private socket: { app: ListenerApp; binding: UnixBinding } | null = null;
+  private tcp: { app: ListenerApp; binding: TcpBinding } | null = null;
+  private tcpTransition: Promise<void> = Promise.resolve();
+  private readonly http: HttpServer;
+
+  private constructor(
+    private readonly opts: SupervisorOptions,
+    readonly log: Logger,
+    readonly config: ConfigStore,
+  ) {
+    this.metrics.counter('http_requests_total', 'HTTP responses sent, by listener and status');
+    this.metrics.gauge('uptime_seconds', 'Seconds since start', () => Math.floor((Date.now() - this.startedAtMs) / 1000));
+    this.metrics.gauge('sse_subscribers', 'Live /events subscribers', () => this.bus.stats.subscribers);
+    this.metrics.gauge('events_published_total', 'Events published on the bus', () => this.bus.stats.published);
+    // Session counters: fed by the pty host once terminal sessions exist.
+    this.metrics.counter('total_spawned', 'Sessions spawned');
+    this.metrics.counter('failed_spawns', 'Session spawns that failed');
+    this.metrics.counter('bytes_emitted', 'PTY output bytes forwarded to clients');
+    this.metrics.counter('pauses_triggered', 'Times a session was paused');
+    const auth = new TcpAuth(() => this.authSettings());
+    this.http = new HttpServer({
+      routes: this.routes(),
+      limits: () => {
+        const s = this.config.get().services.server;
+        return { maxBodyBytes: s.max_body_bytes, requestTimeoutMs: s.request_timeout_ms };
+      },
+      auth,
+      onResponse: (status, listener) => this.metrics.inc('http_requests_total', { listener, status: String(status) }),
+      onHandlerError: (err, ctx) => this.log.error({ err, path: ctx.path, method: ctx.method }, 'handler failed'),
+    });
+  }
+
+  static async start(opts: SupervisorOptions): Promise<Supervisor> {
+    mkdirSync(opts.paths.configDir, { recursive: true, mode: 0o700 });
+    const config = new ConfigStore({ path: opts.paths.configFile });
+    // A corrupt config refuses the start; the error names the file and the parse error.
+    await config.load();
+    effectiveTcpPort(config.get(), opts.env); // a bad TUIC_PORT fails the start, not the first rebind
+    const log = createLogger({ logDir: opts.paths.logDir, level: opts.logLevel ?? opts.env['TUIC_LOG_LEVEL'] ?? 'info' });
+    const sup = new Supervisor(opts, log, config);
+    try {
+      await writeSchema(opts.paths.configFile);
+      await sup.bindSocket();
+      if (config.get().services.server.enabled) await sup.startTcp('start');
+    } catch (err) {
+      await sup.stop('start failed');
+      throw err;
+    }
+    config.onChange((event) => {
+      log.info({ changed: event.changed.paths }, 'config saved');
+      if (event.changed.serverSettings) void sup.restartTcp('server settings changed');
+    });
+    return sup;
+  }
+
+  /** The one line printed at start: where clients find us. */
+  describe(): string {
+    const tcp = this.tcp ? ` and tcp http://${this.tcp.binding.host}:${this.tcp.binding.port}` : '';
+    return `tuicd ${VERSION} serving on unix socket ${this.opts.paths.socketPath}${tcp}`;
+  }
+
+  tcpAddress(): { host: string; port: number } | null {
+    return this.tcp ? { host: this.tcp.binding.host, port: this.tcp.binding.port } : null;
+  }
+
+  async stop(reason: string): Promise<void> {
+    await this.tcpTransition;
+    this.stopTcp(reason);
+    if (this.socket) {
+      closeUnix(this.socket.binding);
+      this.log.info({ listener: 'socket', path: this.socket.binding.path, reason }, 'socket listener closed (always-on IPC listener)');
+      this.socket = null;
+    }
+    this.bus.dispose();
+    this.config.dispose();
+    await new Promise<void>((resolve) => this.log.flush(() => resolve()));
+  }
+
+  private routes(): Route[] {
+    return [
+      ...monitoringRoutes(
+        {
+          version: VERSION,
+          instanceId: this.instanceId,
+          startedAtMs: this.startedAtMs,
+          socketPath: this.opts.paths.socketPath,
+          tcp: () => this.tcpAddress(),
+          sessionCount: () => 0,
+          maxSessions: () => this.config.get().services.server.max_sessions,
+          credentialStore: () => ({ backend: 'none' }),
+        },
+        this.metrics,
+      ),
+      ...configRoutes(this.config),
+      ...eventRoutes(this.bus),
+    ];
+  }
+
+  private authSettings(): AuthSettings {
+    const auth = this.config.get().services.auth;
+    return {
+      username: auth.username,
+      passwordHash: auth.password_hash,
+      sessionToken: auth.session_token,
+      sessionTokenDurationSecs: auth.session_token_duration_secs,
+      lanAuthBypass: auth.lan_auth_bypass,
+      rateLimitMax: auth.auth_rate_limit_max,
+      rateLimitWindowSecs: auth.auth_rate_limit_window_secs,
+    };
+  }
+
+  private async bindSocket(): Promise<void> {
+    const app = this.http.createApp('socket');
+    const binding = await bindUnix(app.app, this.opts.paths.socketPath, (path) =>
+      this.log.warn({ listener: 'socket', path }, 'removed a stale socket file left by a dead server'),
+    );
+    this.socket = { app, binding };
+    this.log.info({ listener: 'socket', path: binding.path }, 'socket listener bound (always-on IPC listener, no auth)');
+  }
+
+  private tcpSettings(config: ConfigSnapshot): { host: string; port: number } {
+    const host = this.opts.env[BIND_HOST_ENV] || (config.services.server.ipv6_enabled ? '::' : '0.0.0.0');
+    return { host, port: effectiveTcpPort(config, this.opts.env) };
+  }
+
+  private async startTcp(reason: string): Promise<void> {
+    const { host, port } = this.tcpSettings(this.config.get());
+    const app = this.http.createApp('tcp');
+    const binding = await bindTcp(app.app, host, port);
+    this.tcp = { app, binding };
+    this.log.info({ listener: 'tcp', host: binding.host, port: binding.port, reason }, 'TCP listener started (remote access, Basic Auth); socket listener untouched');
+  }
+
+  private stopTcp(reason: string): void {
+    if (!this.tcp) return;
+    this.tcp.app.retired = true;
+    closeTcp(this.tcp.binding);
+    this.log.info({ listener: 'tcp', port: this.tcp.binding.port, reason }, 'TCP listener stopped; socket listener untouched');
+    this.tcp = null;
+  }
+
+  /** Rebinds only the TCP listener; serialized so two quick saves cannot interleave binds. */
+  restartTcp(reason: string): Promise<void> {
+    this.tcpTransition = this.tcpTransition.then(async () => {
+      this.stopTcp(reason);
+      if (!this.config.get().services.server.enabled) return;
+      try {
+        await this.startTcp(reason);
+      } catch (err) {
+        this.log.error({ listener: 'tcp', err, reason }, 'TCP listener failed to rebind; socket listener untouched');
+      }
+    });
+    return this.tcpTransition;
+  }
+}
