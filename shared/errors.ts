@@ -16,6 +16,14 @@ export const ErrorCode = {
   CONFIG_CORRUPT: 'CONFIG_CORRUPT',
   SOCKET_IN_USE: 'SOCKET_IN_USE',
   BIND_FAILED: 'BIND_FAILED',
+  /** The credential vault file is unreadable or malformed; it is left untouched. */
+  VAULT_CORRUPT: 'VAULT_CORRUPT',
+  /** The credential vault file could not be written. */
+  VAULT_WRITE_FAILED: 'VAULT_WRITE_FAILED',
+  /** An OS keyring is required (forced, or it holds the secret asked for) but is not reachable. */
+  KEYRING_UNAVAILABLE: 'KEYRING_UNAVAILABLE',
+  /** A reachable OS keyring failed, timed out, or lost an entry it was recorded to hold. */
+  KEYRING_FAILED: 'KEYRING_FAILED',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
