@@ -55,3 +55,43 @@ export function row(group: string, variant: string, ctx: BenchContext, unit: str
   }
   return r;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Additions for rows that carry a message (run.ts prints them). BenchRow itself is unchanged:
+// a NotedRow is still a BenchRow, so every module keeps returning BenchRow[].
+
+/** Optional annotations a row may carry; run.ts prints them in the table's note column. */
+export interface RowNotes {
+  /** The variant could not be measured (tool missing, server did not start...). */
+  error?: string;
+  /** Something the reader should know about a figure that was measured. */
+  note?: string;
+}
+
+export type NotedRow = BenchRow & RowNotes;
+
+/** A row for a variant that could not be measured: median and spread are NaN (null in JSON). */
+export function failedRow(group: string, variant: string, ctx: BenchContext, unit: string, error: string): NotedRow {
+  return { group, variant, regime: ctx.regime, unit, median: NaN, spread: NaN, repetitions: 0, error };
+}
+
+/** Attaches a note to a measured row (returns the same object). */
+export function withNote<T extends BenchRow>(r: T, note: string | undefined): T & RowNotes {
+  const noted = r as T & RowNotes;
+  if (note) noted.note = noted.note ? `${noted.note}; ${note}` : note;
+  return noted;
+}
+
+export function rowError(r: BenchRow): string | undefined {
+  return (r as NotedRow).error;
+}
+
+export function rowNote(r: BenchRow): string | undefined {
+  return (r as NotedRow).note;
+}
+
+/** Short, one-line text for an unknown thrown value. */
+export function errorText(err: unknown): string {
+  if (err instanceof Error) return err.message.split('\n')[0] ?? String(err);
+  return String(err);
+}
