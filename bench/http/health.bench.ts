@@ -2,6 +2,7 @@
  * GET /health requests/s: tuicd against a bare uWebSockets.js server and a bare node:http server,
  * over TCP (driven by wrk) and over the unix socket (driven by one node client for every variant).
  */
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,6 +59,9 @@ export const run: BenchModule = async (ctx) => {
     },
   ];
   const tmp = await mkdtemp(join(tmpdir(), 'tuicd-bench-'));
+  // On SIGINT run.ts calls process.exit(), which skips the finally below.
+  const removeTmp = (): void => rmSync(tmp, { recursive: true, force: true });
+  process.once('exit', removeTmp);
   let started: Started[] = [];
   try {
     started = await startTargets(tmp);
@@ -69,6 +73,7 @@ export const run: BenchModule = async (ctx) => {
     return rows;
   } finally {
     await stopTargets(started);
+    process.removeListener('exit', removeTmp);
     await rm(tmp, { recursive: true, force: true });
   }
 };
