@@ -1,0 +1,170 @@
+/**
+ * `GET /events` and `POST /events/types` (REFERENCE §1.2): turns a uWS response into an EventBus
+ * subscriber that is fed corked, coalesced writes and honours uWS backpressure.
+ */
+
+import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
+import { DisposableStore, toDisposable } from '../../shared/disposable.js';
+import type { Disposable } from '../../shared/disposable.js';
+import type { EventBus, EventSink, Subscription } from '../events/eventBus.js';
+
+/** Reconnect delay EventSource clients are told to use (REFERENCE Appendix A: SSE retry 5 s). */
+export const SSE_RETRY_MS = 5_000;
+
+/** Comment sent so proxies and clients see traffic on a quiet stream (REFERENCE Appendix A: 15 s). */
+export const SSE_KEEP_ALIVE_MS = 15_000;
+
+const RETRY_BYTES = Buffer.from(`retry: ${SSE_RETRY_MS}\n\n`);
+const PING_BYTES = Buffer.from(': ping\n\n');
+
+/**
+ * Written when uWS reports the socket writable but nothing is queued: with an onWritable handler
+ * registered, uWS pushes out its own buffered bytes only when the app writes, so an empty comment
+ * (ignored by EventSource) is what flushes the tail of the last chunk.
+ */
+const DRAIN_NUDGE_BYTES = Buffer.from(':\n\n');
+
+/** The SSE headers; compression is never applied to this route (REFERENCE §1.0). */
+const SSE_HEADERS: ReadonlyArray<readonly [string, string]> = [
+  ['Content-Type', 'text/event-stream'],
+  ['Cache-Control', 'no-cache'],
+  ['Connection', 'keep-alive'],
+  // Stops nginx-style proxies from buffering the stream.
+  ['X-Accel-Buffering', 'no'],
+];
+
+/** What `GET /events` reads from its query string. */
+export interface SseQuery {
+  /** Raw `types` value: null = parameter absent (all events), '' = present but empty (none). */
+  types: string | null;
+  streamId?: string;
+}
+
+export interface SseOptions extends SseQuery {
+  /** Keep-alive comment period. Default SSE_KEEP_ALIVE_MS; tests pass a short one. */
+  keepAliveMs?: number;
+}
+
+/** A live SSE stream; disposing it closes the response. */
+export interface SseStream extends Disposable {
+  readonly subscription: Subscription;
+  readonly streamId: string | undefined;
+  /** True until the client aborts or the stream is closed. */
+  readonly isOpen: boolean;
+}
+
+/** Parses `types` and `stream_id` from a raw query string (`req.getQuery()`, no leading `?`). */
+export function parseSseQuery(query: string): SseQuery {
+  const params = new URLSearchParams(query);
+  const result: SseQuery = { types: params.has('types') ? params.get('types') : null };
+  const streamId = params.get('stream_id');
+  if (streamId) result.streamId = streamId;
+  return result;
+}
+
+/** `types` value → bus filter: null = all, '' = none, otherwise the comma list (blanks ignored). */
+export function parseTypes(raw: string | null): Set<string> | null {
+  if (raw === null) return null;
+  return new Set(raw.split(',').map((t) => t.trim()).filter((t) => t.length > 0));
+}
+
+/**
+ * Opens an SSE stream on `res`. Must be called synchronously inside the uWS route handler (it
+ * attaches onAborted first and writes the headers in the handler's corked section). Answers 503
+ * and returns undefined when the bus is already disposed.
+ *
+ * uWS closes a response whose buffered write has not moved for about 10 s (its HTTP_TIMEOUT_S,
+ * not settable from JS), so a client that stops reading entirely is disconnected then; a slow
+ * one that keeps reading gets `lagged` and stays.
+ */
+export function openSse(res: HttpResponse, options: SseOptions, bus: EventBus): SseStream | undefined {
+  const store = new DisposableStore();
+  let open = true;
+  res.onAborted(() => {
+    open = false;
+    store.dispose();
+  });
+  if (bus.isDisposed) {
+    // Shutting down: the client's EventSource retries, and finds the next supervisor.
+    open = false;
+    res.writeStatus('503 Service Unavailable').writeHeader('Content-Type', 'application/json').end(JSON.stringify({ error: 'Server is shutting down' }));
+    return undefined;
+  }
+
+  // Every write after the handler returns comes from a timer or setImmediate, so it is corked:
+  // uWS frames a chunk as several small writes and would otherwise send each one separately.
+  const writeCorked = (chunk: Uint8Array): boolean => {
+    if (!open) return true;
+    let ok = true;
+    res.cork(() => {
+      ok = res.write(chunk);
+    });
+    return ok;
+  };
+  const sink: EventSink = { write: writeCorked, close: () => stream.dispose() };
+  const subscription = store.add(bus.subscribe(parseTypes(options.types), sink, options.streamId === undefined ? {} : { streamId: options.streamId }));
+
+  // Still inside the handler's corked section: status, headers and retry leave in one packet.
+  res.writeStatus('200 OK');
+  for (const [key, value] of SSE_HEADERS) res.writeHeader(key, value);
+  res.write(RETRY_BYTES);
+
+  // Returning false tells uWS this attempt did not finish; it calls again when writable.
+  res.onWritable(() => (open ? subscription.drain(DRAIN_NUDGE_BYTES) : true));
+
+  const timer = setInterval(() => subscription.keepAlive(PING_BYTES), options.keepAliveMs ?? SSE_KEEP_ALIVE_MS);
+  // The listen socket keeps the process alive; a keep-alive timer must not.
+  timer.unref();
+  store.add(toDisposable(() => clearInterval(timer)));
+
+  const stream: SseStream = {
+    subscription,
+    streamId: options.streamId,
+    get isOpen() {
+      return open;
+    },
+    dispose() {
+      if (!open) return;
+      open = false;
+      store.dispose();
+      res.cork(() => res.end());
+    },
+  };
+  return stream;
+}
+
+/** What the `POST /events/types` route writes back. */
+export interface EventTypesResult {
+  status: 204 | 400 | 404;
+  /** JSON error body for 400/404, `{"error": "..."}` as everywhere else (REFERENCE §1.0). */
+  body?: string;
+}
+
+/**
+ * `POST /events/types {stream_id, types}`: replaces a live stream's filter. `body` is the parsed
+ * JSON or its raw text/bytes. `types: null` means all events, `[]` none.
+ */
+export function applyEventTypesRequest(bus: EventBus, body: unknown): EventTypesResult {
+  let parsed = body;
+  if (typeof body === 'string' || body instanceof Uint8Array) {
+    try {
+      parsed = JSON.parse(typeof body === 'string' ? body : Buffer.from(body).toString('utf8'));
+    } catch {
+      return badRequest('body must be JSON');
+    }
+  }
+  if (typeof parsed !== 'object' || parsed === null) return badRequest('body must be a JSON object');
+  const { stream_id: streamId, types } = parsed as { stream_id?: unknown; types?: unknown };
+  if (typeof streamId !== 'string' || streamId.length === 0) return badRequest('stream_id is required');
+  if (types !== null && !(Array.isArray(types) && types.every((t) => typeof t === 'string'))) {
+    return badRequest('types must be an array of strings');
+  }
+  if (!bus.setStreamFilter(streamId, types as string[] | null)) {
+    return { status: 404, body: JSON.stringify({ error: 'Stream not found' }) };
+  }
+  return { status: 204 };
+}
+
+function badRequest(message: string): EventTypesResult {
+  return { status: 400, body: JSON.stringify({ error: message }) };
+}
