@@ -1,0 +1,93 @@
+/**
+ * Transport over a pair of byte streams: a child's stdio pipes (`child.stdout`, `child.stdin` on
+ * the parent; `process.stdin`, `process.stdout` in the child) or an IPC socket. It takes the
+ * streams as parameters, so shared/ never starts processes itself.
+ */
+
+import type { Readable, Writable } from 'node:stream';
+
+import { FRAME_PREFIX_BYTES, FrameDecoder, writeFramePrefix } from '../codec.js';
+import { ErrorCode, SupervisorError } from '../errors.js';
+import { type Transport, TransportBase } from './transport.js';
+
+const noop = (): void => {};
+
+class StreamTransport extends TransportBase {
+  private readonly decoder = new FrameDecoder((header, payload) => this.deliver(header, payload));
+  private corked = false;
+
+  private readonly onData = (chunk: Buffer): void => {
+    try {
+      this.decoder.push(chunk);
+    } catch (err) {
+      // One bad frame closes this connection only; the process and other channels live on.
+      this.finish(err instanceof SupervisorError ? err : new SupervisorError(ErrorCode.INVALID_MESSAGE, String(err)));
+    }
+  };
+
+  private readonly onEnd = (): void => {
+    this.finish(new SupervisorError(ErrorCode.CHANNEL_CLOSED, 'peer closed its stream (process exited?)'));
+  };
+
+  private readonly onError = (err: Error): void => {
+    this.finish(new SupervisorError(ErrorCode.CHANNEL_CLOSED, `stream error: ${err.message}`));
+  };
+
+  /** Writes made in one tick leave in one writev: PTY events come in bursts. */
+  private readonly uncork = (): void => {
+    this.corked = false;
+    this.writable.uncork();
+  };
+
+  constructor(
+    private readonly readable: Readable,
+    private readonly writable: Writable,
+  ) {
+    super();
+    readable.on('data', this.onData);
+    readable.on('end', this.onEnd);
+    readable.on('close', this.onEnd);
+    readable.on('error', this.onError);
+    writable.on('error', this.onError);
+    writable.on('close', this.onEnd);
+  }
+
+  protected write(header: Uint8Array, payload: Uint8Array | undefined, _transfer: boolean): void {
+    if (!this.corked) {
+      this.corked = true;
+      this.writable.cork();
+      process.nextTick(this.uncork);
+    }
+    // Prefix and header share one small (pooled) buffer; the payload is written as it is, never
+    // copied: a fresh buffer per PTY chunk would cost more in GC than the extra iovec in writev.
+    // write()'s backpressure signal is not used: a protocol that streams bulk data bounds it with
+    // its own credits (the pty contract's `ack`), which also works on a MessagePort, which has none.
+    const head = Buffer.allocUnsafe(FRAME_PREFIX_BYTES + header.length);
+    writeFramePrefix(head, 0, header.length, payload?.length ?? 0);
+    head.set(header, FRAME_PREFIX_BYTES);
+    this.writable.write(head);
+    if (payload !== undefined && payload.length > 0) this.writable.write(payload);
+  }
+
+  protected release(): void {
+    this.readable.off('data', this.onData);
+    this.readable.off('end', this.onEnd);
+    this.readable.off('close', this.onEnd);
+    this.writable.off('close', this.onEnd);
+    // The 'error' listeners stay: a late EPIPE on a dead peer must not crash this process.
+    this.readable.on('error', noop);
+    this.writable.on('error', noop);
+    this.readable.off('error', this.onError);
+    this.writable.off('error', this.onError);
+    // Ending our side tells a child to exit (EOF on its stdin); destroying the reader stops
+    // buffering bytes nobody will read.
+    if (this.corked) this.uncork();
+    this.writable.end();
+    this.readable.destroy();
+  }
+}
+
+/** A channel link over `readable` (frames in) and `writable` (frames out). */
+export function streamTransport(readable: Readable, writable: Writable): Transport {
+  return new StreamTransport(readable, writable);
+}

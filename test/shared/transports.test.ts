@@ -1,0 +1,108 @@
+/** Transport details the channel relies on: early frames kept, close semantics, foreign values refused. */
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { MessageChannel } from 'node:worker_threads';
+
+import { connect } from '../../shared/channel.js';
+import { ErrorCode, SupervisorError } from '../../shared/errors.js';
+import { createLinkedPair } from '../../shared/transports/inMemory.js';
+import { messagePortTransport } from '../../shared/transports/messagePort.js';
+import { serveTest, TestProtocol } from '../fixtures/channelProtocol.js';
+
+function portPair(t: { after: (fn: () => void) => void }) {
+  const { port1, port2 } = new MessageChannel();
+  const server = serveTest(messagePortTransport(port2));
+  const client = connect(messagePortTransport(port1), TestProtocol);
+  t.after(() => {
+    client.dispose();
+    server.dispose();
+  });
+  return { port1, port2, server, client };
+}
+
+test('MessageChannel: request, payload both ways, and a big payload moved not copied', async (t) => {
+  const { client } = portPair(t);
+  assert.equal(await client.request('add', { a: 20, b: 22 }), 42);
+  const big = new Uint8Array(256 * 1024).fill(7);
+  const reply = await client.requestWithPayload('echoBytes', { transfer: true }, { payload: big, transfer: true });
+  assert.equal(big.byteLength, 0, 'moved');
+  assert.equal(reply.payload?.length, 256 * 1024);
+  assert.ok(reply.payload?.every((b) => b === 7));
+});
+
+test('MessageChannel: closing one port fails the other side at once', async (t) => {
+  const { port2, client } = portPair(t);
+  await client.ready;
+  const pending = client.request('sleep', { ms: 60_000 });
+  await client.request('add', { a: 0, b: 0 });
+  port2.close();
+  await assert.rejects(pending, { code: ErrorCode.CHANNEL_CLOSED });
+});
+
+test('MessageChannel: a foreign value on the port closes the link with INVALID_MESSAGE', async (t) => {
+  const { port2, client } = portPair(t);
+  await client.ready;
+  const closed = new Promise<SupervisorError>((resolve) => client.onClose(resolve));
+  // Other code posting on the server's port behind the channel's back: the client sees a non-frame value.
+  port2.postMessage({ hello: 'not a frame' });
+  const reason = await closed;
+  assert.equal(reason.code, ErrorCode.INVALID_MESSAGE);
+  assert.match(reason.message, /non-channel value/);
+});
+
+test('in-memory: frames sent before anyone listens are kept; close reaches both sides once', async () => {
+  const [a, b] = createLinkedPair();
+  const got: number[] = [];
+  a.send(new Uint8Array([1]));
+  a.send(new Uint8Array([2]));
+  await new Promise((resolve) => setImmediate(resolve));
+  b.onMessage((header) => got.push(header[0]!));
+  assert.deepEqual(got, [1, 2]);
+  const reasons: string[] = [];
+  a.onClose((r) => reasons.push(`a:${r.code}`));
+  b.onClose((r) => reasons.push(`b:${r.code}`));
+  a.close();
+  a.close();
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(reasons.sort(), ['a:CHANNEL_CLOSED', 'b:CHANNEL_CLOSED']);
+  a.send(new Uint8Array([3])); // dropped, not thrown
+  let late = '';
+  b.onClose((r) => (late = r.code));
+  await Promise.resolve();
+  assert.equal(late, ErrorCode.CHANNEL_CLOSED, 'a listener added after the close still hears it');
+});
+
+test('client dispose fails pending requests; server handlers see their signal abort', async (t) => {
+  const [a, b] = createLinkedPair();
+  const server = serveTest(b);
+  const client = connect(a, TestProtocol);
+  t.after(() => server.dispose());
+  const pending = client.request('sleep', { ms: 60_000 });
+  await client.request('add', { a: 1, b: 1 });
+  client.dispose();
+  await assert.rejects(pending, { code: ErrorCode.CHANNEL_CLOSED });
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.ok(server.closed);
+});
+
+test('a throwing event listener is reported and does not stop other listeners or the link', async (t) => {
+  const [a, b] = createLinkedPair();
+  const server = serveTest(b);
+  const client = connect(a, TestProtocol);
+  t.after(() => {
+    client.dispose();
+    server.dispose();
+  });
+  const errors: string[] = [];
+  const seen: number[] = [];
+  client.onError((e) => errors.push(e.code));
+  client.on('tick', () => {
+    throw new Error('listener bug');
+  });
+  client.on('tick', (e) => seen.push(e.n));
+  await client.request('ticks', { count: 2 });
+  assert.deepEqual(seen, [0, 1]);
+  assert.deepEqual(errors, [ErrorCode.HANDLER_FAILED, ErrorCode.HANDLER_FAILED]);
+  assert.equal(await client.request('add', { a: 1, b: 2 }), 3);
+});
