@@ -33,12 +33,17 @@ export class Metrics {
   }
 
   inc(name: string, labels: Labels = {}, by = 1): void {
+    this.cell(name, labels).value += by;
+  }
+
+  /** The storage cell of one labelled series: hot paths keep it and bump `value` without lookups. */
+  cell(name: string, labels: Labels = {}): { value: number } {
     const s = this.series.get(name);
     if (!s) throw new Error(`unknown metric ${name}`);
     const key = labelKey(labels);
-    const cur = s.values.get(key);
-    if (cur) cur.value += by;
-    else s.values.set(key, { labels, value: by });
+    let cur = s.values.get(key);
+    if (!cur) s.values.set(key, (cur = { labels, value: 0 }));
+    return cur;
   }
 
   value(name: string, labels: Labels = {}): number {

@@ -42,6 +42,8 @@ export class Supervisor {
   private tcpTransition: Promise<void> = Promise.resolve();
   private readonly http: HttpServer;
 
+  private readonly responseCells = new Map<string, { value: number }>();
+
   private constructor(
     private readonly opts: SupervisorOptions,
     readonly log: Logger,
@@ -64,7 +66,7 @@ export class Supervisor {
         return { maxBodyBytes: s.max_body_bytes, requestTimeoutMs: s.request_timeout_ms };
       },
       auth,
-      onResponse: (status, listener) => this.metrics.inc('http_requests_total', { listener, status: String(status) }),
+      onResponse: (status, listener) => this.responseCell(listener, status).value++,
       onHandlerError: (err, ctx) => this.log.error({ err, path: ctx.path, method: ctx.method }, 'handler failed'),
     });
   }
@@ -87,6 +89,7 @@ export class Supervisor {
     }
     config.onChange((event) => {
       log.info({ changed: event.changed.paths }, 'config saved');
+      sup.bus.publish('config-changed', { paths: event.changed.paths });
       if (event.changed.serverSettings) void sup.restartTcp('server settings changed');
     });
     return sup;
@@ -133,6 +136,14 @@ export class Supervisor {
       ...configRoutes(this.config),
       ...eventRoutes(this.bus),
     ];
+  }
+
+  /** One cached counter cell per listener and status, so counting a response is a map hit. */
+  private responseCell(listener: string, status: number): { value: number } {
+    const key = listener + status;
+    let cell = this.responseCells.get(key);
+    if (!cell) this.responseCells.set(key, (cell = this.metrics.cell('http_requests_total', { listener, status: String(status) })));
+    return cell;
   }
 
   private authSettings(): AuthSettings {

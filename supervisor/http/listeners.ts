@@ -23,7 +23,10 @@ export const ListenerConstants = {
 /** Bytes allowed in sun_path on macOS (Linux allows 108); paths longer than this cannot bind everywhere. */
 export const MAX_UNIX_PATH_BYTES = 104;
 
-/** True when something accepts a connection on the socket path: a live server. */
+/**
+ * False only when the socket is provably dead (ECONNREFUSED: a file with no listener; ENOENT: gone).
+ * A full backlog (EAGAIN) or a slow answer means a busy live server, whose socket must not be taken.
+ */
 export function isSocketLive(path: string, timeoutMs: number = ListenerConstants.LIVENESS_CONNECT_TIMEOUT_MS): Promise<boolean> {
   return new Promise((resolve) => {
     const sock = connect({ path });
@@ -32,9 +35,9 @@ export function isSocketLive(path: string, timeoutMs: number = ListenerConstants
       sock.destroy();
       resolve(live);
     };
-    const timer = setTimeout(() => done(false), timeoutMs);
+    const timer = setTimeout(() => done(true), timeoutMs);
     sock.once('connect', () => done(true));
-    sock.once('error', () => done(false));
+    sock.once('error', (err: NodeJS.ErrnoException) => done(err.code !== 'ECONNREFUSED' && err.code !== 'ENOENT' && err.code !== 'ENOTSOCK'));
   });
 }
 
@@ -51,6 +54,9 @@ export async function bindUnix(app: TemplatedApp, path: string, onStale?: (path:
   }
   for (let attempt = 1; attempt <= ListenerConstants.UNIX_BIND_ATTEMPTS; attempt++) {
     if (existsSync(path)) {
+      if (!lstatSync(path).isSocket()) {
+        throw new SupervisorError(ErrorCode.BIND_FAILED, `${path} exists and is not a socket; refusing to remove it`);
+      }
       if (await isSocketLive(path)) {
         throw new SupervisorError(ErrorCode.SOCKET_IN_USE, `another server is already answering on ${path}; refusing to take its socket`);
       }

@@ -4,7 +4,7 @@ import uws from '@trufflesuite/uws-js-unofficial';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
 
 import type { TcpAuth } from './auth.js';
-import { maybeCompress } from './compression.js';
+import { COMPRESSION_MIN_BYTES, maybeCompress } from './compression.js';
 import { corsHeaders, preflightHeaders } from './cors.js';
 import { isLoopbackIp, normalizeIp } from './remoteAddress.js';
 import { readBody } from './requestBody.js';
@@ -33,8 +33,9 @@ export interface HttpServerOptions {
 interface InFlight {
   aborted: boolean;
   done: boolean;
+  inCallback: boolean;
   timer: NodeJS.Timeout | undefined;
-  controller: AbortController;
+  controller: AbortController | undefined;
 }
 
 /** A uWS app bound to one listener kind; retired apps refuse everything (remote access was turned off). */
@@ -62,12 +63,26 @@ export class HttpServer {
       res.close();
       return;
     }
-    const flight: InFlight = { aborted: false, done: false, timer: undefined, controller: new AbortController() };
+    // `inCallback`: still inside uWS's handler, where the response is already corked and no abort
+    // handler is needed as long as we answer before returning.
+    const flight: InFlight = { aborted: false, done: false, inCallback: true, timer: undefined, controller: undefined };
+    try {
+      this.route(la, res, req, flight);
+    } finally {
+      flight.inCallback = false;
+    }
+  }
+
+  /** uWS requires an abort handler on every response not answered inside its callback. */
+  private goAsync(res: HttpResponse, flight: InFlight): void {
     res.onAborted(() => {
       flight.aborted = true;
       if (flight.timer) clearTimeout(flight.timer);
-      flight.controller.abort();
+      flight.controller?.abort();
     });
+  }
+
+  private route(la: ListenerApp, res: HttpResponse, req: HttpRequest, flight: InFlight): void {
     const method = req.getCaseSensitiveMethod().toUpperCase() as HttpMethod;
     const path = req.getUrl();
     const headers: Record<string, string> = {};
@@ -75,77 +90,111 @@ export class HttpServer {
       headers[k] = v;
     });
     const remoteAddress = la.kind === 'socket' ? 'unix' : normalizeIp(Buffer.from(res.getRemoteAddressAsText()).toString());
-    const base = {
+    const rawQuery = req.getQuery() ?? '';
+    let query: URLSearchParams | undefined;
+    const ctx: RequestContext = {
       method,
       path,
-      query: new URLSearchParams(req.getQuery() ?? ''),
+      get query() {
+        return (query ??= new URLSearchParams(rawQuery));
+      },
       headers,
-      params: {} as Record<string, string>,
+      params: NO_PARAMS,
       listener: la.kind,
       remoteAddress,
       isLoopback: la.kind === 'socket' || isLoopbackIp(remoteAddress),
-      signal: flight.controller.signal,
+      body: EMPTY,
+      // Most handlers never look at the signal: make the controller only when one does.
+      get signal() {
+        return (flight.controller ??= new AbortController()).signal;
+      },
     };
     const origin = headers['origin'];
-    if (!METHODS.has(method)) return this.send(res, flight, base, { status: 405, body: { error: `method ${method} is not supported` } });
-    if (method === 'OPTIONS') return this.send(res, flight, base, { status: 204, headers: preflightHeaders(la.kind, origin) });
+    if (!METHODS.has(method)) return this.send(res, flight, ctx, { status: 405, body: { error: `method ${method} is not supported` } });
+    if (method === 'OPTIONS') return this.send(res, flight, ctx, { status: 204, headers: preflightHeaders(la.kind, origin) });
 
     const match = this.router.match(method, path);
-    if (match.kind === 'not-found') return this.send(res, flight, base, { status: 404, body: { error: `no such endpoint: ${path}` } });
+    if (match.kind === 'not-found') return this.send(res, flight, ctx, { status: 404, body: { error: `no such endpoint: ${path}` } });
     if (match.kind === 'method-not-allowed') {
-      return this.send(res, flight, base, { status: 405, headers: { Allow: match.allowed.join(', ') }, body: { error: `method ${method} not allowed on ${path}` } });
+      return this.send(res, flight, ctx, { status: 405, headers: { Allow: match.allowed.join(', ') }, body: { error: `method ${method} not allowed on ${path}` } });
     }
-    base.params = match.params;
+    ctx.params = match.params;
     const route = match.route;
     const needsAuth = la.kind === 'tcp' && !route.public;
 
     if (isStreamHandler(route.handler)) {
       const stream = route.handler;
-      if (!needsAuth) return stream.stream(res, base);
-      void this.opts.auth.check(headers, base.query, remoteAddress).then((outcome) => {
+      if (!needsAuth) return stream.stream(res, ctx);
+      this.goAsync(res, flight);
+      void this.opts.auth.check(headers, ctx.query, remoteAddress).then((outcome) => {
         if (flight.aborted) return;
-        if (!outcome.ok) return this.send(res, flight, base, outcome.reply);
-        res.cork(() => stream.stream(res, base));
+        if (!outcome.ok) return this.send(res, flight, ctx, outcome.reply);
+        res.cork(() => stream.stream(res, ctx));
       });
       return;
     }
 
-    const limits = this.opts.limits();
+    const handler = route.handler;
     const wantsBody = BODY_METHODS.has(method) && !route.noBody;
+    if (!needsAuth && !wantsBody) {
+      // Fast path: a synchronous answer goes out at once, with no timer and no promise.
+      let result: Reply | Promise<Reply>;
+      try {
+        result = handler(ctx);
+      } catch (err) {
+        return this.send(res, flight, ctx, this.errorReply(err, ctx));
+      }
+      if (!isPromise(result)) return this.send(res, flight, ctx, result);
+      this.goAsync(res, flight);
+      this.armTimeout(res, flight, ctx);
+      void result.then(
+        (reply) => this.send(res, flight, ctx, reply),
+        (err: unknown) => this.send(res, flight, ctx, this.errorReply(err, ctx)),
+      );
+      return;
+    }
+    this.goAsync(res, flight);
+    const limits = this.opts.limits();
     const declared = headers['content-length'] !== undefined ? Number(headers['content-length']) : undefined;
     const bodyPromise = wantsBody ? readBody(res, declared, limits.maxBodyBytes) : null;
+    this.armTimeout(res, flight, ctx);
+    void this.run(res, flight, ctx, handler, bodyPromise, needsAuth, limits.maxBodyBytes);
+  }
+
+  private armTimeout(res: HttpResponse, flight: InFlight, ctx: RequestContext): void {
+    const timeoutMs = this.opts.limits().requestTimeoutMs;
     flight.timer = setTimeout(() => {
-      flight.controller.abort();
-      this.send(res, flight, base, { status: 408, body: { error: `request timed out after ${Math.round(limits.requestTimeoutMs / 1000)}s` } });
-    }, limits.requestTimeoutMs);
-    void this.run(res, flight, base, route.handler as Handler, bodyPromise, needsAuth, limits);
+      flight.controller?.abort();
+      this.send(res, flight, ctx, { status: 408, body: { error: `request timed out after ${Math.round(timeoutMs / 1000)}s` } });
+    }, timeoutMs);
   }
 
   private async run(
     res: HttpResponse,
     flight: InFlight,
-    base: Omit<RequestContext, 'body'>,
+    ctx: RequestContext,
     handler: Handler,
     bodyPromise: ReturnType<typeof readBody> | null,
     needsAuth: boolean,
-    limits: HttpLimits,
+    maxBodyBytes: number,
   ): Promise<void> {
     let setCookie: string | undefined;
     if (needsAuth) {
-      const outcome = await this.opts.auth.check(base.headers, base.query, base.remoteAddress);
-      if (!outcome.ok) return this.send(res, flight, base, outcome.reply, { close: bodyPromise !== null });
+      const outcome = await this.opts.auth.check(ctx.headers, ctx.query, ctx.remoteAddress);
+      if (!outcome.ok) {
+        // Let the body arrive (bounded) so the refusal is not lost to a connection reset.
+        const got = bodyPromise ? await bodyPromise : null;
+        return this.send(res, flight, ctx, outcome.reply, { close: got !== null && !got.ok && !got.drained });
+      }
       setCookie = outcome.setCookie;
     }
-    let body: Buffer = EMPTY;
     if (bodyPromise) {
       const got = await bodyPromise;
       if (!got.ok) {
-        // Close the connection: the rest of the oversized body is never read.
-        return this.send(res, flight, base, { status: 413, body: { error: `request body exceeds ${limits.maxBodyBytes} bytes` } }, { close: true });
+        return this.send(res, flight, ctx, { status: 413, body: { error: `request body exceeds ${maxBodyBytes} bytes` } }, { close: !got.drained });
       }
-      body = got.body;
+      ctx.body = got.body;
     }
-    const ctx: RequestContext = { ...base, body };
     let reply: Reply;
     try {
       reply = await handler(ctx);
@@ -153,7 +202,7 @@ export class HttpServer {
       reply = this.errorReply(err, ctx);
     }
     if (setCookie) reply = { ...reply, headers: { ...reply.headers, 'Set-Cookie': setCookie } };
-    this.send(res, flight, base, reply);
+    this.send(res, flight, ctx, reply);
   }
 
   private errorReply(err: unknown, ctx: RequestContext): Reply {
@@ -162,39 +211,61 @@ export class HttpServer {
     return { status: 500, body: { error: err instanceof Error ? err.message : String(err) } };
   }
 
-  private send(res: HttpResponse, flight: InFlight, base: Omit<RequestContext, 'body'>, reply: Reply, opt: { close?: boolean } = {}): void {
+  private send(res: HttpResponse, flight: InFlight, ctx: RequestContext, reply: Reply, opt: { close?: boolean } = {}): void {
     if (flight.aborted || flight.done) return;
     flight.done = true;
     if (flight.timer) clearTimeout(flight.timer);
-    let payload: Buffer | undefined;
+    let payload: string | Buffer = '';
     let contentType: string | undefined;
-    if (reply.body !== undefined && reply.body !== null) {
-      if (Buffer.isBuffer(reply.body)) payload = reply.body;
-      else if (typeof reply.body === 'string') payload = Buffer.from(reply.body);
+    const body = reply.body;
+    if (body !== undefined && body !== null) {
+      if (typeof body === 'string' || Buffer.isBuffer(body)) payload = body;
       else {
-        payload = Buffer.from(JSON.stringify(reply.body));
+        payload = JSON.stringify(body);
         contentType = 'application/json';
       }
     }
-    const headers: Record<string, string> = { ...corsHeaders(base.listener, base.headers['origin']) };
-    if (contentType) headers['Content-Type'] = contentType;
-    Object.assign(headers, reply.headers);
-    if (payload) {
-      const compressed = maybeCompress(payload, base.headers['accept-encoding']);
+    let encoding: string | undefined;
+    const acceptEncoding = ctx.headers['accept-encoding'];
+    // A string's length never exceeds its UTF-8 size, so short strings skip the byte count.
+    if (acceptEncoding && payload.length > 0 && (payload.length > COMPRESSION_MIN_BYTES || Buffer.byteLength(payload) > COMPRESSION_MIN_BYTES)) {
+      const compressed = maybeCompress(Buffer.isBuffer(payload) ? payload : Buffer.from(payload), acceptEncoding);
       if (compressed) {
         payload = compressed.body;
-        headers['Content-Encoding'] = compressed.encoding;
-        headers['Vary'] = headers['Vary'] ? `${headers['Vary']}, Accept-Encoding` : 'Accept-Encoding';
+        encoding = compressed.encoding;
       }
     }
-    res.cork(() => {
-      res.writeStatus(`${reply.status} ${STATUS_CODES[reply.status] ?? ''}`);
-      for (const key in headers) res.writeHeader(key, headers[key]!);
-      if (base.method === 'HEAD') res.endWithoutBody(payload?.length ?? 0, opt.close ?? false);
-      else res.end(payload ?? '', opt.close ?? false);
-    });
-    this.opts.onResponse?.(reply.status, base.listener);
+    const origin = ctx.headers['origin'];
+    const write = () => {
+      res.writeStatus(statusLine(reply.status));
+      if (contentType) res.writeHeader('Content-Type', contentType);
+      if (origin !== undefined) writeHeaders(res, corsHeaders(ctx.listener, origin));
+      if (reply.headers) writeHeaders(res, reply.headers);
+      if (encoding) res.writeHeader('Content-Encoding', encoding).writeHeader('Vary', 'Accept-Encoding');
+      if (ctx.method === 'HEAD') res.endWithoutBody(Buffer.byteLength(payload), opt.close ?? false);
+      else res.end(payload, opt.close ?? false);
+    };
+    if (flight.inCallback) write();
+    else res.cork(write);
+    this.opts.onResponse?.(reply.status, ctx.listener);
   }
 }
 
-const EMPTY = Buffer.alloc(0);
+function writeHeaders(res: HttpResponse, headers: Record<string, string>): void {
+  for (const key in headers) res.writeHeader(key, headers[key]!);
+}
+
+const EMPTY: Buffer = Buffer.alloc(0);
+const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
+
+const statusLines = new Map<number, string>();
+/** "200 OK" and friends, built once per status. */
+function statusLine(status: number): string {
+  let line = statusLines.get(status);
+  if (line === undefined) statusLines.set(status, (line = `${status} ${STATUS_CODES[status] ?? ''}`));
+  return line;
+}
+
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as Promise<T> | undefined)?.then === 'function';
+}

@@ -10,7 +10,7 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'HEAD' | 
 export interface RequestContext {
   method: HttpMethod;
   path: string;
-  query: URLSearchParams;
+  readonly query: URLSearchParams;
   /** Lower-cased header names. */
   headers: Readonly<Record<string, string>>;
   params: Readonly<Record<string, string>>;
@@ -21,7 +21,7 @@ export interface RequestContext {
   /** The raw body, bounded by the body limit; empty for bodyless methods. */
   body: Buffer;
   /** Set when the request must stop (client went away or the request timed out). */
-  signal: AbortSignal;
+  readonly signal: AbortSignal;
 }
 
 /** A complete response. `body` objects are sent as JSON. */
@@ -39,7 +39,7 @@ export type Handler = (ctx: RequestContext) => Reply | Promise<Reply>;
  * uWS callback, is never compressed and never cut by the request timeout.
  */
 export interface StreamHandler {
-  stream(res: HttpResponse, ctx: Omit<RequestContext, 'body'>): void;
+  stream(res: HttpResponse, ctx: RequestContext): void;
 }
 
 export interface Route {

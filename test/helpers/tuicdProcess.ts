@@ -1,0 +1,166 @@
+/** Starts a real tuicd (the compiled binary) in a temporary config dir and talks to it over the socket or TCP. */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import type { IncomingHttpHeaders, RequestOptions } from 'node:http';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const MAIN_JS = new URL('../../supervisor/main.js', import.meta.url).pathname;
+const START_TIMEOUT_MS = 15_000;
+const STOP_TIMEOUT_MS = 5_000;
+
+export interface StartOptions {
+  config?: object;
+  configDir?: string;
+  env?: Record<string, string>;
+  args?: string[];
+}
+
+export interface HttpAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  text: string;
+  json<T = any>(): T;
+}
+
+export class Tuicd {
+  stdout = '';
+  stderr = '';
+  socketPath = '';
+  tcpPort: number | null = null;
+  readonly exited: Promise<number | null>;
+
+  private constructor(readonly child: ChildProcess, readonly configDir: string, private readonly ownsDir: boolean) {
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => (this.stdout += d));
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => (this.stderr += d));
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  static async start(opts: StartOptions = {}): Promise<Tuicd> {
+    const ownsDir = !opts.configDir;
+    const configDir = opts.configDir ?? mkdtempSync(join(tmpdir(), 'tuicd-test-'));
+    if (opts.config) writeFileSync(join(configDir, 'config.json'), JSON.stringify(opts.config));
+    const child = spawn(process.execPath, [MAIN_JS, '--config-dir', configDir, ...(opts.args ?? [])], {
+      env: { ...process.env, TUIC_BIND_HOST: '127.0.0.1', TUIC_LOG_LEVEL: 'info', ...opts.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const t = new Tuicd(child, configDir, ownsDir);
+    await t.waitForStartLine();
+    return t;
+  }
+
+  /** Runs tuicd expecting it to fail to start; resolves with its exit code and output. */
+  static async runToExit(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const child = spawn(process.execPath, [MAIN_JS, ...args], { env: { ...process.env, TUIC_BIND_HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const killer = setTimeout(() => child.kill('SIGKILL'), START_TIMEOUT_MS);
+    const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+    clearTimeout(killer);
+    return { code, stdout, stderr };
+  }
+
+  private async waitForStartLine(): Promise<void> {
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    let exitCode: number | null | undefined;
+    void this.exited.then((c) => (exitCode = c));
+    while (Date.now() < deadline) {
+      const m = /serving on unix socket (\S+)(?: and tcp http:\/\/[^\s:]+:(\d+))?/.exec(this.stdout);
+      if (m) {
+        this.socketPath = m[1]!;
+        this.tcpPort = m[2] ? Number(m[2]) : null;
+        return;
+      }
+      if (exitCode !== undefined) throw new Error(`tuicd exited (${exitCode}) before serving: ${this.stderr}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    this.child.kill('SIGKILL');
+    throw new Error(`tuicd did not print its start line in ${START_TIMEOUT_MS} ms: ${this.stderr}`);
+  }
+
+  /** Logs reach stderr through pino's worker thread, a little after the fact: poll for them. */
+  async waitForStderr(pattern: RegExp, timeoutMs = 5000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!pattern.test(this.stderr)) {
+      if (Date.now() > deadline) throw new Error(`stderr never matched ${pattern}: ${this.stderr.slice(-1000)}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  /** HTTP over the unix socket. */
+  socket(method: string, path: string, body?: string | Buffer, headers: Record<string, string> = {}): Promise<HttpAnswer> {
+    return httpRequest({ socketPath: this.socketPath, method, path, headers }, body);
+  }
+
+  /** HTTP over TCP on 127.0.0.1. */
+  tcp(method: string, path: string, body?: string | Buffer, headers: Record<string, string> = {}, port = this.tcpPort): Promise<HttpAnswer> {
+    if (port === null) throw new Error('TCP listener is not on');
+    return httpRequest({ host: '127.0.0.1', port, method, path, headers }, body);
+  }
+
+  async stop(): Promise<number | null> {
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      this.child.kill('SIGTERM');
+      const timer = setTimeout(() => this.child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+      await this.exited;
+      clearTimeout(timer);
+    }
+    if (this.ownsDir) rmSync(this.configDir, { recursive: true, force: true });
+    return this.child.exitCode;
+  }
+}
+
+export function httpRequest(opts: RequestOptions, body?: string | Buffer): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = request({ agent: false, ...opts }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const buf = Buffer.concat(chunks);
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: buf,
+          text: buf.toString('utf8'),
+          json: () => JSON.parse(buf.toString('utf8')),
+        });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (body !== undefined) req.end(body);
+    else req.end();
+  });
+}
+
+/**
+ * Sends a request over a raw socket and reads whatever answer comes back, even when the server
+ * closes before reading the whole body (node:http may drop the response on EPIPE in that race).
+ * Send `Connection: close` so the server ends the exchange.
+ */
+export function rawRequest(target: { path: string } | { host: string; port: number }, head: string, body: Buffer): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const sock = 'path' in target ? connect({ path: target.path }) : connect({ host: target.host, port: target.port });
+    let received = '';
+    sock.setEncoding('utf8');
+    sock.on('data', (d: string) => (received += d));
+    sock.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE' && err.code !== 'ECONNRESET') reject(err);
+    });
+    sock.on('close', () => {
+      const m = /^HTTP\/1\.1 (\d{3})/.exec(received);
+      if (!m) return reject(new Error(`no HTTP answer: ${JSON.stringify(received.slice(0, 200))}`));
+      const split = received.indexOf('\r\n\r\n');
+      resolve({ status: Number(m[1]), text: split >= 0 ? received.slice(split + 4) : '' });
+    });
+    // No end(): uWS treats a client's half-close as a hang-up and may drop the answer.
+    sock.write(head);
+    sock.write(body);
+  });
+}

@@ -1,0 +1,156 @@
+// Server limits on a real tuicd: body cap counted while streaming, 408 that never cuts a stream, CORS, compression, 404/405.
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { connect } from 'node:net';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { after, before, describe, it } from 'node:test';
+
+import { hash } from '@node-rs/bcrypt';
+
+import { SseClient } from '../../helpers/sseClient.js';
+import { rawRequest, Tuicd } from '../../helpers/tuicdProcess.js';
+
+const MIB = 1024 * 1024;
+/** Short enough for a test, longer than any fast handler on a loaded 2-core machine. */
+const TEST_TIMEOUT_MS = 1500;
+
+describe('server limits (socket and TCP)', () => {
+  let t: Tuicd;
+  const basic = 'Basic ' + Buffer.from('limits:pw').toString('base64');
+  before(async () => {
+    // Cost 4 keeps the fixture cheap; the server verifies whatever cost the hash says.
+    const passwordHash = await hash('pw', { cost: 4 });
+    t = await Tuicd.start({
+      config: { services: { server: { enabled: true, port: 0, request_timeout_ms: TEST_TIMEOUT_MS }, auth: { username: 'limits', password_hash: passwordHash } } },
+    });
+  });
+
+  /** POSTs a body with Connection: close, so the answer is complete when the server closes. */
+  function postTolerant(via: 'socket' | 'tcp', path: string, body: Buffer): Promise<{ status: number; text: string }> {
+    const auth = via === 'tcp' ? `Authorization: ${basic}\r\n` : '';
+    const head = `POST ${path} HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`;
+    return rawRequest(via === 'socket' ? { path: t.socketPath } : { host: '127.0.0.1', port: t.tcpPort! }, head, body);
+  }
+
+  after(() => t.stop());
+
+  for (const via of ['socket', 'tcp'] as const) {
+    it(`${via}: a body of exactly 2 MiB passes the limit, 2 MiB + 1 gets 413`, async () => {
+      const send = (body: Buffer) => postTolerant(via, '/events/types', body);
+      const exact = await send(Buffer.alloc(2 * MIB, 0x20));
+      assert.equal(exact.status, 400, 'reached the handler, which refuses whitespace as JSON');
+      const over = await send(Buffer.alloc(2 * MIB + 1, 0x20));
+      assert.equal(over.status, 413);
+      assert.match(over.text, /exceeds 2097152 bytes/);
+    });
+  }
+
+  it('counts a chunked body while it streams and answers 413 without waiting for the end', async () => {
+    // A raw socket: the client keeps streaming chunks (up to 64 MiB) and never finishes on its own.
+    const result = await new Promise<{ received: string; sent: number }>((resolve) => {
+      const sock = connect({ path: t.socketPath });
+      let received = '';
+      let sent = 0;
+      let finished = false;
+      const finish = () => {
+        if (finished) return;
+        finished = true;
+        sock.destroy();
+        resolve({ received, sent });
+      };
+      sock.setEncoding('utf8');
+      sock.on('data', (d: string) => {
+        received += d;
+        if (received.includes('\r\n\r\n')) setTimeout(finish, 50);
+      });
+      sock.on('error', finish);
+      sock.on('close', finish);
+      sock.write('POST /events/types HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n');
+      const chunk = Buffer.concat([Buffer.from('40000\r\n'), Buffer.alloc(0x40000, 0x20), Buffer.from('\r\n')]);
+      const pump = () => {
+        while (!finished && sent < 64 * MIB) {
+          sent += 0x40000;
+          if (!sock.write(chunk)) return void sock.once('drain', pump);
+        }
+      };
+      pump();
+    });
+    assert.ok(result.sent < 64 * MIB, `the server stopped the upload early (${result.sent} bytes sent)`);
+    assert.match(result.received, /^HTTP\/1\.1 413 /);
+  });
+
+  it('answers 408 when a handler overruns the request timeout, while an SSE stream opened earlier keeps receiving', async () => {
+    const sse = await SseClient.open({ socketPath: t.socketPath, path: '/events' });
+    try {
+      assert.equal(sse.status, 200);
+      // bcrypt cost 12 takes ~250 ms idle; hashing a few in parallel on 2 cores overruns 1.5 s... not reliably.
+      // Instead block on a request whose body never finishes: the handler cannot answer, the timer must.
+      const started = Date.now();
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = request({ socketPath: t.socketPath, method: 'PUT', path: '/config', agent: false, headers: { 'Content-Length': '100' } }, (res) => {
+          resolve(res.statusCode ?? 0);
+          res.resume();
+        });
+        req.on('error', reject);
+        req.write('{"a":'); // 5 of the promised 100 bytes, then silence
+      });
+      assert.equal(status, 408);
+      assert.ok(Date.now() - started >= TEST_TIMEOUT_MS - 50);
+      await new Promise((r) => setTimeout(r, 200));
+      // The stream outlived the timeout: it still receives a fresh event.
+      const put = await t.socket('PUT', '/config', JSON.stringify({ collapse_tools: true }));
+      assert.equal(put.status, 200);
+      const ev = await sse.waitFor((e) => e.event === 'config-changed');
+      assert.deepEqual(JSON.parse(ev.data).paths, ['collapse_tools']);
+      assert.ok(sse.raw.startsWith('retry: 5000'), 'retry directive first');
+    } finally {
+      sse.close();
+    }
+  });
+
+  it('answers 404 JSON for an unknown path and 405 with Allow for a wrong method', async () => {
+    const nf = await t.socket('GET', '/sessions-nope/x');
+    assert.equal(nf.status, 404);
+    assert.deepEqual(nf.json(), { error: 'no such endpoint: /sessions-nope/x' });
+    const na = await t.socket('DELETE', '/health');
+    assert.equal(na.status, 405);
+    assert.equal(na.headers['allow'], 'GET');
+  });
+
+  it('compresses responses over 860 bytes with br or gzip when accepted, never small ones', async () => {
+    const plain = await t.socket('GET', '/config');
+    assert.equal(plain.headers['content-encoding'], undefined);
+    assert.ok(plain.body.length > 860);
+    const br = await t.socket('GET', '/config', undefined, { 'Accept-Encoding': 'gzip, br' });
+    assert.equal(br.headers['content-encoding'], 'br');
+    assert.deepEqual(JSON.parse(brotliDecompressSync(br.body).toString()), plain.json());
+    const gz = await t.socket('GET', '/config', undefined, { 'Accept-Encoding': 'gzip' });
+    assert.equal(gz.headers['content-encoding'], 'gzip');
+    assert.deepEqual(JSON.parse(gunzipSync(gz.body).toString()), plain.json());
+    const small = await t.socket('GET', '/stats', undefined, { 'Accept-Encoding': 'gzip, br' });
+    assert.equal(small.headers['content-encoding'], undefined);
+  });
+
+  it('never compresses the SSE stream', async () => {
+    const sse = await SseClient.open({ socketPath: t.socketPath, path: '/events', headers: { 'Accept-Encoding': 'gzip, br' } });
+    try {
+      await new Promise((r) => setTimeout(r, 100));
+      assert.ok(sse.raw.startsWith('retry: 5000'));
+    } finally {
+      sse.close();
+    }
+  });
+
+  it('CORS: the socket admits local origins only; TCP admits any origin', async () => {
+    const local = await t.socket('GET', '/stats', undefined, { Origin: 'http://localhost:1421' });
+    assert.equal(local.headers['access-control-allow-origin'], 'http://localhost:1421');
+    const foreign = await t.socket('GET', '/stats', undefined, { Origin: 'https://evil.example' });
+    assert.equal(foreign.headers['access-control-allow-origin'], undefined);
+    const pre = await t.socket('OPTIONS', '/config', undefined, { Origin: 'http://127.0.0.1', 'Access-Control-Request-Method': 'PUT' });
+    assert.equal(pre.status, 204);
+    assert.match(String(pre.headers['access-control-allow-methods']), /PUT/);
+    assert.match(String(pre.headers['access-control-allow-headers']), /Authorization/);
+    const remote = await t.tcp('GET', '/health', undefined, { Origin: 'https://phone.example' });
+    assert.equal(remote.headers['access-control-allow-origin'], '*');
+  });
+});
