@@ -15,6 +15,7 @@ import { HttpServer } from './http/server.js';
 import type { ListenerApp } from './http/server.js';
 import type { Route } from './http/types.js';
 import { createLogger } from './log.js';
+import { CredentialStore, DEFAULT_SERVICE } from './secrets/credentialStore.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import type { Paths } from './paths.js';
@@ -43,6 +44,8 @@ export class Supervisor {
   private readonly http: HttpServer;
 
   private readonly responseCells = new Map<string, { value: number }>();
+  /** Set once the keyring probe has answered (it runs while the listeners bind). */
+  credentials: CredentialStore | null = null;
 
   private constructor(
     private readonly opts: SupervisorOptions,
@@ -80,9 +83,17 @@ export class Supervisor {
     const log = createLogger({ logDir: opts.paths.logDir, level: opts.logLevel ?? opts.env['TUIC_LOG_LEVEL'] ?? 'info' });
     const sup = new Supervisor(opts, log, config);
     try {
+      // The keyring probe runs in a child process (a hung D-Bus must not hang us): overlap it with binding.
+      const service = opts.paths.instance === null ? DEFAULT_SERVICE : `${DEFAULT_SERVICE}-${opts.paths.instance}`;
+      const credentials = CredentialStore.open({ configDir: opts.paths.configDir, service, env: opts.env });
+      credentials.catch(() => undefined); // observed below; avoids an unhandled rejection while binding
       await writeSchema(opts.paths.configFile);
       await sup.bindSocket();
       if (config.get().services.server.enabled) await sup.startTcp('start');
+      sup.credentials = await credentials;
+      const store = sup.credentials.status();
+      if (store.backend === 'file') log.warn({ credential_store: store }, 'no OS keyring reachable: secrets go to an owner-only vault file');
+      else log.info({ credential_store: store }, 'secrets go to the OS keyring');
     } catch (err) {
       await sup.stop('start failed');
       throw err;
@@ -129,7 +140,7 @@ export class Supervisor {
           tcp: () => this.tcpAddress(),
           sessionCount: () => 0,
           maxSessions: () => this.config.get().services.server.max_sessions,
-          credentialStore: () => ({ backend: 'none' }),
+          credentialStore: () => this.credentials?.status() ?? { backend: 'probing' },
         },
         this.metrics,
       ),

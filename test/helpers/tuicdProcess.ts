@@ -45,7 +45,8 @@ export class Tuicd {
     const configDir = opts.configDir ?? mkdtempSync(join(tmpdir(), 'tuicd-test-'));
     if (opts.config) writeFileSync(join(configDir, 'config.json'), JSON.stringify(opts.config));
     const child = spawn(process.execPath, [MAIN_JS, '--config-dir', configDir, ...(opts.args ?? [])], {
-      env: { ...process.env, TUIC_BIND_HOST: '127.0.0.1', TUIC_LOG_LEVEL: 'info', ...opts.env },
+      // The file vault skips the keyring probe (a child process); the keyring has its own tests.
+      env: { ...process.env, TUIC_BIND_HOST: '127.0.0.1', TUIC_LOG_LEVEL: 'info', TUIC_CREDENTIAL_STORE: 'file', ...opts.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const t = new Tuicd(child, configDir, ownsDir);

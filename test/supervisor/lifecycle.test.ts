@@ -72,6 +72,17 @@ describe('tuicd CLI', () => {
     assert.equal(existsSync(t.socketPath), false, 'a clean stop removes its own socket');
   });
 
+  it('reports the credential store in /health: the vault file, with the reason, when no keyring answers', async () => {
+    const t = await Tuicd.start({ env: { TUIC_CREDENTIAL_STORE: '', DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/tuicd-test-bus' } });
+    try {
+      const store = (await t.socket('GET', '/health')).json().credential_store;
+      assert.equal(store.backend, 'file');
+      assert.match(store.reason, /vault|keyring|Secret Service|D-Bus/i);
+    } finally {
+      await t.stop();
+    }
+  });
+
   it('gives a named instance a short deterministic socket in the temp dir', async () => {
     const dir = tempDir();
     const a = await Tuicd.start({ configDir: dir, args: ['--instance', 'work'] });
