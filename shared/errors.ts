@@ -14,6 +14,8 @@ export const ErrorCode = {
   UPSTREAM_SPAWN_FAILED: 'UPSTREAM_SPAWN_FAILED',
   CONFIG_INVALID: 'CONFIG_INVALID',
   CONFIG_CORRUPT: 'CONFIG_CORRUPT',
+  /** config.json could not be read, locked or written (disk, permissions). */
+  CONFIG_IO_FAILED: 'CONFIG_IO_FAILED',
   SOCKET_IN_USE: 'SOCKET_IN_USE',
   BIND_FAILED: 'BIND_FAILED',
   /** The credential vault file is unreadable or malformed; it is left untouched. */

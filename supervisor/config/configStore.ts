@@ -14,7 +14,7 @@ import type { AppConfig, ConfigSnapshot } from './schema.js';
 import { preserveSecrets } from './secrets.js';
 
 /** Read, lock or write failure (HTTP 500). Belongs in shared/errors.ts's table; kept local until it is added there. */
-export const CONFIG_IO_FAILED = 'CONFIG_IO_FAILED';
+export const CONFIG_IO_FAILED = ErrorCode.CONFIG_IO_FAILED;
 
 /** config.json holds a password hash: owner read/write only. The directory is owner-only too. */
 const CONFIG_FILE_MODE = 0o600;

@@ -1,15 +1,8 @@
-// Environment inputs that shape the effective configuration without ever being saved:
-// TUIC_PORT (one process's TCP port) and the config directory lookup (ARCHITECTURE "Persistence").
-
-import { homedir } from 'node:os';
-import { join } from 'node:path';
+// Environment inputs that shape the effective configuration without ever being saved: TUIC_PORT
+// (one process's TCP port). The config directory lookup lives in supervisor/paths.ts.
 
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import type { DeepReadonly } from './schema.js';
-
-export const CONFIG_FILE_NAME = 'config.json';
-/** Directory name under the XDG config home. */
-const CONFIG_DIR_NAME = 'tuicommander';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -33,30 +26,4 @@ export function effectiveTcpPort(
     );
   }
   return port;
-}
-
-export interface ConfigDirInputs {
-  /** `--config-dir` from the command line; wins over everything. */
-  flag?: string | undefined;
-  env?: Env;
-  platform?: NodeJS.Platform;
-  home?: string;
-}
-
-/** `--config-dir`, else `$TUIC_CONFIG_DIR`, else `$XDG_CONFIG_HOME/tuicommander` (`~/.config/…`; `%APPDATA%` on Windows). */
-export function resolveConfigDir(inputs: ConfigDirInputs = {}): string {
-  const env = inputs.env ?? process.env;
-  if (inputs.flag !== undefined && inputs.flag !== '') return inputs.flag;
-  const fromEnv = env['TUIC_CONFIG_DIR'];
-  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
-  const home = inputs.home ?? homedir();
-  if ((inputs.platform ?? process.platform) === 'win32') {
-    return join(env['APPDATA'] || join(home, 'AppData', 'Roaming'), CONFIG_DIR_NAME);
-  }
-  return join(env['XDG_CONFIG_HOME'] || join(home, '.config'), CONFIG_DIR_NAME);
-}
-
-/** Path of config.json inside a config directory. */
-export function configFilePath(configDir: string): string {
-  return join(configDir, CONFIG_FILE_NAME);
 }

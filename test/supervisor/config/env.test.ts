@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { configFilePath, effectiveTcpPort, resolveConfigDir } from '../../../supervisor/config/env.js';
+import { effectiveTcpPort } from '../../../supervisor/config/env.js';
 
 const config = { services: { server: { port: 9876 } } };
 
@@ -22,14 +21,4 @@ test('effectiveTcpPort: an invalid TUIC_PORT is a clear CONFIG_INVALID error', (
       bad,
     );
   }
-});
-
-test('resolveConfigDir: flag, then TUIC_CONFIG_DIR, then XDG, then ~/.config', () => {
-  const home = '/home/u';
-  assert.equal(resolveConfigDir({ flag: '/f', env: { TUIC_CONFIG_DIR: '/e' }, home }), '/f');
-  assert.equal(resolveConfigDir({ env: { TUIC_CONFIG_DIR: '/e', XDG_CONFIG_HOME: '/x' }, home }), '/e');
-  assert.equal(resolveConfigDir({ env: { XDG_CONFIG_HOME: '/x' }, home, platform: 'linux' }), join('/x', 'tuicommander'));
-  assert.equal(resolveConfigDir({ env: {}, home, platform: 'darwin' }), join(home, '.config', 'tuicommander'));
-  assert.equal(resolveConfigDir({ env: { APPDATA: 'C:/AppData' }, home, platform: 'win32' }), join('C:/AppData', 'tuicommander'));
-  assert.equal(configFilePath('/d'), join('/d', 'config.json'));
 });
