@@ -10,11 +10,19 @@ interface Series {
   read?: () => number;
 }
 
+/** The JSON form's key of a labelled series: `k=v,...` with the names sorted. */
 function labelKey(labels: Labels): string {
   return Object.keys(labels)
     .sort()
     .map((k) => `${k}=${labels[k]}`)
     .join(',');
+}
+
+/** The storage key: unambiguous even when values hold ',' or '=' (`{a:'x,b=y'}` vs `{a:'x',b:'y'}`). */
+function storageKey(labels: Labels): string {
+  const keys = Object.keys(labels);
+  if (keys.length === 0) return '';
+  return JSON.stringify(keys.sort().map((k) => [k, labels[k]]));
 }
 
 function escapeLabel(v: string): string {
@@ -40,9 +48,10 @@ export class Metrics {
   cell(name: string, labels: Labels = {}): { value: number } {
     const s = this.series.get(name);
     if (!s) throw new Error(`unknown metric ${name}`);
-    const key = labelKey(labels);
+    const key = storageKey(labels);
     let cur = s.values.get(key);
-    if (!cur) s.values.set(key, (cur = { labels, value: 0 }));
+    // A copy: a caller reusing its labels object must not relabel the series afterwards.
+    if (!cur) s.values.set(key, (cur = { labels: { ...labels }, value: 0 }));
     return cur;
   }
 
@@ -50,7 +59,7 @@ export class Metrics {
     const s = this.series.get(name);
     if (!s) return 0;
     if (s.read) return s.read();
-    return s.values.get(labelKey(labels))?.value ?? 0;
+    return s.values.get(storageKey(labels))?.value ?? 0;
   }
 
   /** Flat JSON: unlabelled series as numbers, labelled ones as `{ "<k=v,...>": n }`. */
@@ -64,7 +73,7 @@ export class Metrics {
       const entries = [...s.values.entries()];
       if (entries.length === 0) out[name] = 0;
       else if (entries.length === 1 && entries[0]![0] === '') out[name] = entries[0]![1].value;
-      else out[name] = Object.fromEntries(entries.map(([k, v]) => [k, v.value]));
+      else out[name] = Object.fromEntries(entries.map(([, v]) => [labelKey(v.labels), v.value]));
     }
     return out;
   }

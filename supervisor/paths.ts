@@ -38,12 +38,13 @@ export function instanceSocketPath(instance: string, configDir: string, uid: num
 }
 
 export function resolvePaths(opts: { configDir?: string | undefined; instance?: string | undefined }, env: NodeJS.ProcessEnv = process.env): Paths {
-  const instance = opts.instance ?? env['TUIC_APP_INSTANCE'] ?? null;
+  // An empty variable (`TUIC_CONFIG_DIR= tuicd`) means unset: never the cwd, never a startup error.
+  const instance = opts.instance ?? (env['TUIC_APP_INSTANCE'] || null);
   if (instance !== null) validateInstanceName(instance);
-  const base = opts.configDir ?? env['TUIC_CONFIG_DIR'] ?? join(xdgConfigHome(env), DEFAULT_CONFIG_DIR_NAME);
-  const rootDir = resolve(base);
+  const explicitDir = opts.configDir || env['TUIC_CONFIG_DIR'] || null;
+  const rootDir = resolve(explicitDir ?? join(xdgConfigHome(env), DEFAULT_CONFIG_DIR_NAME));
   // A named instance without an explicit dir gets its own subdirectory of the default one.
-  const configDir = instance !== null && !opts.configDir && !env['TUIC_CONFIG_DIR'] ? join(rootDir, 'instances', instance) : rootDir;
+  const configDir = instance !== null && explicitDir === null ? join(rootDir, 'instances', instance) : rootDir;
   const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
   const socketPath = instance !== null ? instanceSocketPath(instance, configDir, uid) : join(configDir, SOCKET_FILE);
   return {

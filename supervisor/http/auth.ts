@@ -38,7 +38,7 @@ export function safeEqual(a: string, b: string): boolean {
 }
 
 function isPrivateAddress(ip: string): boolean {
-  return /^(10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|127\.|169\.254\.)/.test(ip) || ip === '::1' || /^f[cd][0-9a-f]{2}:/i.test(ip) || /^fe80:/i.test(ip);
+  return /^(10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|127\.|169\.254\.)/.test(ip) || ip === '::1' || /^f[cd][0-9a-f]{2}:/i.test(ip) || /^fe[89ab][0-9a-f]:/i.test(ip);
 }
 
 function cookieValue(cookieHeader: string | undefined): string | undefined {
@@ -58,7 +58,7 @@ export class TcpAuth {
   readonly limiter: AuthRateLimiter;
   private readonly verified = new Map<string, number>();
 
-  constructor(private readonly settings: () => AuthSettings, now: () => number = Date.now) {
+  constructor(private readonly settings: () => AuthSettings, private readonly now: () => number = Date.now) {
     this.limiter = new AuthRateLimiter(() => {
       const s = this.settings();
       return { maxFailures: s.rateLimitMax, windowSecs: s.rateLimitWindowSecs };
@@ -91,7 +91,7 @@ export class TcpAuth {
   private async basicMatches(header: string, s: AuthSettings): Promise<boolean> {
     const cacheKey = digest(`${header}\0${s.username}\0${s.passwordHash}`).toString('base64');
     const until = this.verified.get(cacheKey);
-    if (until !== undefined && until > Date.now()) return true;
+    if (until !== undefined && until > this.now()) return true;
     const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon < 0) return false;
@@ -109,7 +109,7 @@ export class TcpAuth {
       const first = this.verified.keys().next();
       if (!first.done) this.verified.delete(first.value);
     }
-    this.verified.set(key, Date.now() + VERIFIED_CACHE_TTL_MS);
+    this.verified.set(key, this.now() + VERIFIED_CACHE_TTL_MS);
   }
 
   private cookie(s: AuthSettings): string {

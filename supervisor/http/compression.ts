@@ -8,19 +8,26 @@ const BROTLI_QUALITY = 4;
 
 export type Encoding = 'br' | 'gzip';
 
-/** Picks br over gzip when both are accepted; honours `;q=0` refusals. */
+/**
+ * Picks br over gzip when both are accepted; honours `;q=0` refusals. `*` stands for gzip (the coding
+ * every client decodes) unless gzip is listed by name, as RFC 9110 has `*` cover only unlisted codings.
+ */
 export function negotiateEncoding(acceptEncoding: string | undefined): Encoding | null {
   if (!acceptEncoding) return null;
   let br = false;
-  let gzip = false;
+  let gzip: boolean | undefined;
+  let star = false;
   for (const part of acceptEncoding.split(',')) {
-    const [name, ...paramsList] = part.trim().toLowerCase().split(';');
-    const refused = paramsList.some((p) => /^\s*q=0(\.0*)?\s*$/.test(p));
-    if (refused) continue;
-    if (name === 'br') br = true;
-    else if (name === 'gzip' || name === '*') gzip = true;
+    const [rawName = '', ...paramsList] = part.toLowerCase().split(';');
+    const name = rawName.trim();
+    const accepted = !paramsList.some((p) => /^\s*q=0(\.0*)?\s*$/.test(p));
+    if (name === 'br') br = accepted;
+    else if (name === 'gzip') gzip = accepted;
+    else if (name === '*') star = accepted;
   }
-  return br ? 'br' : gzip ? 'gzip' : null;
+  if (br) return 'br';
+  if (gzip ?? star) return 'gzip';
+  return null;
 }
 
 /** Compresses when worth it; returns null to send the body as it is. */

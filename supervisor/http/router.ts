@@ -16,37 +16,61 @@ export class Router {
   private readonly patterns: ParamPattern[] = [];
 
   add(route: Route): void {
-    const segments = route.pattern.split('/').slice(1);
+    // match() drops one trailing slash from the path, so a pattern registered with one must drop it too.
+    const pattern = route.pattern.length > 1 && route.pattern.endsWith('/') ? route.pattern.slice(0, -1) : route.pattern;
+    const segments = pattern.split('/').slice(1);
     if (!segments.some((s) => s.startsWith(':'))) {
-      let byMethod = this.exact.get(route.pattern);
-      if (!byMethod) this.exact.set(route.pattern, (byMethod = new Map()));
+      let byMethod = this.exact.get(pattern);
+      if (!byMethod) this.exact.set(pattern, (byMethod = new Map()));
       if (byMethod.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.pattern}`);
       byMethod.set(route.method, route);
       return;
     }
+    // `/s/:id` and `/s/:name` are the same route shape: a second one for the same method could never match.
+    const shape = shapeOf(segments);
+    if (this.patterns.some((p) => shapeOf(p.segments) === shape && p.routes.has(route.method))) {
+      throw new Error(`duplicate route ${route.method} ${route.pattern}`);
+    }
     let entry = this.patterns.find((p) => p.segments.join('/') === segments.join('/'));
     if (!entry) this.patterns.push((entry = { segments, routes: new Map() }));
-    if (entry.routes.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.pattern}`);
     entry.routes.set(route.method, route);
   }
 
   match(method: HttpMethod, path: string): Match {
     const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
     const byMethod = this.exact.get(trimmed);
-    if (byMethod) return pick(byMethod, method, {});
-    const parts = trimmed.split('/').slice(1);
-    for (const p of this.patterns) {
-      const params = matchSegments(p.segments, parts);
-      if (params) return pick(p.routes, method, params);
+    if (byMethod) {
+      const route = pick(byMethod, method);
+      if (route) return { kind: 'found', route, params: {} };
     }
-    return { kind: 'not-found' };
+    // Every entry the path matches is asked for the method before answering 405, so a parameter
+    // route serving this method is not hidden by an exact or earlier pattern that serves others.
+    let allowed: Set<HttpMethod> | null = byMethod ? addAllowed(new Set(), byMethod) : null;
+    if (this.patterns.length > 0) {
+      const parts = trimmed.split('/').slice(1);
+      for (const p of this.patterns) {
+        const params = matchSegments(p.segments, parts);
+        if (!params) continue;
+        const route = pick(p.routes, method);
+        if (route) return { kind: 'found', route, params };
+        allowed = addAllowed(allowed ?? new Set(), p.routes);
+      }
+    }
+    return allowed ? { kind: 'method-not-allowed', allowed: [...allowed] } : { kind: 'not-found' };
   }
 }
 
-function pick(byMethod: Map<HttpMethod, Route>, method: HttpMethod, params: Record<string, string>): Match {
-  const route = byMethod.get(method) ?? (method === 'HEAD' ? byMethod.get('GET') : undefined);
-  if (route) return { kind: 'found', route, params };
-  return { kind: 'method-not-allowed', allowed: [...byMethod.keys()] };
+function shapeOf(segments: string[]): string {
+  return segments.map((s) => (s.startsWith(':') ? ':' : s)).join('/');
+}
+
+function pick(byMethod: Map<HttpMethod, Route>, method: HttpMethod): Route | undefined {
+  return byMethod.get(method) ?? (method === 'HEAD' ? byMethod.get('GET') : undefined);
+}
+
+function addAllowed(into: Set<HttpMethod>, byMethod: Map<HttpMethod, Route>): Set<HttpMethod> {
+  for (const m of byMethod.keys()) into.add(m);
+  return into;
 }
 
 function matchSegments(pattern: string[], parts: string[]): Record<string, string> | null {

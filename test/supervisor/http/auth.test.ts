@@ -1,0 +1,180 @@
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { hash } from '@node-rs/bcrypt';
+import { AUTH_REALM, safeEqual, TcpAuth, type AuthOutcome, type AuthSettings } from '../../../supervisor/http/auth.js';
+
+const USER = 'alice';
+const PASSWORD = 'correct horse';
+const TOKEN = 'tok-0123456789abcdef';
+const IP = '203.0.113.7';
+const NO_QUERY = new URLSearchParams();
+const basic = (user: string, pw: string) => 'Basic ' + Buffer.from(`${user}:${pw}`).toString('base64');
+
+let passwordHash = '';
+before(async () => {
+  passwordHash = await hash(PASSWORD, { cost: 4 });
+});
+
+function make(overrides: Partial<AuthSettings> = {}) {
+  const clock = { t: 5_000_000 };
+  const settings: AuthSettings = {
+    username: USER,
+    passwordHash,
+    sessionToken: TOKEN,
+    sessionTokenDurationSecs: 3600,
+    lanAuthBypass: false,
+    rateLimitMax: 5,
+    rateLimitWindowSecs: 60,
+    ...overrides,
+  };
+  const auth = new TcpAuth(() => settings, () => clock.t);
+  return { auth, clock, settings };
+}
+
+function refused(outcome: AuthOutcome) {
+  assert.equal(outcome.ok, false, 'expected a refusal');
+  return outcome as Extract<AuthOutcome, { ok: false }>;
+}
+
+function assertUnauthorized(outcome: AuthOutcome, body: string): void {
+  const r = refused(outcome).reply;
+  assert.equal(r.status, 401);
+  assert.equal(r.headers?.['WWW-Authenticate'], `Basic realm="${AUTH_REALM}"`);
+  assert.equal(AUTH_REALM, 'TUICommander');
+  assert.equal(r.body, body);
+}
+
+describe('TcpAuth', () => {
+  it('answers 401 with the Basic challenge when no Authorization header comes', async () => {
+    const { auth } = make();
+    assertUnauthorized(await auth.check({}, NO_QUERY, IP), 'Scan the QR code or authenticate with Basic Auth');
+  });
+
+  it('answers the same 401 for a non-Basic scheme, and does not count it', async () => {
+    const { auth } = make();
+    for (let i = 0; i < 6; i++) {
+      const out = await auth.check({ authorization: 'Bearer abc' }, NO_QUERY, IP);
+      assertUnauthorized(out, 'Scan the QR code or authenticate with Basic Auth');
+      assert.notEqual(refused(out).failure, true);
+    }
+    assert.equal(auth.limiter.retryAfterSecs(IP), 0);
+  });
+
+  it('accepts the right credentials and issues the session cookie', async () => {
+    const { auth } = make();
+    const out = await auth.check({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP);
+    assert.deepEqual(out, { ok: true, setCookie: `tui-session=${TOKEN}; HttpOnly; SameSite=Strict; Path=/; Max-Age=3600` });
+    const lower = await auth.check({ authorization: 'basic ' + Buffer.from(`${USER}:${PASSWORD}`).toString('base64') }, NO_QUERY, IP);
+    assert.equal(lower.ok, true, 'the scheme is case-insensitive');
+  });
+
+  it('issues no cookie when there is no session token', async () => {
+    const { auth } = make({ sessionToken: '' });
+    assert.deepEqual(await auth.check({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP), { ok: true });
+  });
+
+  it('refuses wrong credentials with 401 "Invalid credentials" and counts the failure', async () => {
+    const { auth } = make();
+    for (const header of [basic(USER, 'wrong'), basic('mallory', PASSWORD), 'Basic ' + Buffer.from('no-colon').toString('base64')]) {
+      const out = await auth.check({ authorization: header }, NO_QUERY, IP);
+      assertUnauthorized(out, 'Invalid credentials');
+      assert.equal(refused(out).failure, true);
+    }
+    const limiter = auth.limiter as unknown as { failures: Map<string, number[]> };
+    assert.equal(limiter.failures.get(IP)?.length, 3);
+  });
+
+  it('answers 429 with Retry-After after 5 wrong attempts, even for the right password', async () => {
+    const { auth, clock } = make();
+    for (let i = 0; i < 5; i++) assertUnauthorized(await auth.check({ authorization: basic(USER, 'nope') }, NO_QUERY, IP), 'Invalid credentials');
+    clock.t += 10_500;
+    for (const pw of ['nope', PASSWORD]) {
+      const r = refused(await auth.check({ authorization: basic(USER, pw) }, NO_QUERY, IP)).reply;
+      assert.equal(r.status, 429);
+      assert.equal(r.headers?.['Retry-After'], '50'); // 49.5 s left, floored, + 1
+      assert.equal(r.body, 'Too many failed authentication attempts');
+    }
+    assertUnauthorized(await auth.check({ authorization: basic(USER, 'nope') }, NO_QUERY, '198.51.100.1'), 'Invalid credentials');
+    clock.t += 50_000; // the window has passed
+    assert.equal((await auth.check({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP)).ok, true);
+  });
+
+  it('refuses Basic when no username or password hash is configured', async () => {
+    for (const overrides of [{ username: '' }, { passwordHash: '' }]) {
+      const { auth } = make(overrides);
+      assertUnauthorized(await auth.check({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP), 'Scan the QR code or authenticate with Basic Auth');
+    }
+  });
+
+  it('treats a corrupt password hash as a wrong password', async () => {
+    const { auth } = make({ passwordHash: 'not-a-bcrypt-hash' });
+    assertUnauthorized(await auth.check({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP), 'Invalid credentials');
+  });
+
+  it('accepts the session cookie among others without looking at Basic', async () => {
+    // A hash bcrypt cannot verify: only the cookie can let this request in.
+    const { auth } = make({ passwordHash: 'not-a-bcrypt-hash' });
+    assert.deepEqual(await auth.check({ cookie: `theme=dark; tui-session=${TOKEN}; x=1` }, NO_QUERY, IP), { ok: true });
+    assert.deepEqual(await auth.check({ cookie: `tui-session=${TOKEN}` }, NO_QUERY, IP), { ok: true });
+  });
+
+  it('refuses a wrong or empty session cookie', async () => {
+    const { auth } = make();
+    assertUnauthorized(await auth.check({ cookie: 'tui-session=wrong' }, NO_QUERY, IP), 'Scan the QR code or authenticate with Basic Auth');
+    assertUnauthorized(await auth.check({ cookie: `xtui-session=${TOKEN}` }, NO_QUERY, IP), 'Scan the QR code or authenticate with Basic Auth');
+    const { auth: noToken } = make({ sessionToken: '' });
+    assertUnauthorized(await noToken.check({ cookie: 'tui-session=' }, NO_QUERY, IP), 'Scan the QR code or authenticate with Basic Auth');
+    assertUnauthorized(await noToken.check({}, new URLSearchParams({ token: '' }), IP), 'Scan the QR code or authenticate with Basic Auth');
+  });
+
+  it('accepts ?token=, sets the cookie and clears the IP from the limiter', async () => {
+    const { auth } = make();
+    for (let i = 0; i < 5; i++) await auth.check({ authorization: basic(USER, 'nope') }, NO_QUERY, IP);
+    assert.equal(refused(await auth.check({}, NO_QUERY, IP)).reply.status, 429);
+    const out = await auth.check({}, new URLSearchParams({ token: TOKEN }), IP);
+    assert.deepEqual(out, { ok: true, setCookie: `tui-session=${TOKEN}; HttpOnly; SameSite=Strict; Path=/; Max-Age=3600` });
+    assert.equal(auth.limiter.retryAfterSecs(IP), 0);
+    assert.equal((await auth.check({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP)).ok, true);
+  });
+
+  it('refuses a wrong ?token=', async () => {
+    const { auth } = make();
+    assertUnauthorized(await auth.check({}, new URLSearchParams({ token: 'guess' }), IP), 'Scan the QR code or authenticate with Basic Auth');
+  });
+
+  it('bypasses auth for private addresses only when lanAuthBypass is on', async () => {
+    const privateIps = ['10.1.2.3', '192.168.0.10', '172.16.0.1', '172.31.255.254', '127.0.0.1', '169.254.10.1', '::1', 'fd12:3456::1', 'fc00::1', 'fe80::1', 'febf::1'];
+    const publicIps = ['8.8.8.8', '100.64.0.1', '11.0.0.1', '172.15.0.1', '172.32.0.1', '192.169.0.1', '2001:db8::1', 'fec0::1', 'fe8::1'];
+    const { auth: on } = make({ lanAuthBypass: true });
+    for (const ip of privateIps) assert.deepEqual(await on.check({}, NO_QUERY, ip), { ok: true }, ip);
+    for (const ip of publicIps) assertUnauthorized(await on.check({}, NO_QUERY, ip), 'Scan the QR code or authenticate with Basic Auth');
+    const { auth: off } = make({ lanAuthBypass: false });
+    for (const ip of privateIps) assertUnauthorized(await off.check({}, NO_QUERY, ip), 'Scan the QR code or authenticate with Basic Auth');
+  });
+
+  it('remembers a verified header for 60 s on the injected clock', async () => {
+    const { auth, clock } = make();
+    const start = clock.t;
+    assert.equal((await auth.check({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP)).ok, true);
+    const verified = (auth as unknown as { verified: Map<string, number> }).verified;
+    assert.deepEqual([...verified.values()], [start + 60_000]);
+  });
+
+  it('forgets a verified header when the password hash changes', async () => {
+    const { auth, settings } = make();
+    assert.equal((await auth.check({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP)).ok, true);
+    settings.passwordHash = await hash('another one', { cost: 4 });
+    assertUnauthorized(await auth.check({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP), 'Invalid credentials');
+    assert.equal((await auth.check({ authorization: basic(USER, 'another one') }, NO_QUERY, IP)).ok, true);
+  });
+});
+
+describe('safeEqual', () => {
+  it('compares contents, whatever the lengths', () => {
+    assert.equal(safeEqual('secret', 'secret'), true);
+    assert.equal(safeEqual('', ''), true);
+    assert.equal(safeEqual('secret', 'secreT'), false);
+    assert.equal(safeEqual('secret', 'secret1'), false);
+    assert.equal(safeEqual('', 'x'), false);
+  });
+});
