@@ -22,20 +22,33 @@ export interface HealthSource {
 }
 
 export function monitoringRoutes(src: HealthSource, metrics: Metrics): Route[] {
+  // /health is the hottest public route (liveness probes, bridges): its body changes at most once a
+  // second (uptime is in seconds), so it is serialized once per change, not once per request.
+  const JSON_HEADERS = { 'Content-Type': 'application/json' };
+  let cachedKey = '';
+  let cachedBody = '';
   const health = (): Reply => {
     const tcp = src.tcp();
-    return json({
-      ok: true,
-      version: src.version,
-      build: { version: src.version, node: process.version },
-      protocol_version: 1,
-      instance_id: src.instanceId,
-      uptime_secs: Math.floor((Date.now() - src.startedAtMs) / 1000),
-      session_count: src.sessionCount(),
-      socket_path: src.socketPath,
-      listeners: { socket: { path: src.socketPath }, tcp: tcp ? { host: tcp.host, port: tcp.port } : null },
-      credential_store: src.credentialStore(),
-    });
+    const uptime = Math.floor((Date.now() - src.startedAtMs) / 1000);
+    const sessions = src.sessionCount();
+    const store = src.credentialStore();
+    const key = `${uptime}|${sessions}|${tcp?.host ?? ''}|${tcp?.port ?? ''}|${store.backend}`;
+    if (key !== cachedKey) {
+      cachedKey = key;
+      cachedBody = JSON.stringify({
+        ok: true,
+        version: src.version,
+        build: { version: src.version, node: process.version },
+        protocol_version: 1,
+        instance_id: src.instanceId,
+        uptime_secs: uptime,
+        session_count: sessions,
+        socket_path: src.socketPath,
+        listeners: { socket: { path: src.socketPath }, tcp: tcp ? { host: tcp.host, port: tcp.port } : null },
+        credential_store: store,
+      });
+    }
+    return { status: 200, headers: JSON_HEADERS, body: cachedBody };
   };
   const stats = (): Reply => {
     const active = src.sessionCount();
