@@ -1,0 +1,98 @@
+/**
+ * The contract between the supervisor and the pty host process (workers/pty): every message shape,
+ * declared once. Output bytes ride beside the header as the payload, never inside msgpack.
+ */
+import { Type } from 'typebox';
+
+import { defineProtocol } from './defineProtocol.js';
+
+/** Bumped on any incompatible change; the handshake refuses a stale pty host build. */
+export const PTY_PROTOCOL_VERSION = 1;
+
+/** Limits both sides rely on. */
+export const PtyConstants = {
+  /** REFERENCE Appendix A: rows and cols must be 1..500. */
+  MAX_TERMINAL_DIMENSION: 500,
+  /** Raw output ring per session (OUTPUT_RING_BUFFER_CAPACITY): what catch-up and `output` read from. */
+  OUTPUT_RING_BYTES: 2 * 1024 * 1024,
+  /** WS catch-up and raw reads are cut into pieces of at most this size. */
+  CATCH_UP_CHUNK_BYTES: 64 * 1024,
+  /** Stripped line log kept per session (VT_LOG_BUFFER_CAPACITY). */
+  LOG_LINES: 10_000,
+  /** A shell with no output for this long is idle (SHELL_IDLE_MS). */
+  SHELL_IDLE_MS: 500,
+} as const;
+
+const SessionRef = { session_id: Type.String({ minLength: 1 }) };
+const Dimension = Type.Integer({ minimum: 1, maximum: PtyConstants.MAX_TERMINAL_DIMENSION });
+const Ok = Type.Object({});
+
+export const ShellState = Type.Union([Type.Literal('busy'), Type.Literal('idle')]);
+
+export const LogLine = Type.Object({ text: Type.String() });
+
+export const PtyProtocol = defineProtocol({
+  name: 'pty',
+  version: PTY_PROTOCOL_VERSION,
+  requests: {
+    /** Liveness: the supervisor's heartbeat. */
+    ping: { params: Type.Object({}), result: Type.Object({ pid: Type.Integer() }) },
+    spawn: {
+      params: Type.Object({
+        ...SessionRef,
+        /** Program to run; the host resolves $SHELL or /bin/sh when absent. */
+        shell: Type.Optional(Type.String()),
+        args: Type.Optional(Type.Array(Type.String())),
+        cwd: Type.String(),
+        /** The complete child environment (the supervisor builds it). */
+        env: Type.Record(Type.String(), Type.String()),
+        rows: Dimension,
+        cols: Dimension,
+      }),
+      result: Type.Object({ pid: Type.Integer(), shell: Type.String() }),
+    },
+    /** Payload = bytes to write to the PTY. */
+    write: { params: Type.Object({ ...SessionRef }), result: Ok },
+    resize: { params: Type.Object({ ...SessionRef, rows: Dimension, cols: Dimension }), result: Ok },
+    pause: { params: Type.Object({ ...SessionRef }), result: Ok },
+    resume: { params: Type.Object({ ...SessionRef }), result: Ok },
+    /** Sends a signal to the session's process group (default SIGHUP, as a closing terminal would). */
+    kill: { params: Type.Object({ ...SessionRef, signal: Type.Optional(Type.String()) }), result: Ok },
+    /**
+     * Raw bytes from the ring: from `offset` (absolute, clamped to the oldest byte kept) or the last
+     * `limit` bytes. Payload = the bytes; `start` = absolute offset of the first byte returned.
+     */
+    readRaw: {
+      params: Type.Object({ ...SessionRef, offset: Type.Optional(Type.Integer({ minimum: 0 })), limit: Type.Optional(Type.Integer({ minimum: 0 })) }),
+      result: Type.Object({ start: Type.Integer(), total_written: Type.Integer() }),
+    },
+    /** Stripped, redacted lines: from `offset` (absolute line index) or the last `limit` lines. */
+    readLog: {
+      params: Type.Object({ ...SessionRef, offset: Type.Optional(Type.Integer({ minimum: 0 })), limit: Type.Optional(Type.Integer({ minimum: 0 })) }),
+      result: Type.Object({
+        lines: Type.Array(Type.String()),
+        offset: Type.Integer(),
+        total_lines: Type.Integer(),
+        oldest_offset: Type.Integer(),
+        /** The unfinished last line (a prompt, a progress bar), stripped and redacted. */
+        partial: Type.String(),
+      }),
+    },
+    /** Drops an exited session's buffers (its tombstone expired). */
+    forget: { params: Type.Object({ ...SessionRef }), result: Ok },
+    /** Per-session process ids, for /process/stats. */
+    processes: {
+      params: Type.Object({}),
+      result: Type.Object({ host_pid: Type.Integer(), sessions: Type.Array(Type.Object({ session_id: Type.String(), pid: Type.Integer() })) }),
+    },
+  },
+  events: {
+    /** Coalesced output; payload = bytes, `offset` = absolute offset of the payload's first byte. */
+    data: Type.Object({ ...SessionRef, offset: Type.Integer() }),
+    /** The child exited; the host keeps its buffers readable until `forget`. */
+    exit: Type.Object({ ...SessionRef, exit_code: Type.Union([Type.Integer(), Type.Null()]), signal: Type.Union([Type.Integer(), Type.Null()]), total_written: Type.Integer() }),
+    state: Type.Object({ ...SessionRef, shell_state: ShellState }),
+  },
+});
+
+export type PtyProtocolT = typeof PtyProtocol;
