@@ -14,7 +14,13 @@ import type { TcpBinding, UnixBinding } from './http/listeners.js';
 import { HttpServer } from './http/server.js';
 import type { ListenerApp } from './http/server.js';
 import type { Route } from './http/types.js';
+import { PtyHost } from './hosts/ptyHost.js';
+import { ProcessStarter } from './hosts/processStarter.js';
 import { createLogger } from './log.js';
+import { processRoutes } from './routes/process.js';
+import { sessionRoutes } from './routes/sessions.js';
+import { SessionService } from './sessions/sessionService.js';
+import { streamRoute } from './streaming/streamRoute.js';
 import { CredentialStore, DEFAULT_SERVICE } from './secrets/credentialStore.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics.js';
@@ -30,6 +36,9 @@ export interface SupervisorOptions {
   logLevel?: string | undefined;
 }
 
+/** The pty host's entry, by path: the supervisor never imports worker code. */
+const PTY_HOST_ENTRY = new URL('../workers/pty/main.js', import.meta.url).pathname;
+
 /** Dev/test knob: the TCP bind host (the spec binds 0.0.0.0 / [::]); tests keep to 127.0.0.1. */
 const BIND_HOST_ENV = 'TUIC_BIND_HOST';
 
@@ -42,6 +51,8 @@ export class Supervisor {
   private tcp: { app: ListenerApp; binding: TcpBinding } | null = null;
   private tcpTransition: Promise<void> = Promise.resolve();
   private readonly http: HttpServer;
+  readonly ptyHost: PtyHost;
+  readonly sessions: SessionService;
 
   private readonly responseCells = new Map<string, { value: number }>();
   /** Set once the keyring probe has answered (it runs while the listeners bind). */
@@ -56,14 +67,31 @@ export class Supervisor {
     this.metrics.gauge('uptime_seconds', 'Seconds since start', () => Math.floor((Date.now() - this.startedAtMs) / 1000));
     this.metrics.gauge('sse_subscribers', 'Live /events subscribers', () => this.bus.stats.subscribers);
     this.metrics.gauge('events_published_total', 'Events published on the bus', () => this.bus.stats.published);
-    // Session counters: fed by the pty host once terminal sessions exist.
-    this.metrics.counter('total_spawned', 'Sessions spawned');
-    this.metrics.counter('failed_spawns', 'Session spawns that failed');
-    this.metrics.counter('bytes_emitted', 'PTY output bytes forwarded to clients');
-    this.metrics.counter('pauses_triggered', 'Times a session was paused');
+    this.ptyHost = new PtyHost(
+      new ProcessStarter({
+        entry: PTY_HOST_ENTRY,
+        onOutput: (line, stream) => this.log.info({ source: 'pty-host', stream }, line),
+      }),
+      log,
+    );
+    this.sessions = new SessionService({
+      host: this.ptyHost,
+      bus: this.bus,
+      configDir: opts.paths.configDir,
+      env: opts.env,
+      maxSessions: () => this.config.get().services.server.max_sessions,
+      defaultShell: () => this.config.get().shell ?? null,
+    });
+    const c = this.sessions.counters;
+    this.metrics.gauge('total_spawned', 'Sessions spawned', () => c.total_spawned);
+    this.metrics.gauge('failed_spawns', 'Session spawns that failed', () => c.failed_spawns);
+    this.metrics.gauge('bytes_emitted', 'PTY output bytes received from the pty host', () => c.bytes_emitted);
+    this.metrics.gauge('pauses_triggered', 'Times a session was paused', () => c.pauses_triggered);
+    this.metrics.gauge('active_sessions', 'Sessions whose process runs', () => this.sessions.liveCount);
     const auth = new TcpAuth(() => this.authSettings());
     this.http = new HttpServer({
       routes: this.routes(),
+      wsRoutes: [streamRoute(this.sessions)],
       limits: () => {
         const s = this.config.get().services.server;
         return { maxBodyBytes: s.max_body_bytes, requestTimeoutMs: s.request_timeout_ms };
@@ -124,6 +152,8 @@ export class Supervisor {
       this.log.info({ listener: 'socket', path: this.socket.binding.path, reason }, 'socket listener closed (always-on IPC listener)');
       this.socket = null;
     }
+    this.sessions.dispose();
+    await this.ptyHost.stop();
     this.bus.dispose();
     this.config.dispose();
     await new Promise<void>((resolve) => this.log.flush(() => resolve()));
@@ -138,7 +168,7 @@ export class Supervisor {
           startedAtMs: this.startedAtMs,
           socketPath: this.opts.paths.socketPath,
           tcp: () => this.tcpAddress(),
-          sessionCount: () => 0,
+          sessionCount: () => this.sessions.liveCount,
           maxSessions: () => this.config.get().services.server.max_sessions,
           credentialStore: () => this.credentials?.status() ?? { backend: 'probing' },
         },
@@ -146,6 +176,8 @@ export class Supervisor {
       ),
       ...configRoutes(this.config),
       ...eventRoutes(this.bus),
+      ...sessionRoutes(this.sessions),
+      ...processRoutes(this.sessions, () => this.ptyHost.pid),
     ];
   }
 

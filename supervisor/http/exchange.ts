@@ -1,4 +1,5 @@
 /** One request/response in flight: the request context handlers see plus the bookkeeping of its answer. */
+import { isLoopbackIp, normalizeIp } from './remoteAddress.js';
 import type { HttpMethod, ListenerKind, RequestContext } from './types.js';
 
 const EMPTY: Buffer = Buffer.alloc(0);
@@ -22,15 +23,27 @@ export class Exchange implements RequestContext {
   private controller: AbortController | undefined = undefined;
   private parsedQuery: URLSearchParams | undefined = undefined;
 
+  private peer: string | undefined = undefined;
+
+  /** `rawPeer`: uWS's textual peer address (TCP), decoded only when someone asks. */
   constructor(
     readonly method: HttpMethod,
     readonly path: string,
     private readonly rawQuery: string,
     readonly headers: Readonly<Record<string, string>>,
     readonly listener: ListenerKind,
-    readonly remoteAddress: string,
-    readonly isLoopback: boolean,
+    private readonly rawPeer: ArrayBuffer | null,
   ) {}
+
+  /** 'unix' on the socket; the peer IP on TCP. */
+  get remoteAddress(): string {
+    return (this.peer ??= this.rawPeer === null ? 'unix' : normalizeIp(Buffer.from(this.rawPeer).toString()));
+  }
+
+  /** The socket listener is always loopback; on TCP the peer address decides. */
+  get isLoopback(): boolean {
+    return this.listener === 'socket' || isLoopbackIp(this.remoteAddress);
+  }
 
   get query(): URLSearchParams {
     return (this.parsedQuery ??= new URLSearchParams(this.rawQuery));

@@ -1,17 +1,16 @@
 /** The only owner of uWebSockets.js apps: one app per listener, one dispatch with limits, auth, CORS, compression. */
 import { STATUS_CODES } from 'node:http';
 import uws from '@trufflesuite/uws-js-unofficial';
-import type { HttpRequest, HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
+import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t } from '@trufflesuite/uws-js-unofficial';
 
 import type { TcpAuth } from './auth.js';
 import { COMPRESSION_MIN_BYTES, maybeCompress } from './compression.js';
 import { corsHeaders, preflightHeaders } from './cors.js';
-import { isLoopbackIp, normalizeIp } from './remoteAddress.js';
 import { Exchange } from './exchange.js';
 import { readBody } from './requestBody.js';
 import { Router } from './router.js';
 import { HttpError, isStreamHandler } from './types.js';
-import type { Handler, HttpMethod, ListenerKind, Reply, RequestContext, Route } from './types.js';
+import type { Handler, HttpMethod, ListenerKind, Reply, RequestContext, Route, WsRoute } from './types.js';
 
 /** uWS hands methods lower-cased; map the common ones without allocating a new string. */
 const METHOD_NAMES: Readonly<Record<string, HttpMethod>> = { get: 'GET', post: 'POST', put: 'PUT', delete: 'DELETE', patch: 'PATCH', head: 'HEAD', options: 'OPTIONS' };
@@ -26,6 +25,7 @@ export interface HttpLimits {
 
 export interface HttpServerOptions {
   routes: Route[];
+  wsRoutes?: WsRoute[];
   limits: () => HttpLimits;
   auth: TcpAuth;
   /** Called once per finished response, for metrics. */
@@ -49,8 +49,73 @@ export class HttpServer {
 
   createApp(kind: ListenerKind): ListenerApp {
     const listenerApp: ListenerApp = { kind, app: uws.App(), retired: false };
+    for (const route of this.opts.wsRoutes ?? []) this.addWsRoute(listenerApp, route);
     listenerApp.app.any('/*', (res, req) => this.dispatch(listenerApp, res, req));
     return listenerApp;
+  }
+
+  /** A WebSocket route: same auth and error shapes as HTTP; the route refuses (e.g. 404) before upgrading. */
+  private addWsRoute(la: ListenerApp, route: WsRoute): void {
+    const names = route.pattern.split('/').filter((seg) => seg.startsWith(':')).map((seg) => seg.slice(1));
+    const b = route.ws;
+    la.app.ws(route.pattern, {
+      maxBackpressure: b.maxBackpressure,
+      maxPayloadLength: b.maxPayloadLength,
+      // Viewers on flaky phone links go quiet for long stretches; uWS pings keep the link honest.
+      idleTimeout: 120,
+      sendPingsAutomatically: true,
+      compression: uws.DISABLED,
+      upgrade: (res, req, context) => {
+        if (la.retired) return void res.close();
+        const ex = this.exchangeFor(la, res, req);
+        const params: Record<string, string> = {};
+        names.forEach((name, i) => {
+          params[name] = decodeURIComponent(req.getParameter(i));
+        });
+        ex.params = params;
+        const key = req.getHeader('sec-websocket-key');
+        const protocol = req.getHeader('sec-websocket-protocol');
+        const extensions = req.getHeader('sec-websocket-extensions');
+        const finish = () => {
+          let userData: unknown;
+          try {
+            userData = b.accept(ex);
+          } catch (err) {
+            return this.send(res, ex, this.errorReply(err, ex));
+          }
+          ex.done = true;
+          const upgrade = () => res.upgrade(userData, key, protocol, extensions, context as us_socket_context_t);
+          if (ex.inCallback) upgrade();
+          else res.cork(upgrade);
+        };
+        try {
+          if (la.kind !== 'tcp') return finish();
+          this.goAsync(res, ex);
+          void this.opts.auth.check(ex.headers, ex.query, ex.remoteAddress).then((outcome) => {
+            if (ex.aborted) return;
+            if (!outcome.ok) return this.send(res, ex, outcome.reply);
+            finish();
+          });
+        } finally {
+          ex.inCallback = false;
+        }
+      },
+      open: b.open ? (ws) => b.open!(ws) : undefined,
+      message: b.message ? (ws, msg, isBinary) => b.message!(ws, msg, isBinary) : undefined,
+      drain: b.drain ? (ws) => b.drain!(ws) : undefined,
+      close: b.close ? (ws, code) => b.close!(ws, code) : undefined,
+    } as uws.WebSocketBehavior<unknown>);
+  }
+
+  private exchangeFor(la: ListenerApp, res: HttpResponse, req: HttpRequest): Exchange {
+    const method = METHOD_NAMES[req.getMethod()] ?? (req.getCaseSensitiveMethod().toUpperCase() as HttpMethod);
+    const path = req.getUrl();
+    const headers: Record<string, string> = {};
+    req.forEach((k, v) => {
+      headers[k] = v;
+    });
+    // The peer address is copied now (res is only valid until answered) but decoded only if asked for.
+    return new Exchange(method, path, req.getQuery() ?? '', headers, la.kind, la.kind === 'socket' ? null : res.getRemoteAddressAsText());
   }
 
   private dispatch(la: ListenerApp, res: HttpResponse, req: HttpRequest): void {
@@ -58,14 +123,7 @@ export class HttpServer {
       res.close();
       return;
     }
-    const method = METHOD_NAMES[req.getMethod()] ?? (req.getCaseSensitiveMethod().toUpperCase() as HttpMethod);
-    const path = req.getUrl();
-    const headers: Record<string, string> = {};
-    req.forEach((k, v) => {
-      headers[k] = v;
-    });
-    const remoteAddress = la.kind === 'socket' ? 'unix' : normalizeIp(Buffer.from(res.getRemoteAddressAsText()).toString());
-    const ex = new Exchange(method, path, req.getQuery() ?? '', headers, la.kind, remoteAddress, la.kind === 'socket' || isLoopbackIp(remoteAddress));
+    const ex = this.exchangeFor(la, res, req);
     try {
       this.route(la, res, ex);
     } finally {

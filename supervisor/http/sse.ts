@@ -43,6 +43,8 @@ export interface SseQuery {
 export interface SseOptions extends SseQuery {
   /** Keep-alive comment period. Default SSE_KEEP_ALIVE_MS; tests pass a short one. */
   keepAliveMs?: number;
+  /** Extra response headers (CORS for browser EventSource clients). */
+  headers?: Record<string, string>;
 }
 
 /** A live SSE stream; disposing it closes the response. */
@@ -107,6 +109,7 @@ export function openSse(res: HttpResponse, options: SseOptions, bus: EventBus): 
   // Still inside the handler's corked section: status, headers and retry leave in one packet.
   res.writeStatus('200 OK');
   for (const [key, value] of SSE_HEADERS) res.writeHeader(key, value);
+  for (const key in options.headers) res.writeHeader(key, options.headers[key]!);
   res.write(RETRY_BYTES);
 
   // Returning false tells uWS this attempt did not finish; it calls again when writable.

@@ -1,5 +1,5 @@
 /** Shapes shared by the HTTP layer and the route modules; only stream handlers see a uWS response. */
-import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
+import type { HttpResponse, WebSocket } from '@trufflesuite/uws-js-unofficial';
 
 /** Which listener a request arrived on: the always-on unix socket or the opt-in TCP listener. */
 export type ListenerKind = 'socket' | 'tcp';
@@ -15,9 +15,9 @@ export interface RequestContext {
   headers: Readonly<Record<string, string>>;
   params: Readonly<Record<string, string>>;
   listener: ListenerKind;
-  remoteAddress: string;
+  readonly remoteAddress: string;
   /** The socket listener is always loopback; on TCP it is the peer address that decides. */
-  isLoopback: boolean;
+  readonly isLoopback: boolean;
   /** The raw body, bounded by the body limit; empty for bodyless methods. */
   body: Buffer;
   /** Set when the request must stop (client went away or the request timed out). */
@@ -40,6 +40,24 @@ export type Handler = (ctx: RequestContext) => Reply | Promise<Reply>;
  */
 export interface StreamHandler {
   stream(res: HttpResponse, ctx: RequestContext): void;
+}
+
+/** Per-socket behaviour of a WebSocket route; uWS's own callbacks with the route's user data. */
+export interface WsBehavior<U> {
+  /** Runs before the upgrade (after auth on TCP): throw HttpError to refuse with a status; returns the socket's data. */
+  accept(ctx: RequestContext): U;
+  open?(ws: WebSocket<U>): void;
+  message?(ws: WebSocket<U>, message: ArrayBuffer, isBinary: boolean): void;
+  drain?(ws: WebSocket<U>): void;
+  close?(ws: WebSocket<U>, code: number): void;
+  /** Bytes uWS may buffer per socket before send() drops a message. */
+  maxBackpressure: number;
+  maxPayloadLength: number;
+}
+
+export interface WsRoute<U = any> {
+  pattern: string;
+  ws: WsBehavior<U>;
 }
 
 export interface Route {

@@ -1,5 +1,6 @@
 /** GET /events (the SSE bus) and POST /events/types (replace a live stream's filter). */
 import type { EventBus } from '../events/eventBus.js';
+import { corsHeaders } from '../http/cors.js';
 import { applyEventTypesRequest, openSse } from '../http/sse.js';
 import type { RequestContext, Route } from '../http/types.js';
 
@@ -11,7 +12,8 @@ export function eventRoutes(bus: EventBus): Route[] {
       handler: {
         stream(res, ctx) {
           const streamId = ctx.query.get('stream_id');
-          openSse(res, { types: ctx.query.has('types') ? ctx.query.get('types') : null, ...(streamId ? { streamId } : {}) }, bus);
+          const headers = corsHeaders(ctx.listener, ctx.headers['origin']);
+          openSse(res, { types: ctx.query.has('types') ? ctx.query.get('types') : null, ...(streamId ? { streamId } : {}), headers }, bus);
         },
       },
     },

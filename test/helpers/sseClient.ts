@@ -12,6 +12,7 @@ export class SseClient {
   readonly events: SseEvent[] = [];
   raw = '';
   status = 0;
+  headers: Record<string, string | string[] | undefined> = {};
   private buffer = '';
   private req: ClientRequest | null = null;
   private waiters: Array<() => void> = [];
@@ -21,6 +22,7 @@ export class SseClient {
     return new Promise((resolve, reject) => {
       c.req = request({ agent: false, method: 'GET', ...opts }, (res) => {
         c.status = res.statusCode ?? 0;
+        c.headers = res.headers;
         res.setEncoding('utf8');
         res.on('data', (d: string) => c.feed(d));
         resolve(c);

@@ -163,5 +163,11 @@ describe('server limits (socket and TCP)', () => {
     assert.match(String(pre.headers['access-control-allow-headers']), /Authorization/);
     const remote = await t.tcp('GET', '/health', undefined, { Origin: 'https://phone.example' });
     assert.equal(remote.headers['access-control-allow-origin'], '*');
+    const sse = await SseClient.open({ socketPath: t.socketPath, path: '/events', headers: { Origin: 'http://localhost:1421' } });
+    try {
+      assert.equal(sse.headers['access-control-allow-origin'], 'http://localhost:1421', 'EventSource in a browser needs CORS too');
+    } finally {
+      sse.close();
+    }
   });
 });

@@ -140,3 +140,44 @@ async function freePort(): Promise<number> {
     });
   });
 }
+
+describe('TCP port selection', () => {
+  it('TUIC_PORT overrides the configured port for this process without saving it', async () => {
+    const port = await freePort();
+    const t = await Tuicd.start({ config: { services: { server: { enabled: true, port: 1 } } }, env: { TUIC_PORT: String(port) } });
+    try {
+      assert.equal(t.tcpPort, port);
+      const cfg = (await t.socket('GET', '/config')).json();
+      assert.equal(cfg.services.server.port, 1, 'the saved port is untouched');
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it('walks to port+1 when the configured port is taken', async () => {
+    const { createServer } = await import('node:net');
+    const blocker = createServer();
+    // Find a port whose successor is free too, hold the first, and ask tuicd for it.
+    let port = 0;
+    for (let i = 0; i < 20 && port === 0; i++) {
+      const candidate = await freePort();
+      if (candidate >= 65535) continue;
+      const ok = await new Promise<boolean>((resolve) => {
+        blocker.once('error', () => resolve(false));
+        blocker.listen(candidate, '127.0.0.1', () => resolve(true));
+      });
+      if (ok) port = candidate;
+    }
+    assert.ok(port > 0);
+    try {
+      const t = await Tuicd.start({ config: { services: { server: { enabled: true, port } } } });
+      try {
+        assert.ok(t.tcpPort === port + 1 || t.tcpPort === port + 2, `bound ${t.tcpPort} after ${port} was taken`);
+      } finally {
+        await t.stop();
+      }
+    } finally {
+      blocker.close();
+    }
+  });
+});

@@ -1,0 +1,146 @@
+/** Supervisor-side proxy of the pty host process: lazy start, heartbeat, restart budget, event forwarding. */
+import type { Client } from '../../shared/channel.js';
+import { connect } from '../../shared/channel.js';
+import type { Disposable } from '../../shared/disposable.js';
+import { toDisposable } from '../../shared/disposable.js';
+import { ErrorCode, SupervisorError } from '../../shared/errors.js';
+import { PtyProtocol } from '../../shared/protocol/pty.js';
+import type { PtyProtocolT } from '../../shared/protocol/pty.js';
+import type { StartedWorker, WorkerStarter } from './processStarter.js';
+
+export const PtyHostConstants = {
+  /** How often the supervisor asks the host whether it is alive. */
+  HEARTBEAT_INTERVAL_MS: 5_000,
+  /** A host busy with floods answers late; only this long a silence means wedged. */
+  HEARTBEAT_TIMEOUT_MS: 15_000,
+  /** At most this many restarts inside the window; past it the host stays down until the window moves. */
+  RESTART_BUDGET: 5,
+  RESTART_WINDOW_MS: 60_000,
+  /** A stopping host gets this long to kill its sessions before SIGKILL. */
+  STOP_GRACE_MS: 2_000,
+} as const;
+
+type PtyClient = Client<PtyProtocolT>;
+type EventName = 'data' | 'exit' | 'state';
+
+export interface HostLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+interface Running {
+  worker: StartedWorker;
+  client: PtyClient;
+  heartbeat: NodeJS.Timeout;
+  expectedExit: boolean;
+}
+
+export class PtyHost implements Disposable {
+  private running: Running | null = null;
+  private starting: Promise<PtyClient> | null = null;
+  private readonly restarts: number[] = [];
+  private readonly listeners = new Map<EventName, Set<(data: any, payload?: Uint8Array) => void>>();
+  private readonly exitListeners = new Set<(info: { pid: number; code: number | null; signal: string | null }) => void>();
+  private disposed = false;
+
+  constructor(private readonly starter: WorkerStarter, private readonly log: HostLogger) {}
+
+  get pid(): number | null {
+    return this.running?.worker.pid ?? null;
+  }
+
+  /** The client if the host runs now; never starts one (for cleanup that need not happen otherwise). */
+  runningClient(): PtyClient | null {
+    return this.running?.client ?? null;
+  }
+
+  /** The connected client, starting the host on first use (and after a crash, within the budget). */
+  client(): Promise<PtyClient> {
+    if (this.disposed) return Promise.reject(new SupervisorError(ErrorCode.WORKER_EXITED, 'pty host is shut down'));
+    if (this.running) return Promise.resolve(this.running.client);
+    this.starting ??= this.start().finally(() => {
+      this.starting = null;
+    });
+    return this.starting;
+  }
+
+  on(event: EventName, fn: (data: any, payload?: Uint8Array) => void): Disposable {
+    let set = this.listeners.get(event);
+    if (!set) this.listeners.set(event, (set = new Set()));
+    set.add(fn);
+    return toDisposable(() => set.delete(fn));
+  }
+
+  /** Fires when a running host dies unexpectedly; the owner closes the sessions it held. */
+  onHostExited(fn: (info: { pid: number; code: number | null; signal: string | null }) => void): Disposable {
+    this.exitListeners.add(fn);
+    return toDisposable(() => this.exitListeners.delete(fn));
+  }
+
+  private async start(): Promise<PtyClient> {
+    const now = Date.now();
+    while (this.restarts.length > 0 && this.restarts[0]! <= now - PtyHostConstants.RESTART_WINDOW_MS) this.restarts.shift();
+    if (this.restarts.length >= PtyHostConstants.RESTART_BUDGET) {
+      const waitS = Math.ceil((this.restarts[0]! + PtyHostConstants.RESTART_WINDOW_MS - now) / 1000);
+      throw new SupervisorError(ErrorCode.WORKER_EXITED, `pty host started ${this.restarts.length} times in the last minute; next try in ${waitS}s`);
+    }
+    this.restarts.push(now);
+    const worker = this.starter.start();
+    const client = connect(worker.transport, PtyProtocol);
+    for (const event of ['data', 'exit', 'state'] as const) {
+      client.on(event, (data: unknown, payload?: Uint8Array) => {
+        for (const fn of this.listeners.get(event) ?? []) fn(data, payload);
+      });
+    }
+    const running: Running = { worker, client, heartbeat: setInterval(() => this.beat(running), PtyHostConstants.HEARTBEAT_INTERVAL_MS), expectedExit: false };
+    running.heartbeat.unref();
+    void worker.exited.then(({ code, signal }) => this.onWorkerExit(running, code, signal));
+    try {
+      await client.ready;
+    } catch (err) {
+      running.expectedExit = true;
+      worker.kill('SIGKILL');
+      throw err;
+    }
+    this.running = running;
+    this.log.info({ pid: worker.pid }, 'pty host started');
+    return client;
+  }
+
+  private beat(running: Running): void {
+    running.client.request('ping', {}, { timeout: PtyHostConstants.HEARTBEAT_TIMEOUT_MS }).catch((err: unknown) => {
+      if (this.running !== running) return;
+      this.log.error({ pid: running.worker.pid, err: String(err) }, 'pty host missed its heartbeat; killing it');
+      running.worker.kill('SIGKILL');
+    });
+  }
+
+  private onWorkerExit(running: Running, code: number | null, signal: string | null): void {
+    clearInterval(running.heartbeat);
+    running.client.dispose();
+    if (this.running === running) this.running = null;
+    if (running.expectedExit || this.disposed) return;
+    this.log.error({ pid: running.worker.pid, code, signal }, 'pty host exited unexpectedly');
+    for (const fn of this.exitListeners) fn({ pid: running.worker.pid, code, signal });
+  }
+
+  /** Stops the host: closing the channel makes it kill its sessions; SIGKILL after a grace. */
+  async stop(): Promise<void> {
+    this.disposed = true;
+    const running = this.running;
+    this.running = null;
+    if (!running) return;
+    running.expectedExit = true;
+    clearInterval(running.heartbeat);
+    running.client.dispose();
+    running.worker.kill('SIGTERM');
+    const timer = setTimeout(() => running.worker.kill('SIGKILL'), PtyHostConstants.STOP_GRACE_MS);
+    await running.worker.exited;
+    clearTimeout(timer);
+  }
+
+  dispose(): void {
+    void this.stop();
+  }
+}

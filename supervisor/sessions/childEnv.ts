@@ -1,0 +1,25 @@
+/** The environment a session's shell starts with: ours minus what would confuse it, plus the terminal capability variables. */
+
+/** REFERENCE §2.2: what agents running inside expect of the terminal. */
+const CAPABILITY_VARS: Readonly<Record<string, string>> = {
+  TERM: 'xterm-256color',
+  COLORTERM: 'truecolor',
+  KITTY_WINDOW_ID: '1',
+  TERM_PROGRAM: 'ghostty',
+  TERM_PROGRAM_VERSION: '3.0.0',
+  TERM_FEATURES: 'T2PHUBSyMF',
+  CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS: '1',
+};
+
+/** CLAUDECODE makes a nested agent think it runs inside another; NO_COLOR may belong to a parent agent. */
+const REMOVED_VARS = ['CLAUDECODE', 'NO_COLOR'];
+
+export function childEnv(base: NodeJS.ProcessEnv, opts: { tuicSession: string; configDir: string }): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(base)) if (v !== undefined && !REMOVED_VARS.includes(k)) env[k] = v;
+  Object.assign(env, CAPABILITY_VARS);
+  env['LANG'] = base['LANG'] || 'en_US.UTF-8';
+  env['TUIC_SESSION'] = opts.tuicSession;
+  env['TUIC_CONFIG_DIR'] = opts.configDir;
+  return env;
+}

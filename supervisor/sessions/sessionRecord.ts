@@ -1,0 +1,53 @@
+/** What the supervisor knows about one session: identity, addresses, metadata, and its exit tombstone. */
+
+export type ShellStateName = 'busy' | 'idle';
+
+export interface ExitInfo {
+  exit_code: number | null;
+  signal: number | null;
+  reason: string;
+  at_ms: number;
+}
+
+export interface SessionRecord {
+  session_id: string;
+  /** The stable identity agents see as $TUIC_SESSION (the caller's, else the session id). */
+  tuic_session: string;
+  alias: string;
+  display_name: string;
+  cwd: string;
+  shell: string;
+  pid: number;
+  rows: number;
+  cols: number;
+  created_ms: number;
+  shell_state: ShellStateName | null;
+  last_activity_ms: number;
+  total_written: number;
+  paused: boolean;
+  /** Set once the process exited (or its host died): the tombstone that keeps output readable. */
+  exit: ExitInfo | null;
+}
+
+/** GET /sessions row: optional fields omitted rather than null. */
+export function sessionInfo(r: SessionRecord): Record<string, unknown> {
+  const state: Record<string, unknown> = { awaiting_input: false, rate_limited: false, last_activity_ms: r.last_activity_ms };
+  if (r.shell_state) state['shell_state'] = r.shell_state;
+  const info: Record<string, unknown> = {
+    session_id: r.session_id,
+    cwd: r.cwd,
+    display_name: r.display_name,
+    display_name_is_custom: false,
+    is_remote: true,
+    alias: r.alias,
+    tuic_session: r.tuic_session,
+    pid: r.pid,
+    rows: r.rows,
+    cols: r.cols,
+    paused: r.paused,
+    total_written: r.total_written,
+    state,
+  };
+  if (r.exit) info['exit'] = { exit_code: r.exit.exit_code, reason: r.exit.reason };
+  return info;
+}

@@ -1,0 +1,310 @@
+/** The supervisor's session registry: creates sessions on the pty host, resolves their three addresses, keeps tombstones, publishes lifecycle events. */
+import { randomUUID } from 'node:crypto';
+import { statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { basename, isAbsolute, resolve } from 'node:path';
+
+import type { Disposable } from '../../shared/disposable.js';
+import { toDisposable } from '../../shared/disposable.js';
+import { ErrorCode, SupervisorError } from '../../shared/errors.js';
+import { PtyConstants } from '../../shared/protocol/pty.js';
+import type { EventBus } from '../events/eventBus.js';
+import type { PtyHost } from '../hosts/ptyHost.js';
+import { HttpError } from '../http/types.js';
+import { AliasAllocator } from './alias.js';
+import { childEnv } from './childEnv.js';
+import type { SessionRecord, ShellStateName } from './sessionRecord.js';
+
+export const SessionConstants = {
+  /** An exited session stays readable this long (TOMBSTONE_TTL_MS). */
+  TOMBSTONE_TTL_MS: 5 * 60_000,
+  DEFAULT_ROWS: 24,
+  DEFAULT_COLS: 80,
+} as const;
+
+export interface CreateOptions {
+  rows?: unknown;
+  cols?: unknown;
+  shell?: unknown;
+  args?: unknown;
+  cwd?: unknown;
+  session_id?: unknown;
+  alias?: unknown;
+  tuic_session?: unknown;
+  display_name?: unknown;
+}
+
+/** Output listeners of one session (WebSocket viewers): bytes with their absolute offset. */
+export type OutputListener = (offset: number, bytes: Uint8Array) => void;
+export type LifecycleListener = (event: 'exit' | 'closed', record: SessionRecord) => void;
+
+export interface SessionServiceOptions {
+  host: PtyHost;
+  bus: EventBus;
+  configDir: string;
+  env: NodeJS.ProcessEnv;
+  maxSessions: () => number;
+  /** Default shell from config (`shell`), else $SHELL, else /bin/sh. */
+  defaultShell: () => string | null;
+}
+
+function dimension(value: unknown, name: 'rows' | 'cols', fallback: number): number {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > PtyConstants.MAX_TERMINAL_DIMENSION) {
+    throw new HttpError(400, `${name} must be between 1 and ${PtyConstants.MAX_TERMINAL_DIMENSION}, got ${String(value)}`);
+  }
+  return value;
+}
+
+function expandHome(p: string): string {
+  return p === '~' ? homedir() : p.startsWith('~/') ? resolve(homedir(), p.slice(2)) : p;
+}
+
+export class SessionService {
+  private readonly sessions = new Map<string, SessionRecord>();
+  private readonly aliases = new AliasAllocator();
+  private readonly outputListeners = new Map<string, Set<OutputListener>>();
+  private readonly lifecycleListeners = new Set<LifecycleListener>();
+  private readonly tombstoneTimers = new Map<string, NodeJS.Timeout>();
+  readonly counters = { total_spawned: 0, failed_spawns: 0, bytes_emitted: 0, pauses_triggered: 0 };
+
+  constructor(private readonly opts: SessionServiceOptions) {
+    opts.host.on('data', (e: { session_id: string; offset: number }, payload?: Uint8Array) => this.onData(e, payload));
+    opts.host.on('exit', (e: { session_id: string; exit_code: number | null; signal: number | null; total_written: number }) => this.onExit(e));
+    opts.host.on('state', (e: { session_id: string; shell_state: ShellStateName }) => this.onState(e));
+    opts.host.onHostExited(() => this.onHostExited());
+  }
+
+  /** Sessions whose process still runs. */
+  get liveCount(): number {
+    let n = 0;
+    for (const r of this.sessions.values()) if (!r.exit) n++;
+    return n;
+  }
+
+  list(): SessionRecord[] {
+    return [...this.sessions.values()].filter((r) => !r.exit);
+  }
+
+  /** Resolves a session id, a tuic_session identity or an alias; tombstoned sessions included. */
+  resolve(ref: string): SessionRecord | undefined {
+    const direct = this.sessions.get(ref);
+    if (direct) return direct;
+    for (const r of this.sessions.values()) if (r.tuic_session === ref || r.alias === ref) return r;
+    return undefined;
+  }
+
+  /** Like resolve, but a missing session is the spec's 404. */
+  get(ref: string): SessionRecord {
+    const r = this.resolve(ref);
+    if (!r) throw new HttpError(404, 'Session not found');
+    return r;
+  }
+
+  async create(o: CreateOptions): Promise<SessionRecord> {
+    const rows = dimension(o.rows, 'rows', SessionConstants.DEFAULT_ROWS);
+    const cols = dimension(o.cols, 'cols', SessionConstants.DEFAULT_COLS);
+    if (this.liveCount >= this.opts.maxSessions()) throw new HttpError(429, 'Max concurrent sessions reached');
+    const cwd = this.checkCwd(o.cwd);
+    let id = typeof o.session_id === 'string' && o.session_id.length > 0 ? o.session_id : randomUUID();
+    if (this.sessions.has(id)) {
+      if (o.session_id !== undefined) throw new HttpError(409, `session id ${id} is already in use`);
+      id = randomUUID();
+    }
+    const shell = typeof o.shell === 'string' && o.shell ? expandHome(o.shell) : (this.opts.defaultShell() ?? this.opts.env['SHELL'] ?? '/bin/sh');
+    const args = Array.isArray(o.args) ? o.args.filter((a): a is string => typeof a === 'string').map(expandHome) : [];
+    const tuicSession = typeof o.tuic_session === 'string' && o.tuic_session ? o.tuic_session : id;
+    const client = await this.opts.host.client();
+    let spawned;
+    try {
+      spawned = await client.request('spawn', {
+        session_id: id,
+        shell,
+        args,
+        cwd,
+        env: childEnv(this.opts.env, { tuicSession, configDir: this.opts.configDir }),
+        rows,
+        cols,
+      });
+    } catch (err) {
+      this.counters.failed_spawns++;
+      throw new HttpError(500, `Failed to spawn ${shell}: ${(err as Error).message}`);
+    }
+    const alias = this.aliases.assign(cwd, typeof o.alias === 'string' ? o.alias : undefined);
+    const now = Date.now();
+    const record: SessionRecord = {
+      session_id: id,
+      tuic_session: tuicSession,
+      alias,
+      display_name: typeof o.display_name === 'string' && o.display_name ? o.display_name : basename(shell),
+      cwd,
+      shell: spawned.shell,
+      pid: spawned.pid,
+      rows,
+      cols,
+      created_ms: now,
+      shell_state: null,
+      last_activity_ms: now,
+      total_written: 0,
+      paused: false,
+      exit: null,
+    };
+    this.sessions.set(id, record);
+    this.counters.total_spawned++;
+    this.opts.bus.publish('session-created', { session_id: id, cwd, agent_type: null, display_name: record.display_name });
+    this.opts.bus.publish('term-alias-assigned', { session_id: id, alias });
+    return record;
+  }
+
+  private checkCwd(raw: unknown): string {
+    const cwd = typeof raw === 'string' && raw.length > 0 ? expandHome(raw) : homedir();
+    if (!isAbsolute(cwd)) throw new HttpError(400, `Working directory must be an absolute path: ${cwd}`);
+    let st;
+    try {
+      st = statSync(cwd);
+    } catch {
+      throw new HttpError(400, `Working directory does not exist: ${cwd}`);
+    }
+    if (!st.isDirectory()) throw new HttpError(400, `Working directory is not a directory: ${cwd}`);
+    return cwd;
+  }
+
+  /** A live session's host client; an exited one refuses with 409 (its output stays readable). */
+  private async live(ref: string): Promise<{ record: SessionRecord; client: Awaited<ReturnType<PtyHost['client']>> }> {
+    const record = this.get(ref);
+    if (record.exit) throw new HttpError(409, `Session has exited (${record.exit.reason})`);
+    return { record, client: await this.opts.host.client() };
+  }
+
+  async write(ref: string, bytes: Uint8Array): Promise<void> {
+    const { record, client } = await this.live(ref);
+    await client.request('write', { session_id: record.session_id }, { payload: bytes });
+  }
+
+  async resize(ref: string, rowsRaw: unknown, colsRaw: unknown): Promise<void> {
+    const rows = dimension(rowsRaw, 'rows', NaN);
+    const cols = dimension(colsRaw, 'cols', NaN);
+    if (Number.isNaN(rows) || Number.isNaN(cols)) throw new HttpError(400, 'rows and cols are required');
+    const { record, client } = await this.live(ref);
+    await client.request('resize', { session_id: record.session_id, rows, cols });
+    record.rows = rows;
+    record.cols = cols;
+  }
+
+  async setPaused(ref: string, paused: boolean): Promise<void> {
+    const { record, client } = await this.live(ref);
+    await client.request(paused ? 'pause' : 'resume', { session_id: record.session_id });
+    if (paused && !record.paused) this.counters.pauses_triggered++;
+    record.paused = paused;
+  }
+
+  /** DELETE: Ctrl-C, session-closed (explicit_close) before cleanup, then the process group is hung up. */
+  async close(ref: string): Promise<void> {
+    const record = this.get(ref);
+    if (record.exit) {
+      this.forget(record);
+      return;
+    }
+    const client = await this.opts.host.client();
+    await client.request('write', { session_id: record.session_id }, { payload: Buffer.from([0x03]) }).catch(() => undefined);
+    this.markClosed(record, 'explicit_close', null, null);
+    await client.request('kill', { session_id: record.session_id }).catch(() => undefined);
+  }
+
+  async readRaw(ref: string, offset: number | undefined, limit: number | undefined): Promise<{ start: number; total_written: number; bytes: Uint8Array }> {
+    const record = this.get(ref);
+    const client = await this.opts.host.client();
+    const params: { session_id: string; offset?: number; limit?: number } = { session_id: record.session_id };
+    if (offset !== undefined) params.offset = offset;
+    if (limit !== undefined) params.limit = limit;
+    const { result, payload } = await client.requestWithPayload('readRaw', params).catch((err: unknown) => {
+      throw this.hostError(err);
+    });
+    return { ...result, bytes: payload ?? new Uint8Array(0) };
+  }
+
+  async readLog(ref: string, offset: number | undefined, limit: number | undefined) {
+    const record = this.get(ref);
+    const client = await this.opts.host.client();
+    const params: { session_id: string; offset?: number; limit?: number } = { session_id: record.session_id };
+    if (offset !== undefined) params.offset = offset;
+    if (limit !== undefined) params.limit = limit;
+    return client.request('readLog', params).catch((err: unknown) => {
+      throw this.hostError(err);
+    });
+  }
+
+  private hostError(err: unknown): Error {
+    if (err instanceof SupervisorError && err.code === ErrorCode.PTY_NOT_FOUND) return new HttpError(410, 'Session output is no longer held by the pty host');
+    return err as Error;
+  }
+
+  onOutput(sessionId: string, fn: OutputListener): Disposable {
+    let set = this.outputListeners.get(sessionId);
+    if (!set) this.outputListeners.set(sessionId, (set = new Set()));
+    set.add(fn);
+    return toDisposable(() => {
+      set.delete(fn);
+      if (set.size === 0) this.outputListeners.delete(sessionId);
+    });
+  }
+
+  onLifecycle(fn: LifecycleListener): Disposable {
+    this.lifecycleListeners.add(fn);
+    return toDisposable(() => this.lifecycleListeners.delete(fn));
+  }
+
+  private onData(e: { session_id: string; offset: number }, payload?: Uint8Array): void {
+    const record = this.sessions.get(e.session_id);
+    if (!record || !payload) return;
+    record.total_written = e.offset + payload.length;
+    record.last_activity_ms = Date.now();
+    this.counters.bytes_emitted += payload.length;
+    const set = this.outputListeners.get(e.session_id);
+    if (set) for (const fn of set) fn(e.offset, payload);
+  }
+
+  private onState(e: { session_id: string; shell_state: ShellStateName }): void {
+    const record = this.sessions.get(e.session_id);
+    if (!record || record.exit || record.shell_state === e.shell_state) return;
+    record.shell_state = e.shell_state;
+    this.opts.bus.publish('session-state-changed', { session_id: e.session_id, state: { shell_state: e.shell_state } });
+  }
+
+  private onExit(e: { session_id: string; exit_code: number | null; signal: number | null; total_written: number }): void {
+    const record = this.sessions.get(e.session_id);
+    if (!record) return;
+    record.total_written = e.total_written;
+    this.opts.bus.publish('pty-exit', { session_id: e.session_id, exit_code: e.exit_code });
+    this.markClosed(record, 'exit', e.exit_code, e.signal);
+  }
+
+  private onHostExited(): void {
+    for (const record of this.sessions.values()) if (!record.exit) this.markClosed(record, 'pty_host_exited', null, null);
+  }
+
+  private markClosed(record: SessionRecord, reason: string, exitCode: number | null, signal: number | null): void {
+    if (record.exit) return;
+    record.exit = { exit_code: exitCode, signal, reason, at_ms: Date.now() };
+    record.shell_state = 'idle';
+    this.aliases.release(record.alias);
+    this.opts.bus.publish('session-closed', { session_id: record.session_id, reason });
+    for (const fn of this.lifecycleListeners) fn('closed', record);
+    const timer = setTimeout(() => this.forget(record), SessionConstants.TOMBSTONE_TTL_MS);
+    timer.unref();
+    this.tombstoneTimers.set(record.session_id, timer);
+  }
+
+  private forget(record: SessionRecord): void {
+    clearTimeout(this.tombstoneTimers.get(record.session_id));
+    this.tombstoneTimers.delete(record.session_id);
+    this.sessions.delete(record.session_id);
+    // Only a running host holds buffers worth dropping; never start one just to forget.
+    this.opts.host.runningClient()?.request('forget', { session_id: record.session_id }).catch(() => undefined);
+  }
+
+  dispose(): void {
+    for (const t of this.tombstoneTimers.values()) clearTimeout(t);
+    this.tombstoneTimers.clear();
+  }
+}

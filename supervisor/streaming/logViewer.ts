@@ -1,0 +1,77 @@
+/** One log-mode viewer (`?format=log|text`): stripped, redacted lines from a cursor, then new lines every 200 ms. */
+import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
+
+import type { SessionService } from '../sessions/sessionService.js';
+import type { ViewerData } from './rawViewer.js';
+
+/** REFERENCE §1.2: log mode polls every 200 ms. */
+const LOG_POLL_MS = 200;
+/** Lines sent per catch-up frame. */
+const LOG_BATCH_LINES = 500;
+
+export class LogViewer {
+  private next: number | undefined;
+  private lastPartial = '';
+  private lastState = '';
+  private readonly timer: NodeJS.Timeout;
+  private busy = false;
+  private closed = false;
+
+  constructor(
+    private readonly ws: WebSocket<ViewerData>,
+    private readonly sessions: SessionService,
+    private readonly sessionId: string,
+    offset: number | undefined,
+  ) {
+    this.next = offset;
+    this.sendState();
+    void this.poll();
+    this.timer = setInterval(() => void this.poll(), LOG_POLL_MS);
+  }
+
+  private sendState(): void {
+    const record = this.sessions.resolve(this.sessionId);
+    if (!record) return;
+    const state: Record<string, unknown> = { awaiting_input: false, rate_limited: false, last_activity_ms: record.last_activity_ms };
+    if (record.shell_state) state['shell_state'] = record.shell_state;
+    const text = JSON.stringify({ type: 'state', state });
+    if (text === this.lastState) return;
+    this.lastState = text;
+    this.send(text);
+  }
+
+  private async poll(): Promise<void> {
+    if (this.busy || this.closed) return;
+    this.busy = true;
+    try {
+      const log = await this.sessions.readLog(this.sessionId, this.next, LOG_BATCH_LINES);
+      if (this.closed) return;
+      const changedPartial = log.partial !== this.lastPartial;
+      if (log.lines.length > 0 || changedPartial || this.next === undefined) {
+        const frame: Record<string, unknown> = { type: 'log', lines: log.lines.map((text) => ({ text })), offset: log.offset, total_lines: log.offset + log.lines.length };
+        if (changedPartial) frame['input_line'] = log.partial;
+        this.send(JSON.stringify(frame));
+        this.lastPartial = log.partial;
+      }
+      this.next = log.offset + log.lines.length;
+      this.sendState();
+    } catch {
+      // The session is gone from the host (exited and forgotten): nothing more to stream.
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private send(text: string): void {
+    if (!this.closed) this.ws.cork(() => this.ws.send(text, false));
+  }
+
+  onSessionClosed(reason: string): void {
+    void this.poll().then(() => this.send(JSON.stringify({ type: 'closed', session_id: this.sessionId, reason })));
+  }
+
+  dispose(): void {
+    this.closed = true;
+    clearInterval(this.timer);
+  }
+}

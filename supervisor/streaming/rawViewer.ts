@@ -1,0 +1,149 @@
+/** One raw-mode viewer of a session: gap-free catch-up from the ring, live frames, and a bounded send queue that never stalls the PTY. */
+import { StringDecoder } from 'node:string_decoder';
+import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
+
+import type { Disposable } from '../../shared/disposable.js';
+import { PtyConstants } from '../../shared/protocol/pty.js';
+import type { SessionService } from '../sessions/sessionService.js';
+
+export const ViewerConstants = {
+  /** Past this much unsent data the viewer leaves live fan-out; the PTY and other viewers never wait for it. */
+  HIGH_WATER_BYTES: 512 * 1024,
+  /** Once drained below this, a lagging viewer catches up from the ring and rejoins. */
+  LOW_WATER_BYTES: 64 * 1024,
+} as const;
+
+/** uWS send() results: 1 sent, 0 sent but buffered (backpressure), 2 dropped over maxBackpressure. */
+const SEND_OK = 1;
+const SEND_DROPPED = 2;
+/** uWS reports drain as the socket empties; this poll covers a drain that comes while we still had too much queued. */
+const DRAIN_POLL_MS = 50;
+
+export interface ViewerData {
+  sessionId: string;
+  /** Resume point from `?offset=`; absent = the whole ring. */
+  offset: number | undefined;
+  /** `?encoding=binary`: output as binary frames of raw bytes instead of JSON text frames. */
+  binary: boolean;
+}
+
+export class RawViewer {
+  /** Absolute offset of the next byte this viewer needs. */
+  private next = 0;
+  /** Live output that arrived while the catch-up read was in flight. */
+  private pending: Array<{ offset: number; bytes: Uint8Array }> | null = [];
+  private lagging = false;
+  private catchingUp = false;
+  private closed = false;
+  private readonly decoder = new StringDecoder('utf8');
+  private readonly subscription: Disposable;
+  private drainPoll: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly ws: WebSocket<ViewerData>,
+    private readonly sessions: SessionService,
+    private readonly sessionId: string,
+    startOffset: number | undefined,
+    private readonly binary: boolean,
+  ) {
+    // Subscribe before reading the ring, so nothing written in between is lost; offsets dedupe the overlap.
+    this.subscription = sessions.onOutput(sessionId, (offset, bytes) => this.onLive(offset, bytes));
+    void this.catchUp(startOffset ?? 0, startOffset === undefined);
+  }
+
+  private onLive(offset: number, bytes: Uint8Array): void {
+    if (this.closed) return;
+    if (this.pending) {
+      this.pending.push({ offset, bytes });
+      return;
+    }
+    if (this.lagging) return; // the ring still has it; drain() resumes from `next`
+    this.deliver(offset, bytes);
+  }
+
+  /** Reads the ring from `from` and sends it in 64 KiB frames, then replays what arrived meanwhile. */
+  private async catchUp(from: number, wholeRing: boolean): Promise<void> {
+    if (this.catchingUp) return;
+    this.catchingUp = true;
+    this.pending ??= [];
+    try {
+      const r = await this.sessions.readRaw(this.sessionId, from, undefined);
+      if (this.closed) return;
+      // The ring no longer holds [from, start): say so instead of silently skipping.
+      if (r.start > from && !wholeRing) this.sendJson({ type: 'resync', from, to: r.start, missed: r.start - from });
+      this.next = r.start;
+      for (let i = 0; i < r.bytes.length; i += PtyConstants.CATCH_UP_CHUNK_BYTES) {
+        this.deliver(r.start + i, r.bytes.subarray(i, i + PtyConstants.CATCH_UP_CHUNK_BYTES), r.total_written);
+      }
+      const queued = this.pending;
+      this.pending = null;
+      for (const p of queued) if (!this.lagging) this.deliver(p.offset, p.bytes);
+    } catch (err) {
+      this.sendJson({ type: 'error', error: (err as Error).message });
+      this.pending = null;
+    } finally {
+      this.catchingUp = false;
+    }
+    const record = this.sessions.resolve(this.sessionId);
+    if (record?.exit && !this.lagging) this.sendExit(record.exit.reason);
+  }
+
+  /** Sends the part of [offset, offset+len) this viewer has not had yet. */
+  private deliver(offset: number, bytes: Uint8Array, totalWritten?: number): void {
+    const end = offset + bytes.length;
+    if (end <= this.next) return;
+    const slice = offset < this.next ? bytes.subarray(this.next - offset) : bytes;
+    this.next = end;
+    let status = SEND_OK;
+    this.ws.cork(() => {
+      if (this.binary) status = this.ws.send(slice, true);
+      else {
+        const frame: Record<string, unknown> = { type: 'output', data: this.decoder.write(Buffer.from(slice.buffer, slice.byteOffset, slice.byteLength)) };
+        if (totalWritten !== undefined) frame['total_written'] = totalWritten;
+        status = this.ws.send(JSON.stringify(frame), false);
+      }
+    });
+    if (status === SEND_DROPPED) {
+      // uWS refused the frame: those bytes must come again from the ring.
+      this.next = end - slice.length;
+      this.startLagging();
+    } else if (this.ws.getBufferedAmount() > ViewerConstants.HIGH_WATER_BYTES) this.startLagging();
+  }
+
+  /** Leaves live fan-out until the socket drains; uWS's drain callback (or the poll, if it stays quiet) brings it back. */
+  private startLagging(): void {
+    if (this.lagging) return;
+    this.lagging = true;
+    this.drainPoll ??= setInterval(() => this.onDrain(), DRAIN_POLL_MS);
+  }
+
+  /** uWS says the socket drained: a lagging viewer catches up from the ring and rejoins live output. */
+  onDrain(): void {
+    if (this.closed || !this.lagging || this.ws.getBufferedAmount() > ViewerConstants.LOW_WATER_BYTES) return;
+    this.lagging = false;
+    clearInterval(this.drainPoll);
+    this.drainPoll = undefined;
+    void this.catchUp(this.next, false);
+  }
+
+  onSessionClosed(reason: string): void {
+    if (this.closed || this.pending || this.lagging) return; // catch-up sends it at the end
+    this.sendExit(reason);
+  }
+
+  private sendExit(reason: string): void {
+    this.sendJson({ type: 'exit', session_id: this.sessionId });
+    this.sendJson({ type: 'closed', session_id: this.sessionId, reason });
+  }
+
+  private sendJson(frame: object): void {
+    if (this.closed) return;
+    this.ws.cork(() => this.ws.send(JSON.stringify(frame), false));
+  }
+
+  dispose(): void {
+    this.closed = true;
+    clearInterval(this.drainPoll);
+    this.subscription.dispose();
+  }
+}
