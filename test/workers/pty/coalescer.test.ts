@@ -1,0 +1,93 @@
+/** Coalescer: the first chunk after quiet leaves at once, the rest in window- or size-bounded batches, contiguous. */
+
+import assert from 'node:assert/strict';
+import { describe, type TestContext, test } from 'node:test';
+
+import { Coalescer } from '../../../workers/pty/coalescer.js';
+
+const WINDOW_MS = 4;
+
+function setup(t: TestContext, maxBatchBytes = 1024) {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const sent: Array<{ text: string; offset: number }> = [];
+  const coalescer = new Coalescer({ windowMs: WINDOW_MS, maxBatchBytes, onFlush: (bytes, offset) => sent.push({ text: Buffer.from(bytes).toString(), offset }) });
+  let offset = 0;
+  const push = (text: string): void => {
+    coalescer.push(Buffer.from(text), offset);
+    offset += text.length;
+  };
+  return { coalescer, sent, push };
+}
+
+describe('Coalescer', () => {
+  test('the first chunk after quiet is sent synchronously; the next ones wait for the window', (t) => {
+    const { sent, push } = setup(t);
+    push('a');
+    assert.deepEqual(sent, [{ text: 'a', offset: 0 }]);
+    push('bc');
+    push('def');
+    assert.equal(sent.length, 1);
+    t.mock.timers.tick(WINDOW_MS);
+    assert.deepEqual(sent[1], { text: 'bcdef', offset: 1 });
+  });
+
+  test('a quiet window ends the burst: the next chunk goes at once again', (t) => {
+    const { sent, push } = setup(t);
+    push('a');
+    t.mock.timers.tick(WINDOW_MS); // window ends with nothing held: idle
+    push('b');
+    assert.deepEqual(sent, [
+      { text: 'a', offset: 0 },
+      { text: 'b', offset: 1 },
+    ]);
+  });
+
+  test('during a flood every window sends one batch, in order, without gaps', (t) => {
+    const { sent, push } = setup(t);
+    let expected = '';
+    for (let i = 0; i < 50; i++) {
+      const text = `chunk${i};`;
+      push(text);
+      expected += text;
+      if (i % 5 === 4) t.mock.timers.tick(WINDOW_MS);
+    }
+    t.mock.timers.tick(WINDOW_MS);
+    assert.equal(sent.map((s) => s.text).join(''), expected);
+    let offset = 0;
+    for (const s of sent) {
+      assert.equal(s.offset, offset);
+      offset += s.text.length;
+    }
+    assert.ok(sent.length <= 12, `${sent.length} batches`);
+  });
+
+  test('a batch that reaches maxBatchBytes leaves before the window ends', (t) => {
+    const { sent, push } = setup(t, 8);
+    push('x');
+    push('12345');
+    push('6789');
+    assert.deepEqual(sent[1], { text: '123456789', offset: 1 });
+    push('z');
+    t.mock.timers.tick(WINDOW_MS);
+    assert.deepEqual(sent[2], { text: 'z', offset: 10 });
+  });
+
+  test('flush() sends what is held now; dispose() drops it and ignores later chunks', (t) => {
+    const { coalescer, sent, push } = setup(t);
+    push('a');
+    push('b');
+    coalescer.flush();
+    assert.deepEqual(sent[1], { text: 'b', offset: 1 });
+    push('c');
+    coalescer.dispose();
+    push('d');
+    t.mock.timers.tick(WINDOW_MS * 3);
+    assert.equal(sent.length, 2);
+  });
+
+  test('empty chunks are ignored', (t) => {
+    const { coalescer, sent } = setup(t);
+    coalescer.push(new Uint8Array(0), 0);
+    assert.equal(sent.length, 0);
+  });
+});

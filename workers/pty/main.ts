@@ -1,0 +1,36 @@
+/**
+ * Entry of the pty host process: serves PtyProtocol on the duplex socket the supervisor passes as
+ * fd 3 (stdout/stderr stay free for logs). When the supervisor goes away, so do the sessions.
+ */
+
+import { Socket } from 'node:net';
+
+import { type Server, serve } from '../../shared/channel.js';
+import { PtyProtocol, type PtyProtocolT } from '../../shared/protocol/pty.js';
+import { streamTransport } from '../../shared/transports/stream.js';
+import { PtyService } from './ptyService.js';
+
+/** Sessions get this long after SIGHUP before SIGKILL; well under the supervisor's 2 s stop grace. */
+const SHUTDOWN_GRACE_MS = 1_000;
+
+const sock = new Socket({ fd: 3, readable: true, writable: true });
+let server: Server<PtyProtocolT> | undefined;
+const service = new PtyService({ emit: (event, data, options) => server?.emit(event, data, options) });
+server = serve(streamTransport(sock, sock), PtyProtocol, service);
+
+let stopping = false;
+function stop(code: number): void {
+  if (stopping) return;
+  stopping = true;
+  void service.shutdown(SHUTDOWN_GRACE_MS).finally(() => process.exit(code));
+}
+
+// The supervisor closed the link or died: nobody is left to read these terminals.
+server.onClose(() => stop(0));
+// The supervisor's stop() sends SIGTERM after closing the channel; Ctrl-C when run by hand.
+process.on('SIGTERM', () => stop(0));
+process.on('SIGINT', () => stop(0));
+process.on('uncaughtException', (err) => {
+  process.stderr.write(`pty host: uncaught exception, closing every session: ${err.stack ?? String(err)}\n`);
+  stop(1);
+});

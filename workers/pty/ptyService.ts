@@ -1,0 +1,132 @@
+/**
+ * The pty host's request handlers: a map of sessions keyed by the supervisor's session id, every
+ * method taking the id first, and the sessions' output/exit/state forwarded as channel events.
+ */
+
+import type { Disposable } from '../../shared/disposable.js';
+import { ErrorCode, SupervisorError } from '../../shared/errors.js';
+import { type HandlerContext, type HandlersOf, type ParamsOf, type ResultOf, withPayload } from '../../shared/protocol/defineProtocol.js';
+import type { EventNameOf, EventOf } from '../../shared/protocol/defineProtocol.js';
+import type { PtyProtocolT } from '../../shared/protocol/pty.js';
+import { type ExitInfo, PTY_SPAWN_FAILED, PtySession, type TextLog } from './ptySession.js';
+
+type P = PtyProtocolT;
+type Params<M extends keyof HandlersOf<P>> = ParamsOf<P, M>;
+type Result<M extends keyof HandlersOf<P>> = ResultOf<P, M>;
+
+/** Where events go: the channel server (structurally), or a recorder in tests. */
+export interface PtyEventSink {
+  emit<E extends EventNameOf<P>>(event: E, data: EventOf<P, E>, options?: { payload?: Uint8Array }): void;
+}
+
+export interface PtyServiceOptions {
+  /** Builds each session's text log; absent, readLog answers with an empty log. */
+  createTextLog?: () => TextLog;
+}
+
+const OK = Object.freeze({});
+
+export class PtyService implements HandlersOf<P>, Disposable {
+  private readonly sessions = new Map<string, PtySession>();
+
+  constructor(
+    private readonly events: PtyEventSink,
+    private readonly options: PtyServiceOptions = {},
+  ) {}
+
+  ping(): Result<'ping'> {
+    return { pid: process.pid };
+  }
+
+  spawn(params: Params<'spawn'>): Result<'spawn'> {
+    const id = params.session_id;
+    if (this.sessions.has(id)) throw new SupervisorError(PTY_SPAWN_FAILED, `session '${id}' already exists in this pty host`, { session_id: id });
+    const session = PtySession.spawn(params, this.options.createTextLog?.());
+    this.sessions.set(id, session);
+    // Payloads are handed to the transport as they are: the coalescer never reuses a batch.
+    session.onData((payload, offset) => this.events.emit('data', { session_id: id, offset }, { payload }));
+    session.onState((shell_state) => this.events.emit('state', { session_id: id, shell_state }));
+    session.onExit((info: ExitInfo) => this.events.emit('exit', { session_id: id, ...info }));
+    return { pid: session.pid, shell: session.shell };
+  }
+
+  write(params: Params<'write'>, ctx: HandlerContext): Result<'write'> {
+    const session = this.get(params.session_id);
+    if (ctx.payload !== undefined) session.write(ctx.payload);
+    return OK;
+  }
+
+  resize(params: Params<'resize'>): Result<'resize'> {
+    this.get(params.session_id).resize(params.rows, params.cols);
+    return OK;
+  }
+
+  pause(params: Params<'pause'>): Result<'pause'> {
+    this.get(params.session_id).pause();
+    return OK;
+  }
+
+  resume(params: Params<'resume'>): Result<'resume'> {
+    this.get(params.session_id).resume();
+    return OK;
+  }
+
+  kill(params: Params<'kill'>): Result<'kill'> {
+    this.get(params.session_id).kill(params.signal);
+    return OK;
+  }
+
+  readRaw(params: Params<'readRaw'>) {
+    const { start, total_written, bytes } = this.get(params.session_id).readRaw(params);
+    return withPayload<Result<'readRaw'>>({ start, total_written }, bytes);
+  }
+
+  readLog(params: Params<'readLog'>): Result<'readLog'> {
+    return this.get(params.session_id).readLog(params);
+  }
+
+  /** Drops a session's buffers; one still running is killed first (nobody will read it any more). */
+  forget(params: Params<'forget'>): Result<'forget'> {
+    const session = this.get(params.session_id);
+    this.sessions.delete(params.session_id);
+    session.dispose();
+    return OK;
+  }
+
+  processes(): Result<'processes'> {
+    const sessions: Array<{ session_id: string; pid: number }> = [];
+    for (const [session_id, session] of this.sessions) if (session.exited === undefined) sessions.push({ session_id, pid: session.pid });
+    return { host_pid: process.pid, sessions };
+  }
+
+  /** Sessions whose child is still running. */
+  get live(): PtySession[] {
+    return [...this.sessions.values()].filter((s) => s.exited === undefined);
+  }
+
+  /**
+   * Host shutdown: every live session gets `signal` (SIGHUP: their terminal is going away), and
+   * SIGKILL once `graceMs` passed; resolves when all exited or were SIGKILLed.
+   */
+  async shutdown(graceMs: number, signal: NodeJS.Signals = 'SIGHUP'): Promise<void> {
+    const live = this.live;
+    for (const session of live) session.kill(signal);
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+    await Promise.race([Promise.all(live.map((s) => s.whenExited())), grace]);
+    clearTimeout(timer);
+    this.dispose();
+  }
+
+  /** Kills whatever still runs and releases every session. */
+  dispose(): void {
+    for (const session of this.sessions.values()) session.dispose();
+    this.sessions.clear();
+  }
+
+  private get(id: string): PtySession {
+    const session = this.sessions.get(id);
+    if (session === undefined) throw new SupervisorError(ErrorCode.PTY_NOT_FOUND, `no pty session '${id}' in this host`, { session_id: id });
+    return session;
+  }
+}

@@ -1,0 +1,298 @@
+/**
+ * One terminal: a node-pty child, its raw output ring, its text log, output coalescing, shell
+ * busy/idle, flow control and staged shutdown. The only importer of node-pty.
+ * Exit tail: libuv takes POLLHUP plus a short read on a PTY master for EOF while bytes are still
+ * buffered (libuv/libuv#4992; node-pty #72/#85/#726); holding the slave open keeps POLLHUP away.
+ */
+
+import { closeSync, constants as fsConstants, openSync, statSync } from 'node:fs';
+
+import { type IPty, spawn as spawnPty } from 'node-pty';
+
+import { type Disposable, DisposableStore } from '../../shared/disposable.js';
+import { SupervisorError } from '../../shared/errors.js';
+import type { EventOf, ResultOf } from '../../shared/protocol/defineProtocol.js';
+import { PtyConstants, type PtyProtocolT } from '../../shared/protocol/pty.js';
+import { Coalescer } from './coalescer.js';
+import { Listeners } from './listeners.js';
+import { OutputRing, type RingReadOptions } from './outputRing.js';
+import { isClosingSignal, normalizeSignal, signalGroup } from './processGroup.js';
+import { ShellActivity, type ShellState } from './shellActivity.js';
+
+export const PtySessionConstants = {
+  /** Output after the first chunk is held this long: 4095-byte reads at 25–50 k/s become ~250 messages/s (PERFORMANCE "PTY": 2–5 ms). */
+  COALESCE_WINDOW_MS: 4,
+  /** A batch this big leaves without waiting for the window: the catch-up chunk size, so batches and reads line up. */
+  COALESCE_MAX_BYTES: PtyConstants.CATCH_UP_CHUNK_BYTES,
+  /** A session asked to close (SIGHUP/SIGTERM) that is still alive after this gets SIGKILL (interactive bash ignores SIGTERM). */
+  KILL_GRACE_MS: 3_000,
+  /** TERM the child sees; the supervisor's env and every client renderer assume it. */
+  TERM_NAME: 'xterm-256color',
+  /** Used when neither the request nor the child env names a shell. */
+  FALLBACK_SHELL: '/bin/sh',
+} as const;
+
+/** Not yet in shared/errors.ts's table (not this room's file): a spawn request the host refuses. */
+export const PTY_SPAWN_FAILED = 'PTY_SPAWN_FAILED';
+
+export type { ShellState } from './shellActivity.js';
+
+export interface PtySpawnOptions {
+  shell?: string;
+  args?: string[];
+  cwd: string;
+  /** The complete child environment. */
+  env: Record<string, string>;
+  rows: number;
+  cols: number;
+}
+
+export type ExitInfo = Omit<EventOf<PtyProtocolT, 'exit'>, 'session_id'>;
+export type LogRead = ResultOf<PtyProtocolT, 'readLog'>;
+
+/** The text side (workers/pty/textPipeline.ts): stripped, redacted lines with a monotonic cursor. */
+export interface TextLog {
+  push(chunk: Uint8Array): void;
+  read(options: { offset?: number; limit?: number }): LogRead;
+  flush(): void;
+}
+
+type DataListener = (bytes: Uint8Array, offset: number) => void;
+
+export class PtySession implements Disposable {
+  readonly pid: number;
+  private readonly ring = new OutputRing(PtyConstants.OUTPUT_RING_BYTES);
+  private readonly coalescer: Coalescer;
+  private readonly store = new DisposableStore();
+  private readonly dataListeners = new Listeners<[Uint8Array, number]>();
+  private readonly exitListeners = new Listeners<[ExitInfo]>();
+  private readonly stateListeners = new Listeners<[ShellState]>();
+  private readonly activity = new ShellActivity(PtyConstants.SHELL_IDLE_MS, (state) => this.stateListeners.fire(state));
+  private killTimer: NodeJS.Timeout | undefined;
+  private paused = false;
+  private exitInfo: ExitInfo | undefined;
+  private readonly exitPromise: Promise<ExitInfo>;
+  private resolveExit: (info: ExitInfo) => void = () => {};
+
+  private constructor(
+    private readonly pty: IPty,
+    readonly shell: string,
+    private textLog: TextLog | undefined,
+    /** Our own fd on the PTY slave (see the header); closed once the exit was reported. */
+    private slaveFd: number | undefined,
+  ) {
+    this.pid = pty.pid;
+    this.exitPromise = new Promise((resolve) => (this.resolveExit = resolve));
+    this.coalescer = new Coalescer({
+      windowMs: PtySessionConstants.COALESCE_WINDOW_MS,
+      maxBatchBytes: PtySessionConstants.COALESCE_MAX_BYTES,
+      onFlush: this.onBatch,
+    });
+    // With `encoding: null` node-pty hands out Buffers; its typings only know strings.
+    this.store.add(pty.onData(this.onPtyData as unknown as (data: string) => void));
+    // node-pty reports the exit only after its read stream closed: every byte read came before.
+    this.store.add(pty.onExit(({ exitCode, signal }) => this.finish(exitCode, signal ?? 0)));
+  }
+
+  /** Starts `shell` (else $SHELL of the child env, else /bin/sh) on a new PTY. */
+  static spawn(options: PtySpawnOptions, textLog?: TextLog): PtySession {
+    const shell = options.shell || options.env.SHELL || process.env.SHELL || PtySessionConstants.FALLBACK_SHELL;
+    if (!isDirectory(options.cwd)) throw new SupervisorError(PTY_SPAWN_FAILED, `cwd '${options.cwd}' is not a directory`, { cwd: options.cwd });
+    let pty: IPty;
+    try {
+      pty = spawnPty(shell, options.args ?? [], {
+        name: PtySessionConstants.TERM_NAME,
+        cwd: options.cwd,
+        env: options.env,
+        rows: options.rows,
+        cols: options.cols,
+        // Buffers, not strings: faster, and multi-byte characters split across reads stay intact.
+        // (node-pty then leaves IUTF8 off the termios: only canonical-mode erase of multi-byte input notices.)
+        encoding: null,
+      });
+    } catch (err) {
+      throw new SupervisorError(PTY_SPAWN_FAILED, `cannot start '${shell}': ${(err as Error).message}`, { shell });
+    }
+    // Same tick as the spawn: libuv has not polled the master yet, so no early POLLHUP was seen.
+    return new PtySession(pty, shell, textLog, holdSlave(pty));
+  }
+
+  get exited(): ExitInfo | undefined {
+    return this.exitInfo;
+  }
+
+  /** Resolves once the exit event has been fired (all output delivered first). */
+  whenExited(): Promise<ExitInfo> {
+    return this.exitPromise;
+  }
+
+  get shellState(): ShellState {
+    return this.activity.state;
+  }
+
+  /** Coalesced output: contiguous batches with the absolute offset of their first byte. */
+  onData(listener: DataListener): Disposable {
+    return this.dataListeners.add(listener);
+  }
+
+  /** Fires once, after the last `onData` batch. */
+  onExit(listener: (info: ExitInfo) => void): Disposable {
+    return this.exitListeners.add(listener);
+  }
+
+  /** Fires on change only. */
+  onState(listener: (state: ShellState) => void): Disposable {
+    return this.stateListeners.add(listener);
+  }
+
+  /** Input to the terminal; dropped once the child exited (like typing into a closed terminal). */
+  write(bytes: Uint8Array): void {
+    if (this.exitInfo !== undefined || bytes.length === 0) return;
+    // A view, not a copy: node-pty copies into its own write queue.
+    this.pty.write(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
+  }
+
+  resize(rows: number, cols: number): void {
+    if (this.exitInfo !== undefined) return;
+    this.pty.resize(cols, rows);
+  }
+
+  /** Stops reading the PTY: the kernel buffer fills and the child blocks on write. Nothing is lost. */
+  pause(): void {
+    if (this.exitInfo !== undefined || this.paused) return;
+    this.paused = true;
+    this.pty.pause();
+  }
+
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.pty.resume();
+  }
+
+  /**
+   * Signals the whole process group (the shell leads it: node-pty's helper calls setsid). A closing
+   * signal (default SIGHUP, as a terminal closing) escalates to SIGKILL after KILL_GRACE_MS.
+   */
+  kill(signal = 'SIGHUP'): void {
+    const name = normalizeSignal(signal);
+    if (this.exitInfo !== undefined) return;
+    // Output still queued in the kernel would be lost with the child; read it into the ring.
+    this.resume();
+    signalGroup(this.pid, name);
+    if (isClosingSignal(name) && this.killTimer === undefined) {
+      this.killTimer = setTimeout(() => {
+        if (this.exitInfo === undefined) signalGroup(this.pid, 'SIGKILL');
+      }, PtySessionConstants.KILL_GRACE_MS);
+      this.killTimer.unref();
+    }
+  }
+
+  readRaw(options: RingReadOptions): { start: number; total_written: number; bytes: Buffer } {
+    const { start, bytes } = this.ring.read(options);
+    return { start, total_written: this.ring.totalWritten, bytes };
+  }
+
+  readLog(options: { offset?: number; limit?: number }): LogRead {
+    if (this.textLog !== undefined) return this.textLog.read(options);
+    return { lines: [], offset: 0, total_lines: 0, oldest_offset: 0, partial: '' };
+  }
+
+  /** Releases everything; a child still running is killed outright (its output has nobody left to read it). */
+  dispose(): void {
+    if (this.exitInfo === undefined) signalGroup(this.pid, 'SIGKILL');
+    this.clearTimers();
+    this.coalescer.dispose();
+    this.store.dispose();
+    this.releaseSlave();
+  }
+
+  private readonly onPtyData = (chunk: Buffer): void => {
+    // After the exit event the byte count is final; late bytes (none expected) would break it.
+    if (this.exitInfo !== undefined) return;
+    const offset = this.ring.append(chunk);
+    this.coalescer.push(chunk, offset);
+    this.activity.output();
+  };
+
+  /** One coalesced batch: the text log sees it before the supervisor does, so readLog never lags a data event. */
+  private readonly onBatch = (bytes: Uint8Array, offset: number): void => {
+    if (this.textLog !== undefined) this.pushText(bytes);
+    this.dataListeners.fire(bytes, offset);
+  };
+
+  /** A failing text stage costs the session its log, never its raw output. */
+  private pushText(bytes: Uint8Array): void {
+    try {
+      this.textLog!.push(bytes);
+    } catch (err) {
+      this.textLog = undefined;
+      process.stderr.write(`pty host: text pipeline failed for pid ${this.pid}, its log stops here: ${(err as Error).stack ?? String(err)}\n`);
+    }
+  }
+
+  /** Last batch, final idle, then exit: the supervisor sees every byte before it hears of the exit. */
+  private finish(exitCode: number, signal: number): void {
+    if (this.exitInfo !== undefined) return;
+    this.clearTimers();
+    this.coalescer.flush();
+    this.coalescer.dispose();
+    if (this.textLog !== undefined) this.flushText();
+    this.activity.stop();
+    this.exitInfo = { exit_code: signal !== 0 ? null : exitCode, signal: signal !== 0 ? signal : null, total_written: this.ring.totalWritten };
+    this.store.dispose();
+    this.releaseSlave();
+    this.exitListeners.fire(this.exitInfo);
+    this.resolveExit(this.exitInfo);
+  }
+
+  private flushText(): void {
+    try {
+      this.textLog!.flush();
+    } catch (err) {
+      process.stderr.write(`pty host: text pipeline flush failed for pid ${this.pid}: ${(err as Error).message}\n`);
+    }
+  }
+
+  private clearTimers(): void {
+    this.activity.dispose();
+    clearTimeout(this.killTimer);
+    this.killTimer = undefined;
+  }
+
+  private releaseSlave(): void {
+    if (this.slaveFd === undefined) return;
+    const fd = this.slaveFd;
+    this.slaveFd = undefined;
+    try {
+      closeSync(fd);
+    } catch {
+      // EBADF cannot happen (only this object closes it); nothing else to do on a close error.
+    }
+  }
+}
+
+/**
+ * Opens the session's PTY slave so the master never reports POLLHUP while the child lives: libuv
+ * then reads until EAGAIN and node-pty's exit (which waits for its 200 ms socket destroy, since
+ * the slave stays open) comes after the last byte. The fd is close-on-exec, so no child gets it.
+ */
+function holdSlave(pty: IPty): number | undefined {
+  // `ptsName` is public on node-pty's UnixTerminal but missing from its typings.
+  const ptsName = (pty as unknown as { ptsName?: string }).ptsName;
+  if (ptsName === undefined) return undefined;
+  try {
+    return openSync(ptsName, fsConstants.O_RDWR | fsConstants.O_NOCTTY);
+  } catch (err) {
+    process.stderr.write(`pty host: cannot hold ${ptsName} open (${(err as Error).message}); the last output before exit may be cut\n`);
+    return undefined;
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false; // Missing or unreadable: either way the child could not start there.
+  }
+}

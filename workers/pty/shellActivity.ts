@@ -1,0 +1,59 @@
+/**
+ * Busy/idle of one shell from its output alone: busy on output, idle after SHELL_IDLE_MS of quiet
+ * (REFERENCE §2.6). Costs one Date.now() per chunk and one timer per busy period, not per chunk.
+ */
+
+import type { Disposable } from '../../shared/disposable.js';
+
+export type ShellState = 'busy' | 'idle';
+
+export class ShellActivity implements Disposable {
+  private current: ShellState = 'idle';
+  private lastOutputAt = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly idleMs: number,
+    /** Called on change only. */
+    private readonly onChange: (state: ShellState) => void,
+  ) {}
+
+  get state(): ShellState {
+    return this.current;
+  }
+
+  /** Output arrived now. */
+  output(): void {
+    this.lastOutputAt = Date.now();
+    if (this.current !== 'busy') this.set('busy');
+    this.timer ??= setTimeout(this.check, this.idleMs);
+  }
+
+  /** The shell is gone: idle for good (the final state before exit). */
+  stop(): void {
+    this.dispose();
+    this.set('idle');
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Re-armed for the remainder while output keeps coming. */
+  private readonly check = (): void => {
+    const quietMs = Date.now() - this.lastOutputAt;
+    if (quietMs >= this.idleMs) {
+      this.timer = undefined;
+      this.set('idle');
+    } else {
+      this.timer = setTimeout(this.check, this.idleMs - quietMs);
+    }
+  };
+
+  private set(state: ShellState): void {
+    if (this.current === state) return;
+    this.current = state;
+    this.onChange(state);
+  }
+}
