@@ -1,0 +1,256 @@
+/**
+ * Session streaming (issue #3 "Benchmarks"): bytes/s a WebSocket viewer of a tuicd session receives
+ * against a bare node-pty Buffer read of the same command, and keystroke echo latency through
+ * tuicd against the same round trip on a bare node-pty. tuicd runs as its own process
+ * (`node dist/supervisor/main.js`, unix socket only); the viewers, the keystroke timer and the bare
+ * node-pty baselines all run in one separate load process (sessions/client.ts).
+ */
+import { cpuSeconds } from '../http/children.js';
+import { errorText, failedRow, median, row, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
+import { LoadClient } from './sessions/clientProc.js';
+import type { EchoSpec, StreamResult } from './sessions/protocol.js';
+import { base64Flood, ECHO_SCRIPT, SHELL, zeroFlood, type StreamScript } from './sessions/scripts.js';
+import { fmt, goal, percentile } from './sessions/stats.js';
+import { createSession, deleteSession, ptyHostPid, startTuicd, type TuicdUnderTest } from './sessions/tuicd.js';
+
+const StreamBenchConstants = {
+  /**
+   * `head -c N`: the issue sizes N at 200 MB; on these 2-core machines that is ~5 s per run and
+   * 18 runs per regime, so the full run uses 50 MB and --quick 10 MB (the row note says which).
+   */
+  FLOOD_BYTES: 50_000_000,
+  FLOOD_BYTES_QUICK: 10_000_000,
+  /** A stream with no byte for this long is over: a short count shows up as not byte-exact. */
+  IDLE_TIMEOUT_MS: 5_000,
+  /** Longest a single flood run may take (a 200 MB producer-bound run at 5 MB/s would still fit). */
+  STREAM_CALL_TIMEOUT_MS: 180_000,
+  /** Keystrokes per echo run, spaced 5–10 ms apart after each echo (issue: "e.g. 500"). */
+  ECHO: { keystrokes: 500, warmup: 20, gapMinMs: 5, gapMaxMs: 10 } satisfies EchoSpec,
+  ECHO_QUICK: { keystrokes: 150, warmup: 10, gapMinMs: 5, gapMaxMs: 10 } satisfies EchoSpec,
+  ECHO_CALL_TIMEOUT_MS: 120_000,
+  /** Issue #3 goals. */
+  GOAL_BASE64: 0.95,
+  GOAL_ZEROS: 0.8,
+  GOAL_ECHO_P50_MS: 0.6,
+  GOAL_ECHO_P99_MS: 3,
+  VIEWER_COUNTS: [1, 3],
+} as const;
+
+const BARE = 'bare node-pty (Buffer read)';
+const viewersVariant = (n: number): string => `tuicd, ${n} WebSocket viewer${n === 1 ? '' : 's'}`;
+
+/** Everything measured for one variant across repetitions. */
+interface Series {
+  values: number[];
+  problems: string[];
+  errors: string[];
+  /** Per run: supervisor and pty-host CPU ms per MB delivered (tuicd variants only). */
+  supervisorCpuMsPerMb: number[];
+  hostCpuMsPerMb: number[];
+  /** Per run: slowest / fastest viewer rate (3 viewers). */
+  viewerEvenness: number[];
+}
+
+const newSeries = (): Series => ({ values: [], problems: [], errors: [], supervisorCpuMsPerMb: [], hostCpuMsPerMb: [], viewerEvenness: [] });
+
+/** MB/s of the slowest reader in one run (10^6 bytes). */
+function slowestRate(r: StreamResult): number {
+  return Math.min(...r.viewers.map((v) => (v.lastAt > v.firstAt ? v.bytes / ((v.lastAt - v.firstAt) / 1000) / 1e6 : 0)));
+}
+
+function evenness(r: StreamResult): number {
+  const rates = r.viewers.map((v) => v.bytes / Math.max(1e-9, v.lastAt - v.firstAt));
+  return Math.min(...rates) / Math.max(...rates);
+}
+
+async function measureFlood(
+  ctx: BenchContext,
+  client: LoadClient,
+  tuicd: TuicdUnderTest | undefined,
+  tuicdError: string | undefined,
+  name: string,
+  flood: StreamScript,
+  goalRatio: number,
+  goalNote: string,
+  sizeNote: string,
+): Promise<BenchRow[]> {
+  const spec = { expected: flood.expected, check: flood.check, idleTimeoutMs: StreamBenchConstants.IDLE_TIMEOUT_MS };
+  const variants = [BARE, ...StreamBenchConstants.VIEWER_COUNTS.map(viewersVariant)];
+  const series = new Map(variants.map((v) => [v, newSeries()]));
+  const runVariant = async (variant: string): Promise<void> => {
+    const s = series.get(variant)!;
+    if (variant === BARE) {
+      const r = await client.call({ op: 'bareStream', script: flood.script, ...spec }, StreamBenchConstants.STREAM_CALL_TIMEOUT_MS);
+      record(s, r);
+      return;
+    }
+    if (!tuicd) throw new Error(tuicdError ?? 'tuicd is not running');
+    const viewers = variant === viewersVariant(1) ? 1 : 3;
+    const id = await createSession(tuicd.socketPath, SHELL, ['-c', flood.script]);
+    try {
+      const hostPid = ptyHostPid(tuicd.pid);
+      const sup0 = cpuSeconds(tuicd.pid);
+      const host0 = hostPid === undefined ? undefined : cpuSeconds(hostPid);
+      const r = await client.call({ op: 'stream', socket: tuicd.socketPath, sessionId: id, viewers, ...spec }, StreamBenchConstants.STREAM_CALL_TIMEOUT_MS);
+      const sup1 = cpuSeconds(tuicd.pid);
+      const host1 = hostPid === undefined ? undefined : cpuSeconds(hostPid);
+      record(s, r);
+      const mb = flood.expected / 1e6;
+      if (sup0 !== undefined && sup1 !== undefined) s.supervisorCpuMsPerMb.push(((sup1 - sup0) * 1000) / mb);
+      if (host0 !== undefined && host1 !== undefined) s.hostCpuMsPerMb.push(((host1 - host0) * 1000) / mb);
+      if (viewers > 1) s.viewerEvenness.push(evenness(r));
+    } finally {
+      await deleteSession(tuicd.socketPath, id).catch(() => undefined);
+    }
+  };
+  /** A run whose bytes are wrong measured a broken path: it is counted as a problem, not as a rate. */
+  const record = (s: Series, r: StreamResult): void => {
+    const problems = r.viewers.flatMap((v, i) => {
+      const resyncs = v.frames?.['resync'] ?? 0;
+      const problem = [v.problem, resyncs ? `${resyncs} resync frame(s)` : null].filter(Boolean).join(', ');
+      return problem ? [r.viewers.length > 1 ? `viewer ${i}: ${problem}` : problem] : [];
+    });
+    if (problems.length === 0) s.values.push(slowestRate(r));
+    else s.problems.push(problems.length > 1 ? `${problems[0]} (and ${problems.length - 1} more viewer(s))` : problems[0]!);
+  };
+
+  // Warm-up (JIT in the client, tuicd and the pty host), not recorded.
+  await client.call({ op: 'bareStream', script: flood.script, ...spec }, StreamBenchConstants.STREAM_CALL_TIMEOUT_MS).catch(() => undefined);
+  if (tuicd) {
+    await runVariant(viewersVariant(1)).catch(() => undefined);
+    series.set(viewersVariant(1), newSeries());
+  }
+  for (let rep = 0; rep < Math.max(3, ctx.repetitions); rep++) {
+    // Rotate the order so drift on the machine hits every variant alike.
+    const order = variants.map((_, i) => variants[(i + rep) % variants.length]!);
+    for (const v of order) {
+      try {
+        await runVariant(v);
+      } catch (err) {
+        series.get(v)!.errors.push(errorText(err));
+      }
+    }
+  }
+
+  const group = `session stream: ${name}`;
+  const unit = 'MB/s per viewer';
+  const bare = series.get(BARE)!;
+  const out: BenchRow[] = [];
+  if (bare.values.length === 0) {
+    out.push(failedRow(group, BARE, ctx, unit, bare.problems.length ? `NOT BYTE-EXACT in every run: ${bare.problems[0]}` : (bare.errors[0] ?? 'no run finished')));
+  } else {
+    out.push(withNote(row(group, BARE, ctx, unit, bare.values), notes(bare, [sizeNote, 'one reader, in the load process'])));
+  }
+  const baseline = bare.values.length ? { name: 'bare node-pty', median: median(bare.values) } : undefined;
+  for (const v of variants.slice(1)) {
+    const s = series.get(v)!;
+    if (s.values.length === 0) {
+      out.push(failedRow(group, v, ctx, unit, s.problems.length ? `NOT BYTE-EXACT in every run: ${s.problems[0]}` : (s.errors[0] ?? tuicdError ?? 'no run finished')));
+      continue;
+    }
+    const r = row(group, v, ctx, unit, s.values, baseline);
+    const extra: string[] = [];
+    if (r.ratio !== undefined) extra.push(`goal ≥ ${goalRatio}${goalNote}: ${goal(r.ratio >= goalRatio)}`);
+    if (s.viewerEvenness.length) extra.push(`slowest/fastest viewer ${fmt(median(s.viewerEvenness), 2)}`);
+    if (s.supervisorCpuMsPerMb.length) extra.push(`CPU ms/MB: supervisor ${fmt(median(s.supervisorCpuMsPerMb), 2)}, pty host ${fmt(median(s.hostCpuMsPerMb), 2)}`);
+    out.push(withNote(r, notes(s, extra)));
+  }
+  return out;
+}
+
+/** Byte-exactness first (it decides whether the figure means anything), then errors, then the rest. */
+function notes(s: Series, extra: string[]): string {
+  const parts: string[] = [];
+  const runs = s.values.length + s.problems.length;
+  if (s.problems.length) parts.push(`NOT BYTE-EXACT in ${s.problems.length}/${runs} runs (left out of the figure): ${s.problems[0]}`);
+  else if (s.values.length) parts.push(`byte-exact in ${runs}/${runs} runs`);
+  if (s.errors.length) parts.push(`${s.errors.length} run(s) failed: ${s.errors[0]}`);
+  return [...parts, ...extra].join('; ');
+}
+
+async function measureEcho(ctx: BenchContext, client: LoadClient, tuicd: TuicdUnderTest | undefined, tuicdError: string | undefined): Promise<BenchRow[]> {
+  const spec = ctx.quick ? StreamBenchConstants.ECHO_QUICK : StreamBenchConstants.ECHO;
+  const bare = { p50: [] as number[], p99: [] as number[], errors: [] as string[] };
+  const ours = { p50: [] as number[], p99: [] as number[], errors: [] as string[] };
+  const runTuicd = async (): Promise<number[]> => {
+    if (!tuicd) throw new Error(tuicdError ?? 'tuicd is not running');
+    const id = await createSession(tuicd.socketPath, SHELL, ['-c', ECHO_SCRIPT]);
+    try {
+      return (await client.call({ op: 'echo', socket: tuicd.socketPath, sessionId: id, ...spec }, StreamBenchConstants.ECHO_CALL_TIMEOUT_MS)).samples;
+    } finally {
+      await deleteSession(tuicd.socketPath, id).catch(() => undefined);
+    }
+  };
+  const runBare = async (): Promise<number[]> =>
+    (await client.call({ op: 'bareEcho', script: ECHO_SCRIPT, ...spec }, StreamBenchConstants.ECHO_CALL_TIMEOUT_MS)).samples;
+  const into = async (target: typeof bare, run: () => Promise<number[]>): Promise<void> => {
+    try {
+      const samples = await run();
+      target.p50.push(percentile(samples, 50));
+      target.p99.push(percentile(samples, 99));
+    } catch (err) {
+      target.errors.push(errorText(err));
+    }
+  };
+  for (let rep = 0; rep < Math.max(3, ctx.repetitions); rep++) {
+    if (rep % 2 === 0) {
+      await into(bare, runBare);
+      await into(ours, runTuicd);
+    } else {
+      await into(ours, runTuicd);
+      await into(bare, runBare);
+    }
+  }
+
+  const group = 'keystroke echo (WS text frame → PTY echo → WS)';
+  const unit = 'ms (lower is better)';
+  const bareVariant = (p: string): string => `bare node-pty in-process, ${p}`;
+  const oursVariant = (p: string): string => `tuicd, ${p}`;
+  const perRun = `${spec.keystrokes} keystrokes/run, ${spec.gapMinMs}–${spec.gapMaxMs} ms apart`;
+  const out: BenchRow[] = [];
+  for (const [p, goalMs] of [
+    ['p50', StreamBenchConstants.GOAL_ECHO_P50_MS],
+    ['p99', StreamBenchConstants.GOAL_ECHO_P99_MS],
+  ] as const) {
+    const b = bare[p];
+    const o = ours[p];
+    if (b.length === 0) out.push(failedRow(group, bareVariant(p), ctx, unit, bare.errors[0] ?? 'no run finished'));
+    else out.push(withNote(row(group, bareVariant(p), ctx, unit, b), `${perRun}; write() + onData in the load process`));
+    if (o.length === 0) {
+      out.push(failedRow(group, oursVariant(p), ctx, unit, ours.errors[0] ?? tuicdError ?? 'no run finished'));
+      continue;
+    }
+    const r = row(group, oursVariant(p), ctx, unit, o, b.length ? { name: `bare ${p}`, median: median(b) } : undefined);
+    const extra = [`goal ${p} ≤ ${goalMs} ms: ${goal(r.median <= goalMs)}`, 'ratio = tuicd / bare (lower is better)'];
+    if (ours.errors.length) extra.push(`${ours.errors.length} run(s) failed: ${ours.errors[0]}`);
+    out.push(withNote(r, extra.join('; ')));
+  }
+  return out;
+}
+
+export const run: BenchModule = async (ctx) => {
+  const client = LoadClient.start();
+  let tuicd: TuicdUnderTest | undefined;
+  let tuicdError: string | undefined;
+  try {
+    try {
+      tuicd = await startTuicd();
+    } catch (err) {
+      tuicdError = errorText(err);
+    }
+    const n = ctx.quick ? StreamBenchConstants.FLOOD_BYTES_QUICK : StreamBenchConstants.FLOOD_BYTES;
+    const sizeNote = `N = ${n / 1e6} MB${ctx.quick ? ' (--quick)' : ''}, not the issue's 200 MB (2-core box)`;
+    const rows: BenchRow[] = [];
+    rows.push(
+      ...(await measureFlood(ctx, client, tuicd, tuicdError, `head -c N /dev/urandom | base64`, base64Flood(n), StreamBenchConstants.GOAL_BASE64, '', sizeNote)),
+    );
+    rows.push(
+      ...(await measureFlood(ctx, client, tuicd, tuicdError, `head -c N /dev/zero | tr '\\0' a`, zeroFlood(n), StreamBenchConstants.GOAL_ZEROS, ' (busy regime)', sizeNote)),
+    );
+    rows.push(...(await measureEcho(ctx, client, tuicd, tuicdError)));
+    return rows;
+  } finally {
+    await client.stop();
+    await tuicd?.stop();
+  }
+};
