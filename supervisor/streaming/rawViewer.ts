@@ -19,6 +19,27 @@ const SEND_DROPPED = 2;
 /** uWS reports drain as the socket empties; this poll covers a drain that comes while we still had too much queued. */
 const DRAIN_POLL_MS = 50;
 
+/**
+ * This uWS build (20.30) loses the payload of a frame of 16 KiB or more when its header lands in
+ * backpressure (uWebSockets PR #1662, fixed upstream later): a slow viewer then gets a corrupt
+ * stream. Every frame stays under 16 KiB.
+ */
+const MAX_FRAME_BYTES = 16_000;
+
+/** JSON output frames for `text`, each under MAX_FRAME_BYTES: halves the text until its frame fits. */
+function outputFrames(text: string, totalWritten: number | undefined, out: string[] = []): string[] {
+  const frame = JSON.stringify(totalWritten === undefined ? { type: 'output', data: text } : { type: 'output', data: text, total_written: totalWritten });
+  if (frame.length * 3 < MAX_FRAME_BYTES || Buffer.byteLength(frame) < MAX_FRAME_BYTES || text.length < 2) {
+    out.push(frame);
+    return out;
+  }
+  let mid = text.length >> 1;
+  const code = text.charCodeAt(mid - 1);
+  if (code >= 0xd800 && code <= 0xdbff) mid--; // never split a surrogate pair
+  outputFrames(text.slice(0, mid), totalWritten, out);
+  return outputFrames(text.slice(mid), totalWritten, out);
+}
+
 export interface ViewerData {
   sessionId: string;
   /** Resume point from `?offset=`; absent = the whole ring. */
@@ -34,6 +55,7 @@ export class RawViewer {
   private pending: Array<{ offset: number; bytes: Uint8Array }> | null = [];
   private lagging = false;
   private catchingUp = false;
+  private again = false;
   private closed = false;
   private readonly decoder = new StringDecoder('utf8');
   private readonly subscription: Disposable;
@@ -63,7 +85,11 @@ export class RawViewer {
 
   /** Reads the ring from `from` and sends it in 64 KiB frames, then replays what arrived meanwhile. */
   private async catchUp(from: number, wholeRing: boolean): Promise<void> {
-    if (this.catchingUp) return;
+    if (this.catchingUp) {
+      // A drain during a catch-up: run another pass right after this one.
+      this.again = true;
+      return;
+    }
     this.catchingUp = true;
     this.pending ??= [];
     try {
@@ -72,7 +98,7 @@ export class RawViewer {
       // The ring no longer holds [from, start): say so instead of silently skipping.
       if (r.start > from && !wholeRing) this.sendJson({ type: 'resync', from, to: r.start, missed: r.start - from });
       this.next = r.start;
-      for (let i = 0; i < r.bytes.length; i += PtyConstants.CATCH_UP_CHUNK_BYTES) {
+      for (let i = 0; i < r.bytes.length && !this.lagging; i += PtyConstants.CATCH_UP_CHUNK_BYTES) {
         this.deliver(r.start + i, r.bytes.subarray(i, i + PtyConstants.CATCH_UP_CHUNK_BYTES), r.total_written);
       }
       const queued = this.pending;
@@ -84,6 +110,10 @@ export class RawViewer {
     } finally {
       this.catchingUp = false;
     }
+    if (this.again && !this.lagging && !this.closed) {
+      this.again = false;
+      return this.catchUp(this.next, false);
+    }
     const record = this.sessions.resolve(this.sessionId);
     if (record?.exit && !this.lagging) this.sendExit(record.exit.reason);
   }
@@ -92,22 +122,42 @@ export class RawViewer {
   private deliver(offset: number, bytes: Uint8Array, totalWritten?: number): void {
     const end = offset + bytes.length;
     if (end <= this.next) return;
+    if (offset > this.next) {
+      // Something before these bytes was not sent: never skip ahead, fetch the gap from the ring.
+      this.startLagging();
+      return;
+    }
     const slice = offset < this.next ? bytes.subarray(this.next - offset) : bytes;
     this.next = end;
-    let status = SEND_OK;
-    this.ws.cork(() => {
-      if (this.binary) status = this.ws.send(slice, true);
-      else {
-        const frame: Record<string, unknown> = { type: 'output', data: this.decoder.write(Buffer.from(slice.buffer, slice.byteOffset, slice.byteLength)) };
-        if (totalWritten !== undefined) frame['total_written'] = totalWritten;
-        status = this.ws.send(JSON.stringify(frame), false);
-      }
-    });
+    const status = this.sendOutput(slice, totalWritten);
     if (status === SEND_DROPPED) {
       // uWS refused the frame: those bytes must come again from the ring.
       this.next = end - slice.length;
       this.startLagging();
     } else if (this.ws.getBufferedAmount() > ViewerConstants.HIGH_WATER_BYTES) this.startLagging();
+  }
+
+  /**
+   * Sends bytes as frames under MAX_FRAME_BYTES (see there); returns the worst uWS send status.
+   * JSON frames whose escaping pushes them over the limit are cut smaller again.
+   */
+  private sendOutput(bytes: Uint8Array, totalWritten?: number): number {
+    let worst = SEND_OK;
+    const note = (status: number) => {
+      if (status === SEND_DROPPED || (status !== SEND_OK && worst === SEND_OK)) worst = status;
+    };
+    this.ws.cork(() => {
+      for (let i = 0; i < bytes.length; i += MAX_FRAME_BYTES) {
+        const piece = bytes.subarray(i, i + MAX_FRAME_BYTES);
+        if (this.binary) {
+          note(this.ws.send(piece, true));
+          continue;
+        }
+        const text = this.decoder.write(Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength));
+        for (const frame of outputFrames(text, totalWritten)) note(this.ws.send(frame, false));
+      }
+    });
+    return worst;
   }
 
   /** Leaves live fan-out until the socket drains; uWS's drain callback (or the poll, if it stays quiet) brings it back. */
