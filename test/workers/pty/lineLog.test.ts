@@ -1,0 +1,79 @@
+/** The bounded line log: monotonic cursor, clamping to the oldest kept line, tail reads, limits. */
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { PtyConstants } from '../../../shared/protocol/pty.js';
+import { LineLog, LineLogConstants } from '../../../workers/pty/lineLog.js';
+
+function filled(capacity: number, count: number): LineLog {
+  const log = new LineLog(capacity);
+  for (let i = 0; i < count; i++) log.append(`line ${i}`);
+  return log;
+}
+
+test('reads from an offset, with limit', () => {
+  const log = filled(10, 5);
+  assert.deepEqual(log.read({ offset: 1, limit: 2 }), { lines: ['line 1', 'line 2'], offset: 1, total_lines: 5, oldest_offset: 0 });
+});
+
+test('without an offset: the last `limit` lines', () => {
+  const log = filled(10, 5);
+  assert.deepEqual(log.read({ limit: 2 }), { lines: ['line 3', 'line 4'], offset: 3, total_lines: 5, oldest_offset: 0 });
+  assert.deepEqual(log.read({ limit: 50 }).lines.length, 5);
+});
+
+test('default limit is DEFAULT_LIMIT_LINES', () => {
+  const log = filled(1000, 500);
+  const r = log.read();
+  assert.equal(r.lines.length, LineLogConstants.DEFAULT_LIMIT_LINES);
+  assert.equal(r.offset, 500 - LineLogConstants.DEFAULT_LIMIT_LINES);
+  assert.equal(log.read({ offset: 0 }).lines.length, LineLogConstants.DEFAULT_LIMIT_LINES);
+});
+
+test('total_lines keeps counting after old lines are dropped; reads clamp to oldest_offset', () => {
+  const log = filled(4, 10);
+  assert.equal(log.totalLines, 10);
+  assert.equal(log.oldestOffset, 6);
+  assert.deepEqual(log.read({ offset: 2, limit: 3 }), { lines: ['line 6', 'line 7', 'line 8'], offset: 6, total_lines: 10, oldest_offset: 6 });
+  assert.deepEqual(log.read({ offset: 0 }).lines, ['line 6', 'line 7', 'line 8', 'line 9']);
+});
+
+test('reading at or past total_lines returns nothing new, offset = total_lines', () => {
+  const log = filled(4, 3);
+  assert.deepEqual(log.read({ offset: 3 }), { lines: [], offset: 3, total_lines: 3, oldest_offset: 0 });
+  assert.deepEqual(log.read({ offset: 99 }), { lines: [], offset: 3, total_lines: 3, oldest_offset: 0 });
+});
+
+test('a reader following total_lines sees every line exactly once', () => {
+  const log = new LineLog(8);
+  const seen: string[] = [];
+  let cursor = 0;
+  for (let i = 0; i < 50; i++) {
+    log.append(`l${i}`);
+    if (i % 3 === 0) {
+      const r = log.read({ offset: cursor, limit: 100 });
+      seen.push(...r.lines);
+      cursor = r.offset + r.lines.length;
+    }
+  }
+  seen.push(...log.read({ offset: cursor, limit: 100 }).lines);
+  assert.deepEqual(seen, Array.from({ length: 50 }, (_, i) => `l${i}`));
+});
+
+test('limit 0 returns no lines but the cursor fields', () => {
+  assert.deepEqual(filled(4, 2).read({ limit: 0 }), { lines: [], offset: 2, total_lines: 2, oldest_offset: 0 });
+});
+
+test('the default capacity is the protocol LOG_LINES', () => {
+  const log = filled(LineLogConstants.CAPACITY_LINES, PtyConstants.LOG_LINES + 25);
+  assert.equal(LineLogConstants.CAPACITY_LINES, 10_000);
+  assert.equal(log.oldestOffset, 25);
+  assert.equal(log.read({ offset: 0, limit: 1 }).lines[0], 'line 25');
+  assert.equal(new LineLog().read().oldest_offset, 0);
+});
+
+test('capacity must be a positive integer', () => {
+  assert.throws(() => new LineLog(0), RangeError);
+  assert.throws(() => new LineLog(1.5), RangeError);
+});

@@ -1,0 +1,299 @@
+/**
+ * Incremental ANSI/VT stripper: PTY bytes in, plain text lines out, whatever the chunk boundaries
+ * (REFERENCE §2.4, issue #3 item 4). A byte machine: UTF-8 is decoded once per push, not per byte or line.
+ */
+
+/** Limits of the stripper; each guards memory or time against hostile or broken output. */
+export const StripConstants = {
+  /** A line longer than this is cut (so `yes | tr -d '\n'` cannot grow memory); the cut prefers a space. */
+  MAX_LINE_BYTES: 64 * 1024,
+  /** How far back from the cut to look for a space, so a token (a secret) is rarely split in two. */
+  SOFT_BREAK_WINDOW_BYTES: 4 * 1024,
+  /** CUF/CHA/BS moves are clamped to the widest terminal the protocol allows (MAX_TERMINAL_DIMENSION). */
+  MAX_COLUMNS: 500,
+  /** An OSC/DCS/APC string longer than this is abandoned: a lone `ESC ]` must not swallow the log forever. */
+  MAX_STRING_BYTES: 1024 * 1024,
+  /** CSI parameters kept (more are ignored: only the first one or two matter for what we interpret). */
+  MAX_PARAMS: 16,
+} as const;
+
+export interface AnsiStripperOptions {
+  /** Receives every completed line, without escapes and without trailing spaces. */
+  onLine: (text: string) => void;
+  /** Keep text drawn on the alternate screen (vim, less, htop). Default false: as in the VT log, only the primary screen makes lines. */
+  keepAltScreen?: boolean;
+  maxLineBytes?: number;
+}
+
+const enum S { Ground, Esc, EscInt, Csi, Osc, OscEsc, Str, StrEsc }
+const enum B { LF = 0x0a, CR = 0x0d, CAN = 0x18, SUB = 0x1a, ESC = 0x1b, SPACE = 0x20, DEL = 0x7f }
+
+const isContinuation = (b: number): boolean => (b & 0xc0) === 0x80;
+
+/** Number of bytes at the end of buf[from, to) that start a UTF-8 character not yet complete. */
+function incompleteTail(buf: Uint8Array, from: number, to: number): number {
+  for (let back = 1; back <= 3 && back <= to - from; back++) {
+    const b = buf[to - back]!;
+    if (isContinuation(b)) continue;
+    return (b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1) > back ? back : 0; // bytes the lead byte asks for
+  }
+  return 0;
+}
+
+/**
+ * Feed bytes with `push`; completed lines go to `onLine` at the end of each push. The current line has a
+ * cursor, so CR, BS, CUF/CUB/CHA and EL edit it as they would a terminal row (a code point = a column).
+ */
+export class AnsiStripper {
+  private state = S.Ground;
+  /** [this push's completed lines, each ending in LF][the current line]; starts at about one PTY read, doubles as needed. */
+  private buf: Buffer = Buffer.allocUnsafe(8 * 1024);
+  /** The current line is buf[start, len); cur is the cursor, start <= cur <= len. */
+  private start = 0;
+  private len = 0;
+  private cur = 0;
+  private alt = false;
+  private strBytes = 0;
+  /** CSI private marker (`?`, `>`...), or 1 once an intermediate byte is seen: either way, not a plain CSI. */
+  private priv = 0;
+  private readonly params = new Int32Array(StripConstants.MAX_PARAMS);
+  private nParams = 0;
+  private param = -1;
+  private readonly maxLine: number;
+
+  constructor(private readonly opts: AnsiStripperOptions) {
+    this.maxLine = Math.max(16, opts.maxLineBytes ?? StripConstants.MAX_LINE_BYTES);
+  }
+
+  push(chunk: Uint8Array): void {
+    const n = chunk.length;
+    let state = this.state;
+    let i = 0;
+    while (i < n) {
+      if (state === S.Ground) {
+        let j = i;
+        if (this.cur === this.len && !this.alt) {
+          // Hot path: printable bytes go straight to the end of the line, scanned and copied in one loop.
+          const stop = Math.min(n, i + this.maxLine - (this.len - this.start));
+          this.ensure(this.len + (stop - i));
+          const buf = this.buf;
+          let len = this.len;
+          for (; j < stop; j++) {
+            const b = chunk[j]!;
+            if (b < B.SPACE || b === B.DEL) break;
+            buf[len++] = b;
+          }
+          this.len = this.cur = len;
+          if (j === stop && j < n && chunk[j]! >= B.SPACE && chunk[j] !== B.DEL) {
+            this.softBreak(); // the line is full: cut it and go on
+            i = j;
+            continue;
+          }
+        } else {
+          while (j < n && chunk[j]! >= B.SPACE && chunk[j] !== B.DEL) j++;
+          if (!this.alt) this.overwrite(chunk, i, j);
+        }
+        if (j < n) state = chunk[j] === B.ESC ? S.Esc : this.control(chunk[j]!);
+        i = j + 1;
+      } else if (state === S.Osc || state === S.Str) {
+        i = this.string(chunk, i, state === S.Osc);
+        state = this.state;
+      } else {
+        state = this.escapeByte(chunk[i++]!, state);
+      }
+    }
+    this.state = state;
+    if (this.start > 0) this.emit();
+  }
+
+  /** The unfinished current line (a prompt, a progress bar), without an incomplete trailing character. */
+  partial(): string {
+    let end = this.len - incompleteTail(this.buf, this.start, this.len);
+    while (end > this.start && this.buf[end - 1] === B.SPACE) end--;
+    return this.buf.toString('utf8', this.start, end);
+  }
+
+  /** End of output: the unfinished line, if any, becomes a completed line. */
+  flush(): void {
+    this.alt = false; // the primary screen's line is what remains
+    if (this.len > this.start) this.newline();
+    this.state = S.Ground;
+    if (this.start > 0) this.emit();
+  }
+
+  /** Decodes this push's completed lines in one go (a decode per line costs ~0.2 µs) and hands them out. */
+  private emit(): void {
+    const text = this.buf.toString('utf8', 0, this.start - 1);
+    this.buf.copyWithin(0, this.start, this.len);
+    this.len -= this.start;
+    this.cur -= this.start;
+    this.start = 0;
+    for (const line of text.split('\n')) this.opts.onLine(line);
+  }
+
+  private newline(): void {
+    if (this.alt) return;
+    let end = this.len;
+    while (end > this.start && this.buf[end - 1] === B.SPACE) end--;
+    this.buf[end] = B.LF; // in range: ensure() always leaves a byte past len
+    this.start = this.len = this.cur = end + 1;
+  }
+
+  /** C0 controls other than ESC: LF, CR, TAB and BS act; the others (BEL, NUL, SO/SI...) print nothing. */
+  private control(b: number): S {
+    if (this.alt) return S.Ground;
+    if (b === B.LF) this.newline();
+    else if (b === B.CR) this.cur = this.start;
+    else if (b === 0x09) this.putByte(b);
+    else if (b === 0x08) this.left(1);
+    return S.Ground;
+  }
+
+  /** One byte in any state but Ground, Osc and Str (after ESC, an ESC that ends a string starts a new sequence); returns the next state. */
+  private escapeByte(b: number, state: S): S {
+    if (state === S.Csi) return this.csiByte(b);
+    if (b === B.CAN || b === B.SUB) return S.Ground;
+    if (state === S.EscInt) return b === B.ESC ? S.Esc : b >= 0x20 && b <= 0x2f ? S.EscInt : S.Ground; // a final ends it
+    if (state !== S.Esc && b === 0x5c) return S.Ground; // `ESC \` = ST ends an OSC/DCS string
+    if (b === 0x5b) {
+      this.nParams = this.priv = 0;
+      this.param = -1;
+      return S.Csi;
+    }
+    if (b === 0x5d || b === 0x50 || b === 0x58 || b === 0x5e || b === 0x5f) {
+      this.strBytes = 0;
+      return b === 0x5d ? S.Osc : S.Str; // OSC; DCS, SOS, PM, APC
+    }
+    if (b >= 0x20 && b <= 0x2f) return S.EscInt; // charset designations `ESC ( B`, `ESC # 8`...
+    if (b < 0x20) return S.Esc; // ESC ESC restarts; another C0 inside an escape is ignored
+    if (b === 0x45 || b === 0x44) this.newline(); // NEL, IND
+    return S.Ground; // any other final (`ESC 7`, `ESC =`, `ESC M`, `ESC c`...) ends a 2-byte sequence
+  }
+
+  private csiByte(b: number): S {
+    if (b >= 0x30 && b <= 0x39) this.param = this.param < 0 ? b - 0x30 : Math.min(this.param * 10 + (b - 0x30), 0xffff);
+    else if (b === 0x3b || b === 0x3a) this.pushParam();
+    else if (b >= 0x40 && b <= 0x7e) {
+      this.pushParam();
+      this.csiDispatch(b);
+      return S.Ground;
+    } else if (b >= 0x3c && b <= 0x3f) {
+      if (this.nParams === 0 && this.param < 0) this.priv = b;
+    } else if (b >= 0x20 && b <= 0x2f) this.priv = 1;
+    else if (b === B.ESC) return S.Esc;
+    else if (b === B.CAN || b === B.SUB || b >= 0x80) return S.Ground; // cancelled, or malformed: dropped
+    return S.Csi;
+  }
+
+  private pushParam(): void {
+    if (this.nParams < StripConstants.MAX_PARAMS) this.params[this.nParams++] = this.param;
+    this.param = -1;
+  }
+
+  /** First parameter, with 0 or absent meaning `dflt` (the CSI convention for counts). */
+  private count(dflt: number): number {
+    return Math.min(this.params[0]! <= 0 ? dflt : this.params[0]!, StripConstants.MAX_COLUMNS);
+  }
+
+  private csiDispatch(final: number): void {
+    if (this.priv === 0x3f && (final === 0x68 || final === 0x6c)) {
+      // DEC modes 1049 (save cursor + alternate screen), 1047 and 47 (alternate screen).
+      for (const p of this.params.subarray(0, this.nParams)) if (p === 1049 || p === 1047 || p === 47) this.alt = final === 0x68 && !this.opts.keepAltScreen;
+    }
+    if (this.priv !== 0 || this.alt) return;
+    if (final === 0x43) this.right(this.count(1)); // CUF: "hello\x1b[3Cworld" keeps its gap
+    else if (final === 0x44) this.left(this.count(1)); // CUB
+    else if (final === 0x47 || final === 0x60) {
+      this.cur = this.start; // CHA, HPA
+      this.right(this.count(1) - 1);
+    } else if (final === 0x4b) this.eraseLine(Math.max(0, this.params[0]!)); // EL
+    // SGR, cursor up/down, scrolling, modes...: print nothing.
+  }
+
+  /** Consumes OSC/DCS/SOS/PM/APC bytes from `i` (ended by ST, or BEL for OSC); returns the next index. */
+  private string(chunk: Uint8Array, i: number, osc: boolean): number {
+    const n = chunk.length;
+    this.strBytes += n - i;
+    for (; i < n; i++) {
+      const b = chunk[i]!;
+      if (b === B.ESC || (b === 0x07 && osc) || b === B.CAN || b === B.SUB) {
+        this.state = b !== B.ESC ? S.Ground : osc ? S.OscEsc : S.StrEsc;
+        return i + 1;
+      }
+    }
+    this.state = this.strBytes > StripConstants.MAX_STRING_BYTES ? S.Ground : osc ? S.Osc : S.Str;
+    return n;
+  }
+
+  /** Writes src[s, e) at the cursor over existing text (after CR, BS...): as many characters as it holds are replaced. */
+  private overwrite(src: Uint8Array, s: number, e: number): void {
+    let chars = 0;
+    for (let k = s; k < e; k++) if (!isContinuation(src[k]!)) chars++;
+    let end = this.cur;
+    for (; chars > 0 && end < this.len; chars--) while (++end < this.len && isContinuation(this.buf[end]!));
+    const grow = e - s - (end - this.cur);
+    if (this.len - this.start + grow > this.maxLine) {
+      this.len = this.cur; // near the limit (rare): drop what follows the cursor and append, with soft breaks
+      for (let k = s; k < e; k++) this.putByte(src[k]!);
+      return;
+    }
+    this.ensure(this.len + grow);
+    this.buf.copyWithin(this.cur + (e - s), end, this.len);
+    for (let k = s; k < e; k++) this.buf[this.cur++] = src[k]!;
+    this.len += grow;
+  }
+
+  /** Writes one byte at the cursor (TAB, CUF padding). */
+  private putByte(b: number): void {
+    if (this.cur < this.len) return this.overwrite(Uint8Array.of(b), 0, 1);
+    if (this.len - this.start >= this.maxLine) this.softBreak();
+    this.ensure(this.len + 1);
+    this.buf[this.len++] = b;
+    this.cur++;
+  }
+
+  private left(n: number): void {
+    for (; n > 0 && this.cur > this.start; n--) while (--this.cur > this.start && isContinuation(this.buf[this.cur]!));
+  }
+
+  /** Moves over existing characters, then pads with spaces (CUF past the end of the line). */
+  private right(n: number): void {
+    for (; n > 0 && this.cur < this.len; n--) while (++this.cur < this.len && isContinuation(this.buf[this.cur]!));
+    for (; n > 0; n--) this.putByte(B.SPACE);
+  }
+
+  /** EL 0: cursor to end; 1: start through the cursor; 2: the whole line. Columns left of the cursor stay, as spaces. */
+  private eraseLine(mode: number): void {
+    const cur = this.cur;
+    if (mode !== 1) this.len = cur;
+    if (mode === 0) return;
+    let cols = 0;
+    for (let k = this.start; k < cur; k++) if (!isContinuation(this.buf[k]!)) cols++;
+    const erase = cur < this.len ? cols + 1 : cols; // EL 1 also erases the character under the cursor
+    this.cur = this.start;
+    if (erase > 0) this.overwrite(Buffer.alloc(erase, B.SPACE), 0, erase);
+    this.cur = this.start + cols;
+  }
+
+  /** Room for `bytes` bytes plus one (the LF a newline writes at the end). */
+  private ensure(bytes: number): void {
+    if (bytes < this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(bytes + 1, this.buf.length * 2));
+    this.buf.copy(next, 0, 0, this.len);
+    this.buf = next;
+  }
+
+  /** Cuts an over-long line at its last space in the window (the space becomes the LF), else before an incomplete character. */
+  private softBreak(): void {
+    let cut = -1;
+    for (let k = this.len - 1; cut < 0 && k > this.start && k >= this.len - StripConstants.SOFT_BREAK_WINDOW_BYTES; k--) if (this.buf[k] === B.SPACE) cut = k;
+    if (cut < 0) {
+      cut = this.len - incompleteTail(this.buf, this.start, this.len);
+      this.ensure(this.len + 1);
+      this.buf.copyWithin(cut + 1, cut, this.len++);
+    }
+    this.buf[cut] = B.LF;
+    this.start = cut + 1;
+    this.cur = this.len;
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * The bounded log of completed lines behind `readLog` (REFERENCE §1.1 format=log): absolute line
+ * indexes that only grow, so a reader's cursor (`total_lines`) stays valid after old lines are dropped.
+ */
+
+import { PtyConstants } from '../../shared/protocol/pty.js';
+
+export const LineLogConstants = {
+  /** Lines kept per session (VT_LOG_BUFFER_CAPACITY); older lines are dropped, their indexes are not reused. */
+  CAPACITY_LINES: PtyConstants.LOG_LINES,
+  /** Lines returned when the reader gives no limit: a screenful or two, not the whole log. */
+  DEFAULT_LIMIT_LINES: 200,
+} as const;
+
+export interface LineRead {
+  lines: string[];
+  /** Absolute index of lines[0] (after clamping). */
+  offset: number;
+  /** Completed lines ever appended: the cursor to pass back as `offset` next time. */
+  total_lines: number;
+  /** Absolute index of the oldest line still kept. */
+  oldest_offset: number;
+}
+
+export interface LineReadOptions {
+  /** Absolute index to read from; older than the oldest kept clamps to it. Absent: the last `limit` lines. */
+  offset?: number;
+  limit?: number;
+}
+
+/** A ring of the last `capacity` lines, addressed by absolute line index. */
+export class LineLog {
+  private readonly ring: string[];
+  private readonly capacity: number;
+  private total = 0;
+
+  constructor(capacity: number = LineLogConstants.CAPACITY_LINES) {
+    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`capacity must be a positive integer, got ${capacity}`);
+    this.capacity = capacity;
+    this.ring = new Array<string>(capacity);
+  }
+
+  get totalLines(): number {
+    return this.total;
+  }
+
+  get oldestOffset(): number {
+    return Math.max(0, this.total - this.capacity);
+  }
+
+  append(line: string): void {
+    this.ring[this.total % this.capacity] = line;
+    this.total++;
+  }
+
+  read(opts: LineReadOptions = {}): LineRead {
+    const oldest = this.oldestOffset;
+    const limit = Math.max(0, Math.min(opts.limit ?? LineLogConstants.DEFAULT_LIMIT_LINES, this.capacity));
+    const start = opts.offset === undefined ? Math.max(oldest, this.total - limit) : Math.min(Math.max(opts.offset, oldest), this.total);
+    const end = Math.min(this.total, start + limit);
+    const lines = new Array<string>(end - start);
+    for (let i = start; i < end; i++) lines[i - start] = this.ring[i % this.capacity]!;
+    return { lines, offset: start, total_lines: this.total, oldest_offset: oldest };
+  }
+}

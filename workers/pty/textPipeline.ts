@@ -1,0 +1,59 @@
+/**
+ * Per-session text for agents (issue #3 item 4): PTY bytes → ANSI/VT stripper → redaction once per
+ * completed line → bounded line log. `read` answers the pty host's `readLog` request.
+ */
+
+import { AnsiStripper } from './ansiStrip.js';
+import { LineLog, type LineRead, type LineReadOptions } from './lineLog.js';
+import { Redactor } from './redactor.js';
+
+export interface TextPipelineOptions {
+  /** Lines kept (default PtyConstants.LOG_LINES). */
+  capacityLines?: number;
+  /** Keep text drawn on the alternate screen (default false: full-screen TUIs leave no lines, as in the VT log). */
+  keepAltScreen?: boolean;
+  /** Longest line before it is cut (default StripConstants.MAX_LINE_BYTES). */
+  maxLineBytes?: number;
+}
+
+/** The `readLog` result: completed lines plus the unfinished one, all stripped and redacted. */
+export interface TextRead extends LineRead {
+  partial: string;
+}
+
+export class TextPipeline {
+  private readonly log: LineLog;
+  private readonly redactor = new Redactor();
+  private readonly stripper: AnsiStripper;
+
+  constructor(opts: TextPipelineOptions = {}) {
+    this.log = new LineLog(opts.capacityLines);
+    const stripOpts = { onLine: (text: string) => this.completed(text), keepAltScreen: opts.keepAltScreen ?? false };
+    this.stripper = new AnsiStripper(opts.maxLineBytes === undefined ? stripOpts : { ...stripOpts, maxLineBytes: opts.maxLineBytes });
+  }
+
+  /** Feeds PTY output bytes exactly as read (any split: escapes, UTF-8 and secrets are reassembled). */
+  push(chunk: Uint8Array): void {
+    this.stripper.push(chunk);
+  }
+
+  /** Lines from `offset` (clamped to the oldest kept), or the last `limit` lines; `partial` is redacted on each read. */
+  read(opts: LineReadOptions = {}): TextRead {
+    const r = this.log.read(opts);
+    return { ...r, partial: this.redactor.peek(this.stripper.partial()) };
+  }
+
+  /** The child exited: the unfinished line becomes the last completed line. */
+  flush(): void {
+    this.stripper.flush();
+  }
+
+  get totalLines(): number {
+    return this.log.totalLines;
+  }
+
+  private completed(text: string): void {
+    const redacted = this.redactor.line(text);
+    if (redacted !== null) this.log.append(redacted);
+  }
+}
