@@ -9,13 +9,18 @@ import { type Server, serve } from '../../shared/channel.js';
 import { PtyProtocol, type PtyProtocolT } from '../../shared/protocol/pty.js';
 import { streamTransport } from '../../shared/transports/stream.js';
 import { PtyService } from './ptyService.js';
+import { TextPipeline } from './textPipeline.js';
 
 /** Sessions get this long after SIGHUP before SIGKILL; well under the supervisor's 2 s stop grace. */
 const SHUTDOWN_GRACE_MS = 1_000;
 
 const sock = new Socket({ fd: 3, readable: true, writable: true });
 let server: Server<PtyProtocolT> | undefined;
-const service = new PtyService({ emit: (event, data, options) => server?.emit(event, data, options) });
+const service = new PtyService(
+  { emit: (event, data, options) => server?.emit(event, data, options) },
+  // Stripped, redacted lines for readLog: text leaves this process already clean (STYLE §2.1 rule 1).
+  { createTextLog: () => new TextPipeline() },
+);
 server = serve(streamTransport(sock, sock), PtyProtocol, service);
 
 let stopping = false;

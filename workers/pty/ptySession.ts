@@ -211,8 +211,8 @@ export class PtySession implements Disposable {
     // After the exit event the byte count is final; late bytes (none expected) would break it.
     if (this.exitInfo !== undefined) return;
     const offset = this.ring.append(chunk);
+    this.activity.output(); // first: a `busy` event precedes the output that caused it
     this.coalescer.push(chunk, offset);
-    this.activity.output();
   };
 
   /** One coalesced batch: the text log sees it before the supervisor does, so readLog never lags a data event. */
