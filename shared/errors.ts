@@ -11,6 +11,8 @@ export const ErrorCode = {
   HANDLER_FAILED: 'HANDLER_FAILED',
   WORKER_EXITED: 'WORKER_EXITED',
   PTY_NOT_FOUND: 'PTY_NOT_FOUND',
+  /** The pty host could not start a session (id in use, bad cwd, exec failure). */
+  PTY_SPAWN_FAILED: 'PTY_SPAWN_FAILED',
   UPSTREAM_SPAWN_FAILED: 'UPSTREAM_SPAWN_FAILED',
   CONFIG_INVALID: 'CONFIG_INVALID',
   CONFIG_CORRUPT: 'CONFIG_CORRUPT',
