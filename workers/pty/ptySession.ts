@@ -10,7 +10,7 @@ import { closeSync, constants as fsConstants, openSync, statSync } from 'node:fs
 import { type IPty, spawn as spawnPty } from 'node-pty';
 
 import { type Disposable, DisposableStore } from '../../shared/disposable.js';
-import { SupervisorError } from '../../shared/errors.js';
+import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import type { EventOf, ResultOf } from '../../shared/protocol/defineProtocol.js';
 import { PtyConstants, type PtyProtocolT } from '../../shared/protocol/pty.js';
 import { Coalescer } from './coalescer.js';
@@ -32,8 +32,7 @@ export const PtySessionConstants = {
   FALLBACK_SHELL: '/bin/sh',
 } as const;
 
-/** Not yet in shared/errors.ts's table (not this room's file): a spawn request the host refuses. */
-export const PTY_SPAWN_FAILED = 'PTY_SPAWN_FAILED';
+export const PTY_SPAWN_FAILED = ErrorCode.PTY_SPAWN_FAILED;
 
 export type { ShellState } from './shellActivity.js';
 
