@@ -17,6 +17,7 @@ import type { Route } from './http/types.js';
 import { PtyHost } from './hosts/ptyHost.js';
 import { ProcessStarter } from './hosts/processStarter.js';
 import { createLogger } from './log.js';
+import { diagnosticsRoutes } from './routes/diagnostics.js';
 import { processRoutes } from './routes/process.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { SessionService } from './sessions/sessionService.js';
@@ -178,6 +179,7 @@ export class Supervisor {
       ...eventRoutes(this.bus),
       ...sessionRoutes(this.sessions),
       ...processRoutes(this.sessions, () => this.ptyHost.pid),
+      ...diagnosticsRoutes({ sessions: this.sessions, host: this.ptyHost, configDir: this.opts.paths.configDir, env: this.opts.env }),
     ];
   }
 

@@ -31,6 +31,23 @@ export const ShellState = Type.Union([Type.Literal('busy'), Type.Literal('idle')
 
 export const LogLine = Type.Object({ text: Type.String() });
 
+/** Raw capture state (POST/GET /diagnostics/capture): the filter, the directory and each opened file. */
+export const CaptureStatus = Type.Object({
+  enabled: Type.Boolean(),
+  /** The one session captured; null = every session (including ones created later). */
+  session_id: Type.Union([Type.String(), Type.Null()]),
+  dir: Type.Union([Type.String(), Type.Null()]),
+  sessions: Type.Array(
+    Type.Object({
+      session_id: Type.String(),
+      path: Type.String(),
+      bytes: Type.Integer(),
+      full: Type.Boolean(),
+      error: Type.Optional(Type.String()),
+    }),
+  ),
+});
+
 export const PtyProtocol = defineProtocol({
   name: 'pty',
   version: PTY_PROTOCOL_VERSION,
@@ -85,6 +102,12 @@ export const PtyProtocol = defineProtocol({
       params: Type.Object({}),
       result: Type.Object({ host_pid: Type.Integer(), sessions: Type.Array(Type.Object({ session_id: Type.String(), pid: Type.Integer() })) }),
     },
+    /** Starts (fresh files in `dir`, for `session_id` or all sessions) or stops the raw capture. */
+    capture: {
+      params: Type.Object({ enabled: Type.Boolean(), dir: Type.Optional(Type.String()), session_id: Type.Optional(Type.String({ minLength: 1 })) }),
+      result: CaptureStatus,
+    },
+    captureStatus: { params: Type.Object({}), result: CaptureStatus },
   },
   events: {
     /** Coalesced output; payload = bytes, `offset` = absolute offset of the payload's first byte. */

@@ -8,6 +8,9 @@ import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { type HandlerContext, type HandlersOf, type ParamsOf, type ResultOf, withPayload } from '../../shared/protocol/defineProtocol.js';
 import type { EventNameOf, EventOf } from '../../shared/protocol/defineProtocol.js';
 import type { PtyProtocolT } from '../../shared/protocol/pty.js';
+import { mkdirSync } from 'node:fs';
+
+import { CaptureWriter } from './captureWriter.js';
 import { type ExitInfo, PTY_SPAWN_FAILED, PtySession, type TextLog } from './ptySession.js';
 
 type P = PtyProtocolT;
@@ -28,6 +31,9 @@ const OK = Object.freeze({});
 
 export class PtyService implements HandlersOf<P>, Disposable {
   private readonly sessions = new Map<string, PtySession>();
+  /** Raw capture (diagnostics): off by default; `filter` null = every session, later ones included. */
+  private captureState: { enabled: boolean; filter: string | null; dir: string | null } = { enabled: false, filter: null, dir: null };
+  private readonly captures = new Map<string, CaptureWriter>();
 
   constructor(
     private readonly events: PtyEventSink,
@@ -47,6 +53,7 @@ export class PtyService implements HandlersOf<P>, Disposable {
     session.onData((payload, offset) => this.events.emit('data', { session_id: id, offset }, { payload }));
     session.onState((shell_state) => this.events.emit('state', { session_id: id, shell_state }));
     session.onExit((info: ExitInfo) => this.events.emit('exit', { session_id: id, ...info }));
+    if (this.captureState.enabled && (this.captureState.filter === null || this.captureState.filter === id)) this.startCapture(id, session);
     return { pid: session.pid, shell: session.shell };
   }
 
@@ -93,6 +100,38 @@ export class PtyService implements HandlersOf<P>, Disposable {
     return OK;
   }
 
+  /** Enable: fresh files for the matching live sessions (and, for all, sessions spawned later). Disable: closes every file. */
+  capture(params: Params<'capture'>): Result<'capture'> {
+    const dir = params.dir ?? '';
+    if (params.enabled && dir === '') throw new SupervisorError(ErrorCode.INVALID_MESSAGE, 'capture needs a directory', {});
+    if (params.enabled && params.session_id !== undefined) this.get(params.session_id); // an unknown id refuses before anything changes
+    for (const [id, writer] of this.captures) {
+      writer.close();
+      this.sessions.get(id)?.setCapture(undefined);
+    }
+    if (!params.enabled) {
+      this.captureState = { ...this.captureState, enabled: false };
+      return this.captureStatus();
+    }
+    this.captures.clear();
+    this.captureState = { enabled: true, filter: params.session_id ?? null, dir };
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch {
+      // Each writer reports the open failure in its own status.
+    }
+    for (const [id, session] of this.sessions) {
+      if (session.exited !== undefined || (this.captureState.filter !== null && this.captureState.filter !== id)) continue;
+      this.startCapture(id, session);
+    }
+    return this.captureStatus();
+  }
+
+  captureStatus(): Result<'captureStatus'> {
+    const { enabled, filter, dir } = this.captureState;
+    return { enabled, session_id: filter, dir, sessions: [...this.captures.values()].map((w) => w.status()) };
+  }
+
   processes(): Result<'processes'> {
     const sessions: Array<{ session_id: string; pid: number }> = [];
     for (const [session_id, session] of this.sessions) if (session.exited === undefined) sessions.push({ session_id, pid: session.pid });
@@ -122,6 +161,12 @@ export class PtyService implements HandlersOf<P>, Disposable {
   dispose(): void {
     for (const session of this.sessions.values()) session.dispose();
     this.sessions.clear();
+  }
+
+  private startCapture(id: string, session: PtySession): void {
+    const writer = new CaptureWriter(this.captureState.dir!, id);
+    this.captures.set(id, writer);
+    session.setCapture(writer);
   }
 
   private get(id: string): PtySession {

@@ -13,6 +13,7 @@ import { type Disposable, DisposableStore } from '../../shared/disposable.js';
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import type { EventOf, ResultOf } from '../../shared/protocol/defineProtocol.js';
 import { PtyConstants, type PtyProtocolT } from '../../shared/protocol/pty.js';
+import type { CaptureWriter } from './captureWriter.js';
 import { Coalescer } from './coalescer.js';
 import { Listeners } from './listeners.js';
 import { OutputRing, type RingReadOptions } from './outputRing.js';
@@ -72,6 +73,8 @@ export class PtySession implements Disposable {
   private exitInfo: ExitInfo | undefined;
   private readonly exitPromise: Promise<ExitInfo>;
   private resolveExit: (info: ExitInfo) => void = () => {};
+  /** Raw capture tap (diagnostics), off unless set: sees every write and read with its own boundaries. */
+  private capture: CaptureWriter | undefined;
 
   private constructor(
     private readonly pty: IPty,
@@ -147,8 +150,15 @@ export class PtySession implements Disposable {
   /** Input to the terminal; dropped once the child exited (like typing into a closed terminal). */
   write(bytes: Uint8Array): void {
     if (this.exitInfo !== undefined || bytes.length === 0) return;
+    this.capture?.record('in', bytes);
     // A view, not a copy: node-pty copies into its own write queue.
     this.pty.write(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
+  }
+
+  /** Starts (a writer) or stops (undefined) the raw capture tap; the previous writer is closed. */
+  setCapture(writer: CaptureWriter | undefined): void {
+    if (this.capture !== writer) this.capture?.close();
+    this.capture = writer;
   }
 
   resize(rows: number, cols: number): void {
@@ -204,11 +214,13 @@ export class PtySession implements Disposable {
     this.coalescer.dispose();
     this.store.dispose();
     this.releaseSlave();
+    this.capture?.close();
   }
 
   private readonly onPtyData = (chunk: Buffer): void => {
     // After the exit event the byte count is final; late bytes (none expected) would break it.
     if (this.exitInfo !== undefined) return;
+    this.capture?.record('out', chunk);
     const offset = this.ring.append(chunk);
     this.activity.output(); // first: a `busy` event precedes the output that caused it
     this.coalescer.push(chunk, offset);
@@ -241,6 +253,7 @@ export class PtySession implements Disposable {
     this.exitInfo = { exit_code: signal !== 0 ? null : exitCode, signal: signal !== 0 ? signal : null, total_written: this.ring.totalWritten };
     this.store.dispose();
     this.releaseSlave();
+    this.capture?.close();
     this.exitListeners.fire(this.exitInfo);
     this.resolveExit(this.exitInfo);
   }
