@@ -1,0 +1,56 @@
+// /process/monitor in a real headless Chromium over the authenticated TCP listener: the page must
+// load with no external assets and fill its table from /process/stats.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+
+import { Tuicd } from '../../helpers/tuicdProcess.js';
+
+const run = promisify(execFile);
+const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+const TOKEN = 'monitor-test-token-5f0c2a9e';
+
+describe('process monitor page in headless Chromium', { skip: CHROMIUM ? false : 'chromium not installed (apt-get install -y chromium; .ci/run does)' }, () => {
+  let t: Tuicd;
+  const profile = mkdtempSync(join(tmpdir(), 'tuicd-chromium-'));
+  before(async () => {
+    t = await Tuicd.start({ env: { SHELL: '/bin/sh' }, config: { services: { server: { enabled: true, port: 0 }, auth: { username: 'u', session_token: TOKEN } } } });
+    const created = await t.socket('POST', '/sessions', JSON.stringify({ cwd: tmpdir(), shell: '/bin/sh' }));
+    assert.equal(created.status, 201);
+  });
+  after(async () => {
+    await t.stop();
+    rmSync(profile, { recursive: true, force: true });
+  });
+
+  it('renders live rows for tuicd, the pty host and the session', async () => {
+    // ?token= logs the page in (cookie); its own fetch('stats') then rides on that cookie.
+    const url = `http://127.0.0.1:${t.tcpPort}/process/monitor?token=${TOKEN}`;
+    const { stdout } = await run(
+      CHROMIUM!,
+      [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        `--user-data-dir=${profile}`,
+        '--virtual-time-budget=5000',
+        '--dump-dom',
+        url,
+      ],
+      { timeout: 60_000, maxBuffer: 8 * 1024 * 1024 },
+    );
+    assert.match(stdout, /<tr class="tuicd">/, 'a tuicd row');
+    assert.match(stdout, /<tr class="pty-host">/, 'a pty host row');
+    assert.match(stdout, /<tr class="session">/, 'a session row');
+    assert.match(stdout, /updated .* rows/, 'the status line says it refreshed');
+  });
+});
