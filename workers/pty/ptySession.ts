@@ -16,6 +16,7 @@ import { PtyConstants, type PtyProtocolT } from '../../shared/protocol/pty.js';
 import type { CaptureWriter } from './captureWriter.js';
 import { Coalescer } from './coalescer.js';
 import { Listeners } from './listeners.js';
+import { lowerPriority } from './sessionPriority.js';
 import { OutputRing, type RingReadOptions } from './outputRing.js';
 import { isClosingSignal, normalizeSignal, signalGroup } from './processGroup.js';
 import { ShellActivity, type ShellState } from './shellActivity.js';
@@ -34,6 +35,7 @@ export const PtySessionConstants = {
 } as const;
 
 export const PTY_SPAWN_FAILED = ErrorCode.PTY_SPAWN_FAILED;
+
 
 export type { ShellState } from './shellActivity.js';
 
@@ -115,6 +117,7 @@ export class PtySession implements Disposable {
     } catch (err) {
       throw new SupervisorError(PTY_SPAWN_FAILED, `cannot start '${shell}': ${(err as Error).message}`, { shell });
     }
+    lowerPriority(pty.pid);
     // Same tick as the spawn: libuv has not polled the master yet, so no early POLLHUP was seen.
     return new PtySession(pty, shell, textLog, holdSlave(pty));
   }

@@ -1,6 +1,6 @@
 // Terminal sessions end to end: a real tuicd, its real pty host, real shells, REST and WebSocket viewers.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -81,6 +81,14 @@ describe('terminal sessions', () => {
     assert.equal((await t.socket('GET', '/sessions/no-such-session/shell-family')).text, 'null');
     await write('agent-identity-7', 'echo "id=$TUIC_SESSION term=$TERM"\n');
     await waitUntil(() => raw(s.session_id), (o) => String(o.data).includes('id=agent-identity-7 term=xterm-256color'), 10_000, 'env');
+  });
+
+  it('runs sessions at nice +10 so busy agents never starve the server', async () => {
+    const s = await create();
+    const info = ((await t.socket('GET', '/sessions')).json() as Array<{ session_id: string; pid: number }>).find((x) => x.session_id === s.session_id)!;
+    const stat = readFileSync(`/proc/${info.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    assert.equal(Number(fields[16]), 10, 'field 19 of /proc/<pid>/stat is the nice value');
   });
 
   it('resizes the terminal so stty sees it', async () => {
