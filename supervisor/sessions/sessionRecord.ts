@@ -29,10 +29,15 @@ export interface SessionRecord {
   exit: ExitInfo | null;
 }
 
-/** GET /sessions row: optional fields omitted rather than null. */
-export function sessionInfo(r: SessionRecord): Record<string, unknown> {
+/** The SessionState wire object (REFERENCE §2.6): always-present fields, optional ones omitted. */
+export function sessionState(r: SessionRecord): Record<string, unknown> {
   const state: Record<string, unknown> = { awaiting_input: false, rate_limited: false, last_activity_ms: r.last_activity_ms };
   if (r.shell_state) state['shell_state'] = r.shell_state;
+  return state;
+}
+
+/** GET /sessions row: optional fields omitted rather than null. */
+export function sessionInfo(r: SessionRecord): Record<string, unknown> {
   const info: Record<string, unknown> = {
     session_id: r.session_id,
     cwd: r.cwd,
@@ -46,7 +51,7 @@ export function sessionInfo(r: SessionRecord): Record<string, unknown> {
     cols: r.cols,
     paused: r.paused,
     total_written: r.total_written,
-    state,
+    state: sessionState(r),
   };
   if (r.exit) info['exit'] = { exit_code: r.exit.exit_code, reason: r.exit.reason };
   return info;

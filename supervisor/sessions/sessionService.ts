@@ -48,8 +48,12 @@ export interface SessionServiceOptions {
   defaultShell: () => string | null;
 }
 
-function dimension(value: unknown, name: 'rows' | 'cols', fallback: number): number {
-  if (value === undefined || value === null) return fallback;
+/** A validated terminal dimension; `fallback` undefined means the field is required. */
+function dimension(value: unknown, name: 'rows' | 'cols', fallback?: number): number {
+  if (value === undefined || value === null) {
+    if (fallback === undefined) throw new HttpError(400, `${name} is required`);
+    return fallback;
+  }
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > PtyConstants.MAX_TERMINAL_DIMENSION) {
     throw new HttpError(400, `${name} must be between 1 and ${PtyConstants.MAX_TERMINAL_DIMENSION}, got ${String(value)}`);
   }
@@ -58,6 +62,14 @@ function dimension(value: unknown, name: 'rows' | 'cols', fallback: number): num
 
 function expandHome(p: string): string {
   return p === '~' ? homedir() : p.startsWith('~/') ? resolve(homedir(), p.slice(2)) : p;
+}
+
+/** A read request's range, with absent bounds left out (the contract's fields are optional, not nullable). */
+function rangeParams(sessionId: string, offset: number | undefined, limit: number | undefined): { session_id: string; offset?: number; limit?: number } {
+  const params: { session_id: string; offset?: number; limit?: number } = { session_id: sessionId };
+  if (offset !== undefined) params.offset = offset;
+  if (limit !== undefined) params.limit = limit;
+  return params;
 }
 
 export class SessionService {
@@ -182,9 +194,8 @@ export class SessionService {
   }
 
   async resize(ref: string, rowsRaw: unknown, colsRaw: unknown): Promise<void> {
-    const rows = dimension(rowsRaw, 'rows', NaN);
-    const cols = dimension(colsRaw, 'cols', NaN);
-    if (Number.isNaN(rows) || Number.isNaN(cols)) throw new HttpError(400, 'rows and cols are required');
+    const rows = dimension(rowsRaw, 'rows');
+    const cols = dimension(colsRaw, 'cols');
     const { record, client } = await this.live(ref);
     await client.request('resize', { session_id: record.session_id, rows, cols });
     record.rows = rows;
@@ -214,9 +225,7 @@ export class SessionService {
   async readRaw(ref: string, offset: number | undefined, limit: number | undefined): Promise<{ start: number; total_written: number; bytes: Uint8Array }> {
     const record = this.get(ref);
     const client = await this.opts.host.client();
-    const params: { session_id: string; offset?: number; limit?: number } = { session_id: record.session_id };
-    if (offset !== undefined) params.offset = offset;
-    if (limit !== undefined) params.limit = limit;
+    const params = rangeParams(record.session_id, offset, limit);
     const { result, payload } = await client.requestWithPayload('readRaw', params).catch((err: unknown) => {
       throw this.hostError(err);
     });
@@ -226,9 +235,7 @@ export class SessionService {
   async readLog(ref: string, offset: number | undefined, limit: number | undefined) {
     const record = this.get(ref);
     const client = await this.opts.host.client();
-    const params: { session_id: string; offset?: number; limit?: number } = { session_id: record.session_id };
-    if (offset !== undefined) params.offset = offset;
-    if (limit !== undefined) params.limit = limit;
+    const params = rangeParams(record.session_id, offset, limit);
     return client.request('readLog', params).catch((err: unknown) => {
       throw this.hostError(err);
     });

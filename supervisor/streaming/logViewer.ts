@@ -1,6 +1,7 @@
 /** One log-mode viewer (`?format=log|text`): stripped, redacted lines from a cursor, then new lines every 200 ms. */
 import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
 
+import { sessionState } from '../sessions/sessionRecord.js';
 import type { SessionService } from '../sessions/sessionService.js';
 import type { ViewerData } from './rawViewer.js';
 
@@ -32,9 +33,7 @@ export class LogViewer {
   private sendState(): void {
     const record = this.sessions.resolve(this.sessionId);
     if (!record) return;
-    const state: Record<string, unknown> = { awaiting_input: false, rate_limited: false, last_activity_ms: record.last_activity_ms };
-    if (record.shell_state) state['shell_state'] = record.shell_state;
-    const text = JSON.stringify({ type: 'state', state });
+    const text = JSON.stringify({ type: 'state', state: sessionState(record) });
     if (text === this.lastState) return;
     this.lastState = text;
     this.send(text);

@@ -93,10 +93,11 @@ describe('raw PTY capture (/diagnostics/capture)', () => {
     assert.equal((on.json() as Status).session_id, null);
     const fresh = await create();
     await write(old, 'echo from-old\n');
-    await write(fresh, 'head -c 2000000 /dev/zero | tr "\\0" a; echo; echo flood-done\n');
+    await write(fresh, 'head -c 2000000 /dev/zero | tr "\\0" a; echo; echo flood-$((1+1))-done\n');
     const dir = join(t.configDir, 'captures');
     await waitUntil(() => records(join(dir, `${old}.tcap`)), (r) => r.some((x) => x.bytes.toString().includes('from-old\r\n')), 10_000, 'old session captured');
-    await waitUntil(async () => (await t.socket('GET', `/sessions/${fresh}/output?limit=200`)).json().data as string, (d) => d.includes('flood-done'), 20_000, 'flood finished');
+    // Wait for the shell's computed marker, not the echo of the typed command line.
+    await waitUntil(async () => (await t.socket('GET', `/sessions/${fresh}/output?limit=200`)).json().data as string, (d) => d.includes('flood-2-done'), 20_000, 'flood finished');
     const s = await status();
     const entry = s.sessions.find((x) => x.session_id === fresh);
     assert.ok(entry, 'a session created after the enable is captured');

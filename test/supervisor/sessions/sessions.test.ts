@@ -110,6 +110,10 @@ describe('terminal sessions', () => {
     const file = join(work, 'a-file');
     writeFileSync(file, 'x');
     assert.match((await t.socket('POST', '/sessions', JSON.stringify({ cwd: file }))).json().error, /not a directory/);
+    const live = await create();
+    const noRows = await t.socket('POST', `/sessions/${live.session_id}/resize`, JSON.stringify({ cols: 80 }));
+    assert.equal(noRows.status, 400);
+    assert.equal(noRows.json().error, 'rows is required');
     const unknown = await t.socket('POST', '/sessions/does-not-exist/write', JSON.stringify({ data: 'x' }));
     assert.equal(unknown.status, 404);
     assert.deepEqual(unknown.json(), { error: 'Session not found' });
