@@ -194,10 +194,18 @@ for (const [name, make] of PATHOLOGICAL) {
     const small = run(make(SMALL_CHARS));
     const large = run(make(4 * SMALL_CHARS));
     small(); // warm up the regexp code
-    const tSmall = timeMs(small, 7);
-    // Allow 8× (noise) plus 1 ms of timer/GC slack on these sub-millisecond figures.
-    const bound = 8 * tSmall + 1;
-    const tLarge = timeMs(large, 5, bound);
+    // A shared CI machine can stall any single measurement (GC, a neighbour's burst), so a rule is
+    // called superlinear only when three fresh measurements in a row all say so: a quadratic rule
+    // does every time (≈ 16×), noise does not.
+    let tSmall = 0;
+    let tLarge = Infinity;
+    let bound = 0;
+    for (let attempt = 0; attempt < 3 && tLarge >= bound; attempt++) {
+      tSmall = timeMs(small, 7);
+      // Allow 8× (noise) plus 1 ms of timer/GC slack on these sub-millisecond figures.
+      bound = 8 * tSmall + 1;
+      tLarge = timeMs(large, 5, bound);
+    }
     if (tLarge >= bound) superlinear++;
     assert.ok(tLarge < bound, `4× input took ${(tLarge / tSmall).toFixed(1)}× the time (${tSmall.toFixed(2)} → ${tLarge.toFixed(2)} ms)`);
   });
