@@ -1,0 +1,19 @@
+/** The native tool result envelope: compact JSON text in one content item; `isError` when the value has an `error` key. */
+
+export interface CallToolResult {
+  content: Array<{ type: 'text'; text: string } | Record<string, unknown>>;
+  isError?: boolean;
+  structuredContent?: unknown;
+  [extension: string]: unknown;
+}
+
+/** Wraps a native value; handlers omit absent optional fields themselves (JSON drops only `undefined`). */
+export function textEnvelope(value: unknown): CallToolResult {
+  const isError = typeof value === 'object' && value !== null && !Array.isArray(value) && Object.prototype.hasOwnProperty.call(value, 'error');
+  return { content: [{ type: 'text', text: JSON.stringify(value) }], isError };
+}
+
+/** True for a value an upstream may return as the JSON-RPC result unchanged: an object with a `content` array. */
+export function isCallToolResult(value: unknown): value is CallToolResult {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Array.isArray((value as { content?: unknown }).content);
+}
