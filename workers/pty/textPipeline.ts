@@ -5,7 +5,7 @@
 
 import { AnsiStripper } from './ansiStrip.js';
 import { LineLog, type LineRead, type LineReadOptions } from './lineLog.js';
-import { Redactor } from './redactor.js';
+import { Redactor } from '../../shared/redactor.js';
 
 export interface TextPipelineOptions {
   /** Lines kept (default PtyConstants.LOG_LINES). */

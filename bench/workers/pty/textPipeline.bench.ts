@@ -8,7 +8,7 @@ import { StringDecoder } from 'node:string_decoder';
 import stripAnsi from 'strip-ansi';
 
 import { AnsiStripper } from '../../../workers/pty/ansiStrip.js';
-import { Redactor } from '../../../workers/pty/redactor.js';
+import { Redactor } from '../../../shared/redactor.js';
 import { TextPipeline } from '../../../workers/pty/textPipeline.js';
 import { type BenchContext, type BenchModule, type BenchRow, row, withNote } from '../../harness.js';
 import { agentOutput } from './fixtures/agentOutput.js';

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { marker, RedactConstants, redactLineText, Redactor, redactSecrets } from '../../../workers/pty/redactor.js';
+import { marker, RedactConstants, redactLineText, Redactor, redactSecrets } from '../../shared/redactor.js';
 
 const R = (kind: string): string => `[REDACTED:${kind}]`;
 const rep = (s: string, n: number): string => s.repeat(n);
