@@ -32,4 +32,8 @@ export interface InstructionContext {
   sessions: ReadonlyArray<{ session_id: string; cwd: string; alias?: string }>;
   repos: readonly string[];
   peerCount: number;
+  /** Ask for `intent:` lines (config `intent_tab_title`); absent = off. */
+  intentMarkers?: boolean;
+  /** Ask for the closing `suggest: [ … ]` line (config `suggest_followups`); absent = off. */
+  suggestFollowups?: boolean;
 }

@@ -1,0 +1,139 @@
+/**
+ * The collapsed surface's meta-tools (spec "Lazy Tool Discovery"): search_tools, get_tool_schema and
+ * call_tool stand in for the full tool list. They see the same corpus in both surfaces — every
+ * enabled non-meta tool — so discovery never widens what a caller may run: dispatch goes back
+ * through the catalog, which re-applies disabled_native_tools and the upstream filters.
+ */
+import { Type } from 'typebox';
+
+import type { CallToolResult } from '../envelope.js';
+import { Bm25Index } from '../bm25.js';
+import { defineTool, ToolError, type CallerContext, type NativeTool, type ToolDefinition } from './nativeTool.js';
+
+export const META_TOOL_NAMES: readonly string[] = ['search_tools', 'get_tool_schema', 'call_tool'];
+
+export function isMetaToolName(name: string): boolean {
+  return META_TOOL_NAMES.includes(name);
+}
+
+const SEARCH_LIMIT = {
+  default: 10,
+  min: 1,
+  max: 100,
+} as const;
+
+/** What the meta-tools search and dispatch into; the catalog provides it. */
+export interface MetaToolSource {
+  /** Every enabled non-meta tool (native, and later `{upstream}__{tool}`), filters applied. */
+  corpus(): readonly ToolDefinition[];
+  /** The catalog's non-meta dispatch; it re-checks disabled tools and never throws. */
+  dispatch(name: string, args: Record<string, unknown>, caller: CallerContext): Promise<CallToolResult>;
+}
+
+export interface MetaTools {
+  tools: NativeTool[];
+  /** Drops the index; the next search_tools or get_tool_schema rebuilds it from the corpus. */
+  rebuild(): void;
+}
+
+/**
+ * call_tool's results are already MCP results (upstream ones must pass through unmodified), so
+ * the catalog must not wrap them again in the native text envelope: it asks here.
+ */
+const dispatchedResults = new WeakSet<object>();
+
+export function isDispatchedResult(value: unknown): value is CallToolResult {
+  return typeof value === 'object' && value !== null && dispatchedResults.has(value);
+}
+
+/** The first sentence of a description: up to the first `.`/`!`/`?` followed by a space, or the first line. */
+export function firstSentence(description: string): string {
+  const firstLine = description.trim().split('\n', 1)[0] ?? '';
+  const end = /[.!?](\s|$)/.exec(firstLine);
+  return end ? firstLine.slice(0, end.index + 1) : firstLine.trim();
+}
+
+interface Snapshot {
+  index: Bm25Index;
+  byName: Map<string, ToolDefinition>;
+}
+
+function requireName(args: Record<string, unknown>, tool: string): string {
+  const name = args['tool_name'];
+  if (typeof name !== 'string' || name.trim() === '') throw new ToolError(`${tool} requires a non-empty 'tool_name'`);
+  return name;
+}
+
+export function createMetaTools(source: MetaToolSource): MetaTools {
+  let snapshot: Snapshot | null = null;
+  const current = (): Snapshot => {
+    if (!snapshot) {
+      const defs = source.corpus().filter((d) => !isMetaToolName(d.name));
+      snapshot = { index: new Bm25Index(defs), byName: new Map(defs.map((d) => [d.name, d])) };
+    }
+    return snapshot;
+  };
+
+  const searchTools = defineTool({
+    name: 'search_tools',
+    summary:
+      'Keyword search (BM25) over the names and descriptions of every tool this server offers, including the ones not listed here. Returns {results:[{name, summary}], count}, best match first.',
+    properties: {
+      query: Type.String({ description: 'Keywords, e.g. "session output"' }),
+      limit: Type.Integer({ description: `Most results to return, ${SEARCH_LIMIT.min}-${SEARCH_LIMIT.max} (default ${SEARCH_LIMIT.default})` }),
+    },
+    required: ['query'],
+    handler: (args) => {
+      const query = args['query'];
+      if (typeof query !== 'string' || query.trim() === '') throw new ToolError("search_tools requires a non-empty 'query'");
+      const limit = args['limit'] ?? SEARCH_LIMIT.default;
+      if (typeof limit !== 'number' || !Number.isFinite(limit)) throw new ToolError(`search_tools 'limit' must be a number, got ${JSON.stringify(limit)}`);
+      const clamped = Math.min(SEARCH_LIMIT.max, Math.max(SEARCH_LIMIT.min, Math.floor(limit)));
+      const { index, byName } = current();
+      const results = index.search(query, clamped).map((hit) => ({ name: hit.name, summary: firstSentence(byName.get(hit.name)!.description) }));
+      return { results, count: results.length };
+    },
+  });
+
+  const getToolSchema = defineTool({
+    name: 'get_tool_schema',
+    summary: 'The full definition {name, description, inputSchema} of one tool named by search_tools.',
+    properties: { tool_name: Type.String({ description: 'Exact tool name' }) },
+    required: ['tool_name'],
+    handler: (args) => {
+      const name = requireName(args, 'get_tool_schema');
+      if (isMetaToolName(name)) throw new ToolError(`'${name}' is a meta-tool: its definition is already in tools/list`);
+      const def = current().byName.get(name);
+      if (!def) throw new ToolError(`Tool '${name}' not found. Use search_tools to find tools.`);
+      return { name: def.name, description: def.description, inputSchema: def.inputSchema };
+    },
+  });
+
+  const callTool = defineTool({
+    name: 'call_tool',
+    summary: "Runs one tool by name with its arguments and answers with that tool's own result.",
+    properties: {
+      tool_name: Type.String({ description: 'Exact tool name' }),
+      arguments: Type.Object({}, { additionalProperties: true, description: 'Its arguments (default {})' }),
+    },
+    required: ['tool_name'],
+    handler: async (args, caller) => {
+      const name = requireName(args, 'call_tool');
+      if (isMetaToolName(name)) throw new ToolError(`call_tool cannot invoke meta-tool '${name}'; call it directly`);
+      const toolArgs = args['arguments'] ?? {};
+      if (typeof toolArgs !== 'object' || toolArgs === null || Array.isArray(toolArgs)) {
+        throw new ToolError(`call_tool 'arguments' must be an object, got ${JSON.stringify(toolArgs)}`);
+      }
+      const result = await source.dispatch(name, toolArgs as Record<string, unknown>, caller);
+      dispatchedResults.add(result);
+      return result;
+    },
+  });
+
+  return {
+    tools: [searchTools, getToolSchema, callTool],
+    rebuild: () => {
+      snapshot = null;
+    },
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * Shared inputs for the meta-tool, instruction, drift and surface tests: the native tools as
+ * createNativeTools builds them (whatever is registered when the test runs), a few upstream-style
+ * definitions, and a caller.
+ */
+import { createNativeTools, type NativeToolDeps } from '../../../supervisor/mcp/tools/index.js';
+import { defineTool, type CallerContext, type NativeTool, type ToolDefinition } from '../../../supervisor/mcp/tools/nativeTool.js';
+import type { InstructionContext } from '../../../supervisor/mcp/surface.js';
+
+/**
+ * Deps a factory may capture but not use: any property read yields another inert value, any call
+ * throws. Tool definitions must not depend on deps, so building with these must work; a factory
+ * that calls a dependency while building its definition fails here by name.
+ */
+export function inertDeps(): NativeToolDeps {
+  const inert = (path: string): unknown =>
+    new Proxy(function inertDependency() {}, {
+      get: (_target, key) => (typeof key === 'symbol' ? undefined : inert(`${path}.${key}`)),
+      apply: () => {
+        throw new Error(`a tool factory called ${path}() while building its definition: definitions must not depend on deps`);
+      },
+      construct: () => {
+        throw new Error(`a tool factory constructed ${path} while building its definition: definitions must not depend on deps`);
+      },
+    });
+  return inert('deps') as NativeToolDeps;
+}
+
+export function nativeTools(): NativeTool[] {
+  return createNativeTools(inertDeps());
+}
+
+/** Tools as an upstream would expose them once proxied (`{upstream}__{tool}`), described by their own servers. */
+export const UPSTREAM_DEFINITIONS: readonly ToolDefinition[] = [
+  {
+    name: 'github__create_issue',
+    description: 'Create a new issue in a GitHub repository. Requires owner, repo and title.',
+    inputSchema: { type: 'object', properties: { owner: { type: 'string' }, repo: { type: 'string' }, title: { type: 'string' }, body: { type: 'string' } }, required: ['owner', 'repo', 'title'] },
+  },
+  {
+    name: 'github__list_pull_requests',
+    description: 'List pull requests in a GitHub repository, filtered by state.',
+    inputSchema: { type: 'object', properties: { owner: { type: 'string' }, repo: { type: 'string' }, state: { type: 'string' } }, required: ['owner', 'repo'] },
+  },
+  {
+    name: 'filesystem__read_text_file',
+    description: 'Read the complete contents of a text file from the file system.',
+    inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+  },
+];
+
+/** A native-style tool with actions, defined here so the corpus is never empty whatever is registered. */
+export const WEATHER_TOOL: NativeTool = defineTool({
+  name: 'weather',
+  summary: 'Forecasts for a city. Reads a public weather service.',
+  actions: { today: "today's forecast", week: 'seven-day forecast' },
+  properties: {},
+  handler: () => ({}),
+});
+
+export function callerContext(overrides: Partial<CallerContext> = {}): CallerContext {
+  return {
+    isLoopback: true,
+    listener: 'socket',
+    mcpSessionId: 'mcp-session-1',
+    tuicSession: null,
+    boundSessionId: null,
+    clientName: 'test-client',
+    signal: new AbortController().signal,
+    ...overrides,
+  };
+}
+
+/** The spec's measurement fixtures: `.empty` is no repos, sessions or peers; `.loaded` is 8 repos, 12 sessions, 6 peers. */
+export function instructionContext(surface: InstructionContext['surface'], load: 'empty' | 'loaded'): InstructionContext {
+  const base = { version: '0.1.0', surface, progressTracking: true, intentMarkers: true, suggestFollowups: true };
+  if (load === 'empty') return { ...base, sessions: [], repos: [], peerCount: 0 };
+  const repos = Array.from({ length: 8 }, (_, i) => `/home/dev/src/project-${i + 1}`);
+  const sessions = Array.from({ length: 12 }, (_, i) => ({
+    session_id: `${(0x1a2b3c4d + i * 0x111).toString(16)}-5e6f-4a7b-8c9d-0e1f2a3b4c5d`,
+    cwd: repos[i % repos.length]!,
+    alias: `pr-${i + 1}`,
+  }));
+  return { ...base, sessions, repos, peerCount: 6 };
+}
