@@ -1,0 +1,21 @@
+/** What the tools/call bench's servers and drivers share: the request, and the bare server's answer. */
+
+/** The bare server's `session action=list` answer: two rows in the shape of tuicd's list (REFERENCE §6.1), for two idle shells. */
+export const BARE_SESSION_ROWS = [
+  { session_id: '7f3c2a9e-1b4d-4c8a-9e2f-5a6b7c8d9e01', is_caller: false, cwd: '/tmp/tuicd-bench-a', foreground_process: 'bash', shell_state: 'idle' },
+  { session_id: '0c1d2e3f-4a5b-4c6d-8e7f-901a2b3c4d5e', is_caller: false, cwd: '/tmp/tuicd-bench-b', foreground_process: 'bash', shell_state: 'idle' },
+];
+
+/** The measured call, the same bytes for every server. */
+export function toolsCallBody(id: number): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'session', arguments: { action: 'list' } } });
+}
+
+/** The protocol version both sides negotiate (REFERENCE §1.14: tuicd echoes it). */
+export const PROTOCOL_VERSION = '2025-11-25';
+
+/** Nearest-rank percentile of an ascending array (NaN when empty). */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}

@@ -1,0 +1,163 @@
+/**
+ * The two servers of the tools/call bench, each in its own process and each with one initialized MCP
+ * session: tuicd on its TCP listener with Basic Auth (two idle shells, so `session list` lists
+ * something), and the bare SDK server (bareSdkServer.ts) answering the same call with two rows.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { hash } from '@node-rs/bcrypt';
+
+import { errorText } from '../harness.js';
+import { spawnTracked, type Tracked } from '../http/children.js';
+import { parseReadyLine, READY_LINE_RE } from '../http/readyLine.js';
+import { tuicdMainPath } from '../http/targets.js';
+import { BARE_SESSION_ROWS, PROTOCOL_VERSION, toolsCallBody } from './toolsCallShared.js';
+
+export type McpVariant = 'bare SDK' | 'tuicd';
+
+const READY_TIMEOUT_MS = 10_000;
+const BARE_MAX_SECONDS = 1800;
+const BENCH_USER = 'bench';
+const BENCH_PASSWORD = 'bench-password';
+/** tuicd's real cost: the first request pays one bcrypt, later ones hit its verified-credentials cache. */
+const BCRYPT_COST = 12;
+/** As many shells in tuicd as the bare server lists rows, so both answers are alike. */
+const TUICD_SHELLS = BARE_SESSION_ROWS.length;
+
+export interface McpTarget {
+  name: McpVariant;
+  proc: Tracked;
+  port: number;
+  /** Credentials, as `Name: value` lines: what the SDK Client driver is given (it opens its own session). */
+  authHeaders: string[];
+  /** What the raw generator sends besides the framing: credentials, the session opened here, the protocol version. */
+  sessionHeaders: string[];
+  /** Bytes of one tools/call answer's body, for the note (the two servers should answer alike). */
+  answerBytes: number;
+}
+
+export type StartedMcp = { ok: true; target: McpTarget } | { ok: false; name: McpVariant; error: string };
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+}
+
+function post(port: number, headers: Record<string, string>, body: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: '127.0.0.1', port, method: 'POST', path: '/mcp', agent: false, headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** A JSON answer, or the `data:` of the one message in an SSE answer. */
+function jsonRpcOf(a: Answer): { result?: Record<string, unknown>; error?: unknown } {
+  const text = /^data: (.*)$/m.exec(a.text)?.[1] ?? a.text;
+  return JSON.parse(text) as { result?: Record<string, unknown>; error?: unknown };
+}
+
+/** initialize + notifications/initialized, then one checked tools/call: the figures must measure a working call. */
+async function openSession(name: McpVariant, port: number, auth: Record<string, string>): Promise<Pick<McpTarget, 'authHeaders' | 'sessionHeaders' | 'answerBytes'>> {
+  const init = await post(port, auth, JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'tuicd-bench', version: '0.0.0' } } }));
+  if (init.status !== 200) throw new Error(`${name}: initialize answered ${init.status}: ${init.text.slice(0, 200)}`);
+  const sessionId = init.headers['mcp-session-id'];
+  const session: Record<string, string> = { ...auth, 'mcp-protocol-version': PROTOCOL_VERSION, ...(typeof sessionId === 'string' ? { 'mcp-session-id': sessionId } : {}) };
+  const initialized = await post(port, session, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+  if (initialized.status !== 202) throw new Error(`${name}: notifications/initialized answered ${initialized.status}`);
+  const call = await post(port, session, toolsCallBody(1));
+  const result = call.status === 200 ? jsonRpcOf(call).result : undefined;
+  const content = result?.['content'] as Array<{ text?: string }> | undefined;
+  const rows: unknown = content?.[0]?.text ? JSON.parse(content[0].text) : undefined;
+  if (!result || result['isError'] !== false || !Array.isArray(rows) || rows.length !== TUICD_SHELLS) {
+    throw new Error(`${name}: tools/call session list did not answer ${TUICD_SHELLS} rows: ${call.status} ${call.text.slice(0, 300)}`);
+  }
+  const lines = (h: Record<string, string>): string[] => Object.entries(h).map(([k, v]) => `${k}: ${v}`);
+  return { authHeaders: lines(auth), sessionHeaders: lines(session), answerBytes: Buffer.byteLength(call.text) };
+}
+
+async function startProcess(command: string, args: string[], env?: NodeJS.ProcessEnv): Promise<{ proc: Tracked; port: number; socketPath: string }> {
+  const proc = spawnTracked(command, args, env ? { env } : {});
+  try {
+    const at = parseReadyLine(await proc.waitForLine(READY_LINE_RE, READY_TIMEOUT_MS));
+    if (!at.tcp) throw new Error('no TCP listener in the ready line');
+    return { proc, port: at.tcp.port, socketPath: at.socketPath };
+  } catch (err) {
+    await proc.stop();
+    throw err;
+  }
+}
+
+async function startBare(tmpDir: string): Promise<McpTarget> {
+  const script = fileURLToPath(new URL('./bareSdkServer.js', import.meta.url));
+  const { proc, port } = await startProcess(process.execPath, [script, '--socket', join(tmpDir, 'bare-sdk.sock'), '--max-seconds', String(BARE_MAX_SECONDS)]);
+  try {
+    return { name: 'bare SDK', proc, port, ...(await openSession('bare SDK', port, {})) };
+  } catch (err) {
+    await proc.stop();
+    throw err;
+  }
+}
+
+async function startTuicd(tmpDir: string): Promise<McpTarget> {
+  const main = tuicdMainPath();
+  if (!existsSync(main)) throw new Error(`${main} not found: tuicd is not built yet (npm run build)`);
+  const configDir = join(tmpDir, 'tuicd-config');
+  await mkdir(configDir, { recursive: true });
+  const passwordHash = await hash(BENCH_PASSWORD, { cost: BCRYPT_COST });
+  await writeFile(join(configDir, 'config.json'), JSON.stringify({ services: { server: { enabled: true, port: 0 }, auth: { username: BENCH_USER, password_hash: passwordHash } } }));
+  // The file vault: no keyring probe (a child process) during the run.
+  const { proc, port, socketPath } = await startProcess(process.execPath, [main, '--config-dir', configDir], { ...process.env, TUIC_CREDENTIAL_STORE: 'file' });
+  try {
+    for (let i = 0; i < TUICD_SHELLS; i++) await createShell(socketPath, tmpDir);
+    const auth = { Authorization: 'Basic ' + Buffer.from(`${BENCH_USER}:${BENCH_PASSWORD}`).toString('base64') };
+    return { name: 'tuicd', proc, port, ...(await openSession('tuicd', port, auth)) };
+  } catch (err) {
+    await proc.stop();
+    throw err;
+  }
+}
+
+function createShell(socketPath: string, cwd: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ socketPath, method: 'POST', path: '/sessions', agent: false, headers: { 'Content-Type': 'application/json' } }, (res) => {
+      res.resume();
+      res.on('end', () => (res.statusCode === 200 || res.statusCode === 201 ? resolve() : reject(new Error(`POST /sessions answered ${res.statusCode}`))));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify({ shell: '/bin/bash', cwd }));
+  });
+}
+
+/** Starts both, one at a time (one's start-up CPU must not delay the other); one that fails is reported, the other still runs. */
+export async function startMcpTargets(tmpDir: string): Promise<StartedMcp[]> {
+  const out: StartedMcp[] = [];
+  for (const [name, start] of [
+    ['bare SDK', () => startBare(tmpDir)],
+    ['tuicd', () => startTuicd(tmpDir)],
+  ] as const) {
+    try {
+      out.push({ ok: true, target: await start() });
+    } catch (err) {
+      out.push({ ok: false, name, error: `${name} did not start: ${errorText(err)}` });
+    }
+  }
+  return out;
+}
+
+export async function stopMcpTargets(started: StartedMcp[]): Promise<void> {
+  await Promise.all(started.map((s) => (s.ok ? s.target.proc.stop() : undefined)));
+}
