@@ -3,7 +3,10 @@
  * createNativeTools builds them (whatever is registered when the test runs), a few upstream-style
  * definitions, and a caller.
  */
+import { textEnvelope } from '../../../supervisor/mcp/envelope.js';
+import { renderInstructions } from '../../../supervisor/mcp/instructions.js';
 import { createNativeTools, type NativeToolDeps } from '../../../supervisor/mcp/tools/index.js';
+import { createMetaTools } from '../../../supervisor/mcp/tools/meta.js';
 import { defineTool, type CallerContext, type NativeTool, type ToolDefinition } from '../../../supervisor/mcp/tools/nativeTool.js';
 import type { InstructionContext } from '../../../supervisor/mcp/surface.js';
 
@@ -82,4 +85,29 @@ export function instructionContext(surface: InstructionContext['surface'], load:
     alias: `pr-${i + 1}`,
   }));
   return { ...base, sessions, repos, peerCount: 6 };
+}
+
+/** The collapsed surface: the meta-tools, then progress when it is registered (it stays direct). */
+export function collapsedDefinitions(natives: readonly NativeTool[]): ToolDefinition[] {
+  const meta = createMetaTools({ corpus: () => natives.map((n) => n.definition), dispatch: async () => textEnvelope({}) }).tools;
+  return [...meta, ...natives.filter((n) => n.definition.name === 'progress')].map((t) => t.definition);
+}
+
+/**
+ * Every surface a client receives, as the exact text it receives (spec "Measuring the surfaces"):
+ * instructions for both surfaces and both fixtures, each native and meta tool's definition, and
+ * the tools/list result of each surface. Classic lists every registered tool, as the spec's
+ * fixture does (production hides config and debug by default).
+ */
+export function surfaceTexts(): Record<string, string> {
+  const natives = nativeTools();
+  const out: Record<string, string> = {};
+  for (const surface of ['classic', 'collapsed'] as const) {
+    for (const load of ['empty', 'loaded'] as const) out[`instructions.${surface}.${load}`] = renderInstructions(instructionContext(surface, load));
+  }
+  const collapsed = collapsedDefinitions(natives);
+  for (const def of [...natives.map((n) => n.definition), ...collapsed]) out[`schema.${def.name}`] ??= JSON.stringify(def);
+  out['tools/list.classic'] = JSON.stringify({ tools: natives.map((n) => n.definition) });
+  out['tools/list.collapsed'] = JSON.stringify({ tools: collapsed });
+  return out;
 }
