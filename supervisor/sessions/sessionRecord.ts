@@ -4,6 +4,7 @@ export type ShellStateName = 'busy' | 'idle';
 
 export interface ExitInfo {
   exit_code: number | null;
+  /** Signal number that ended the process, when one did. */
   signal: number | null;
   reason: string;
   at_ms: number;
@@ -22,9 +23,13 @@ export interface SessionRecord {
   cols: number;
   created_ms: number;
   shell_state: ShellStateName | null;
+  /** When shell_state last changed (creation time before the first observation). */
+  shell_state_since_ms: number;
   last_activity_ms: number;
   total_written: number;
   paused: boolean;
+  /** Orchestrator-written description of the work assigned to this PTY (session submit/input pty_description). */
+  pty_description?: string;
   /** Set once the process exited (or its host died): the tombstone that keeps output readable. */
   exit: ExitInfo | null;
 }
@@ -55,4 +60,10 @@ export function sessionInfo(r: SessionRecord): Record<string, unknown> {
   };
   if (r.exit) info['exit'] = { exit_code: r.exit.exit_code, reason: r.exit.reason };
   return info;
+}
+
+/** The exit status a caller sees: the code, or 128 + signal for a signalled process; null when unknown. */
+export function exitStatus(exit: ExitInfo): number | null {
+  if (exit.exit_code !== null) return exit.exit_code;
+  return exit.signal !== null ? 128 + exit.signal : null;
 }

@@ -14,6 +14,7 @@ import { HttpError } from '../http/types.js';
 import { AliasAllocator } from './alias.js';
 import { childEnv } from './childEnv.js';
 import type { SessionRecord, ShellStateName } from './sessionRecord.js';
+import { SessionInput } from './sessionInput.js';
 
 export const SessionConstants = {
   /** An exited session stays readable this long (TOMBSTONE_TTL_MS). */
@@ -37,6 +38,8 @@ export interface CreateOptions {
 /** Output listeners of one session (WebSocket viewers): bytes with their absolute offset. */
 export type OutputListener = (offset: number, bytes: Uint8Array) => void;
 export type LifecycleListener = (event: 'exit' | 'closed', record: SessionRecord) => void;
+/** Fires after a session's shell_state changed (busy/idle), once its input bookkeeping has seen the change. */
+export type ShellStateListener = (record: SessionRecord) => void;
 
 export interface SessionServiceOptions {
   host: PtyHost;
@@ -77,6 +80,9 @@ export class SessionService {
   private readonly aliases = new AliasAllocator();
   private readonly outputListeners = new Map<string, Set<OutputListener>>();
   private readonly lifecycleListeners = new Set<LifecycleListener>();
+  private readonly shellStateListeners = new Set<ShellStateListener>();
+  /** Per live or tombstoned session: writer lock, composer, turn epoch (dropped with the tombstone). */
+  private readonly inputs = new Map<string, SessionInput>();
   private readonly tombstoneTimers = new Map<string, NodeJS.Timeout>();
   readonly counters = { total_spawned: 0, failed_spawns: 0, bytes_emitted: 0, pauses_triggered: 0 };
 
@@ -156,12 +162,14 @@ export class SessionService {
       cols,
       created_ms: now,
       shell_state: null,
+      shell_state_since_ms: now,
       last_activity_ms: now,
       total_written: 0,
       paused: false,
       exit: null,
     };
     this.sessions.set(id, record);
+    this.inputs.set(id, new SessionInput());
     this.counters.total_spawned++;
     this.opts.bus.publish('session-created', { session_id: id, cwd, agent_type: null, display_name: record.display_name });
     this.opts.bus.publish('term-alias-assigned', { session_id: id, alias });
@@ -188,9 +196,57 @@ export class SessionService {
     return { record, client: await this.opts.host.client() };
   }
 
+  /** A raw write (REST write, MCP input): waits its turn on the writer lock, then feeds the composer. */
   async write(ref: string, bytes: Uint8Array): Promise<void> {
     const { record, client } = await this.live(ref);
+    const input = this.inputOf(record);
+    await input.lock.run(async () => {
+      await client.request('write', { session_id: record.session_id }, { payload: bytes });
+      input.noteRawWrite(bytes);
+    });
+  }
+
+  /** Several raw writes under one hold of the writer lock, so no other writer lands between them. */
+  async writeSequence(ref: string, parts: readonly Uint8Array[]): Promise<void> {
+    const { record, client } = await this.live(ref);
+    const input = this.inputOf(record);
+    await input.lock.run(async () => {
+      for (const bytes of parts) {
+        await client.request('write', { session_id: record.session_id }, { payload: bytes });
+        input.noteRawWrite(bytes);
+      }
+    });
+  }
+
+  /** Writes with no bookkeeping: only for a caller that holds `inputOf(record).lock` (the framed submit). */
+  async writeHeld(record: SessionRecord, bytes: Uint8Array): Promise<void> {
+    const client = await this.opts.host.client();
     await client.request('write', { session_id: record.session_id }, { payload: bytes });
+  }
+
+  /** The session's input side; created with the session, so a known record always has one. */
+  inputOf(record: SessionRecord): SessionInput {
+    let input = this.inputs.get(record.session_id);
+    if (!input) this.inputs.set(record.session_id, (input = new SessionInput()));
+    return input;
+  }
+
+  /** Sets (non-empty string) or clears (null / '') the orchestrator's description; publishes pty-description-changed on change. */
+  setDescription(ref: string, description: string | null): void {
+    const record = this.get(ref);
+    const next = description === null || description === '' ? undefined : description;
+    if (record.pty_description === next) return;
+    if (next === undefined) delete record.pty_description;
+    else record.pty_description = next;
+    const payload: Record<string, unknown> = { session_id: record.session_id };
+    if (next !== undefined) payload['pty_description'] = next;
+    this.opts.bus.publish('pty-description-changed', payload);
+  }
+
+  /** Process ids of the sessions the pty host runs. */
+  async processes(): Promise<Array<{ session_id: string; pid: number }>> {
+    const client = await this.opts.host.client();
+    return (await client.request('processes', {})).sessions;
   }
 
   async resize(ref: string, rowsRaw: unknown, colsRaw: unknown): Promise<void> {
@@ -209,8 +265,8 @@ export class SessionService {
     record.paused = paused;
   }
 
-  /** DELETE: Ctrl-C, session-closed (explicit_close) before cleanup, then the process group is hung up. */
-  async close(ref: string): Promise<void> {
+  /** DELETE: Ctrl-C, session-closed (`reason`, explicit_close for REST) before cleanup, then the process group is hung up. */
+  async close(ref: string, reason = 'explicit_close'): Promise<void> {
     const record = this.get(ref);
     if (record.exit) {
       this.forget(record);
@@ -218,8 +274,17 @@ export class SessionService {
     }
     const client = await this.opts.host.client();
     await client.request('write', { session_id: record.session_id }, { payload: Buffer.from([0x03]) }).catch(() => undefined);
-    this.markClosed(record, 'explicit_close', null, null);
+    this.markClosed(record, reason, null, null);
     await client.request('kill', { session_id: record.session_id }).catch(() => undefined);
+  }
+
+  /** SIGKILL to the session's process group; session-closed (killed) first. An exited session is left as it is. */
+  async kill(ref: string): Promise<void> {
+    const record = this.get(ref);
+    if (record.exit) return;
+    const client = await this.opts.host.client();
+    this.markClosed(record, 'killed', null, null);
+    await client.request('kill', { session_id: record.session_id, signal: 'SIGKILL' }).catch(() => undefined);
   }
 
   async readRaw(ref: string, offset: number | undefined, limit: number | undefined): Promise<{ start: number; total_written: number; bytes: Uint8Array }> {
@@ -261,6 +326,23 @@ export class SessionService {
     return toDisposable(() => this.lifecycleListeners.delete(fn));
   }
 
+  onShellState(fn: ShellStateListener): Disposable {
+    this.shellStateListeners.add(fn);
+    return toDisposable(() => this.shellStateListeners.delete(fn));
+  }
+
+  /** Input bookkeeping changed readiness without a shell-state change (a submit claim ended): shell-state listeners re-check. */
+  notifyReadiness(record: SessionRecord): void {
+    for (const fn of this.shellStateListeners) fn(record);
+  }
+
+  /** Registered listeners, for tests that prove a wait subscribed to nothing or cleaned up. */
+  get listenerCounts(): { lifecycle: number; shellState: number; output: number } {
+    let output = 0;
+    for (const set of this.outputListeners.values()) output += set.size;
+    return { lifecycle: this.lifecycleListeners.size, shellState: this.shellStateListeners.size, output };
+  }
+
   private onData(e: { session_id: string; offset: number }, payload?: Uint8Array): void {
     const record = this.sessions.get(e.session_id);
     if (!record || !payload) return;
@@ -275,7 +357,10 @@ export class SessionService {
     const record = this.sessions.get(e.session_id);
     if (!record || record.exit || record.shell_state === e.shell_state) return;
     record.shell_state = e.shell_state;
+    record.shell_state_since_ms = Date.now();
+    this.inputs.get(record.session_id)?.onShellState(e.shell_state);
     this.opts.bus.publish('session-state-changed', { session_id: e.session_id, state: { shell_state: e.shell_state } });
+    for (const fn of this.shellStateListeners) fn(record);
   }
 
   private onExit(e: { session_id: string; exit_code: number | null; signal: number | null; total_written: number }): void {
@@ -283,6 +368,11 @@ export class SessionService {
     if (!record) return;
     record.total_written = e.total_written;
     this.opts.bus.publish('pty-exit', { session_id: e.session_id, exit_code: e.exit_code });
+    // Closed or killed first: the tombstone learns the real status now.
+    if (record.exit && record.exit.exit_code === null && record.exit.signal === null) {
+      record.exit.exit_code = e.exit_code;
+      record.exit.signal = e.signal;
+    }
     this.markClosed(record, 'exit', e.exit_code, e.signal);
   }
 
@@ -306,6 +396,7 @@ export class SessionService {
     clearTimeout(this.tombstoneTimers.get(record.session_id));
     this.tombstoneTimers.delete(record.session_id);
     this.sessions.delete(record.session_id);
+    this.inputs.delete(record.session_id);
     // Only a running host holds buffers worth dropping; never start one just to forget.
     this.opts.host.runningClient()?.request('forget', { session_id: record.session_id }).catch(() => undefined);
   }

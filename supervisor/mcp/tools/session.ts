@@ -1,0 +1,325 @@
+/**
+ * `session`: the terminal sessions this server runs (REFERENCE §6.1; spec "MCP Tool: session …").
+ * Every session_id accepts the three addresses SessionService.resolve knows; a reference that
+ * resolves to nothing passes through and the action reports its own error.
+ */
+import { Type } from 'typebox';
+
+import { HttpError } from '../../http/types.js';
+import { ProcessStats } from '../../processStats.js';
+import { foregroundOf } from '../../sessions/foreground.js';
+import { exitStatus, type SessionRecord } from '../../sessions/sessionRecord.js';
+import type { SessionService } from '../../sessions/sessionService.js';
+import { SessionConstants } from '../../sessions/sessionService.js';
+import { WAIT_UNTIL, clampWaitTimeout, waitForSession, type WaitUntil } from '../../sessions/sessionWaiter.js';
+import { clampAckTimeout, commandText, submitCommand } from '../../sessions/submission.js';
+import { defineTool, requireAction, ToolError } from './nativeTool.js';
+import type { CallerContext, NativeTool, ToolValue } from './nativeTool.js';
+import { SPECIAL_KEY_NAMES, translateSpecialKey } from './specialKeys.js';
+
+export interface SessionToolDeps {
+  sessions: SessionService;
+}
+
+export const SessionToolConstants = {
+  /** output text mode: lines when `limit` is absent. */
+  OUTPUT_DEFAULT_LINES: 50,
+  /** output raw mode: bytes when `limit` is absent. */
+  OUTPUT_DEFAULT_BYTES: 8192,
+  /** The pty host keeps this many log lines; a larger limit reads no more. */
+  OUTPUT_MAX_LINES: 10_000,
+} as const;
+
+/** Write and lifecycle actions a remote (non-loopback) caller may not use. */
+const LOOPBACK_ONLY: ReadonlySet<string> = new Set(['create', 'submit', 'input', 'kill', 'close', 'pause', 'resume']);
+const LOOPBACK_REFUSAL = 'This session action is restricted to localhost connections';
+
+const NOT_FOUND_OR_REAPED = { reason: 'session_not_found_or_reaped' } as const;
+
+function optionalString(args: Record<string, unknown>, key: string): string | undefined {
+  const value = args[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw new ToolError(`'${key}' must be a string`);
+  return value;
+}
+
+function optionalInteger(args: Record<string, unknown>, key: string, min: number): number | undefined {
+  const value = args[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) throw new ToolError(`'${key}' must be an integer >= ${min}, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+function requireSessionId(args: Record<string, unknown>, action: string): string {
+  const ref = args['session_id'];
+  if (typeof ref !== 'string' || ref === '') throw new ToolError(`Action '${action}' requires 'session_id'`);
+  return ref;
+}
+
+/** pty_description: undefined keeps, null or "" clears, a string sets. */
+function descriptionArg(args: Record<string, unknown>): string | null | undefined {
+  if (!Object.hasOwn(args, 'pty_description')) return undefined;
+  const value = args['pty_description'];
+  if (value === null || value === undefined) return value === null ? null : undefined;
+  if (typeof value !== 'string') throw new ToolError("'pty_description' must be a string or null");
+  return value;
+}
+
+/** The caller's own terminal: the PTY its identity is bound to (never compared by raw PTY id alone). */
+function isCallerSession(record: SessionRecord, caller: CallerContext): boolean {
+  if (caller.boundSessionId !== null) return record.session_id === caller.boundSessionId;
+  return caller.tuicSession !== null && record.tuic_session === caller.tuicSession;
+}
+
+function isSelf(ref: string, record: SessionRecord | undefined, caller: CallerContext): boolean {
+  if (record) return isCallerSession(record, caller);
+  return caller.boundSessionId !== null && ref === caller.boundSessionId;
+}
+
+function listEntry(record: SessionRecord, caller: CallerContext): Record<string, unknown> {
+  const entry: Record<string, unknown> = { session_id: record.session_id, is_caller: isCallerSession(record, caller) };
+  if (record.alias) entry['alias'] = record.alias;
+  if (record.display_name) entry['display_name'] = record.display_name;
+  if (record.pty_description !== undefined) entry['pty_description'] = record.pty_description;
+  if (record.cwd) entry['cwd'] = record.cwd;
+  const fg = foregroundOf(record.pid);
+  if (fg) entry['foreground_process'] = fg.name;
+  if (record.shell_state) entry['shell_state'] = record.shell_state;
+  entry['tuic_session'] = record.tuic_session;
+  return entry;
+}
+
+function statusOf(record: SessionRecord): Record<string, unknown> {
+  const status: Record<string, unknown> = {
+    session_id: record.session_id,
+    background_work: false,
+    awaiting_input: false,
+    rate_limited: false,
+    delivery_uncertain: false,
+    last_activity_ms: record.last_activity_ms,
+    standby: false,
+  };
+  if (record.shell_state) status['shell_state'] = record.shell_state;
+  const code = record.exit ? exitStatus(record.exit) : null;
+  if (code !== null) status['exit_code'] = code;
+  if (!record.exit && record.shell_state === 'idle') status['idle_since_ms'] = record.shell_state_since_ms;
+  if (!record.exit && record.shell_state === 'busy') status['busy_duration_ms'] = Math.max(0, Date.now() - record.shell_state_since_ms);
+  return status;
+}
+
+function exitFields(record: SessionRecord): { exited: boolean; exit_code?: number } {
+  const code = record.exit ? exitStatus(record.exit) : null;
+  return code === null ? { exited: record.exit !== null } : { exited: true, exit_code: code };
+}
+
+const DESCRIPTION_NOTES = `Rules:
+- To run a command, call submit once with the whole command. Never split command text and Enter across two calls (input text, then input special_key=enter): a peer can type in between and the line is not tracked as one turn.
+- submit answers with a receipt. retry_safe:true means nothing was written (reason says why: shell_busy, turn_in_flight, foreground_job_running, shell_state_unconfirmed, composer_partial, session_exited, session_not_found); wait until=idle, or clear a half-typed line with input special_key=ctrl+u, then submit again. retry_safe:false means bytes were written: read output before resending, or the command may run twice. acknowledged:true only proves the terminal moved after Enter, not that the command succeeded.
+- input writes raw keystrokes and returns {ok:true} as proof of the write only; use it for answering a prompt or sending a key (special_key: ${SPECIAL_KEY_NAMES.join(', ')}).
+- pty_description (submit, input): a short description of the work assigned to the session; a string replaces it, null or "" clears it, omitted keeps it.
+- output text mode returns {data, data_length, cursor, total_written, scrollback_lines, oldest_offset, exited, exit_code?}: pass since_cursor=<cursor> next time to get only the lines that arrived since (screen rows excluded). exit_code appears once known (128+N for a process killed by signal N). An exited session stays readable for ${SessionConstants.TOMBSTONE_TTL_MS / 60_000} minutes.
+- wait sleeps on the session's own events; prefer it over polling status or output. Idle means quiet output with the shell back at its prompt.
+- create, submit, input, close, kill, pause and resume are for callers on this machine only; list, output, status, wait, resize and process_stats are open to authenticated remote callers.`;
+
+export function createSessionTool(deps: SessionToolDeps): NativeTool {
+  const { sessions } = deps;
+  const stats = new ProcessStats();
+
+  const output = async (args: Record<string, unknown>): Promise<ToolValue> => {
+    const ref = requireSessionId(args, 'output');
+    const format = optionalString(args, 'format') ?? 'text';
+    if (format !== 'text' && format !== 'raw') throw new ToolError(`'format' must be 'raw' or 'text', got '${format}'`);
+    const limit = optionalInteger(args, 'limit', 1);
+    const fromLine = optionalInteger(args, 'from_line', 0);
+    const sinceCursor = optionalInteger(args, 'since_cursor', 0);
+    const record = sessions.resolve(ref);
+    if (!record) throw new ToolError('Session not found', NOT_FOUND_OR_REAPED);
+    try {
+      if (format === 'raw') {
+        const r = await sessions.readRaw(record.session_id, undefined, limit ?? SessionToolConstants.OUTPUT_DEFAULT_BYTES);
+        const data = Buffer.from(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength).toString('utf8');
+        return { data, data_length: r.bytes.byteLength, total_written: r.total_written, ...exitFields(record) };
+      }
+      const lines = Math.min(limit ?? SessionToolConstants.OUTPUT_DEFAULT_LINES, SessionToolConstants.OUTPUT_MAX_LINES);
+      const offset = sinceCursor ?? fromLine;
+      const log = await sessions.readLog(record.session_id, offset, lines);
+      // Delta reads carry only finished scrollback lines; a tail or range read shows the unfinished screen line too.
+      const rows = sinceCursor === undefined && log.partial !== '' ? [...log.lines, log.partial] : log.lines;
+      const data = rows.join('\n');
+      return {
+        data,
+        data_length: data.length,
+        cursor: log.total_lines,
+        total_written: log.total_lines,
+        scrollback_lines: log.total_lines - log.oldest_offset,
+        oldest_offset: log.oldest_offset,
+        ...exitFields(record),
+      };
+    } catch (err) {
+      // The host dropped the buffers (tombstone expired between resolve and read).
+      if (err instanceof HttpError && err.status === 410) throw new ToolError('Session not found', NOT_FOUND_OR_REAPED);
+      throw err;
+    }
+  };
+
+  const input = async (args: Record<string, unknown>): Promise<ToolValue> => {
+    const ref = requireSessionId(args, 'input');
+    const text = optionalString(args, 'input');
+    const key = optionalString(args, 'special_key');
+    const description = descriptionArg(args);
+    const hasText = text !== undefined && text !== '';
+    if (!hasText && key === undefined && description === undefined) {
+      throw new ToolError("Action 'input' requires 'input' (text), 'special_key', or 'pty_description'");
+    }
+    let keyBytes: Buffer | undefined;
+    if (key !== undefined) {
+      try {
+        keyBytes = translateSpecialKey(key);
+      } catch (err) {
+        throw new ToolError((err as Error).message);
+      }
+    }
+    const parts: Uint8Array[] = [];
+    if (hasText) parts.push(Buffer.from(text, 'utf8'));
+    if (keyBytes) parts.push(keyBytes);
+    if (parts.length > 0) await sessions.writeSequence(ref, parts);
+    if (description !== undefined) sessions.setDescription(ref, description);
+    return { ok: true };
+  };
+
+  const submit = async (args: Record<string, unknown>, caller: CallerContext): Promise<ToolValue> => {
+    const ref = requireSessionId(args, 'submit');
+    const text = args['input'];
+    if (typeof text !== 'string' || commandText(text) === '') throw new ToolError("Action 'submit' requires a non-empty 'input' (the command)");
+    const description = descriptionArg(args);
+    const receipt = await submitCommand(sessions, ref, text, { timeoutMs: clampAckTimeout(args['timeout_ms']), signal: caller.signal });
+    if (description !== undefined && receipt.write_state !== 'not_started' && sessions.resolve(ref)) sessions.setDescription(ref, description);
+    return receipt as unknown as ToolValue;
+  };
+
+  const wait = async (args: Record<string, unknown>, caller: CallerContext): Promise<ToolValue> => {
+    const ref = requireSessionId(args, 'wait');
+    const until = args['until'] ?? 'idle';
+    if (typeof until !== 'string' || !(WAIT_UNTIL as readonly string[]).includes(until)) throw new ToolError("wait 'until' must be 'idle' or 'exited'");
+    return waitForSession(sessions, ref, until as WaitUntil, clampWaitTimeout(args['timeout_ms']), caller.signal);
+  };
+
+  const close = async (args: Record<string, unknown>, caller: CallerContext): Promise<ToolValue> => {
+    const ref = requireSessionId(args, 'close');
+    const record = sessions.resolve(ref);
+    if (isSelf(ref, record, caller)) throw new ToolError('Cannot close own session. Use exit to terminate yourself.');
+    // Idempotent: gone or already exited is done; the tombstone stays readable.
+    if (record && !record.exit) await sessions.close(record.session_id, 'closed');
+    return { ok: true };
+  };
+
+  const kill = async (args: Record<string, unknown>, caller: CallerContext): Promise<ToolValue> => {
+    const ref = requireSessionId(args, 'kill');
+    const record = sessions.resolve(ref);
+    if (isSelf(ref, record, caller)) throw new ToolError('Cannot kill own session. Use exit to terminate yourself.');
+    if (!record) throw new ToolError('Session not found');
+    await sessions.kill(record.session_id);
+    return { ok: true };
+  };
+
+  const processStats = async (): Promise<ToolValue> => {
+    const running = await sessions.processes();
+    const roots = running.filter((p) => sessions.resolve(p.session_id)?.exit === null).map((p) => ({ kind: 'session' as const, pid: p.pid, session_id: p.session_id }));
+    const rows = stats.sample(roots);
+    return { processes: rows.map((r) => ({ session_id: r.session_id, name: r.name, pid: r.pid, rss_kb: r.rss_kb, cpu_pct: r.cpu_pct })) };
+  };
+
+  const dispatch = async (action: string, args: Record<string, unknown>, caller: CallerContext): Promise<ToolValue> => {
+    switch (action) {
+      case 'list':
+        return sessions.list().map((r) => listEntry(r, caller));
+      case 'create': {
+        const record = await sessions.create({
+          rows: args['rows'],
+          cols: args['cols'],
+          shell: optionalString(args, 'shell'),
+          cwd: optionalString(args, 'cwd'),
+        });
+        return { session_id: record.session_id };
+      }
+      case 'submit':
+        return submit(args, caller);
+      case 'input':
+        return input(args);
+      case 'output':
+        return output(args);
+      case 'status': {
+        const ref = requireSessionId(args, 'status');
+        const record = sessions.resolve(ref);
+        if (!record) throw new ToolError(`Session '${ref}' not found`);
+        return statusOf(record);
+      }
+      case 'wait':
+        return wait(args, caller);
+      case 'resize':
+        await sessions.resize(requireSessionId(args, 'resize'), args['rows'], args['cols']);
+        return { ok: true };
+      case 'close':
+        return close(args, caller);
+      case 'kill':
+        return kill(args, caller);
+      case 'pause':
+      case 'resume':
+        await sessions.setPaused(requireSessionId(args, action), action === 'pause');
+        return { ok: true };
+      default:
+        return processStats();
+    }
+  };
+
+  const tool: NativeTool = defineTool({
+    name: 'session',
+    summary:
+      'Terminal sessions (PTYs) run by this server: list and create them, run commands in them, read their output, wait on them and end them. ' +
+      'Every session_id accepts any of a session\'s three addresses: its session_id, its tuic_session identity, or its alias (e.g. "tu-1").',
+    actions: {
+      list: 'every live session in one call: session_id, is_caller (true for the session you run in: never close it), alias, display_name, pty_description, cwd, foreground_process, shell_state (busy|idle; omitted before the first observation), tuic_session',
+      create: 'start a shell (shell?, cwd?, rows/cols 1-500, default 24x80) → {session_id}',
+      submit: 'run one command (session_id, input, timeout_ms ack wait default 3000, clamped 250-10000): clears the line, types input (bracketed paste when multi-line), presses Enter, waits for the terminal to move → receipt {submission_id, submitted, write_state, acknowledged, retry_safe, turn_epoch, composer_state, acknowledgement|reason}',
+      input: "raw keystrokes (session_id, input text and/or special_key; pty_description alone is allowed) → {ok:true}; no Enter unless you send one",
+      output: 'read output (session_id): text by default, ANSI-stripped and secret-redacted, limit lines (default 50), from_line, or since_cursor for only new lines; format=raw keeps escapes, limit in bytes (default 8192)',
+      status: 'one session: {session_id, shell_state?, last_activity_ms, exit_code?, idle_since_ms?, busy_duration_ms?, …}',
+      wait: 'block until until=idle (default) or until=exited (session_id, timeout_ms default 60000; 300000 or more runs as 295000) → {met, timed_out, until, shell_state?, exit_code?}',
+      resize: 'set the terminal size (session_id, rows, cols 1-500) → {ok:true}',
+      close: 'end a session (Ctrl-C, then hang-up); idempotent; refused for your own session → {ok:true}',
+      kill: 'SIGKILL the session\'s processes; refused for your own session → {ok:true}',
+      pause: 'stop reading the session\'s output (its program blocks once the terminal buffer fills; nothing is lost) → {ok:true}',
+      resume: 'read the session\'s output again after pause → {ok:true}',
+      process_stats: 'CPU and memory per live session → {processes:[{session_id, name, pid, rss_kb, cpu_pct}]}',
+    },
+    notes: DESCRIPTION_NOTES,
+    properties: {
+      session_id: Type.Optional(Type.String({ description: 'session_id, tuic_session or alias; required by every action except list, create and process_stats' })),
+      input: Type.Optional(Type.String({ description: 'submit: the command (non-empty); input: raw text' })),
+      special_key: Type.Optional(Type.String({ description: `input: one of ${SPECIAL_KEY_NAMES.join(', ')}` })),
+      pty_description: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'submit/input: string sets, null or "" clears, omitted keeps' })),
+      until: Type.Optional(Type.String({ enum: [...WAIT_UNTIL], default: 'idle', description: 'wait: idle or exited' } as never)),
+      timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 300_000, description: 'submit: acknowledgement wait (default 3000, 250-10000); wait: default 60000, 300000 or more runs as 295000' })),
+      rows: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
+      cols: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
+      shell: Type.Optional(Type.String({ description: 'create: program to run (default: the configured shell)' })),
+      cwd: Type.Optional(Type.String({ description: 'create: absolute working directory (default: home)' })),
+      limit: Type.Optional(Type.Integer({ minimum: 1, description: 'output: lines (default 50); bytes with format=raw (default 8192)' })),
+      from_line: Type.Optional(Type.Integer({ minimum: 0, description: 'output: first absolute line to read (clamped to oldest_offset)' })),
+      format: Type.Optional(Type.String({ enum: ['text', 'raw'], description: 'output: text (default) or raw (keeps ANSI escapes)' } as never)),
+      since_cursor: Type.Optional(Type.Integer({ minimum: 0, description: 'output: cursor from a previous text read; returns only newer lines' })),
+    },
+    handler: async (args, caller) => {
+      const action = requireAction(tool, args);
+      if (LOOPBACK_ONLY.has(action) && !caller.isLoopback) throw new ToolError(LOOPBACK_REFUSAL);
+      try {
+        return await dispatch(action, args, caller);
+      } catch (err) {
+        // The session layer speaks HTTP errors; a tool caller reads the same message.
+        if (err instanceof HttpError) throw new ToolError(err.message);
+        throw err;
+      }
+    },
+  });
+  return tool;
+}

@@ -1,0 +1,55 @@
+/**
+ * The foreground process of a session's terminal, read from /proc (Linux): the shell's stat names
+ * its terminal's foreground process group (tpgid), whose leader is the program the user is running.
+ * Two small file reads; used for session list's foreground_process and to tell a shell waiting at
+ * its prompt from one whose command runs silently (output-based busy/idle cannot see `sleep`).
+ */
+import { readFileSync } from 'node:fs';
+
+export interface Foreground {
+  /** Leader of the terminal's foreground process group. */
+  pid: number;
+  name: string;
+  /** True when the session's own process (the shell) holds the foreground: no job runs. */
+  isSessionProcess: boolean;
+}
+
+/**
+ * Agents detected from the foreground process name (REFERENCE §2.7): when one of these holds the
+ * terminal, its composer is what a submit types into, and output activity decides busy/idle.
+ */
+const AGENT_NAMES = new Set(['claude', 'gemini', 'opencode', 'aider', 'codex', 'amp', 'cursor-agent', 'goose', 'grok', 'droid', 'pi']);
+
+function statFields(pid: number): string[] | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the ")" that closes the command name: state ppid pgrp session tty_nr tpgid ...
+    return text.slice(text.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
+function commName(pid: number): string | null {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return null;
+  }
+}
+
+/** The foreground of the terminal `sessionPid` runs on; null when unknown (process gone, no /proc). */
+export function foregroundOf(sessionPid: number): Foreground | null {
+  const fields = statFields(sessionPid);
+  if (!fields) return null;
+  const tpgid = Number(fields[5]);
+  if (!Number.isInteger(tpgid) || tpgid <= 0) return null;
+  const name = commName(tpgid) ?? commName(sessionPid);
+  if (name === null) return null;
+  return { pid: tpgid, name, isSessionProcess: tpgid === sessionPid };
+}
+
+/** True when a non-agent job holds the terminal: the shell is not at its prompt, whatever its output says. */
+export function foregroundJobRuns(fg: Foreground | null): boolean {
+  return fg !== null && !fg.isSessionProcess && !AGENT_NAMES.has(fg.name.toLowerCase());
+}
