@@ -1,0 +1,171 @@
+/**
+ * `debug` (REFERENCE §6.9; off by default through disabled_native_tools): what an operator needs to
+ * see inside a running tuicd — its sessions, its recent log records — plus a usage guide. invoke_js
+ * ran JavaScript in the desktop WebView and has no headless counterpart.
+ */
+import { open, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+
+import { Type } from 'typebox';
+
+import { redactSecrets } from '../../../shared/redactor.js';
+import { sessionInfo } from '../../sessions/sessionRecord.js';
+import type { SessionRecord } from '../../sessions/sessionRecord.js';
+import { defineTool, requireAction, ToolError } from './nativeTool.js';
+import type { NativeTool } from './nativeTool.js';
+
+export const DebugConstants = {
+  LOGS_DEFAULT_LIMIT: 50,
+  LOGS_MAX_LIMIT: 500,
+  /** Only the end of the newest log file is read: bounded work however big the file grew. */
+  LOG_TAIL_BYTES: 256 * 1024,
+} as const;
+
+/** pino's numeric levels. */
+const LOG_LEVELS: Readonly<Record<string, number>> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 };
+
+/** The rotated files createLogger writes (pino-roll: tuicd.<n>.log). */
+const LOG_FILE = /^tuicd\..*\.log$/;
+
+export interface DebugToolDeps {
+  sessions: { list(): SessionRecord[] };
+  /** Where createLogger writes its files. */
+  logDir: string;
+}
+
+export const DEBUG_HELP = `debug — inspect a running tuicd (disabled by default; enable by removing "debug" from disabled_native_tools).
+
+action=sessions
+  Every live session: session_id,
+  tuic_session, alias, cwd, pid, size, paused, state {shell_state busy|idle, …}.
+
+action=logs [level=<min level>] [source=<source field>] [limit=50]
+  The newest records of the daemon's own log (the end of the newest tuicd.*.log in the log dir),
+  newest first. level: trace|debug|info|warn|error|fatal keeps that level and above. source keeps
+  records whose "source" field equals it (e.g. pty-host). limit 1..500. Secrets are redacted.
+
+action=agent_detection
+  tuicd does not detect which agent runs in a terminal yet; this says so.
+
+action=help
+  This text.
+
+action=invoke_js
+  Not available: it ran JavaScript in the desktop WebView, which headless tuicd does not have.`;
+
+/** Applies redaction to every string in a parsed log record, so a JSON structure is never cut mid-string. */
+function redactStrings(value: unknown): unknown {
+  if (typeof value === 'string') return redactSecrets(value);
+  if (Array.isArray(value)) return value.map(redactStrings);
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactStrings(v)]));
+  }
+  return value;
+}
+
+async function newestLogFile(logDir: string): Promise<string | undefined> {
+  let names: string[];
+  try {
+    names = (await readdir(logDir)).filter((n) => LOG_FILE.test(n));
+  } catch {
+    return undefined;
+  }
+  let newest: { path: string; mtimeMs: number } | undefined;
+  for (const name of names) {
+    const path = join(logDir, name);
+    const { mtimeMs } = await stat(path);
+    if (!newest || mtimeMs > newest.mtimeMs) newest = { path, mtimeMs };
+  }
+  return newest?.path;
+}
+
+async function readTail(path: string, bytes: number): Promise<string> {
+  const handle = await open(path, 'r');
+  try {
+    const { size } = await handle.stat();
+    const start = Math.max(0, size - bytes);
+    const buf = Buffer.alloc(size - start);
+    await handle.read(buf, 0, buf.length, start);
+    const text = buf.toString('utf8');
+    // A tail that starts mid-file starts mid-record: drop the partial first line.
+    return start > 0 ? text.slice(text.indexOf('\n') + 1) : text;
+  } finally {
+    await handle.close();
+  }
+}
+
+function parseLimit(raw: unknown): number {
+  if (raw === undefined || raw === null) return DebugConstants.LOGS_DEFAULT_LIMIT;
+  if (typeof raw !== 'number' || !Number.isInteger(raw)) throw new ToolError(`'limit' must be an integer, got ${JSON.stringify(raw)}`);
+  return Math.min(Math.max(raw, 1), DebugConstants.LOGS_MAX_LIMIT);
+}
+
+async function recentLogs(logDir: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const limit = parseLimit(args['limit']);
+  const levelName = args['level'];
+  let minLevel = 0;
+  if (levelName !== undefined && levelName !== null) {
+    const n = typeof levelName === 'string' ? LOG_LEVELS[levelName] : undefined;
+    if (n === undefined) throw new ToolError(`Invalid level '${String(levelName)}'. Must be: ${Object.keys(LOG_LEVELS).join(', ')}`);
+    minLevel = n;
+  }
+  const source = args['source'];
+  if (source !== undefined && source !== null && typeof source !== 'string') throw new ToolError("'source' must be a string");
+  const file = await newestLogFile(logDir);
+  if (file === undefined) return { logs: [] };
+  const lines = (await readTail(file, DebugConstants.LOG_TAIL_BYTES)).split('\n');
+  const logs: unknown[] = [];
+  for (let i = lines.length - 1; i >= 0 && logs.length < limit; i--) {
+    let record: Record<string, unknown>;
+    try {
+      record = JSON.parse(lines[i]!) as Record<string, unknown>;
+    } catch {
+      continue;
+    }
+    if (typeof record['level'] === 'number' && record['level'] < minLevel) continue;
+    if (typeof source === 'string' && record['source'] !== source) continue;
+    logs.push(redactStrings(record));
+  }
+  return { logs };
+}
+
+export function createDebugTool(deps: DebugToolDeps): NativeTool {
+  const tool: NativeTool = defineTool({
+    name: 'debug',
+    summary: 'Inspect the running tuicd. Call action=help first: it returns the full usage guide.',
+    actions: {
+      sessions: 'every session with its state',
+      logs: 'recent daemon log records (level, source, limit)',
+      agent_detection: 'agent detection status (not implemented in tuicd)',
+      help: 'the usage guide',
+      invoke_js: 'desktop only; refused in headless tuicd',
+    },
+    properties: {
+      level: Type.Optional(Type.String({ description: 'logs: minimum level (trace|debug|info|warn|error|fatal)' })),
+      source: Type.Optional(Type.String({ description: 'logs: only records with this source' })),
+      limit: Type.Optional(Type.Integer({ description: `logs: records to return (default ${DebugConstants.LOGS_DEFAULT_LIMIT}, max ${DebugConstants.LOGS_MAX_LIMIT})` })),
+      session_id: Type.Optional(Type.String({ description: 'sessions: only this session (id, tuic_session or alias)' })),
+      script: Type.Optional(Type.String({ description: 'invoke_js: not available headless' })),
+    },
+    handler: async (args) => {
+      const action = requireAction(tool, args);
+      switch (action) {
+        case 'sessions': {
+          const ref = args['session_id'];
+          let records = deps.sessions.list();
+          if (typeof ref === 'string' && ref !== '') records = records.filter((r) => r.session_id === ref || r.tuic_session === ref || r.alias === ref);
+          return { sessions: records.map(sessionInfo) };
+        }
+        case 'logs':
+          return recentLogs(deps.logDir, args);
+        case 'agent_detection':
+          return { supported: false, message: 'tuicd does not detect which agent runs in a terminal yet; sessions carry no agent_type' };
+        case 'help':
+          return { help: DEBUG_HELP };
+        default:
+          throw new ToolError('invoke_js needs the desktop WebView and is not available in headless tuicd');
+      }
+    },
+  });
+  return tool;
+}
