@@ -4,12 +4,32 @@ import { createSessionTool } from './session.js';
 import { createTaskTool } from './task.js';
 import type { SessionService } from '../../sessions/sessionService.js';
 import type { TaskRegistry } from '../tasks.js';
+import { createProgressTool } from './progress.js';
+import { createUiTool } from './ui.js';
+import { createPluginDevGuideTool } from './pluginDevGuide.js';
+import { createConfigTool } from './config.js';
+import { createDebugTool } from './debug.js';
+import type { EventBus } from '../../events/eventBus.js';
+import type { ConfigStore } from '../../config/configStore.js';
+import type { ConfirmBroker } from '../confirmBroker.js';
+import type { ProgressJournal } from '../../progress/progressJournal.js';
 
 /** What tool factories may use; each field is added by the tool that needs it. */
 export interface NativeToolDeps {
   // DEPS: one line per dependency, added with the tool that needs it.
   sessions: SessionService;
   tasks: TaskRegistry;
+  bus: EventBus;
+  config: ConfigStore;
+  /** ui confirm: the pending-answer broker (routes/mcpConfirm.ts answers it). */
+  confirmBroker: ConfirmBroker;
+  progressJournal: ProgressJournal;
+  /** A live PTY's cwd by session id (caller origin: toast origin_repo_path, progress project). */
+  sessionCwd: (sessionId: string) => string | undefined;
+  /** The repo an MCP session declared at initialize (roots), by Mcp-Session-Id; optional until recorded. */
+  mcpRepoPath?: (mcpSessionId: string) => string | undefined;
+  /** Where createLogger writes (debug action=logs). */
+  logDir: string;
 }
 
 export function createNativeTools(deps: NativeToolDeps): NativeTool[] {
@@ -18,5 +38,10 @@ export function createNativeTools(deps: NativeToolDeps): NativeTool[] {
     // TOOLS: one line per tool, in the order tools/list shows them: session, task, progress, ui, plugin_dev_guide, config, debug.
     createSessionTool(deps),
     createTaskTool(deps),
+    createProgressTool(deps),
+    createUiTool(deps),
+    createPluginDevGuideTool(),
+    createConfigTool(deps),
+    createDebugTool(deps),
   ];
 }
