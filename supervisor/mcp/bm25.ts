@@ -46,18 +46,19 @@ interface Posting {
 
 export class Bm25Index {
   private readonly names: string[] = [];
-  private readonly lengths: number[] = [];
   private readonly postings = new Map<string, Posting[]>();
-  private readonly averageLength: number;
+  /** Per document: k1 · (1 − b + b · length / average length), the query-independent part of BM25. */
+  private readonly norms: Float64Array;
 
   constructor(docs: readonly SearchDocument[]) {
     let total = 0;
+    const lengths: number[] = [];
     for (const doc of docs) {
       const id = this.names.length;
       this.names.push(doc.name);
       const nameTokens = tokenize(doc.name);
       const tokens = [...Array<string[]>(NAME_WEIGHT).fill(nameTokens).flat(), ...tokenize(doc.description)];
-      this.lengths.push(tokens.length);
+      lengths.push(tokens.length);
       total += tokens.length;
       const counts = new Map<string, number>();
       for (const t of tokens) counts.set(t, (counts.get(t) ?? 0) + 1);
@@ -67,7 +68,8 @@ export class Bm25Index {
         list.push({ doc: id, tf });
       }
     }
-    this.averageLength = docs.length === 0 ? 0 : total / docs.length;
+    const average = docs.length === 0 ? 0 : total / docs.length;
+    this.norms = Float64Array.from(lengths, (len) => BM25.k1 * (1 - BM25.b + (BM25.b * len) / average));
   }
 
   get size(): number {
@@ -78,20 +80,21 @@ export class Bm25Index {
   search(query: string, limit: number): SearchHit[] {
     const terms = [...new Set(tokenize(query))];
     const n = this.names.length;
-    const scores = new Map<number, number>();
+    const scores = new Float64Array(n);
+    const touched: number[] = [];
     for (const term of terms) {
       const list = this.postings.get(term);
       if (!list) continue;
       // Lucene's idf: always positive, so a term in most documents still counts a little.
       const idf = Math.log(1 + (n - list.length + 0.5) / (list.length + 0.5));
       for (const { doc, tf } of list) {
-        const norm = BM25.k1 * (1 - BM25.b + (BM25.b * this.lengths[doc]!) / this.averageLength);
-        scores.set(doc, (scores.get(doc) ?? 0) + (idf * (tf * (BM25.k1 + 1))) / (tf + norm));
+        if (scores[doc] === 0) touched.push(doc);
+        scores[doc]! += (idf * tf * (BM25.k1 + 1)) / (tf + this.norms[doc]!);
       }
     }
-    return [...scores]
-      .sort((a, b) => b[1] - a[1] || a[0] - b[0])
+    return touched
+      .sort((a, b) => scores[b]! - scores[a]! || a - b)
       .slice(0, Math.max(0, limit))
-      .map(([doc, score]) => ({ name: this.names[doc]!, score }));
+      .map((doc) => ({ name: this.names[doc]!, score: scores[doc]! }));
   }
 }
