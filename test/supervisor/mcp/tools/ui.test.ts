@@ -133,3 +133,14 @@ test('ui confirm: the first answer is the tool result, with origin session on th
   assert.deepEqual(await pending, { confirmed: true });
   assert.equal(broker.size, 0);
 });
+
+test('ui confirm: an aborted tool call (client gone, request timed out) resolves, publishes resolved and frees the entry', async () => {
+  const { events, tool, broker } = setup();
+  const ac = new AbortController();
+  const pending = call(tool, { action: 'confirm', title: 'Still there?' }, caller({ signal: ac.signal }));
+  assert.equal(broker.size, 1);
+  ac.abort();
+  assert.equal(((await pending) as { confirmed: boolean }).confirmed, false);
+  assert.equal(broker.size, 0);
+  assert.deepEqual(events.map((e) => e.name), ['mcp-confirm', 'mcp-confirm-resolved']);
+});
