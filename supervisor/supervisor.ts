@@ -1,6 +1,7 @@
 /** Assembles the supervisor: config, logs, event bus, HTTP routes and both listeners; owns their lifecycle. */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 
 import { ConfigStore } from './config/configStore.js';
 import { effectiveTcpPort } from './config/env.js';
@@ -18,6 +19,14 @@ import { PtyHost } from './hosts/ptyHost.js';
 import { ProcessStarter } from './hosts/processStarter.js';
 import { createLogger } from './log.js';
 import { diagnosticsRoutes } from './routes/diagnostics.js';
+import { ConfirmBroker } from './mcp/confirmBroker.js';
+import { McpService } from './mcp/mcpService.js';
+import { TaskRegistry } from './mcp/tasks.js';
+import { createNativeTools } from './mcp/tools/index.js';
+import { PROGRESS_JOURNAL_FILE, ProgressJournal } from './progress/progressJournal.js';
+import { mcpRoutes } from './routes/mcp.js';
+import { mcpConfirmRoutes } from './routes/mcpConfirm.js';
+import { progressRoutes } from './routes/progress.js';
 import { processRoutes } from './routes/process.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { SessionService } from './sessions/sessionService.js';
@@ -54,6 +63,10 @@ export class Supervisor {
   private readonly http: HttpServer;
   readonly ptyHost: PtyHost;
   readonly sessions: SessionService;
+  readonly tasks: TaskRegistry;
+  readonly confirmBroker: ConfirmBroker;
+  readonly progressJournal: ProgressJournal;
+  readonly mcp: McpService;
 
   private readonly responseCells = new Map<string, { value: number }>();
   /** Set once the keyring probe has answered (it runs while the listeners bind). */
@@ -89,6 +102,32 @@ export class Supervisor {
     this.metrics.gauge('bytes_emitted', 'PTY output bytes received from the pty host', () => c.bytes_emitted);
     this.metrics.gauge('pauses_triggered', 'Times a session was paused', () => c.pauses_triggered);
     this.metrics.gauge('active_sessions', 'Sessions whose process runs', () => this.sessions.liveCount);
+    this.tasks = new TaskRegistry({ sessions: this.sessions });
+    this.confirmBroker = new ConfirmBroker({ bus: this.bus });
+    this.progressJournal = new ProgressJournal({ path: join(opts.paths.configDir, PROGRESS_JOURNAL_FILE) });
+    const nativeTools = createNativeTools({
+      sessions: this.sessions,
+      tasks: this.tasks,
+      bus: this.bus,
+      config: this.config,
+      confirmBroker: this.confirmBroker,
+      progressJournal: this.progressJournal,
+      sessionCwd: (sessionId) => this.sessions.resolve(sessionId)?.cwd,
+      mcpRepoPath: (mcpSessionId) => this.mcp.sessions.get(mcpSessionId)?.repo_path ?? undefined,
+      logDir: opts.paths.logDir,
+    });
+    this.mcp = new McpService({
+      version: VERSION,
+      config: () => this.config.get(),
+      nativeTools,
+      liveSessions: this.sessions,
+      log: this.log,
+      boundHost: () => this.tcp?.binding.host ?? null,
+    });
+    // The MCP session reaper also retires day-old tasks (TASK_TTL_SECS).
+    this.mcp.sessions.onSweep((nowMs) => this.tasks.reapExpired(nowMs));
+    this.metrics.gauge('mcp_sessions', 'MCP protocol sessions held', () => this.mcp.sessions.size);
+    this.metrics.gauge('mcp_streams', 'Open GET /mcp streams', () => this.mcp.streams.openCount);
     const auth = new TcpAuth(() => this.authSettings());
     this.http = new HttpServer({
       routes: this.routes(),
@@ -130,6 +169,8 @@ export class Supervisor {
     config.onChange((event) => {
       log.info({ changed: event.changed.paths }, 'config saved');
       sup.bus.publish('config-changed', { paths: event.changed.paths });
+      // Tool surfaces hang on several fields (collapse_tools, disabled_native_tools, progress_tracking): the catalog compares.
+      sup.mcp.refresh();
       if (event.changed.serverSettings) void sup.restartTcp('server settings changed');
     });
     return sup;
@@ -153,6 +194,9 @@ export class Supervisor {
       this.log.info({ listener: 'socket', path: this.socket.binding.path, reason }, 'socket listener closed (always-on IPC listener)');
       this.socket = null;
     }
+    this.mcp.dispose();
+    this.confirmBroker.dispose();
+    this.tasks.dispose();
     this.sessions.dispose();
     await this.ptyHost.stop();
     this.bus.dispose();
@@ -179,6 +223,9 @@ export class Supervisor {
       ...eventRoutes(this.bus),
       ...sessionRoutes(this.sessions),
       ...processRoutes(this.sessions, () => this.ptyHost.pid),
+      ...mcpRoutes(this.mcp, { ptySessionCount: () => this.sessions.liveCount, maxSessions: () => this.config.get().services.server.max_sessions }),
+      ...mcpConfirmRoutes(this.confirmBroker),
+      ...progressRoutes(this.progressJournal),
       ...diagnosticsRoutes({ sessions: this.sessions, host: this.ptyHost, configDir: this.opts.paths.configDir, env: this.opts.env }),
     ];
   }

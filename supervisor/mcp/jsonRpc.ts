@@ -1,0 +1,121 @@
+/**
+ * JSON-RPC 2.0 for POST /mcp: one message per request (no batches, as the 2025-11-25 revision),
+ * parsed and validated once, and response builders that splice pre-serialized results.
+ */
+
+export const JsonRpcCode = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL_ERROR: -32603,
+  /** Implementation-defined server error: the SDK uses it for transport refusals (bad Host, missing session). */
+  SERVER_ERROR: -32000,
+} as const;
+
+export type JsonRpcId = string | number;
+
+/** A request (has an id) or a notification (no id). */
+export interface JsonRpcCall {
+  kind: 'request' | 'notification';
+  /** Absent for notifications. */
+  id?: JsonRpcId;
+  method: string;
+  params: Record<string, unknown> | undefined;
+}
+
+/** A client's answer to a server request; we send none yet, so these are acknowledged and dropped. */
+export interface JsonRpcClientResponse {
+  kind: 'response';
+  id: JsonRpcId | null;
+}
+
+/** A message that cannot be served: the error to send and the HTTP status the SDK would use. */
+export interface JsonRpcRejection {
+  kind: 'invalid';
+  status: number;
+  /** Echoed when the message had a usable id. */
+  id: JsonRpcId | null;
+  code: number;
+  message: string;
+}
+
+export type ParsedMessage = JsonRpcCall | JsonRpcClientResponse | JsonRpcRejection;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function validId(value: unknown): value is JsonRpcId {
+  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
+}
+
+function invalid(id: JsonRpcId | null, code: number, message: string, status = 400): JsonRpcRejection {
+  return { kind: 'invalid', status, id, code, message };
+}
+
+/**
+ * Parses one POST body. Transport-level failures (bad JSON, not a JSON-RPC object, a batch) answer
+ * 400 as the SDK's server does; method-level failures (unknown method, bad params) are the
+ * dispatcher's and answer 200.
+ */
+export function parseMessage(body: Buffer | string): ParsedMessage {
+  let value: unknown;
+  try {
+    value = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
+  } catch (err) {
+    return invalid(null, JsonRpcCode.PARSE_ERROR, `Parse error: ${(err as Error).message}`);
+  }
+  if (Array.isArray(value)) {
+    return invalid(null, JsonRpcCode.INVALID_REQUEST, 'Invalid Request: batch requests are not supported; send one JSON-RPC message per POST');
+  }
+  if (!isPlainObject(value)) return invalid(null, JsonRpcCode.INVALID_REQUEST, 'Invalid Request: the body must be a JSON-RPC 2.0 object');
+
+  const hasId = Object.prototype.hasOwnProperty.call(value, 'id');
+  const rawId = value['id'];
+  if (hasId && rawId !== null && !validId(rawId)) {
+    return invalid(null, JsonRpcCode.INVALID_REQUEST, "Invalid Request: 'id' must be a string or a number");
+  }
+  const id = validId(rawId) ? rawId : null;
+  if (value['jsonrpc'] !== '2.0') return invalid(id, JsonRpcCode.INVALID_REQUEST, "Invalid Request: 'jsonrpc' must be \"2.0\"");
+
+  const method = value['method'];
+  if (method === undefined && hasId && ('result' in value || 'error' in value)) return { kind: 'response', id };
+  if (typeof method !== 'string' || method.length === 0) {
+    return invalid(id, JsonRpcCode.INVALID_REQUEST, "Invalid Request: 'method' must be a non-empty string");
+  }
+  // A null id is not a notification and not a usable request id either (MCP forbids it).
+  if (hasId && rawId === null) return invalid(null, JsonRpcCode.INVALID_REQUEST, "Invalid Request: 'id' must not be null");
+
+  const params = value['params'];
+  if (params !== undefined && !isPlainObject(params)) {
+    // By-position params exist in JSON-RPC but no MCP method takes them.
+    return hasId
+      ? invalid(id, JsonRpcCode.INVALID_PARAMS, "Invalid params: 'params' must be an object", 200)
+      : invalid(null, JsonRpcCode.INVALID_REQUEST, "Invalid Request: 'params' must be an object");
+  }
+  if (!hasId) return { kind: 'notification', method, params };
+  return { kind: 'request', id: id!, method, params };
+}
+
+const ID_NULL = 'null';
+
+function idJson(id: JsonRpcId | null | undefined): string {
+  return id === null || id === undefined ? ID_NULL : JSON.stringify(id);
+}
+
+/** `{"jsonrpc":"2.0","id":…,"result":<resultJson>}` without re-serializing a cached result. */
+export function resultResponse(id: JsonRpcId, resultJson: string): string {
+  return `{"jsonrpc":"2.0","id":${idJson(id)},"result":${resultJson}}`;
+}
+
+export function errorResponse(id: JsonRpcId | null | undefined, code: number, message: string, data?: unknown): string {
+  const error: Record<string, unknown> = { code, message };
+  if (data !== undefined) error['data'] = data;
+  return `{"jsonrpc":"2.0","id":${idJson(id)},"error":${JSON.stringify(error)}}`;
+}
+
+/** A server-to-client notification, as written on a GET /mcp stream. */
+export function notificationJson(method: string, params?: Record<string, unknown>): string {
+  return params === undefined ? JSON.stringify({ jsonrpc: '2.0', method }) : JSON.stringify({ jsonrpc: '2.0', method, params });
+}

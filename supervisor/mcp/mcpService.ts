@@ -1,0 +1,109 @@
+/**
+ * The /mcp server assembled: protocol sessions with their reaper, the tool catalog, GET streams,
+ * the POST dispatcher and the Host guard. Config changes reach it through refresh(); every
+ * change of a tool surface becomes notifications/tools/list_changed on every open stream.
+ */
+import type { Disposable } from '../../shared/disposable.js';
+import { DisposableStore } from '../../shared/disposable.js';
+import type { ConfigSnapshot } from '../config/schema.js';
+import { HostGuard } from './hostGuard.js';
+import { renderInstructions } from './instructions.js';
+import { notificationJson } from './jsonRpc.js';
+import { McpStreams } from './mcpStreams.js';
+import { McpSessionStore } from './protocolSessions.js';
+import type { McpSessionStoreOptions } from './protocolSessions.js';
+import type { InstructionContext, ToolSurface } from './surface.js';
+import { ToolCatalog } from './toolCatalog.js';
+import type { CatalogLog, CatalogSettings } from './toolCatalog.js';
+import type { NativeTool } from './tools/nativeTool.js';
+import { McpTransport } from './transport.js';
+import type { TransportLog } from './transport.js';
+
+export const TOOLS_LIST_CHANGED = notificationJson('notifications/tools/list_changed');
+
+/** What the service reads about live PTY sessions (SessionService satisfies it). */
+export interface LiveSessionsView {
+  list(): ReadonlyArray<{ session_id: string; tuic_session: string; cwd: string; alias: string }>;
+}
+
+export interface McpServiceOptions {
+  version: string;
+  config: () => ConfigSnapshot;
+  nativeTools: readonly NativeTool[];
+  liveSessions: LiveSessionsView;
+  log: TransportLog & CatalogLog;
+  /** The host the TCP listener bound, for the Host guard. */
+  boundHost?: () => string | null;
+  sessionStore?: McpSessionStoreOptions;
+  keepAliveMs?: number;
+}
+
+export function catalogSettings(config: ConfigSnapshot): CatalogSettings {
+  return { collapseTools: config.collapse_tools, disabledNativeTools: config.disabled_native_tools, progressTracking: config.progress_tracking };
+}
+
+export class McpService implements Disposable {
+  readonly sessions: McpSessionStore;
+  readonly streams: McpStreams;
+  readonly catalog: ToolCatalog;
+  readonly transport: McpTransport;
+  readonly hostGuard: HostGuard;
+  private readonly store = new DisposableStore();
+
+  constructor(private readonly opts: McpServiceOptions) {
+    this.sessions = new McpSessionStore(opts.sessionStore);
+    this.streams = new McpStreams(this.sessions, opts.keepAliveMs === undefined ? {} : { keepAliveMs: opts.keepAliveMs });
+    this.catalog = new ToolCatalog({ nativeTools: opts.nativeTools, settings: () => catalogSettings(opts.config()), log: opts.log });
+    this.hostGuard = new HostGuard(opts.boundHost ? { boundHost: opts.boundHost } : {});
+    this.transport = new McpTransport({
+      sessions: this.sessions,
+      catalog: this.catalog,
+      log: opts.log,
+      version: opts.version,
+      instructions: (surface) => this.instructionsFor(surface),
+      boundSessionFor: (tuicSession) => this.boundSessionFor(tuicSession),
+    });
+    this.store.add(this.catalog.onChanged(() => this.streams.broadcast(TOOLS_LIST_CHANGED)));
+  }
+
+  /** True while config `mcp_server_enabled` serves the /mcp routes. */
+  get enabled(): boolean {
+    return this.opts.config().mcp_server_enabled;
+  }
+
+  /** Call after every config change; returns whether a tool surface changed (and streams were told). */
+  refresh(): boolean {
+    return this.catalog.refresh();
+  }
+
+  /** The live state initialize's instructions show; explicit so GET /mcp/instructions renders the same. */
+  instructionContext(surface: ToolSurface): InstructionContext {
+    const config = this.opts.config();
+    return {
+      version: this.opts.version,
+      surface,
+      progressTracking: config.progress_tracking,
+      sessions: this.opts.liveSessions.list().map((s) => (s.alias ? { session_id: s.session_id, cwd: s.cwd, alias: s.alias } : { session_id: s.session_id, cwd: s.cwd })),
+      repos: [],
+      peerCount: 0,
+      intentMarkers: config.intent_tab_title,
+      suggestFollowups: config.suggest_followups,
+    };
+  }
+
+  instructionsFor(surface: ToolSurface): string {
+    return renderInstructions(this.instructionContext(surface));
+  }
+
+  boundSessionFor(tuicSession: string): string | null {
+    for (const s of this.opts.liveSessions.list()) if (s.tuic_session === tuicSession || s.session_id === tuicSession) return s.session_id;
+    return null;
+  }
+
+  dispose(): void {
+    this.store.dispose();
+    this.streams.closeAll();
+    this.catalog.dispose();
+    this.sessions.dispose();
+  }
+}

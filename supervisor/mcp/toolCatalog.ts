@@ -1,0 +1,163 @@
+/**
+ * The tool catalog behind /mcp (ToolCatalogView): which tools each surface lists, pre-serialized
+ * once per change, and the one dispatch entry point that re-applies the config filters on every
+ * call (spec "Lazy Tool Discovery": discovery never gates dispatch, so dispatch must).
+ */
+import { toDisposable } from '../../shared/disposable.js';
+import type { Disposable } from '../../shared/disposable.js';
+import { textEnvelope } from './envelope.js';
+import type { CallToolResult } from './envelope.js';
+import type { ToolCatalogView, ToolSurface } from './surface.js';
+import { ToolError } from './tools/nativeTool.js';
+import type { CallerContext, NativeTool, ToolDefinition } from './tools/nativeTool.js';
+import { createMetaTools, isDispatchedResult, isMetaToolName } from './tools/meta.js';
+import type { MetaToolSource, MetaTools } from './tools/meta.js';
+
+/** The config fields that shape the surfaces. */
+export interface CatalogSettings {
+  collapseTools: boolean;
+  disabledNativeTools: readonly string[];
+  progressTracking: boolean;
+}
+
+/** The tool kept direct in the collapsed surface, and hidden everywhere when progress_tracking is off. */
+const PROGRESS_TOOL = 'progress';
+
+/** Upstream tools are `{upstream}__{tool}`; native names never contain it. */
+const UPSTREAM_SEPARATOR = '__';
+
+export interface CatalogLog {
+  error(obj: object, msg: string): void;
+}
+
+export interface ToolCatalogOptions {
+  nativeTools: readonly NativeTool[];
+  settings: () => CatalogSettings;
+  log?: CatalogLog;
+  /** The meta-tools factory; tests may substitute one. */
+  metaTools?: (source: MetaToolSource) => MetaTools;
+}
+
+export class ToolCatalog implements ToolCatalogView, Disposable {
+  private readonly natives: ReadonlyMap<string, NativeTool>;
+  private readonly meta: MetaTools;
+  private readonly metaByName: ReadonlyMap<string, NativeTool>;
+  private readonly listeners = new Set<() => void>();
+  private enabled: NativeTool[] = [];
+  private disabled = new Set<string>();
+  private readonly listJson: Record<ToolSurface, string> = { classic: '{"tools":[]}', collapsed: '{"tools":[]}' };
+
+  constructor(private readonly opts: ToolCatalogOptions) {
+    const natives = new Map<string, NativeTool>();
+    for (const tool of opts.nativeTools) {
+      const name = tool.definition.name;
+      if (name.includes(UPSTREAM_SEPARATOR) || isMetaToolName(name)) throw new Error(`native tool name '${name}' is reserved`);
+      if (natives.has(name)) throw new Error(`duplicate native tool '${name}'`);
+      natives.set(name, tool);
+    }
+    this.natives = natives;
+    this.meta = (opts.metaTools ?? createMetaTools)({
+      corpus: () => this.enabled.map((t) => t.definition),
+      dispatch: (name, args, caller) => this.dispatch(name, args, caller),
+    });
+    this.metaByName = new Map(this.meta.tools.map((t) => [t.definition.name, t]));
+    this.recompute();
+  }
+
+  surfaceFor(session: { requiresMetaTools: boolean }): ToolSurface {
+    return session.requiresMetaTools || this.opts.settings().collapseTools ? 'collapsed' : 'classic';
+  }
+
+  toolsListResultJson(surface: ToolSurface): string {
+    return this.listJson[surface];
+  }
+
+  /** The enabled non-meta tools, in list order (the meta-tools' corpus). */
+  enabledDefinitions(): ToolDefinition[] {
+    return this.enabled.map((t) => t.definition);
+  }
+
+  /**
+   * Re-reads the settings; when either surface's list changed, rebuilds the search index and
+   * tells every listener (GET /mcp streams then send notifications/tools/list_changed).
+   */
+  refresh(): boolean {
+    const before = this.fingerprint();
+    this.recompute();
+    if (this.fingerprint() === before) return false;
+    this.meta.rebuild();
+    for (const listener of [...this.listeners]) {
+      try {
+        listener();
+      } catch (err) {
+        this.opts.log?.error({ err }, 'tools-changed listener failed');
+      }
+    }
+    return true;
+  }
+
+  onChanged(listener: () => void): Disposable {
+    this.listeners.add(listener);
+    return toDisposable(() => this.listeners.delete(listener));
+  }
+
+  async call(name: string, args: Record<string, unknown>, caller: CallerContext): Promise<CallToolResult> {
+    const metaTool = this.metaByName.get(name);
+    if (metaTool) return this.run(metaTool, args, caller);
+    return this.dispatch(name, args, caller);
+  }
+
+  dispose(): void {
+    this.listeners.clear();
+  }
+
+  /** A collapse_tools toggle changes what sessions see without changing either list. */
+  private lastCollapse = false;
+
+  private fingerprint(): string {
+    return `${this.lastCollapse}\n${this.listJson.classic}\n${this.listJson.collapsed}`;
+  }
+
+  private recompute(): void {
+    const settings = this.opts.settings();
+    this.lastCollapse = settings.collapseTools;
+    this.disabled = new Set(settings.disabledNativeTools);
+    if (!settings.progressTracking) this.disabled.add(PROGRESS_TOOL);
+    this.enabled = [...this.natives.values()].filter((t) => !this.disabled.has(t.definition.name));
+    this.listJson.classic = JSON.stringify({ tools: this.enabled.map((t) => t.definition) });
+    const collapsed = this.meta.tools.map((t) => t.definition);
+    const progress = this.enabled.find((t) => t.definition.name === PROGRESS_TOOL);
+    if (progress) collapsed.push(progress.definition);
+    this.listJson.collapsed = JSON.stringify({ tools: collapsed });
+  }
+
+  /** Non-meta dispatch: what tools/call and call_tool both reach; re-checks disabled tools every time. */
+  private async dispatch(name: string, args: Record<string, unknown>, caller: CallerContext): Promise<CallToolResult> {
+    const separator = name.indexOf(UPSTREAM_SEPARATOR);
+    if (separator > 0) {
+      // The upstream proxy hub arrives with issue #5; until then no upstream exists.
+      return textEnvelope({ error: `Upstream '${name.slice(0, separator)}' is not configured` });
+    }
+    const tool = this.natives.get(name);
+    if (!tool) {
+      const available = [...this.enabled.map((t) => t.definition.name), ...this.metaByName.keys()];
+      return textEnvelope({ error: `Unknown tool '${name}'. Available: ${available.join(', ')}` });
+    }
+    if (this.disabled.has(name)) return textEnvelope({ error: `Tool '${name}' is disabled by configuration` });
+    return this.run(tool, args, caller);
+  }
+
+  /** Runs one handler; nothing it throws or rejects with escapes as anything but an isError result. */
+  private async run(tool: NativeTool, args: Record<string, unknown>, caller: CallerContext): Promise<CallToolResult> {
+    const name = tool.definition.name;
+    try {
+      const value = await tool.handler(args, caller);
+      return isDispatchedResult(value) ? value : textEnvelope(value);
+    } catch (err) {
+      if (err instanceof ToolError) return textEnvelope({ error: err.message, ...err.extra });
+      this.opts.log?.error({ err, tool: name }, 'tool handler failed');
+      const message = err instanceof Error ? err.message : String(err);
+      return textEnvelope({ error: `Tool '${name}' failed: ${message}` });
+    }
+  }
+}

@@ -1,0 +1,204 @@
+/**
+ * POST /mcp method dispatch (spec "Streamable HTTP (POST /mcp)", REFERENCE §1.14): one JSON-RPC
+ * message per request, the answer in the body as JSON. Identity is resolved per call: only
+ * initialize mints session ids, every other method serves a caller with no id, and a presented
+ * id we no longer hold is recreated silently.
+ */
+import { randomUUID } from 'node:crypto';
+
+import type { Reply, RequestContext } from '../http/types.js';
+import { errorResponse, JsonRpcCode, parseMessage, resultResponse } from './jsonRpc.js';
+import type { JsonRpcCall, JsonRpcId } from './jsonRpc.js';
+import type { McpSessionMeta, McpSessionStore } from './protocolSessions.js';
+import type { ToolCatalogView, ToolSurface } from './surface.js';
+import type { CallerContext } from './tools/nativeTool.js';
+
+/** Revisions initialize echoes; anything else (or nothing) gets the one this endpoint implements. */
+export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = ['2026-07-28', '2025-11-25', '2025-03-26'];
+export const DEFAULT_PROTOCOL_VERSION = '2025-11-25';
+
+export const SERVER_NAME = 'tuicommander';
+
+const SESSION_HEADER = 'mcp-session-id';
+const TUIC_SESSION_HEADER = 'x-tuic-session';
+/** Session ids are visible ASCII (MCP transport spec); the bound keeps a hostile header from growing our map keys. */
+const SESSION_ID_PATTERN = /^[\x21-\x7e]{1,256}$/;
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Clients whose name (or User-Agent) says Claude Code or our bridge. */
+const CLAUDE_CLIENT_PATTERN = /claude|tuic-bridge/i;
+const GROK_CLIENT_PREFIX = 'grok-shell-';
+
+const JSON_HEADERS: Readonly<Record<string, string>> = { 'Content-Type': 'application/json' };
+
+export interface TransportLog {
+  info(obj: object, msg: string): void;
+}
+
+export interface McpTransportDeps {
+  sessions: McpSessionStore;
+  catalog: ToolCatalogView;
+  log: TransportLog;
+  version: string;
+  /** initialize's instructions for a session on `surface` (renderInstructions over live state). */
+  instructions(surface: ToolSurface, meta: McpSessionMeta): string;
+  /** The live PTY session a TUIC identity runs in (by tuic_session or session id). */
+  boundSessionFor(tuicSession: string): string | null;
+}
+
+/** Why a presented session header could not be used. */
+export class BadSessionHeader extends Error {}
+
+/** The presented `Mcp-Session-Id`, null when absent; throws BadSessionHeader when malformed. */
+export function presentedSessionId(headers: Readonly<Record<string, string>>): string | null {
+  const raw = headers[SESSION_HEADER];
+  if (raw === undefined || raw === '') return null;
+  if (!SESSION_ID_PATTERN.test(raw)) throw new BadSessionHeader('Bad Request: Mcp-Session-Id must be 1-256 visible ASCII characters');
+  return raw;
+}
+
+export function negotiateProtocolVersion(requested: unknown): string {
+  return typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : DEFAULT_PROTOCOL_VERSION;
+}
+
+/** A JSON-RPC error as a complete reply (transport refusals use the SDK's shape: id null, -32000). */
+export function jsonRpcErrorReply(status: number, code: number, message: string, id: JsonRpcId | null = null, headers?: Record<string, string>): Reply {
+  return { status, headers: { ...JSON_HEADERS, ...headers }, body: errorResponse(id, code, message) };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function stringField(obj: unknown, key: string): string | null {
+  if (!isPlainObject(obj)) return null;
+  const value = obj[key];
+  return typeof value === 'string' ? value : null;
+}
+
+/** `params.roots[0].uri` with `file://` stripped (the seed reads roots from initialize). */
+function repoPathOf(params: Record<string, unknown> | undefined): string | null {
+  const roots = params?.['roots'];
+  if (!Array.isArray(roots) || roots.length === 0) return null;
+  const uri = stringField(roots[0], 'uri');
+  if (uri === null || uri === '') return null;
+  if (!uri.startsWith('file://')) return uri;
+  try {
+    return decodeURIComponent(new URL(uri).pathname);
+  } catch {
+    return uri.slice('file://'.length);
+  }
+}
+
+export class McpTransport {
+  constructor(private readonly deps: McpTransportDeps) {}
+
+  async handlePost(ctx: RequestContext): Promise<Reply> {
+    const message = parseMessage(ctx.body);
+    if (message.kind === 'invalid') return jsonRpcErrorReply(message.status, message.code, message.message, message.id);
+    let presented: string | null;
+    try {
+      presented = presentedSessionId(ctx.headers);
+    } catch (err) {
+      return jsonRpcErrorReply(400, JsonRpcCode.SERVER_ERROR, (err as Error).message, message.kind === 'request' ? message.id! : null);
+    }
+    // Answers to server requests and notifications are acknowledged without a body.
+    if (message.kind === 'response') return { status: 202 };
+    if (message.kind === 'notification') {
+      if (presented !== null && this.deps.sessions.has(presented)) this.deps.sessions.touch(presented);
+      return { status: 202 };
+    }
+    const id = message.id!;
+    switch (message.method) {
+      case 'initialize':
+        return this.initialize(ctx, message, presented);
+      case 'ping':
+        return this.reply(id, '{}', presented === null ? null : this.deps.sessions.touch(presented).meta);
+      case 'tools/list': {
+        const meta = presented === null ? null : this.deps.sessions.touch(presented).meta;
+        const surface = this.deps.catalog.surfaceFor({ requiresMetaTools: meta?.requires_meta_tools ?? false });
+        return this.reply(id, this.deps.catalog.toolsListResultJson(surface), meta);
+      }
+      case 'tools/call':
+        return this.callTool(ctx, message, presented);
+      default:
+        return this.reply(id, null, null, JsonRpcCode.METHOD_NOT_FOUND, `Method not found: ${message.method}`);
+    }
+  }
+
+  private reply(id: JsonRpcId, resultJson: string | null, meta: McpSessionMeta | null, code?: number, message?: string): Reply {
+    const headers: Record<string, string> = meta ? { ...JSON_HEADERS, 'Mcp-Session-Id': meta.id } : { ...JSON_HEADERS };
+    const body = resultJson !== null ? resultResponse(id, resultJson) : errorResponse(id, code ?? JsonRpcCode.INTERNAL_ERROR, message ?? 'Internal error');
+    return { status: 200, headers, body };
+  }
+
+  private initialize(ctx: RequestContext, call: JsonRpcCall, presented: string | null): Reply {
+    const params = call.params;
+    const clientName = stringField(params?.['clientInfo'], 'name');
+    const userAgent = ctx.headers['user-agent'] ?? '';
+    const tuicHeader = ctx.headers[TUIC_SESSION_HEADER];
+    const init = {
+      client_name: clientName,
+      is_claude_code: CLAUDE_CLIENT_PATTERN.test(clientName ?? '') || CLAUDE_CLIENT_PATTERN.test(userAgent),
+      requires_meta_tools: clientName !== null && clientName.startsWith(GROK_CLIENT_PREFIX),
+      repo_path: repoPathOf(params),
+      // An invalid identity is ignored, not refused: the connection still works, just unbound.
+      tuic_session: tuicHeader !== undefined && UUID_PATTERN.test(tuicHeader) ? tuicHeader : null,
+    };
+
+    let meta: McpSessionMeta;
+    let event: 'fresh' | 'resumed' | 'reconnected';
+    const known = presented === null ? undefined : this.deps.sessions.get(presented);
+    if (known) {
+      event = 'resumed';
+      meta = known;
+      Object.assign(meta, init);
+      meta.last_activity_ms = this.deps.sessions.now();
+    } else {
+      event = presented === null ? 'fresh' : 'reconnected';
+      meta = this.deps.sessions.create(randomUUID(), init);
+    }
+    const protocolVersion = negotiateProtocolVersion(params?.['protocolVersion']);
+    const record: Record<string, unknown> = { source: 'mcp_initialize', event, session_id: meta.id, protocol_version: protocolVersion, listener: ctx.listener };
+    if (event === 'reconnected') record['presented_session'] = presented;
+    if (clientName !== null) record['client_name'] = clientName;
+    if (meta.tuic_session !== null) record['tuic_session'] = meta.tuic_session;
+    this.deps.log.info(record, `mcp initialize (${event})`);
+
+    const surface = this.deps.catalog.surfaceFor({ requiresMetaTools: meta.requires_meta_tools });
+    const result = {
+      protocolVersion,
+      capabilities: { tools: { listChanged: true }, experimental: { 'claude/channel': {} } },
+      serverInfo: { name: SERVER_NAME, version: this.deps.version },
+      instructions: this.deps.instructions(surface, meta),
+    };
+    return this.reply(call.id!, JSON.stringify(result), meta);
+  }
+
+  private async callTool(ctx: RequestContext, call: JsonRpcCall, presented: string | null): Promise<Reply> {
+    const id = call.id!;
+    const name = call.params?.['name'];
+    if (typeof name !== 'string' || name.length === 0) {
+      return this.reply(id, null, null, JsonRpcCode.INVALID_PARAMS, "Invalid params: tools/call requires a non-empty string 'name'");
+    }
+    const rawArgs = call.params?.['arguments'];
+    if (rawArgs !== undefined && rawArgs !== null && !isPlainObject(rawArgs)) {
+      return this.reply(id, null, null, JsonRpcCode.INVALID_PARAMS, "Invalid params: 'arguments' must be an object");
+    }
+    const meta = presented === null ? null : this.deps.sessions.touch(presented).meta;
+    const result = await this.deps.catalog.call(name, rawArgs ?? {}, this.callerContext(ctx, meta));
+    return this.reply(id, JSON.stringify(result), meta);
+  }
+
+  private callerContext(ctx: RequestContext, meta: McpSessionMeta | null): CallerContext {
+    const tuicSession = meta?.tuic_session ?? null;
+    return {
+      isLoopback: ctx.isLoopback,
+      listener: ctx.listener,
+      mcpSessionId: meta?.id ?? null,
+      tuicSession,
+      boundSessionId: tuicSession === null ? null : this.deps.boundSessionFor(tuicSession),
+      clientName: meta?.client_name ?? null,
+      signal: ctx.signal,
+    };
+  }
+}
