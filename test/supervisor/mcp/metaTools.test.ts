@@ -1,14 +1,11 @@
 /**
  * The meta-tools over a real corpus (the registered native tools, one defined here, and
  * upstream-style definitions), with a dispatch that records what call_tool hands the catalog.
+ * metaCatalog.test.ts covers them as the real ToolCatalog serves them.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 
-import { ConfigStore } from '../../../supervisor/config/configStore.js';
 import { textEnvelope, type CallToolResult } from '../../../supervisor/mcp/envelope.js';
 import { createMetaTools, firstSentence, isDispatchedResult, META_TOOL_NAMES } from '../../../supervisor/mcp/tools/meta.js';
 import { ToolError, type CallerContext, type NativeTool, type ToolDefinition, type ToolValue } from '../../../supervisor/mcp/tools/nativeTool.js';
@@ -183,36 +180,6 @@ test('rebuild_tool_search_index_respects_disabled_native_tools: the index is bui
   disabled.delete('weather');
   meta.rebuild();
   assert.deepEqual(await names(), ['weather'], 're-enabled, it is found again');
-});
-
-test('tool_search_index_ignores_collapse_tools_toggle: the corpus a catalog builds from config is the same either way', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'tuicd-meta-'));
-  after(() => rm(dir, { recursive: true, force: true }));
-  const config = new ConfigStore({ path: join(dir, 'config.json') });
-  await config.load();
-  t.after(() => config.dispose());
-  const natives = [...nativeTools(), WEATHER_TOOL];
-  // The corpus a catalog hands createMetaTools: enabled native tools; collapse_tools plays no part.
-  const meta = createMetaTools({
-    corpus: () => natives.filter((n) => !config.get().disabled_native_tools.includes(n.definition.name)).map((n) => n.definition),
-    dispatch: async () => textEnvelope({}),
-  });
-  config.onChange((e) => {
-    if (e.changed.tools) meta.rebuild();
-  });
-  const search = meta.tools[0]!;
-  const snapshot = async (): Promise<string> => JSON.stringify(await run(search, { query: 'session weather forecast progress ui task config debug', limit: 100 }));
-
-  const before = await snapshot();
-  assert.ok(before.includes('"weather"'));
-  await config.update({ collapse_tools: true });
-  assert.equal(config.get().collapse_tools, true);
-  assert.equal(await snapshot(), before);
-  await config.update({ collapse_tools: false });
-  assert.equal(await snapshot(), before);
-  // The toggle that does matter still takes effect through the same path.
-  await config.update({ disabled_native_tools: ['weather'] });
-  assert.ok(!(await snapshot()).includes('"weather"'));
 });
 
 test('call_tool_blocks_meta_tool_recursion: no meta-tool, itself included, is dispatched', async () => {

@@ -1,0 +1,108 @@
+/**
+ * The meta-tools as the catalog serves them: the registered native tools, a real ConfigStore and
+ * the same config → catalog.refresh() wiring the supervisor uses. What search_tools finds,
+ * get_tool_schema describes and call_tool runs follows disabled_native_tools, never collapse_tools.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+import { ConfigStore } from '../../../supervisor/config/configStore.js';
+import type { CallToolResult } from '../../../supervisor/mcp/envelope.js';
+import { catalogSettings } from '../../../supervisor/mcp/mcpService.js';
+import { ToolCatalog } from '../../../supervisor/mcp/toolCatalog.js';
+import { callerContext, nativeTools } from './surfaceFixtures.js';
+
+async function catalogWithConfig(t: { after(fn: () => unknown): void }): Promise<{ catalog: ToolCatalog; config: ConfigStore }> {
+  const dir = await mkdtemp(join(tmpdir(), 'tuicd-meta-catalog-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const config = new ConfigStore({ path: join(dir, 'config.json') });
+  await config.load();
+  const catalog = new ToolCatalog({ nativeTools: nativeTools(), settings: () => catalogSettings(config.get()) });
+  const sub = config.onChange(() => catalog.refresh());
+  t.after(() => {
+    sub.dispose();
+    catalog.dispose();
+    config.dispose();
+  });
+  return { catalog, config };
+}
+
+function payload(result: CallToolResult): unknown {
+  const first = result.content[0] as { type: string; text: string };
+  assert.equal(first.type, 'text');
+  return JSON.parse(first.text);
+}
+
+async function searchNames(catalog: ToolCatalog, query: string): Promise<string[]> {
+  const answer = payload(await catalog.call('search_tools', { query, limit: 100 }, callerContext())) as { results: Array<{ name: string }> };
+  return answer.results.map((r) => r.name);
+}
+
+const EVERY_NATIVE_WORD = nativeTools()
+  .map((n) => n.definition.name.replace(/_/g, ' '))
+  .join(' ');
+
+test('search_tools_excludes_disabled_native_tools: config and debug, hidden by default, are not found, described or run', async (t) => {
+  const { catalog, config } = await catalogWithConfig(t);
+  assert.deepEqual(config.get().disabled_native_tools, ['config', 'debug']);
+  const found = await searchNames(catalog, EVERY_NATIVE_WORD);
+  const registered = nativeTools().map((n) => n.definition.name);
+  for (const name of registered) {
+    if (name === 'config' || name === 'debug') assert.ok(!found.includes(name), `${name} is hidden from search`);
+    else assert.ok(found.includes(name), `${name} is found`);
+  }
+  for (const hidden of ['config', 'debug'].filter((n) => registered.includes(n))) {
+    const schema = await catalog.call('get_tool_schema', { tool_name: hidden }, callerContext());
+    assert.deepEqual(payload(schema), { error: `Tool '${hidden}' not found. Use search_tools to find tools.` });
+    assert.equal(schema.isError, true);
+    const called = await catalog.call('call_tool', { tool_name: hidden, arguments: { action: 'get' } }, callerContext());
+    assert.equal(called.isError, true, 'call_tool_rejects_disabled_native_tool: discovery does not gate dispatch, dispatch does');
+    assert.match(JSON.stringify(payload(called)), new RegExp(`'${hidden}' is disabled`));
+  }
+});
+
+test('tool_search_index_ignores_collapse_tools_toggle', async (t) => {
+  const { catalog, config } = await catalogWithConfig(t);
+  const before = await searchNames(catalog, EVERY_NATIVE_WORD);
+  assert.ok(before.length > 0);
+  await config.update({ collapse_tools: true });
+  assert.equal(catalog.surfaceFor({ requiresMetaTools: false }), 'collapsed', 'the toggle took effect');
+  assert.deepEqual(await searchNames(catalog, EVERY_NATIVE_WORD), before);
+  await config.update({ collapse_tools: false });
+  assert.deepEqual(await searchNames(catalog, EVERY_NATIVE_WORD), before);
+});
+
+test('rebuild_tool_search_index_respects_disabled_native_tools', async (t) => {
+  const { catalog, config } = await catalogWithConfig(t);
+  assert.ok((await searchNames(catalog, 'plugin dev guide')).includes('plugin_dev_guide'));
+  await config.update({ disabled_native_tools: ['plugin_dev_guide'] });
+  assert.ok(!(await searchNames(catalog, 'plugin dev guide')).includes('plugin_dev_guide'), 'gone after the config change');
+  assert.ok((await searchNames(catalog, EVERY_NATIVE_WORD)).includes('config'), 'config, no longer disabled, is found');
+  await config.update({ disabled_native_tools: ['config', 'debug'] });
+  assert.ok((await searchNames(catalog, 'plugin dev guide')).includes('plugin_dev_guide'), 'back after re-enabling');
+});
+
+test('mcp_post_collapsed_native_call_keeps_compact_text_envelope: call_tool answers exactly as the direct call', async (t) => {
+  const { catalog } = await catalogWithConfig(t);
+  const direct = await catalog.call('plugin_dev_guide', {}, callerContext());
+  const viaMeta = await catalog.call('call_tool', { tool_name: 'plugin_dev_guide' }, callerContext());
+  assert.deepEqual(viaMeta, direct);
+  assert.equal(viaMeta.content.length, 1);
+  assert.equal(viaMeta.isError, false);
+  const text = (viaMeta.content[0] as { text: string }).text;
+  assert.equal(text, JSON.stringify(JSON.parse(text)), 'compact JSON text, not a doubly wrapped envelope');
+  assert.ok(!text.includes('"content":[{"type"'), 'not an envelope inside an envelope');
+});
+
+test('call_tool through the catalog: a meta name is refused, an unknown name gets the catalog\'s answer', async (t) => {
+  const { catalog } = await catalogWithConfig(t);
+  const recursion = await catalog.call('call_tool', { tool_name: 'call_tool', arguments: { tool_name: 'session' } }, callerContext());
+  assert.deepEqual(payload(recursion), { error: "call_tool cannot invoke meta-tool 'call_tool'; call it directly" });
+  assert.equal(recursion.isError, true);
+  const unknown = await catalog.call('call_tool', { tool_name: 'nope' }, callerContext());
+  assert.equal(unknown.isError, true);
+  assert.match((payload(unknown) as { error: string }).error, /^Unknown tool 'nope'\. Available: /);
+});
