@@ -85,7 +85,7 @@ test('rebuild_tool_search_index_respects_disabled_native_tools', async (t) => {
   assert.ok((await searchNames(catalog, 'plugin dev guide')).includes('plugin_dev_guide'), 'back after re-enabling');
 });
 
-test('mcp_post_collapsed_native_call_keeps_compact_text_envelope: call_tool answers exactly as the direct call', async (t) => {
+test('call_tool keeps the native compact text envelope: it answers exactly as the direct call', async (t) => {
   const { catalog } = await catalogWithConfig(t);
   const direct = await catalog.call('plugin_dev_guide', {}, callerContext());
   const viaMeta = await catalog.call('call_tool', { tool_name: 'plugin_dev_guide' }, callerContext());
