@@ -1,0 +1,148 @@
+// The tool catalog with test-only tools: surfaces per settings, change signals, and a dispatch that
+// re-applies the filters and turns every failure — ToolError, throw, rejection — into an isError result.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Type } from 'typebox';
+
+import type { CallToolResult } from '../../../../supervisor/mcp/envelope.js';
+import { ToolCatalog } from '../../../../supervisor/mcp/toolCatalog.js';
+import type { CatalogSettings } from '../../../../supervisor/mcp/toolCatalog.js';
+import { defineTool, ToolError } from '../../../../supervisor/mcp/tools/nativeTool.js';
+import type { CallerContext, NativeTool } from '../../../../supervisor/mcp/tools/nativeTool.js';
+
+const caller: CallerContext = {
+  isLoopback: true,
+  listener: 'socket',
+  mcpSessionId: 'm-1',
+  tuicSession: null,
+  boundSessionId: null,
+  clientName: 'test',
+  signal: new AbortController().signal,
+};
+
+function tool(name: string, handler: NativeTool['handler']): NativeTool {
+  return defineTool({ name, summary: `The ${name} test tool.`, properties: { value: Type.Optional(Type.String()) }, handler });
+}
+
+const echo = tool('echo', (args, c) => ({ args, session: c.mcpSessionId }));
+const progress = tool('progress', () => ({ ok: true }));
+const refuses = tool('refuses', () => {
+  throw new ToolError('not today', { retry_after_s: 5 });
+});
+const throwsSync = tool('throws', () => {
+  throw new TypeError('cannot read properties of undefined');
+});
+const rejects = tool('rejects', async () => {
+  await Promise.resolve();
+  throw new Error('disk on fire');
+});
+const throwsString = tool('throws_string', () => {
+  throw 'a bare string';
+});
+
+function catalog(settings: Partial<CatalogSettings> = {}, tools: NativeTool[] = [echo, progress, refuses, throwsSync, rejects, throwsString]) {
+  const current: CatalogSettings = { collapseTools: false, disabledNativeTools: [], progressTracking: true, ...settings };
+  const logged: Array<{ obj: object; msg: string }> = [];
+  const c = new ToolCatalog({ nativeTools: tools, settings: () => current, log: { error: (obj, msg) => logged.push({ obj, msg }) } });
+  return { c, current, logged };
+}
+
+const names = (json: string) => (JSON.parse(json) as { tools: Array<{ name: string }> }).tools.map((t) => t.name);
+const payload = (r: CallToolResult) => JSON.parse((r.content[0] as { text: string }).text) as Record<string, unknown>;
+
+describe('ToolCatalog surfaces', () => {
+  it('lists enabled native tools in order (classic) and the meta-tools plus progress (collapsed)', () => {
+    const { c } = catalog({ disabledNativeTools: ['refuses'] });
+    assert.deepEqual(names(c.toolsListResultJson('classic')), ['echo', 'progress', 'throws', 'rejects', 'throws_string']);
+    assert.deepEqual(names(c.toolsListResultJson('collapsed')), ['search_tools', 'get_tool_schema', 'call_tool', 'progress']);
+    const def = JSON.parse(c.toolsListResultJson('classic')).tools[0];
+    assert.deepEqual(Object.keys(def).sort(), ['description', 'inputSchema', 'name']);
+  });
+
+  it('hides progress everywhere when progress_tracking is off', () => {
+    const { c } = catalog({ progressTracking: false });
+    assert.ok(!names(c.toolsListResultJson('classic')).includes('progress'));
+    assert.deepEqual(names(c.toolsListResultJson('collapsed')), ['search_tools', 'get_tool_schema', 'call_tool']);
+  });
+
+  it('picks collapsed for collapse_tools or a session that needs meta-tools, per session', () => {
+    const { c, current } = catalog();
+    assert.equal(c.surfaceFor({ requiresMetaTools: false }), 'classic');
+    assert.equal(c.surfaceFor({ requiresMetaTools: true }), 'collapsed');
+    current.collapseTools = true;
+    assert.equal(c.surfaceFor({ requiresMetaTools: false }), 'collapsed');
+  });
+
+  it('refresh signals only real changes, including a bare collapse_tools toggle', () => {
+    const { c, current } = catalog();
+    let fired = 0;
+    const sub = c.onChanged(() => fired++);
+    assert.equal(c.refresh(), false);
+    current.collapseTools = true;
+    assert.equal(c.refresh(), true, 'the lists are unchanged but sessions now see another surface');
+    current.disabledNativeTools = ['echo'];
+    assert.equal(c.refresh(), true);
+    assert.ok(!names(c.toolsListResultJson('classic')).includes('echo'));
+    current.progressTracking = false;
+    assert.equal(c.refresh(), true);
+    assert.equal(c.refresh(), false);
+    assert.equal(fired, 3);
+    sub.dispose();
+    current.collapseTools = false;
+    c.refresh();
+    assert.equal(fired, 3, 'a disposed listener hears nothing');
+  });
+
+  it('refuses reserved and duplicate native names', () => {
+    assert.throws(() => catalog({}, [tool('a__b', () => ({}))]), /reserved/);
+    assert.throws(() => catalog({}, [tool('call_tool', () => ({}))]), /reserved/);
+    assert.throws(() => catalog({}, [echo, echo]), /duplicate/);
+  });
+});
+
+describe('ToolCatalog dispatch', () => {
+  it('passes arguments and the caller to the handler and wraps the value', async () => {
+    const { c } = catalog();
+    const r = await c.call('echo', { value: 'v' }, caller);
+    assert.equal(r.isError, false);
+    assert.deepEqual(payload(r), { args: { value: 'v' }, session: 'm-1' });
+  });
+
+  it('turns a ToolError into {error, ...extra}', async () => {
+    const { c, logged } = catalog();
+    const r = await c.call('refuses', {}, caller);
+    assert.equal(r.isError, true);
+    assert.deepEqual(payload(r), { error: 'not today', retry_after_s: 5 });
+    assert.equal(logged.length, 0, 'a ToolError is the caller’s problem, not a bug to log');
+  });
+
+  it('turns a throw, a rejection and a thrown non-Error into isError results and logs them', async () => {
+    const { c, logged } = catalog();
+    assert.deepEqual(payload(await c.call('throws', {}, caller)), { error: "Tool 'throws' failed: cannot read properties of undefined" });
+    assert.deepEqual(payload(await c.call('rejects', {}, caller)), { error: "Tool 'rejects' failed: disk on fire" });
+    const bare = await c.call('throws_string', {}, caller);
+    assert.equal(bare.isError, true);
+    assert.deepEqual(payload(bare), { error: "Tool 'throws_string' failed: a bare string" });
+    assert.deepEqual(logged.map((l) => (l.obj as { tool: string }).tool), ['throws', 'rejects', 'throws_string']);
+  });
+
+  it('names unknown tools with the available list, refuses disabled ones and unconfigured upstreams', async () => {
+    const { c } = catalog({ disabledNativeTools: ['rejects', 'throws', 'throws_string'] });
+    assert.deepEqual(payload(await c.call('nope', {}, caller)), { error: "Unknown tool 'nope'. Available: echo, progress, refuses, search_tools, get_tool_schema, call_tool" });
+    assert.deepEqual(payload(await c.call('rejects', {}, caller)), { error: "Tool 'rejects' is disabled by configuration" });
+    assert.deepEqual(payload(await c.call('gh__create_issue', {}, caller)), { error: "Upstream 'gh' is not configured" });
+  });
+
+  it('re-applies the filters when a meta-tool dispatches, and searches only enabled tools', async () => {
+    const { c, current } = catalog({ collapseTools: true });
+    const ok = await c.call('call_tool', { tool_name: 'echo', arguments: { value: 'x' } }, caller);
+    assert.deepEqual(payload(ok), { args: { value: 'x' }, session: 'm-1' });
+    current.disabledNativeTools = ['echo'];
+    c.refresh();
+    const refused = await c.call('call_tool', { tool_name: 'echo', arguments: {} }, caller);
+    assert.equal(refused.isError, true);
+    assert.deepEqual(payload(refused), { error: "Tool 'echo' is disabled by configuration" });
+    const found = payload(await c.call('search_tools', { query: 'echo test tool' }, caller));
+    assert.ok(!(found['results'] as Array<{ name: string }>).some((r) => r.name === 'echo'), JSON.stringify(found));
+  });
+});
