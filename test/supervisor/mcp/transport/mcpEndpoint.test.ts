@@ -2,6 +2,10 @@
 // records, sessionless calls, stale-id recovery, every JSON-RPC error, streams and their generation
 // guard, Grok's session-local surface, and the mcp_server_enabled switch.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { Tuicd } from '../../../helpers/tuicdProcess.js';
@@ -316,6 +320,47 @@ describe('/mcp over the unix socket', () => {
     // The meta-tools dispatch for real through the catalog.
     const viaMeta = (await rpc(t, 'tools/call', { name: 'call_tool', arguments: { tool_name: 'session', arguments: { action: 'list' } } }, { 'Mcp-Session-Id': grok.id })).json().result;
     assert.equal(viaMeta.isError, false);
+  });
+
+  describe('caller identity', () => {
+    let work: string;
+    before(() => {
+      work = realpathSync(mkdtempSync(join(tmpdir(), 'tuicd-mcp-identity-')));
+    });
+    after(() => rmSync(work, { recursive: true, force: true }));
+
+    const latestProgress = async () => (await t.socket('GET', '/progress/list?limit=1')).json().entries[0];
+    const report = async (id: string, text: string) => {
+      const r = (await rpc(t, 'tools/call', { name: 'progress', arguments: { type: 'done', text } }, { 'Mcp-Session-Id': id })).json().result;
+      assert.equal(r.isError, false, JSON.stringify(r));
+    };
+
+    it('binds a valid x-tuic-session to the live PTY running it (progress sees agent, session and project)', async () => {
+      const tuic = randomUUID();
+      const created = await t.socket('POST', '/sessions', JSON.stringify({ cwd: work, shell: '/bin/sh', tuic_session: tuic }));
+      assert.equal(created.status, 201, created.text);
+      const ptyId = created.json().session_id as string;
+      try {
+        const { id } = await initialize(t, { clientInfo: { name: 'bound-agent', version: '1' } }, { 'x-tuic-session': tuic });
+        await report(id, 'bound report');
+        const entry = await latestProgress();
+        assert.equal(entry.text, 'bound report');
+        assert.equal(entry.agent, tuic);
+        assert.equal(entry.session_id, ptyId);
+        assert.equal(entry.project, work);
+      } finally {
+        await t.socket('DELETE', `/sessions/${ptyId}`);
+      }
+    });
+
+    it('ignores an invalid x-tuic-session and takes the project from initialize roots', async () => {
+      const { id } = await initialize(t, { clientInfo: { name: 'rooted-agent', version: '1' }, roots: [{ uri: `file://${work}` }] }, { 'x-tuic-session': 'not-a-uuid' });
+      await report(id, 'rooted report');
+      const entry = await latestProgress();
+      assert.equal(entry.agent, 'rooted-agent', 'the invalid identity was ignored');
+      assert.equal(entry.session_id, undefined);
+      assert.equal(entry.project, work);
+    });
   });
 
   it('mcp_server_enabled: false answers 404 on every /mcp protocol route while the rest keeps working, live', async () => {
