@@ -113,13 +113,13 @@ function exitFields(record: SessionRecord): { exited: boolean; exit_code?: numbe
 }
 
 const DESCRIPTION_NOTES = `Rules:
-- To run a command, call submit once with the whole command. Never split command text and Enter across two calls (input text, then input special_key=enter): a peer can type in between and the line is not tracked as one turn.
-- submit answers with a receipt. retry_safe:true means nothing was written (reason says why: shell_busy, turn_in_flight, foreground_job_running, shell_state_unconfirmed, composer_partial, session_exited, session_not_found); wait until=idle, or clear a half-typed line with input special_key=ctrl+u, then submit again. retry_safe:false means bytes were written: read output before resending, or the command may run twice. acknowledged:true only proves the terminal moved after Enter, not that the command succeeded.
-- input writes raw keystrokes and returns {ok:true} as proof of the write only; use it for answering a prompt or sending a key (special_key: ${SPECIAL_KEY_NAMES.join(', ')}).
-- pty_description (submit, input): a short description of the work assigned to the session; a string replaces it, null or "" clears it, omitted keeps it.
-- output text mode returns {data, data_length, cursor, total_written, scrollback_lines, oldest_offset, exited, exit_code?}: pass since_cursor=<cursor> next time to get only the lines that arrived since (screen rows excluded). exit_code appears once known (128+N for a process killed by signal N). An exited session stays readable for ${SessionConstants.TOMBSTONE_TTL_MS / 60_000} minutes.
-- wait sleeps on the session's own events; prefer it over polling status or output. Idle means quiet output with the shell back at its prompt.
-- create, submit, input, close, kill, pause and resume are for callers on this machine only; list, output, status, wait, resize and process_stats are open to authenticated remote callers.`;
+- Run a command with one submit. Never split command text and Enter across two calls (input, then special_key=enter).
+- retry_safe:true: nothing was written (reason: shell_busy, turn_in_flight, foreground_job_running, shell_state_unconfirmed, composer_partial, session_exited, session_not_found); wait until=idle or clear the line (special_key=ctrl+u), then submit again. retry_safe:false: bytes were written; read output before resending. acknowledged only proves the terminal moved, not that the command succeeded.
+- special_key: ${SPECIAL_KEY_NAMES.join(', ')}.
+- pty_description (submit, input): a string sets, null or "" clears, omitted keeps.
+- exit_code appears once known; 128+N when signal N killed the process. An exited session stays readable for ${SessionConstants.TOMBSTONE_TTL_MS / 60_000} minutes.
+- You cannot close or kill your own session (is_caller).
+- create, submit, input, close, kill, pause, resume: local callers only.`;
 
 export function createSessionTool(deps: SessionToolDeps): NativeTool {
   const { sessions } = deps;
@@ -274,40 +274,38 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
 
   const tool: NativeTool = defineTool({
     name: 'session',
-    summary:
-      'Terminal sessions (PTYs) run by this server: list and create them, run commands in them, read their output, wait on them and end them. ' +
-      'Every session_id accepts any of a session\'s three addresses: its session_id, its tuic_session identity, or its alias (e.g. "tu-1").',
+    summary: 'Terminal sessions (PTYs) of this server. session_id accepts a session\'s id, its tuic_session or its alias (e.g. tu-1).',
     actions: {
-      list: 'every live session in one call: session_id, is_caller (true for the session you run in: never close it), alias, display_name, pty_description, cwd, foreground_process, shell_state (busy|idle; omitted before the first observation), tuic_session',
-      create: 'start a shell (shell?, cwd?, rows/cols 1-500, default 24x80) → {session_id}',
-      submit: 'run one command (session_id, input, timeout_ms ack wait default 3000, clamped 250-10000): clears the line, types input (bracketed paste when multi-line), presses Enter, waits for the terminal to move → receipt {submission_id, submitted, write_state, acknowledged, retry_safe, turn_epoch, composer_state, acknowledgement|reason}',
-      input: "raw keystrokes (session_id, input text and/or special_key; pty_description alone is allowed) → {ok:true}; no Enter unless you send one",
-      output: 'read output (session_id): text by default, ANSI-stripped and secret-redacted, limit lines (default 50), from_line, or since_cursor for only new lines; format=raw keeps escapes, limit in bytes (default 8192)',
-      status: 'one session: {session_id, shell_state?, last_activity_ms, exit_code?, idle_since_ms?, busy_duration_ms?, …}',
-      wait: 'block until until=idle (default) or until=exited (session_id, timeout_ms default 60000; 300000 or more runs as 295000) → {met, timed_out, until, shell_state?, exit_code?}',
-      resize: 'set the terminal size (session_id, rows, cols 1-500) → {ok:true}',
-      close: 'end a session (Ctrl-C, then hang-up); idempotent; refused for your own session → {ok:true}',
-      kill: 'SIGKILL the session\'s processes; refused for your own session → {ok:true}',
-      pause: 'stop reading the session\'s output (its program blocks once the terminal buffer fills; nothing is lost) → {ok:true}',
-      resume: 'read the session\'s output again after pause → {ok:true}',
-      process_stats: 'CPU and memory per live session → {processes:[{session_id, name, pid, rss_kb, cpu_pct}]}',
+      list: 'all live sessions in one call: session_id, is_caller (your own session), alias, display_name, pty_description, cwd, foreground_process, shell_state (busy|idle; absent until observed), tuic_session',
+      create: 'start a shell (shell, cwd, rows/cols 1-500, default 24x80) → {session_id}',
+      submit: 'run one command: clears the line, types input (multi-line as one paste), presses Enter, waits up to timeout_ms (default 3000, 250-10000) for the terminal to move → receipt {submission_id, submitted, write_state, acknowledged, retry_safe, turn_epoch, composer_state, acknowledgement|reason}',
+      input: 'raw keystrokes: input text and/or special_key, no Enter unless sent → {ok:true} (proves the write only)',
+      output: 'text (default; ANSI-stripped, redacted): limit lines (default 50), from_line, or since_cursor=<cursor> for only newer lines → {data, data_length, cursor, total_written, scrollback_lines, oldest_offset, exited, exit_code?}; format=raw keeps escapes, limit in bytes (default 8192)',
+      status: '{session_id, shell_state?, last_activity_ms, exit_code?, idle_since_ms?, busy_duration_ms?, …}',
+      wait: 'block until until=idle (default: output quiet, shell at its prompt) or exited; timeout_ms default 60000, 300000+ runs as 295000 → {met, timed_out, until, shell_state?, exit_code?}. Prefer it to polling',
+      resize: 'rows, cols (1-500) → {ok:true}',
+      close: 'Ctrl-C, then hang-up; idempotent → {ok:true}',
+      kill: 'SIGKILL → {ok:true}',
+      pause: 'stop reading output (the program blocks; nothing is lost) → {ok:true}',
+      resume: 'undo pause → {ok:true}',
+      process_stats: '{processes:[{session_id, name, pid, rss_kb, cpu_pct}]}',
     },
     notes: DESCRIPTION_NOTES,
     properties: {
-      session_id: Type.Optional(Type.String({ description: 'session_id, tuic_session or alias; required by every action except list, create and process_stats' })),
-      input: Type.Optional(Type.String({ description: 'submit: the command (non-empty); input: raw text' })),
-      special_key: Type.Optional(Type.String({ description: `input: one of ${SPECIAL_KEY_NAMES.join(', ')}` })),
-      pty_description: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'submit/input: string sets, null or "" clears, omitted keeps' })),
-      until: Type.Optional(Type.String({ enum: [...WAIT_UNTIL], default: 'idle', description: 'wait: idle or exited' } as never)),
-      timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 300_000, description: 'submit: acknowledgement wait (default 3000, 250-10000); wait: default 60000, 300000 or more runs as 295000' })),
+      session_id: Type.Optional(Type.String({ description: 'id, tuic_session or alias (every action but list, create, process_stats)' })),
+      input: Type.Optional(Type.String({ description: 'submit: the command; input: raw text' })),
+      special_key: Type.Optional(Type.String()),
+      pty_description: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+      until: Type.Optional(Type.String({ enum: [...WAIT_UNTIL] } as never)),
+      timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 300_000, description: 'submit: acknowledgement wait; wait: how long to block' })),
       rows: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
       cols: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
-      shell: Type.Optional(Type.String({ description: 'create: program to run (default: the configured shell)' })),
-      cwd: Type.Optional(Type.String({ description: 'create: absolute working directory (default: home)' })),
-      limit: Type.Optional(Type.Integer({ minimum: 1, description: 'output: lines (default 50); bytes with format=raw (default 8192)' })),
-      from_line: Type.Optional(Type.Integer({ minimum: 0, description: 'output: first absolute line to read (clamped to oldest_offset)' })),
-      format: Type.Optional(Type.String({ enum: ['text', 'raw'], description: 'output: text (default) or raw (keeps ANSI escapes)' } as never)),
-      since_cursor: Type.Optional(Type.Integer({ minimum: 0, description: 'output: cursor from a previous text read; returns only newer lines' })),
+      shell: Type.Optional(Type.String()),
+      cwd: Type.Optional(Type.String()),
+      limit: Type.Optional(Type.Integer({ minimum: 1 })),
+      from_line: Type.Optional(Type.Integer({ minimum: 0 })),
+      format: Type.Optional(Type.String({ enum: ['text', 'raw'] } as never)),
+      since_cursor: Type.Optional(Type.Integer({ minimum: 0 })),
     },
     handler: async (args, caller) => {
       const action = requireAction(tool, args);
