@@ -17,6 +17,8 @@ const PASSWORD = 'inspector password';
 const AUTH_HEADER = `Authorization: Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`;
 /** The Inspector CLI's exit code when a tool answers isError:true. */
 const EXIT_TOOL_IS_ERROR = 5;
+/** …and when the server asks for credentials it was not given. */
+const EXIT_AUTH_REQUIRED = 3;
 
 describe('MCP Inspector 2.12 CLI over TCP with Basic Auth', () => {
   let t: Tuicd;
@@ -65,9 +67,12 @@ describe('MCP Inspector 2.12 CLI over TCP with Basic Auth', () => {
     assert.match(result.content[0]!.text, /Unknown action 'frobnicate' for tool 'session'\. Available: .*list/);
   });
 
-  it('without the header the Inspector fails to connect and names the 401', async () => {
-    const r = await runInspector(url, ['--method', 'tools/list']);
-    assert.notEqual(r.code, 0);
-    assert.match(r.stdout + r.stderr, /401/);
+  it("without the header the Inspector stops at tuicd's 401 and shows its body (exit 3)", async () => {
+    // --stored-auth-only: on a 401 the Inspector would otherwise start an interactive OAuth flow.
+    const r = await runInspector(url, ['--method', 'tools/list', '--stored-auth-only']);
+    assert.equal(r.code, EXIT_AUTH_REQUIRED, r.stdout + r.stderr);
+    const { error } = JSON.parse(r.stderr.trim()) as { error: { code: string; message: string } };
+    assert.equal(error.code, 'auth_required');
+    assert.match(error.message, /Scan the QR code or authenticate with Basic Auth/);
   });
 });
