@@ -383,6 +383,7 @@ export class SessionService {
   private markClosed(record: SessionRecord, reason: string, exitCode: number | null, signal: number | null): void {
     if (record.exit) return;
     record.exit = { exit_code: exitCode, signal, reason, at_ms: Date.now() };
+    if (record.shell_state !== 'idle') record.shell_state_since_ms = record.exit.at_ms;
     record.shell_state = 'idle';
     this.aliases.release(record.alias);
     this.opts.bus.publish('session-closed', { session_id: record.session_id, reason });
