@@ -20,6 +20,7 @@ import { ProcessStarter } from './hosts/processStarter.js';
 import { createLogger } from './log.js';
 import { diagnosticsRoutes } from './routes/diagnostics.js';
 import { ConfirmBroker } from './mcp/confirmBroker.js';
+import { confirmTimeoutFromEnv } from './mcp/deadlines.js';
 import { McpService } from './mcp/mcpService.js';
 import { TaskRegistry } from './mcp/tasks.js';
 import { createNativeTools } from './mcp/tools/index.js';
@@ -103,7 +104,8 @@ export class Supervisor {
     this.metrics.gauge('pauses_triggered', 'Times a session was paused', () => c.pauses_triggered);
     this.metrics.gauge('active_sessions', 'Sessions whose process runs', () => this.sessions.liveCount);
     this.tasks = new TaskRegistry({ sessions: this.sessions });
-    this.confirmBroker = new ConfirmBroker({ bus: this.bus });
+    // TUIC_CONFIRM_TIMEOUT_MS lets tests watch an unanswered confirm resolve; a bad value fails the start.
+    this.confirmBroker = new ConfirmBroker({ bus: this.bus, timeoutMs: confirmTimeoutFromEnv(opts.env) });
     this.progressJournal = new ProgressJournal({ path: join(opts.paths.configDir, PROGRESS_JOURNAL_FILE) });
     const nativeTools = createNativeTools({
       sessions: this.sessions,
