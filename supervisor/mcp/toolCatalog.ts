@@ -46,6 +46,8 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
   private enabled: NativeTool[] = [];
   private disabled = new Set<string>();
   private readonly listJson: Record<ToolSurface, string> = { classic: '{"tools":[]}', collapsed: '{"tools":[]}' };
+  /** A collapse_tools toggle changes what sessions see without changing either list. */
+  private lastCollapse = false;
 
   constructor(private readonly opts: ToolCatalogOptions) {
     const natives = new Map<string, NativeTool>();
@@ -110,9 +112,6 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
   dispose(): void {
     this.listeners.clear();
   }
-
-  /** A collapse_tools toggle changes what sessions see without changing either list. */
-  private lastCollapse = false;
 
   private fingerprint(): string {
     return `${this.lastCollapse}\n${this.listJson.classic}\n${this.listJson.collapsed}`;
