@@ -1,6 +1,8 @@
 /**
  * @modelcontextprotocol/conformance 0.1.16 server scenarios (Node 22) against a real tuicd,
- * asserting the suite's own verdict per scenario (no FAILURE or WARNING check), not only its exit code.
+ * asserting the suite's own verdict per scenario from its checks.json (no FAILURE or WARNING check),
+ * not only its exit code. The suite runs twice, whole (`--suite all`: active and pending scenarios),
+ * once per target below; each test reads its scenario's checks from one of those runs.
  *
  * Targets. The suite cannot send credentials (no header option), and tuicd's TCP listener asks for
  * them on every route but /health. So:
@@ -10,8 +12,8 @@
  *   lives (the socket has no Host to protect), with `lan_auth_bypass` so a loopback caller needs no
  *   credentials — the "localhost server without authentication" the scenario is written for.
  *
- * The whole active suite (30 scenarios, run once below against the TCP listener) — what else passes
- * and why the rest cannot:
+ * The whole suite against the TCP listener (32 scenarios, pinned in the last test) — what else
+ * passes and why the rest cannot:
  * - pass: server-initialize, ping, tools-list, server-sse-multiple-streams (tuicd answers every POST
  *   as JSON; the suite accepts that, SSE being optional), dns-rebinding-protection (TCP only: through
  *   the socket a foreign Host is accepted, by design — no Host to protect there), and, vacuously,
@@ -27,9 +29,9 @@
  *   -embedded-resource, -mixed-content, -with-progress, -sampling, -elicitation,
  *   elicitation-sep1034-defaults, elicitation-sep1330-enums (tuicd never sends sampling or
  *   elicitation requests to a client).
- * - pending suite, not in the active run: server-sse-polling passes as "not applicable" (it probes
- *   priming events and Last-Event-ID resumption only on an SSE answer; tuicd answers JSON);
- *   json-schema-2020-12 needs the fixture tool json_schema_2020_12_tool.
+ * - pending scenarios: server-sse-polling passes as "not applicable" (it probes priming events and
+ *   Last-Event-ID resumption only on an SSE answer; tuicd answers JSON); json-schema-2020-12 needs
+ *   the fixture tool json_schema_2020_12_tool.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -38,7 +40,7 @@ import { Tuicd } from '../../../helpers/tuicdProcess.js';
 import { UnixForwarder } from '../../../helpers/unixForwarder.js';
 import { runConformance, verdict, type ConformanceCheck } from './thirdPartyCli.js';
 
-/** Why each active-suite scenario tuicd does not pass fails: the suite's error text, pinned, so a failure for another reason shows. */
+/** Why each scenario tuicd does not pass fails: the suite's error text, pinned, so a failure for another reason shows. */
 const NOT_APPLICABLE: Record<string, RegExp> = {
   'logging-set-level': /Method not found: logging\/setLevel/,
   'tools-call-with-logging': /Method not found: logging\/setLevel/,
@@ -63,43 +65,51 @@ const NOT_APPLICABLE: Record<string, RegExp> = {
   'tools-call-elicitation': /did not request elicitation/,
   'elicitation-sep1034-defaults': /did not request elicitation/,
   'elicitation-sep1330-enums': /did not request elicitation/,
+  'json-schema-2020-12': /Tool 'json_schema_2020_12_tool' not found/,
 };
-/** The suite's active scenarios in 0.1.16; a new one must be looked at and classified here. */
-const ACTIVE_SCENARIO_COUNT = 30;
+/** Server scenarios in 0.1.16 (`conformance list --server`); a new one must be looked at and classified here. */
+const SCENARIO_COUNT = 32;
 
 /** Scenarios that must pass through the socket listener. */
 const SOCKET_SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'server-sse-multiple-streams', 'server-sse-polling'] as const;
 
-async function scenario(url: string, name: string): Promise<ConformanceCheck[]> {
-  const r = await runConformance(url, name);
-  const checks = r.checks.get(name);
-  assert.ok(checks && checks.length > 0, `no checks.json for ${name} (exit ${r.code}): ${r.stdout.slice(-800)} ${r.stderr.slice(-800)}`);
+type SuiteRun = Awaited<ReturnType<typeof runConformance>>;
+
+function checksOf(run: SuiteRun, name: string): ConformanceCheck[] {
+  const checks = run.checks.get(name);
+  assert.ok(checks && checks.length > 0, `no checks.json for ${name} (suite exit ${run.code}): ${run.stdout.slice(-800)} ${run.stderr.slice(-800)}`);
+  return checks;
+}
+
+function assertPassed(name: string, checks: readonly ConformanceCheck[]): void {
   const v = verdict(checks);
   assert.ok(v.passed, `${name} did not pass:\n${v.problems.join('\n')}`);
-  assert.equal(r.code, 0, `${name}: the suite exited ${r.code}`);
-  return checks;
 }
 
 describe('MCP conformance suite 0.1.16: server scenarios', () => {
   let t: Tuicd;
   let forwarder: UnixForwarder;
-  let socketUrl: string;
-  let tcpUrl: string;
+  let socketRun: Promise<SuiteRun> | undefined;
+  let tcpRun: Promise<SuiteRun> | undefined;
+  /** Each whole-suite run starts with the first test that needs it and is shared by the others. */
+  const socketSuite = (): Promise<SuiteRun> => (socketRun ??= runConformance(`http://127.0.0.1:${forwarder.port}/mcp`, { suite: 'all' }));
+  const tcpSuite = (): Promise<SuiteRun> => (tcpRun ??= runConformance(`http://127.0.0.1:${t.tcpPort}/mcp`, { suite: 'all' }));
 
   before(async () => {
     t = await Tuicd.start({ config: { services: { server: { enabled: true, port: 0 }, auth: { lan_auth_bypass: true } } } });
     forwarder = await UnixForwarder.start(t.socketPath);
-    socketUrl = `http://127.0.0.1:${forwarder.port}/mcp`;
-    tcpUrl = `http://127.0.0.1:${t.tcpPort}/mcp`;
   });
   after(async () => {
+    // A run still going when a test failed early must end before the server goes away.
+    await Promise.allSettled([socketRun, tcpRun]);
     await forwarder?.stop();
     await t?.stop();
   });
 
   for (const name of SOCKET_SCENARIOS) {
     it(`${name} passes (socket listener)`, async () => {
-      const checks = await scenario(socketUrl, name);
+      const checks = checksOf(await socketSuite(), name);
+      assertPassed(name, checks);
       if (name === 'server-sse-polling') {
         // The suite only probes priming events and Last-Event-ID resumption on an SSE answer; tuicd
         // answers a POST in the body as JSON (REFERENCE §1.14), which it records as not applicable.
@@ -113,17 +123,18 @@ describe('MCP conformance suite 0.1.16: server scenarios', () => {
   }
 
   it('dns-rebinding-protection passes (TCP listener): a foreign Host/Origin gets 4xx, a localhost one 2xx', async () => {
-    const checks = await scenario(tcpUrl, 'dns-rebinding-protection');
+    const checks = checksOf(await tcpSuite(), 'dns-rebinding-protection');
+    assertPassed('dns-rebinding-protection', checks);
     const status = (id: string) => checks.find((c) => c.id === id)?.status;
     assert.equal(status('localhost-host-rebinding-rejected'), 'SUCCESS');
     assert.equal(status('localhost-host-valid-accepted'), 'SUCCESS');
   });
 
-  it('the whole active suite (TCP listener): every scenario passes but those not applicable, each failing for its known reason', async () => {
-    const r = await runConformance(tcpUrl);
-    assert.equal(r.checks.size, ACTIVE_SCENARIO_COUNT, `scenarios run: ${[...r.checks.keys()].join(', ')}`);
+  it('the whole suite (TCP listener): every scenario passes but those not applicable, each failing for its known reason', async () => {
+    const run = await tcpSuite();
+    assert.equal(run.checks.size, SCENARIO_COUNT, `scenarios run: ${[...run.checks.keys()].join(', ')}`);
     const surprises: string[] = [];
-    for (const [name, checks] of r.checks) {
+    for (const [name, checks] of run.checks) {
       const v = verdict(checks);
       const reason = NOT_APPLICABLE[name];
       if (!reason && !v.passed) surprises.push(`${name} fails: ${v.problems.join(' | ')}`);

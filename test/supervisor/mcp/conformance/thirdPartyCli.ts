@@ -48,16 +48,17 @@ function run(args: string[]): Promise<CliRun> {
 }
 
 /**
- * `conformance server --url <url> [--scenario <s>]` with results in a temp dir; returns every
- * scenario's checks by scenario name (all active scenarios when none is named).
+ * `conformance server --url <url>` for one scenario or a whole suite ("active" by default, "all"
+ * adds the pending ones), results in a temp dir; returns every scenario's checks by name.
  */
-export async function runConformance(url: string, scenario?: string): Promise<CliRun & { checks: Map<string, ConformanceCheck[]> }> {
+export async function runConformance(url: string, which: { scenario: string } | { suite: 'active' | 'all' }): Promise<CliRun & { checks: Map<string, ConformanceCheck[]> }> {
   const out = mkdtempSync(join(tmpdir(), 'tuicd-conformance-'));
   try {
-    const result = await run([devDependencyFile(CONFORMANCE_JS), 'server', '--url', url, ...(scenario ? ['--scenario', scenario] : []), '-o', out]);
+    const selection = 'scenario' in which ? ['--scenario', which.scenario] : ['--suite', which.suite];
+    const result = await run([devDependencyFile(CONFORMANCE_JS), 'server', '--url', url, ...selection, '-o', out]);
     const checks = new Map<string, ConformanceCheck[]>();
     for (const dir of readdirSync(out)) {
-      // results/server-<scenario>-<ISO timestamp with - for :>
+      // <out>/server-<scenario>-<ISO timestamp with - for :>
       const m = /^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$/.exec(dir);
       if (m) checks.set(m[1]!, JSON.parse(readFileSync(join(out, dir, 'checks.json'), 'utf8')) as ConformanceCheck[]);
     }
