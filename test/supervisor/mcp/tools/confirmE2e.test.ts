@@ -97,9 +97,7 @@ describe('ui confirm end to end', () => {
     assert.deepEqual(JSON.parse(resolved.data), { request_id: request.request_id, confirmed: true });
   });
 
-  // TODO(lead): drop `todo` once supervisor.ts builds the broker with
-  // `new ConfirmBroker({ bus, timeoutMs: confirmTimeoutFromEnv(opts.env) })` (mcp/deadlines.ts).
-  it('confirm_left_unanswered_resolves_clean_through_the_real_server_stack', { todo: 'needs TUIC_CONFIRM_TIMEOUT_MS wired in supervisor.ts' }, async () => {
+  it('confirm_left_unanswered_resolves_clean_through_the_real_server_stack', async () => {
     const agent = await boundAgent();
     const pending = callTool(agent.mcp, 'ui', { action: 'confirm', title: 'Nobody home?' });
     pending.catch(() => undefined); // observed below; a server stopped mid-wait must not be an unhandled rejection
