@@ -47,7 +47,8 @@ describe('session tool over /mcp', () => {
     assert.deepEqual(await tool('session', { action: 'close', session_id: id }, bound), { error: 'Cannot close own session. Use exit to terminate yourself.' });
     assert.equal((await tool('session', { action: 'list' })).find((e: { session_id: string }) => e.session_id === id).is_caller, false, 'an unbound caller is not it');
 
-    await tool('session', { action: 'submit', session_id: id, input: 'exit 3' });
+    const exitReceipt = await tool('session', { action: 'submit', session_id: id, input: 'exit 3' });
+    assert.equal(exitReceipt.submitted, true, JSON.stringify(exitReceipt));
     assert.deepEqual(await tool('session', { action: 'wait', session_id: id, until: 'exited', timeout_ms: 20_000 }), {
       met: true,
       timed_out: false,
