@@ -53,3 +53,26 @@ export function foregroundOf(sessionPid: number): Foreground | null {
 export function foregroundJobRuns(fg: Foreground | null): boolean {
   return fg !== null && !fg.isSessionProcess && !AGENT_NAMES.has(fg.name.toLowerCase());
 }
+
+/**
+ * How long a listed foreground name may be reused. `session list` names the foreground of every
+ * session on every call; reading /proc for each row made it the bulk of the call's CPU (two sync
+ * reads per row). A list is a snapshot for a human or an agent, so a second-old name is fine;
+ * submit and wait still read fresh (`foregroundOf`), because they decide on it.
+ */
+export const FOREGROUND_LIST_TTL_MS = 1_000;
+
+const listCache = new Map<number, { at: number; fg: Foreground | null }>();
+
+/** `foregroundOf` for listings: at most one /proc read per session per FOREGROUND_LIST_TTL_MS. */
+export function foregroundForListing(sessionPid: number, nowMs = Date.now()): Foreground | null {
+  const hit = listCache.get(sessionPid);
+  if (hit && nowMs - hit.at < FOREGROUND_LIST_TTL_MS) return hit.fg;
+  if (listCache.size > 4096) {
+    // Exited sessions' pids: dropped wholesale rather than tracked, the cache refills within a TTL.
+    for (const [pid, entry] of listCache) if (nowMs - entry.at >= FOREGROUND_LIST_TTL_MS) listCache.delete(pid);
+  }
+  const fg = foregroundOf(sessionPid);
+  listCache.set(sessionPid, { at: nowMs, fg });
+  return fg;
+}

@@ -7,7 +7,7 @@ import { Type } from 'typebox';
 
 import { HttpError } from '../../http/types.js';
 import { ProcessStats } from '../../processStats.js';
-import { foregroundOf } from '../../sessions/foreground.js';
+import { foregroundForListing } from '../../sessions/foreground.js';
 import { exitStatus, type SessionRecord } from '../../sessions/sessionRecord.js';
 import type { SessionService } from '../../sessions/sessionService.js';
 import { SessionConstants } from '../../sessions/sessionService.js';
@@ -82,7 +82,7 @@ function listEntry(record: SessionRecord, caller: CallerContext): Record<string,
   if (record.display_name) entry['display_name'] = record.display_name;
   if (record.pty_description !== undefined) entry['pty_description'] = record.pty_description;
   if (record.cwd) entry['cwd'] = record.cwd;
-  const fg = foregroundOf(record.pid);
+  const fg = foregroundForListing(record.pid);
   if (fg) entry['foreground_process'] = fg.name;
   if (record.shell_state) entry['shell_state'] = record.shell_state;
   entry['tuic_session'] = record.tuic_session;
