@@ -1,0 +1,100 @@
+/**
+ * Rules over a whole `mcp-upstreams.json` (REFERENCE §5.4, messages word for word). Every error is
+ * collected, so one save tells the user everything that is wrong; a server with an empty name gets
+ * only that error (its other checks would all be noise about a server nobody can address).
+ */
+import type { UpstreamConfig, UpstreamServer } from './upstreamConfig.js';
+
+const NAME_PATTERN = /^[a-z0-9_-]+$/;
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** RFC 9110 token characters: what a header name may be made of. */
+const HEADER_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Headers the proxy sets itself, or that would let a custom header break the exchange. */
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'content-type',
+  'accept',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'proxy-authorization',
+  'cookie',
+]);
+/** Hosts that reach this machine: an upstream there on our own port is this server proxying itself. */
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '::1', '[::1]', '0.0.0.0']);
+
+export const HEADERS_ERROR = 'Invalid or duplicate custom headers';
+
+export interface ValidationContext {
+  /** `services.server.port`: the port our own TCP listener uses. */
+  ownPort: number;
+}
+
+/** True when `url` points at this instance (a circular proxy); an unparseable URL is not. */
+export function isSelfReferential(url: string, ownPort: number): boolean {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return false;
+  }
+  if (!LOOPBACK_HOSTS.has(parsed.hostname.toLowerCase())) return false;
+  const port = parsed.port !== '' ? Number(parsed.port) : parsed.protocol === 'https:' ? 443 : 80;
+  return port === ownPort;
+}
+
+function headersValid(server: UpstreamServer): boolean {
+  const headers = server.headers ?? [];
+  if (headers.length === 0) return true;
+  if (server.transport.type === 'stdio') return false;
+  const names = new Set<string>();
+  const refs = new Set<string>();
+  for (const h of headers) {
+    const name = h.name.toLowerCase();
+    if (!HEADER_TOKEN.test(h.name) || RESERVED_HEADERS.has(name)) return false;
+    if (!UUID_PATTERN.test(h.credential_ref)) return false;
+    if (names.has(name) || refs.has(h.credential_ref.toLowerCase())) return false;
+    // A custom Authorization would fight the configured auth for the same header.
+    if (name === 'authorization' && server.auth) return false;
+    names.add(name);
+    refs.add(h.credential_ref.toLowerCase());
+  }
+  return true;
+}
+
+/** Every rule violation in `config`, in server order; empty when it may be saved. */
+export function validateUpstreamConfig(config: UpstreamConfig, ctx: ValidationContext): string[] {
+  const errors: string[] = [];
+  const seen = new Set<string>();
+  for (const server of config.servers) {
+    if (server.name === '') {
+      errors.push(`Server '${server.id}' has an empty name`);
+      continue;
+    }
+    if (!NAME_PATTERN.test(server.name)) {
+      errors.push(`Name '${server.name}' is invalid: must contain only lowercase letters, digits, hyphens, and underscores`);
+    }
+    if (seen.has(server.name)) errors.push(`Duplicate server name: '${server.name}'`);
+    seen.add(server.name);
+
+    const t = server.transport;
+    if (t.type === 'http') {
+      if (t.url.trim() === '') {
+        errors.push(`Server '${server.id}' has an empty HTTP URL`);
+      } else {
+        const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(t.url)?.[1]?.toLowerCase();
+        if (scheme !== 'http' && scheme !== 'https') errors.push(`URL '${t.url}' must use http:// or https:// scheme`);
+        else if (isSelfReferential(t.url, ctx.ownPort)) errors.push(`URL '${t.url}' points to this TUIC instance (circular proxy)`);
+      }
+    } else if (t.command.trim() === '') {
+      errors.push(`Server '${server.id}' has an empty stdio command`);
+    }
+    if (server.auth?.type === 'oauth2' && server.auth.client_id.trim() === '') {
+      errors.push(`Server '${server.id}' has an OAuth2 auth with empty client_id`);
+    }
+    if (!headersValid(server)) errors.push(HEADERS_ERROR);
+  }
+  return errors;
+}
