@@ -1,0 +1,36 @@
+/**
+ * `apply_config_diff` (REFERENCE §5.4) as a plan: which upstreams a save must disconnect, connect or
+ * reconnect. Unchanged servers are not in the plan at all, so their processes keep running.
+ */
+import { jsonEqual } from '../config/merge.js';
+import type { UpstreamConfig, UpstreamServer } from './upstreamConfig.js';
+
+export interface UpstreamDiffPlan {
+  disconnect: UpstreamServer[];
+  connect: UpstreamServer[];
+  /** Same id, something that matters changed: disconnect the old, connect the new. */
+  reconnect: Array<{ before: UpstreamServer; after: UpstreamServer; clearStoredAuth: boolean }>;
+}
+
+/** Any field change reconnects (headers included, as the newest docs have it). */
+function changed(a: UpstreamServer, b: UpstreamServer): boolean {
+  return !jsonEqual(a, b);
+}
+
+export function diffUpstreams(before: UpstreamConfig, after: UpstreamConfig): UpstreamDiffPlan {
+  const old = new Map(before.servers.map((s) => [s.id, s]));
+  const next = new Map(after.servers.map((s) => [s.id, s]));
+  const plan: UpstreamDiffPlan = { disconnect: [], connect: [], reconnect: [] };
+  for (const [id, s] of old) if (!next.has(id)) plan.disconnect.push(s);
+  for (const [id, s] of next) {
+    const prev = old.get(id);
+    if (!prev) plan.connect.push(s);
+    else if (changed(prev, s)) {
+      // A dynamically registered OAuth client is bound to the old server's authorization server:
+      // when only the transport moved, the stored tokens would be presented to the wrong one.
+      const clearStoredAuth = prev.auth !== undefined && jsonEqual(prev.auth, s.auth) && !jsonEqual(prev.transport, s.transport);
+      plan.reconnect.push({ before: prev, after: s, clearStoredAuth });
+    }
+  }
+  return plan;
+}
