@@ -1,4 +1,4 @@
-/** A small SSE reader for tests: opens GET /events and collects parsed events as they arrive. */
+/** A small SSE reader for tests: opens a GET stream (/events, /mcp) and collects parsed events as they arrive. */
 import { request } from 'node:http';
 import type { ClientRequest, RequestOptions } from 'node:http';
 
@@ -13,21 +13,29 @@ export class SseClient {
   raw = '';
   status = 0;
   headers: Record<string, string | string[] | undefined> = {};
+  /** Set once the server ended the response (or the connection closed). */
+  ended = false;
   private buffer = '';
   private req: ClientRequest | null = null;
   private waiters: Array<() => void> = [];
 
-  static open(opts: RequestOptions): Promise<SseClient> {
-    const c = new SseClient();
+  static open<T extends SseClient>(this: new () => T, opts: RequestOptions): Promise<T> {
+    const c = new this();
     return new Promise((resolve, reject) => {
       c.req = request({ agent: false, method: 'GET', ...opts }, (res) => {
         c.status = res.statusCode ?? 0;
         c.headers = res.headers;
         res.setEncoding('utf8');
         res.on('data', (d: string) => c.feed(d));
+        const end = () => {
+          c.ended = true;
+          c.wake();
+        };
+        res.on('end', end);
+        res.on('close', end);
         resolve(c);
       });
-      c.req.on('error', reject);
+      c.req.on('error', (err) => (c.status === 0 ? reject(err) : undefined));
       c.req.end();
     });
   }
@@ -40,28 +48,31 @@ export class SseClient {
       const block = this.buffer.slice(0, idx);
       this.buffer = this.buffer.slice(idx + 2);
       const ev: SseEvent = { event: 'message', data: '' };
-      let hasData = false;
+      // Several data lines make one payload, joined by newlines (the SSE rule).
+      const data: string[] = [];
       for (const line of block.split('\n')) {
         if (line.startsWith('event: ')) ev.event = line.slice(7);
         else if (line.startsWith('id: ')) ev.id = line.slice(4);
-        else if (line.startsWith('data: ')) {
-          ev.data = line.slice(6);
-          hasData = true;
-        }
+        else if (line.startsWith('data: ')) data.push(line.slice(6));
       }
-      if (hasData) this.events.push(ev);
+      if (data.length > 0) {
+        ev.data = data.join('\n');
+        this.events.push(ev);
+      }
     }
+    this.wake();
+  }
+
+  private wake(): void {
     for (const w of this.waiters.splice(0)) w();
   }
 
-  /** Resolves when an event matching `pred` has arrived (or rejects after timeoutMs). */
-  async waitFor(pred: (e: SseEvent) => boolean, timeoutMs = 5000): Promise<SseEvent> {
+  /** Resolves once `pred` holds, re-checked on every chunk and at the end of the stream. */
+  async until(pred: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const found = this.events.find(pred);
-      if (found) return found;
+    while (!pred()) {
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`SSE event not seen within ${timeoutMs} ms; got: ${this.raw.slice(-500)}`);
+      if (left <= 0) throw new Error(`${what} not seen within ${timeoutMs} ms; stream got: ${JSON.stringify(this.raw.slice(-500))}`);
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, left);
         this.waiters.push(() => {
@@ -70,6 +81,12 @@ export class SseClient {
         });
       });
     }
+  }
+
+  /** Resolves with the first event matching `pred` (or rejects after timeoutMs). */
+  async waitFor(pred: (e: SseEvent) => boolean, timeoutMs = 5000): Promise<SseEvent> {
+    await this.until(() => this.events.some(pred), 'SSE event', timeoutMs);
+    return this.events.find(pred)!;
   }
 
   close(): void {

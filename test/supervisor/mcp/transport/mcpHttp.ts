@@ -1,6 +1,8 @@
 /** Test helpers for /mcp: JSON-RPC posts and GET /mcp streams that report when the server ends them. */
-import { request } from 'node:http';
-import type { ClientRequest, IncomingMessage, RequestOptions } from 'node:http';
+import type { RequestOptions } from 'node:http';
+
+import { SseClient } from '../../../helpers/sseClient.js';
+import type { SseEvent } from '../../../helpers/sseClient.js';
 
 import type { HttpAnswer, Tuicd } from '../../../helpers/tuicdProcess.js';
 
@@ -22,87 +24,19 @@ export async function initialize(t: Tuicd, params: object = {}, headers: Record<
   return { id, answer };
 }
 
-export interface StreamMessage {
-  event: string;
-  data: string;
-}
-
-/** A GET /mcp stream: parsed `event:`/`data:` frames, the raw text, and whether the server ended it. */
-export class McpStream {
-  readonly messages: StreamMessage[] = [];
-  raw = '';
-  status = 0;
-  headers: IncomingMessage['headers'] = {};
-  ended = false;
-  private buffer = '';
-  private waiters: Array<() => void> = [];
-  private req: ClientRequest | null = null;
-
-  static open(opts: RequestOptions): Promise<McpStream> {
-    const s = new McpStream();
-    return new Promise((resolve, reject) => {
-      s.req = request({ agent: false, method: 'GET', path: '/mcp', ...opts }, (res) => {
-        s.status = res.statusCode ?? 0;
-        s.headers = res.headers;
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => s.feed(d));
-        const end = () => {
-          s.ended = true;
-          s.wake();
-        };
-        res.on('end', end);
-        res.on('close', end);
-        resolve(s);
-      });
-      s.req.on('error', (err) => (s.status === 0 ? reject(err) : undefined));
-      s.req.end();
-    });
+/** A GET /mcp stream: the shared SSE test reader, aimed at /mcp, that can wait for JSON-RPC methods. */
+export class McpStream extends SseClient {
+  static override open<T extends SseClient>(this: new () => T, opts: RequestOptions): Promise<T> {
+    return SseClient.open.call(this, { path: '/mcp', ...opts }) as Promise<T>;
   }
 
-  private feed(chunk: string): void {
-    this.raw += chunk;
-    this.buffer += chunk;
-    let idx: number;
-    while ((idx = this.buffer.indexOf('\n\n')) >= 0) {
-      const block = this.buffer.slice(0, idx);
-      this.buffer = this.buffer.slice(idx + 2);
-      let event = 'message';
-      const data: string[] = [];
-      for (const line of block.split('\n')) {
-        if (line.startsWith('event: ')) event = line.slice(7);
-        else if (line.startsWith('data: ')) data.push(line.slice(6));
-      }
-      if (data.length > 0) this.messages.push({ event, data: data.join('\n') });
-    }
-    this.wake();
+  get messages(): SseEvent[] {
+    return this.events;
   }
 
-  private wake(): void {
-    for (const w of this.waiters.splice(0)) w();
-  }
-
-  async until(pred: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!pred()) {
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`${what} not seen within ${timeoutMs} ms; stream got: ${JSON.stringify(this.raw.slice(-400))}`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    }
-  }
-
-  /** Resolves once a message whose JSON has `method` arrived. */
+  /** Resolves once `count` messages whose JSON has `method` arrived. */
   waitForMethod(method: string, count = 1): Promise<void> {
-    return this.until(() => this.messages.filter((m) => JSON.parse(m.data).method === method).length >= count, `${count}× ${method}`);
-  }
-
-  close(): void {
-    this.req?.destroy();
+    return this.until(() => this.events.filter((m) => JSON.parse(m.data).method === method).length >= count, `${count}× ${method}`);
   }
 }
 
