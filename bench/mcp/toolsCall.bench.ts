@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 
 import { errorText, failedRow, median, row, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
 import { cpuSeconds, runToEnd } from '../http/children.js';
-import type { ToolsCallLoadResult } from './toolsCallLoadgen.js';
+import type { ToolsCallLoadResult } from './toolsCallShared.js';
 import { startMcpTargets, stopMcpTargets, type McpTarget, type McpVariant, type StartedMcp } from './toolsCallTargets.js';
 
 const DURATIONS = {

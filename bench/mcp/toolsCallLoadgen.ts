@@ -7,11 +7,11 @@
 import net from 'node:net';
 import { parseArgs } from 'node:util';
 
-import { percentile, toolsCallBody } from './toolsCallShared.js';
+import { responseLength } from '../http/responseFraming.js';
+import { summarize, toolsCallBody } from './toolsCallShared.js';
 
 /** Give up on a run that has not finished this long after its planned end. */
 const OVERRUN_MS = 10_000;
-const CRLFCRLF = Buffer.from('\r\n\r\n');
 /** A tools/call answer that worked carries a JSON-RPC result; an error answer does not. */
 const RESULT_MARK = Buffer.from('"result"');
 
@@ -27,23 +27,6 @@ const { values } = parseArgs({
   },
 });
 
-/** What the parent reads: counts and latencies over the measured window. */
-export interface ToolsCallLoadResult {
-  requests: number;
-  seconds: number;
-  rps: number;
-  p50Ms: number;
-  p99Ms: number;
-  /** Responses since the first request, warm-up included (to pair with server CPU time). */
-  totalRequests: number;
-  /** Non-2xx answers, or 2xx answers without a JSON-RPC result (the figure would measure an error path). */
-  bad: number;
-  errors: number;
-  /** This process's CPU time over the window / wall time: near 1 means the client was the limit. */
-  clientCpu: number;
-  firstProblem?: string;
-}
-
 function requestBytes(id: number): Buffer {
   const body = toolsCallBody(id);
   const head = [
@@ -55,31 +38,6 @@ function requestBytes(id: number): Buffer {
     ...values.header,
   ];
   return Buffer.from(`${head.join('\r\n')}\r\n\r\n${body}`);
-}
-
-/** Length of the complete response at the start of `buf`, or 0 while more bytes are needed (same framing rules as bench/http/loadgen.ts). */
-function responseLength(buf: Buffer): number {
-  const headerEnd = buf.indexOf(CRLFCRLF);
-  if (headerEnd < 0) return 0;
-  const bodyStart = headerEnd + 4;
-  const head = buf.toString('latin1', 0, headerEnd).toLowerCase();
-  const cl = /\r\ncontent-length:\s*(\d+)/.exec(head);
-  if (cl) return buf.length >= bodyStart + Number(cl[1]) ? bodyStart + Number(cl[1]) : 0;
-  if (/\r\ntransfer-encoding:[^\r]*chunked/.test(head)) return chunkedLength(buf, bodyStart);
-  return bodyStart;
-}
-
-function chunkedLength(buf: Buffer, start: number): number {
-  let at = start;
-  for (;;) {
-    const lineEnd = buf.indexOf('\r\n', at, 'latin1');
-    if (lineEnd < 0) return 0;
-    const size = parseInt(buf.toString('latin1', at, lineEnd), 16);
-    if (Number.isNaN(size)) throw new Error('bad chunk size');
-    at = lineEnd + 2 + size + 2;
-    if (size === 0) return buf.length >= at ? at : 0;
-    if (buf.length < at) return 0;
-  }
 }
 
 let responses = 0;
@@ -159,22 +117,7 @@ function main(): void {
     setTimeout(() => {
       recording = false;
       stopping = true;
-      const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-      const cpu = process.cpuUsage(cpu0);
-      const requests = responses - start.responses;
-      const sorted = latenciesMs.sort((a, b) => a - b);
-      const result: ToolsCallLoadResult = {
-        requests,
-        seconds,
-        rps: requests / seconds,
-        p50Ms: percentile(sorted, 50),
-        p99Ms: percentile(sorted, 99),
-        totalRequests: responses,
-        bad: bad - start.bad,
-        errors: errors - start.errors,
-        clientCpu: (cpu.user + cpu.system) / 1e6 / seconds,
-        ...(firstProblem ? { firstProblem } : {}),
-      };
+      const result = summarize({ responses, bad, errors, latenciesMs, firstProblem }, start, t0, cpu0);
       process.stdout.write(JSON.stringify(result) + '\n', () => process.exit(0));
     }, durationMs);
   }, warmupMs);

@@ -9,8 +9,7 @@ import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-import type { ToolsCallLoadResult } from './toolsCallLoadgen.js';
-import { percentile } from './toolsCallShared.js';
+import { summarize } from './toolsCallShared.js';
 
 const OVERRUN_MS = 10_000;
 
@@ -72,23 +71,8 @@ async function main(): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, durationMs));
   recording = false;
   stopping = true;
-  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  const cpu = process.cpuUsage(cpu0);
-  const requests = responses - start.responses;
-  const sorted = latenciesMs.sort((a, b) => a - b);
+  const result = summarize({ responses, bad, errors, latenciesMs, firstProblem }, start, t0, cpu0);
   await Promise.all(callers);
-  const result: ToolsCallLoadResult = {
-    requests,
-    seconds,
-    rps: requests / seconds,
-    p50Ms: percentile(sorted, 50),
-    p99Ms: percentile(sorted, 99),
-    totalRequests: responses,
-    bad: bad - start.bad,
-    errors: errors - start.errors,
-    clientCpu: (cpu.user + cpu.system) / 1e6 / seconds,
-    ...(firstProblem ? { firstProblem } : {}),
-  };
   process.stdout.write(JSON.stringify(result) + '\n', () => process.exit(0));
 }
 

@@ -19,3 +19,50 @@ export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
+
+/** What the parent reads: counts and latencies over the measured window. */
+export interface ToolsCallLoadResult {
+  requests: number;
+  seconds: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Responses since the first request, warm-up included (to pair with server CPU time). */
+  totalRequests: number;
+  /** Non-2xx answers, or 2xx answers without a JSON-RPC result (the figure would measure an error path). */
+  bad: number;
+  errors: number;
+  /** This process's CPU time over the window / wall time: near 1 means the client was the limit. */
+  clientCpu: number;
+  firstProblem?: string;
+}
+
+/** What a driver counted since its first request. */
+export interface DriverCounts {
+  responses: number;
+  bad: number;
+  errors: number;
+  /** Latencies recorded over the measured window only. */
+  latenciesMs: number[];
+  firstProblem: string | undefined;
+}
+
+/** The measured window's result: counts since `start`, wall time since `t0`, this process's CPU since `cpu0`. */
+export function summarize(now: DriverCounts, start: { responses: number; bad: number; errors: number }, t0: bigint, cpu0: NodeJS.CpuUsage): ToolsCallLoadResult {
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  const cpu = process.cpuUsage(cpu0);
+  const requests = now.responses - start.responses;
+  const sorted = now.latenciesMs.sort((a, b) => a - b);
+  return {
+    requests,
+    seconds,
+    rps: requests / seconds,
+    p50Ms: percentile(sorted, 50),
+    p99Ms: percentile(sorted, 99),
+    totalRequests: now.responses,
+    bad: now.bad - start.bad,
+    errors: now.errors - start.errors,
+    clientCpu: (cpu.user + cpu.system) / 1e6 / seconds,
+    ...(now.firstProblem ? { firstProblem: now.firstProblem } : {}),
+  };
+}
