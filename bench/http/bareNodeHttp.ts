@@ -1,10 +1,8 @@
 /** Baseline: a bare node:http server answering GET /health on 127.0.0.1:0 and a unix socket. */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 
-import { exitWithParent, healthBody } from './bareServer.js';
-import { formatReadyLine } from './readyLine.js';
+import { healthBody, serveNodeHttpOnBoth } from './bareServer.js';
 
 const { values } = parseArgs({ options: { socket: { type: 'string' }, 'max-seconds': { type: 'string', default: '1800' } } });
 if (!values.socket) throw new Error('usage: bareNodeHttp --socket <path> [--max-seconds N]');
@@ -21,16 +19,4 @@ const handler: http.RequestListener = (req, res) => {
   }
 };
 
-// One server cannot listen twice: two servers share the handler.
-const tcp = http.createServer(handler);
-const unix = http.createServer(handler);
-tcp.listen(0, '127.0.0.1', () => {
-  port = (tcp.address() as AddressInfo).port;
-  unix.listen(socketPath, () => {
-    exitWithParent(Number(values['max-seconds']), () => {
-      tcp.close();
-      unix.close();
-    });
-    console.log(formatReadyLine('bare-node-http', socketPath, '127.0.0.1', port));
-  });
-});
+serveNodeHttpOnBoth('bare-node-http', handler, socketPath, Number(values['max-seconds']), (p) => (port = p));

@@ -3,6 +3,10 @@
  * tuicd's (REFERENCE.md, ~350 bytes: build info, instance id, listeners), and their exit rules.
  */
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { formatReadyLine } from './readyLine.js';
 
 const startedMs = Date.now();
 const instanceId = randomUUID();
@@ -31,4 +35,25 @@ export function exitWithParent(maxSeconds: number, onExit: () => void): void {
   process.stdin.on('end', quit).on('close', quit).resume();
   process.on('SIGTERM', quit);
   setTimeout(quit, maxSeconds * 1000).unref();
+}
+
+/**
+ * Serves one node:http handler on a random 127.0.0.1 port and on `socketPath` (one server cannot
+ * listen twice), exits with the parent, and prints the ready line once both listen. `onPort` runs
+ * before the unix listener starts, so handlers that need the port have it from the first request.
+ */
+export function serveNodeHttpOnBoth(name: string, handler: http.RequestListener, socketPath: string, maxSeconds: number, onPort: (port: number) => void): void {
+  const tcp = http.createServer(handler);
+  const unix = http.createServer(handler);
+  tcp.listen(0, '127.0.0.1', () => {
+    const port = (tcp.address() as AddressInfo).port;
+    onPort(port);
+    unix.listen(socketPath, () => {
+      exitWithParent(maxSeconds, () => {
+        tcp.close();
+        unix.close();
+      });
+      console.log(formatReadyLine(name, socketPath, '127.0.0.1', port));
+    });
+  });
 }

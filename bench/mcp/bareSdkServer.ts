@@ -9,7 +9,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -18,8 +17,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 // zod is the SDK's own schema library (its dependency and required peer); McpServer takes nothing else.
 import { z } from 'zod';
 
-import { exitWithParent } from '../http/bareServer.js';
-import { formatReadyLine } from '../http/readyLine.js';
+import { serveNodeHttpOnBoth } from '../http/bareServer.js';
 import { BARE_SESSION_ROWS } from './toolsCallShared.js';
 
 const { values } = parseArgs({ options: { socket: { type: 'string' }, 'max-seconds': { type: 'string', default: '1800' } } });
@@ -78,16 +76,4 @@ const handler: http.RequestListener = (req, res) => {
   });
 };
 
-// One server cannot listen twice; the unix socket only keeps the ready line's shape.
-const tcp = http.createServer(handler);
-const unix = http.createServer(handler);
-tcp.listen(0, '127.0.0.1', () => {
-  port = (tcp.address() as AddressInfo).port;
-  unix.listen(socketPath, () => {
-    exitWithParent(Number(values['max-seconds']), () => {
-      tcp.close();
-      unix.close();
-    });
-    console.log(formatReadyLine('bare-sdk-mcp', socketPath, '127.0.0.1', port));
-  });
-});
+serveNodeHttpOnBoth('bare-sdk-mcp', handler, socketPath, Number(values['max-seconds']), (p) => (port = p));
