@@ -15,14 +15,14 @@ export const SSE_RETRY_MS = 5_000;
 export const SSE_KEEP_ALIVE_MS = 15_000;
 
 const RETRY_BYTES = Buffer.from(`retry: ${SSE_RETRY_MS}\n\n`);
-const PING_BYTES = Buffer.from(': ping\n\n');
+export const PING_BYTES = Buffer.from(': ping\n\n');
 
 /**
  * Written when uWS reports the socket writable but nothing is queued: with an onWritable handler
  * registered, uWS pushes out its own buffered bytes only when the app writes, so an empty comment
  * (ignored by EventSource) is what flushes the tail of the last chunk.
  */
-const DRAIN_NUDGE_BYTES = Buffer.from(':\n\n');
+export const DRAIN_NUDGE_BYTES = Buffer.from(':\n\n');
 
 /** The SSE headers; compression is never applied to this route (REFERENCE §1.0). */
 const SSE_HEADERS: ReadonlyArray<readonly [string, string]> = [
@@ -32,6 +32,17 @@ const SSE_HEADERS: ReadonlyArray<readonly [string, string]> = [
   // Stops nginx-style proxies from buffering the stream.
   ['X-Accel-Buffering', 'no'],
 ];
+
+/**
+ * Writes an SSE response head (status, headers, `retry`) in the caller's corked section; every
+ * SSE stream (GET /events, GET /mcp) opens with it.
+ */
+export function writeSseHead(res: HttpResponse, headers: Record<string, string> = {}): void {
+  res.writeStatus('200 OK');
+  for (const [key, value] of SSE_HEADERS) res.writeHeader(key, value);
+  for (const key in headers) res.writeHeader(key, headers[key]!);
+  res.write(RETRY_BYTES);
+}
 
 /** What `GET /events` reads from its query string. */
 export interface SseQuery {
@@ -107,10 +118,7 @@ export function openSse(res: HttpResponse, options: SseOptions, bus: EventBus): 
   const subscription = store.add(bus.subscribe(parseTypes(options.types), sink, options.streamId === undefined ? {} : { streamId: options.streamId }));
 
   // Still inside the handler's corked section: status, headers and retry leave in one packet.
-  res.writeStatus('200 OK');
-  for (const [key, value] of SSE_HEADERS) res.writeHeader(key, value);
-  for (const key in options.headers) res.writeHeader(key, options.headers[key]!);
-  res.write(RETRY_BYTES);
+  writeSseHead(res, options.headers);
 
   // Returning false tells uWS this attempt did not finish; it calls again when writable.
   res.onWritable(() => (open ? subscription.drain(DRAIN_NUDGE_BYTES) : true));

@@ -10,13 +10,9 @@
  */
 import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
 
-import { SSE_KEEP_ALIVE_MS } from '../http/sse.js';
+import { DRAIN_NUDGE_BYTES, PING_BYTES, SSE_KEEP_ALIVE_MS, writeSseHead } from '../http/sse.js';
 import type { McpSessionStore } from './protocolSessions.js';
 
-const RETRY_BYTES = Buffer.from('retry: 5000\n\n');
-const PING_BYTES = Buffer.from(': ping\n\n');
-/** With onWritable registered uWS flushes its own buffer only when the app writes: an empty comment does it. */
-const DRAIN_NUDGE_BYTES = Buffer.from(':\n\n');
 /** A client that stops reading is dropped once this much is queued behind uWS's own buffer. */
 const MAX_QUEUED_BYTES = 1024 * 1024;
 
@@ -109,14 +105,7 @@ export class McpStreams {
     if (!channel) this.channels.set(sessionId, (channel = new Set()));
     channel.add(stream);
 
-    res.writeStatus('200 OK');
-    res.writeHeader('Content-Type', 'text/event-stream');
-    res.writeHeader('Cache-Control', 'no-cache');
-    res.writeHeader('Connection', 'keep-alive');
-    res.writeHeader('X-Accel-Buffering', 'no');
-    res.writeHeader('Mcp-Session-Id', sessionId);
-    for (const key in extraHeaders) res.writeHeader(key, extraHeaders[key]!);
-    res.write(RETRY_BYTES);
+    writeSseHead(res, { 'Mcp-Session-Id': sessionId, ...extraHeaders });
 
     // Returning false tells uWS this attempt did not finish; it calls again when writable.
     res.onWritable(() => {
