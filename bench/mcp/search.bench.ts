@@ -8,7 +8,7 @@ import { Bench } from 'tinybench';
 
 import { type BenchContext, type BenchModule, type BenchRow, failedRow, median, row, withNote } from '../harness.js';
 import { Bm25Index, type SearchDocument } from '../../supervisor/mcp/bm25.js';
-import { textEnvelope } from '../../supervisor/mcp/envelope.js';
+import { textEnvelope } from '../../shared/mcpEnvelope.js';
 import { createMetaTools } from '../../supervisor/mcp/tools/meta.js';
 import type { CallerContext, ToolDefinition } from '../../supervisor/mcp/tools/nativeTool.js';
 

@@ -4,7 +4,7 @@
  * (routes/mcp.ts, mcp/transport*) codes against this; mcp/toolCatalog.ts implements it.
  */
 import type { Disposable } from '../../shared/disposable.js';
-import type { CallToolResult } from './envelope.js';
+import type { CallToolResult } from '../../shared/mcpEnvelope.js';
 import type { CallerContext } from './tools/nativeTool.js';
 
 /** classic = every enabled tool; collapsed = search_tools, get_tool_schema, call_tool (+ progress). */

@@ -5,8 +5,8 @@
  */
 import { toDisposable } from '../../shared/disposable.js';
 import type { Disposable } from '../../shared/disposable.js';
-import { textEnvelope } from './envelope.js';
-import type { CallToolResult } from './envelope.js';
+import { textEnvelope } from '../../shared/mcpEnvelope.js';
+import type { CallToolResult } from '../../shared/mcpEnvelope.js';
 import type { ToolCatalogView, ToolSurface } from './surface.js';
 import { ToolError } from './tools/nativeTool.js';
 import type { CallerContext, NativeTool, ToolDefinition } from './tools/nativeTool.js';

@@ -6,7 +6,7 @@
  */
 import { Type } from 'typebox';
 
-import type { CallToolResult } from '../envelope.js';
+import type { CallToolResult } from '../../../shared/mcpEnvelope.js';
 import { Bm25Index } from '../bm25.js';
 import { defineTool, ToolError, type CallerContext, type NativeTool, type ToolDefinition } from './nativeTool.js';
 

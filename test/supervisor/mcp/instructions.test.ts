@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { textEnvelope } from '../../../supervisor/mcp/envelope.js';
+import { textEnvelope } from '../../../shared/mcpEnvelope.js';
 import { renderInstructions, SUBMIT_RULE, WORKTREES_RULE } from '../../../supervisor/mcp/instructions.js';
 import type { InstructionContext } from '../../../supervisor/mcp/surface.js';
 import { createMetaTools } from '../../../supervisor/mcp/tools/meta.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 
 import { ConfigStore } from '../../../supervisor/config/configStore.js';
-import type { CallToolResult } from '../../../supervisor/mcp/envelope.js';
+import type { CallToolResult } from '../../../shared/mcpEnvelope.js';
 import { catalogSettings } from '../../../supervisor/mcp/mcpService.js';
 import { ToolCatalog } from '../../../supervisor/mcp/toolCatalog.js';
 import { callerContext, nativeTools } from './surfaceFixtures.js';

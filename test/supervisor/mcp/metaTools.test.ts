@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { textEnvelope, type CallToolResult } from '../../../supervisor/mcp/envelope.js';
+import { textEnvelope, type CallToolResult } from '../../../shared/mcpEnvelope.js';
 import { createMetaTools, firstSentence, isDispatchedResult, META_TOOL_NAMES } from '../../../supervisor/mcp/tools/meta.js';
 import { ToolError, type CallerContext, type NativeTool, type ToolDefinition, type ToolValue } from '../../../supervisor/mcp/tools/nativeTool.js';
 import { callerContext, nativeTools, UPSTREAM_DEFINITIONS, WEATHER_TOOL } from './surfaceFixtures.js';

@@ -3,7 +3,7 @@
  * createNativeTools builds them (whatever is registered when the test runs), a few upstream-style
  * definitions, and a caller.
  */
-import { textEnvelope } from '../../../supervisor/mcp/envelope.js';
+import { textEnvelope } from '../../../shared/mcpEnvelope.js';
 import { renderInstructions } from '../../../supervisor/mcp/instructions.js';
 import { createNativeTools, type NativeToolDeps } from '../../../supervisor/mcp/tools/index.js';
 import { createMetaTools } from '../../../supervisor/mcp/tools/meta.js';

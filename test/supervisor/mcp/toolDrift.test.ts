@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { textEnvelope } from '../../../supervisor/mcp/envelope.js';
+import { textEnvelope } from '../../../shared/mcpEnvelope.js';
 import { createMetaTools } from '../../../supervisor/mcp/tools/meta.js';
 import { ACTION_LINE, type NativeTool } from '../../../supervisor/mcp/tools/nativeTool.js';
 import { nativeTools, WEATHER_TOOL } from './surfaceFixtures.js';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Type } from 'typebox';
 
-import type { CallToolResult } from '../../../../supervisor/mcp/envelope.js';
+import type { CallToolResult } from '../../../../shared/mcpEnvelope.js';
 import { ToolCatalog } from '../../../../supervisor/mcp/toolCatalog.js';
 import type { CatalogSettings } from '../../../../supervisor/mcp/toolCatalog.js';
 import { defineTool, ToolError } from '../../../../supervisor/mcp/tools/nativeTool.js';

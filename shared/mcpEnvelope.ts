@@ -1,4 +1,4 @@
-/** The native tool result envelope: compact JSON text in one content item; `isError` when the value has an `error` key. */
+/** MCP tool results (both sides of the hub boundary): the native envelope: compact JSON text in one content item; `isError` when the value has an `error` key. */
 
 export interface CallToolResult {
   content: Array<{ type: 'text'; text: string } | Record<string, unknown>>;

@@ -1,0 +1,109 @@
+/**
+ * The contract between the supervisor and the upstream hub worker thread (workers/mcp), and the
+ * small reverse contract the supervisor serves to the hub (credentials read per attempt).
+ * Tool lists and tool results ride as UTF-8 JSON payloads beside the header: the supervisor splices
+ * them into /mcp responses without re-encoding.
+ */
+import { Type } from 'typebox';
+
+import { defineProtocol } from './defineProtocol.js';
+import { UpstreamServerSchema, UpstreamStatusSchema } from './upstreamServer.js';
+
+export const MCP_HUB_PROTOCOL_VERSION = 1;
+
+/** Every resilience constant of REFERENCE §7, in one place. */
+export const HubConstants = {
+  /** CB_THRESHOLD: consecutive failures that open the circuit. */
+  CB_THRESHOLD: 3,
+  /** CB_BASE_MS × 2^(opens−1), capped at CB_MAX_MS. */
+  CB_BASE_MS: 1_000,
+  CB_MAX_MS: 60_000,
+  /** CB_MAX_RETRIES: the 11th open marks the upstream failed (manual reconnect). */
+  CB_MAX_RETRIES: 10,
+  /** HEALTH_CHECK_INTERVAL. */
+  HEALTH_CHECK_INTERVAL_MS: 60_000,
+  /** The first tools/list waits at most this long for boot connects to settle. */
+  SETTLE_TIMEOUT_MS: 3_000,
+  SETTLE_POLL_MS: 50,
+  /** Clients (Grok, some gateways) refuse longer names: a qualified name past it is reported and skipped. */
+  MAX_TOOL_NAME_LENGTH: 64,
+  /** `{upstream}__{tool}`: the routing discriminator; native names never contain it. */
+  SEPARATOR: '__',
+} as const;
+
+export const UpstreamMetricsSchema = Type.Object({ call_count: Type.Integer(), error_count: Type.Integer(), last_latency_ms: Type.Integer() });
+
+/** One row of GET /mcp/upstream-status (REFERENCE §1.6), plus the stdio child's pid. */
+export const UpstreamStatusRowSchema = Type.Object({
+  name: Type.String(),
+  status: UpstreamStatusSchema,
+  transport: Type.Union([
+    Type.Object({ type: Type.Literal('http'), url: Type.String() }),
+    Type.Object({ type: Type.Literal('stdio'), command: Type.String(), args: Type.Array(Type.String()), cwd: Type.Union([Type.String(), Type.Null()]) }),
+  ]),
+  tool_count: Type.Integer(),
+  /** Original (unprefixed) names, after the filter. */
+  tools: Type.Array(Type.String()),
+  metrics: UpstreamMetricsSchema,
+  last_error: Type.Union([Type.String(), Type.Null()]),
+  /** The stdio child's process id while it runs (tests check a hot reload left it alone). */
+  pid: Type.Union([Type.Integer(), Type.Null()]),
+});
+
+export const McpHubProtocol = defineProtocol({
+  name: 'mcp-hub',
+  version: MCP_HUB_PROTOCOL_VERSION,
+  requests: {
+    /**
+     * Registers one upstream and starts connecting it in the background (answers before the
+     * handshake). Errors: `Upstream '<n>' already registered`, `Upstream '<n>' points to TUIC itself — circular proxy`.
+     * Re-arms the settle gate when the server is enabled.
+     */
+    connect: { params: Type.Object({ server: UpstreamServerSchema, own_port: Type.Union([Type.Integer(), Type.Null()]) }), result: Type.Object({}) },
+    /** Unregisters and shuts down (stdio: graceful, detached). Error: `Upstream '<n>' not found`. */
+    disconnect: { params: Type.Object({ name: Type.String() }), result: Type.Object({}) },
+    /** Manual reconnect (also out of `failed`): status connecting, disconnect, connect. Error: `Upstream '<n>' not found`. */
+    reconnect: { params: Type.Object({ name: Type.String() }), result: Type.Object({}) },
+    /** mark_initial_connect_complete: every saved upstream is registered (their handshakes may still run). */
+    initialConnectComplete: { params: Type.Object({}), result: Type.Object({}) },
+    /**
+     * proxy_tool_call. Payload in: the arguments object as JSON. Reply payload: the CallToolResult
+     * JSON: the upstream's own result unchanged when valid, else the compact text envelope; routing,
+     * filter, breaker and upstream errors come back as `isError` envelopes too (never a channel error).
+     */
+    call: { params: Type.Object({ upstream: Type.String(), tool: Type.String() }), result: Type.Object({ upstream_error: Type.Boolean() }) },
+    status: { params: Type.Object({}), result: Type.Object({ upstreams: Type.Array(UpstreamStatusRowSchema) }) },
+    /** Stops every upstream (stdio children closed then killed) before the worker exits. */
+    shutdown: { params: Type.Object({}), result: Type.Object({}) },
+  },
+  events: {
+    /**
+     * The merged upstream tool list changed (or the settle state did). Payload: a JSON array of
+     * tool definitions, names already `{upstream}__{tool}`, filters applied, descriptions and
+     * schemas byte-for-byte as the upstream sent them. `settled`: boot connects are complete and
+     * no enabled entry is `connecting`.
+     */
+    tools: Type.Object({ revision: Type.Integer(), settled: Type.Boolean(), count: Type.Integer() }),
+    /** Published on /events as `upstream-status-changed` {name, status}. */
+    status: Type.Object({ name: Type.String(), status: Type.Union([UpstreamStatusSchema, Type.Literal('disconnected')]), last_error: Type.Union([Type.String(), Type.Null()]) }),
+    log: Type.Object({ level: Type.Union([Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')]), msg: Type.String(), fields: Type.Optional(Type.Record(Type.String(), Type.Unknown())) }),
+  },
+});
+
+export type McpHubProtocolT = typeof McpHubProtocol;
+
+/** What the supervisor serves back to the hub on a second port. */
+export const HubHostProtocol = defineProtocol({
+  name: 'mcp-hub-host',
+  version: 1,
+  requests: {
+    /**
+     * A secret from the credential store, read per attempt so rotation takes effect at once.
+     * `account` is the upstream name (Bearer) or `<name>/header/<credential_ref>`. Null = none stored.
+     */
+    credential: { params: Type.Object({ account: Type.String() }), result: Type.Object({ value: Type.Union([Type.String(), Type.Null()]) }) },
+  },
+  events: {},
+});
+
+export type HubHostProtocolT = typeof HubHostProtocol;

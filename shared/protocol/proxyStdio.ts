@@ -1,0 +1,94 @@
+/**
+ * The contract between the hub worker (workers/mcp) and one stdio pump (workers/proxy-stdio, a
+ * worker thread per stdio upstream). JSON-RPC bodies ride beside the header as UTF-8 JSON payloads,
+ * never re-encoded inside msgpack: the hub passes upstream results on without parsing them twice.
+ */
+import { Type } from 'typebox';
+
+import { defineProtocol } from './defineProtocol.js';
+
+export const PROXY_STDIO_PROTOCOL_VERSION = 1;
+
+/** Every limit of spec 004 "Stdio Client" and REFERENCE §7, in one place. */
+export const StdioLimits = {
+  /** Bounded lossy stdout queue: at most this many lines … */
+  QUEUE_MAX_LINES: 256,
+  /** … and this many bytes queued in total (drop-oldest past either). */
+  QUEUE_MAX_BYTES: 8 * 1024 * 1024,
+  /** A single line longer than this is discarded whole, never published truncated. */
+  MAX_LINE_BYTES: 16 * 1024 * 1024,
+  /** MIN_RESPAWN_INTERVAL: a spawn sooner than this after the last one fails at once. */
+  MIN_RESPAWN_INTERVAL_MS: 5_000,
+  /** Shutdown: close stdin, wait this long for a voluntary exit, then kill the process group. */
+  SHUTDOWN_GRACE_MS: 2_000,
+  /** Environment variables kept from the parent; everything else is cleared before the upstream's own env. */
+  ENV_ALLOWLIST: ['PATH', 'HOME', 'USER', 'LANG', 'LC_ALL', 'TMPDIR', 'TEMP', 'TMP', 'SHELL', 'TERM'],
+} as const;
+
+const JsonRpcErrorSchema = Type.Object({ code: Type.Integer(), message: Type.String(), data: Type.Optional(Type.Unknown()) });
+
+export const ProxyStdioProtocol = defineProtocol({
+  name: 'proxy-stdio',
+  version: PROXY_STDIO_PROTOCOL_VERSION,
+  requests: {
+    /**
+     * Spawns the upstream (env cleared to the allowlist + `env`, `~` expanded in command, args and
+     * cwd) and runs the handshake: initialize → notifications/initialized → tools/list. Fails at once
+     * with `Upstream '<n>' respawning too fast (<ms>ms since last spawn, min 5000ms)` when called
+     * within MIN_RESPAWN_INTERVAL_MS of the previous spawn. A running child is shut down first.
+     * Reply payload: the upstream's `tools` array as JSON (`[]` when result.tools is missing).
+     */
+    start: {
+      params: Type.Object({
+        name: Type.String(),
+        command: Type.String(),
+        args: Type.Array(Type.String()),
+        env: Type.Record(Type.String(), Type.String()),
+        cwd: Type.Optional(Type.String()),
+        /** One deadline per exchange (write + reads); 0 = none. */
+        timeout_ms: Type.Integer({ minimum: 0 }),
+        protocol_version: Type.String(),
+        client_name: Type.String(),
+        client_version: Type.String(),
+      }),
+      result: Type.Object({ pid: Type.Integer(), server_name: Type.Union([Type.String(), Type.Null()]) }),
+    },
+    /**
+     * One JSON-RPC exchange with the running child. Payload in: `params` as JSON (absent = no
+     * params). Reply: `error` set for a JSON-RPC error answer, else payload = `result` as JSON.
+     * Fails (channel error) when no child runs, on the deadline (the child is then torn down:
+     * killed, every other pending exchange failed) or when the child exits mid-call.
+     */
+    rpc: {
+      params: Type.Object({ method: Type.String(), timeout_ms: Type.Optional(Type.Integer({ minimum: 0 })) }),
+      result: Type.Object({ error: Type.Optional(JsonRpcErrorSchema) }),
+    },
+    /** Non-blocking liveness (the health check for stdio), and the pump's counters. */
+    status: {
+      params: Type.Object({}),
+      result: Type.Object({
+        alive: Type.Boolean(),
+        pid: Type.Union([Type.Integer(), Type.Null()]),
+        /** Lines dropped from the lossy queue since start (oldest first). */
+        dropped_lines: Type.Integer(),
+        /** Lines over MAX_LINE_BYTES discarded whole. */
+        oversized_lines: Type.Integer(),
+        queued_lines: Type.Integer(),
+        queued_bytes: Type.Integer(),
+        in_flight: Type.Integer(),
+      }),
+    },
+    /** Closes stdin, waits SHUTDOWN_GRACE_MS, then SIGKILLs the process group. Idempotent. */
+    shutdown: { params: Type.Object({}), result: Type.Object({}) },
+  },
+  events: {
+    /** The child exited (for any reason, including teardown); pending exchanges have been failed. */
+    exited: Type.Object({ pid: Type.Integer(), code: Type.Union([Type.Integer(), Type.Null()]), signal: Type.Union([Type.String(), Type.Null()]), reason: Type.String() }),
+    /** A line the child wrote to stderr (drained so it can never block on it), cut to 4 KiB. */
+    stderr: Type.Object({ line: Type.String() }),
+    /** Something the hub should log: timeouts (with the drop count), teardowns, oversized lines. */
+    log: Type.Object({ level: Type.Union([Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')]), msg: Type.String(), fields: Type.Optional(Type.Record(Type.String(), Type.Unknown())) }),
+  },
+});
+
+export type ProxyStdioProtocolT = typeof ProxyStdioProtocol;

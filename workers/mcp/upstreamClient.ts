@@ -1,0 +1,46 @@
+/**
+ * What the registry needs from one upstream connection, whatever its transport: the HTTP client
+ * (httpUpstream.ts, SDK transport) and the stdio client (stdioUpstream.ts, a proxy-stdio pump).
+ * Tool definitions and results stay raw JSON values: the hub passes them on unchanged.
+ */
+
+/** A tool exactly as the upstream listed it (name, description, inputSchema, anything else). */
+export interface UpstreamTool {
+  name: string;
+  [field: string]: unknown;
+}
+
+/** A JSON-RPC error the upstream answered with (as opposed to a transport failure, which throws). */
+export class UpstreamRpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** The upstream demands OAuth (401 with `WWW-Authenticate: Bearer resource_metadata=…`): not a breaker failure. */
+export class UpstreamNeedsAuthError extends Error {}
+
+export interface UpstreamClient {
+  /** Handshake (initialize → notifications/initialized) then tools/list; resolves with the tools. */
+  connect(signal?: AbortSignal): Promise<UpstreamTool[]>;
+  /** tools/list again (the HTTP health check; also after a stdio respawn). */
+  listTools(signal?: AbortSignal): Promise<UpstreamTool[]>;
+  /**
+   * tools/call. Resolves with the raw `result` value (unvalidated: the registry decides between
+   * passthrough and the envelope); rejects with UpstreamRpcError for a JSON-RPC error answer and
+   * any other Error for transport failures (breaker failures).
+   */
+  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<unknown>;
+  /** The liveness health check: HTTP = tools/list succeeded; stdio = the child runs. */
+  healthCheck(signal?: AbortSignal): Promise<UpstreamTool[] | null>;
+  /** Pid of the child for stdio upstreams; null otherwise. */
+  readonly pid: number | null;
+  /** Fires when the connection's tools may have changed without a call (stdio respawn, child exit). */
+  onToolsMayHaveChanged?(listener: () => void): void;
+  /** Graceful shutdown (HTTP: DELETE the session; stdio: close stdin, 2 s, kill group). Idempotent. */
+  close(): Promise<void>;
+}
