@@ -3,7 +3,10 @@
  * collected, so one save tells the user everything that is wrong; a server with an empty name gets
  * only that error (its other checks would all be noise about a server nobody can address).
  */
+import { isSelfReferential } from '../../shared/selfReference.js';
 import type { UpstreamConfig, UpstreamServer } from './upstreamConfig.js';
+
+export { isSelfReferential };
 
 const NAME_PATTERN = /^[a-z0-9_-]+$/;
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -22,27 +25,11 @@ const RESERVED_HEADERS = new Set([
   'proxy-authorization',
   'cookie',
 ]);
-/** Hosts that reach this machine: an upstream there on our own port is this server proxying itself. */
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '::1', '[::1]', '0.0.0.0']);
-
 export const HEADERS_ERROR = 'Invalid or duplicate custom headers';
 
 export interface ValidationContext {
   /** `services.server.port`: the port our own TCP listener uses. */
   ownPort: number;
-}
-
-/** True when `url` points at this instance (a circular proxy); an unparseable URL is not. */
-export function isSelfReferential(url: string, ownPort: number): boolean {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return false;
-  }
-  if (!LOOPBACK_HOSTS.has(parsed.hostname.toLowerCase())) return false;
-  const port = parsed.port !== '' ? Number(parsed.port) : parsed.protocol === 'https:' ? 443 : 80;
-  return port === ownPort;
 }
 
 function headersValid(server: UpstreamServer): boolean {
