@@ -17,3 +17,23 @@ export function textEnvelope(value: unknown): CallToolResult {
 export function isCallToolResult(value: unknown): value is CallToolResult {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && Array.isArray((value as { content?: unknown }).content);
 }
+
+/**
+ * A CallToolResult already serialized (a proxied upstream's own result, passed through): the
+ * /mcp transport splices these bytes as the JSON-RPC result instead of parsing and re-encoding.
+ */
+export class RawToolResult {
+  constructor(readonly json: string) {}
+}
+
+/** What a tools/call dispatch produces. */
+export type ToolCallOutcome = CallToolResult | RawToolResult;
+
+export function serializeToolOutcome(outcome: ToolCallOutcome): string {
+  return outcome instanceof RawToolResult ? outcome.json : JSON.stringify(outcome);
+}
+
+/** The outcome as an object (tests and rare slow paths; the hot path splices RawToolResult bytes). */
+export function toCallToolResult(outcome: ToolCallOutcome): CallToolResult {
+  return outcome instanceof RawToolResult ? (JSON.parse(outcome.json) as CallToolResult) : outcome;
+}

@@ -4,7 +4,7 @@
  * (routes/mcp.ts, mcp/transport*) codes against this; mcp/toolCatalog.ts implements it.
  */
 import type { Disposable } from '../../shared/disposable.js';
-import type { CallToolResult } from '../../shared/mcpEnvelope.js';
+import type { ToolCallOutcome } from '../../shared/mcpEnvelope.js';
 import type { CallerContext } from './tools/nativeTool.js';
 
 /** classic = every enabled tool; collapsed = search_tools, get_tool_schema, call_tool (+ progress). */
@@ -19,7 +19,9 @@ export interface ToolCatalogView {
    * Dispatches one tools/call: native by name, `{upstream}__{tool}` to the proxy hub (issue #5),
    * meta-tools in either surface. Never throws: failures become `isError` results.
    */
-  call(name: string, args: Record<string, unknown>, caller: CallerContext): Promise<CallToolResult>;
+  call(name: string, args: Record<string, unknown>, caller: CallerContext): Promise<ToolCallOutcome>;
+  /** Pending while the upstream settle gate holds the first tools/list (≤ 3 s); null otherwise. */
+  settleGate(): Promise<void> | null;
   /** Fires whenever the tool set of any surface changes (config toggles, upstream changes). */
   onChanged(listener: () => void): Disposable;
 }

@@ -6,8 +6,9 @@
 import { toDisposable } from '../../shared/disposable.js';
 import type { Disposable } from '../../shared/disposable.js';
 import { textEnvelope } from '../../shared/mcpEnvelope.js';
-import type { CallToolResult } from '../../shared/mcpEnvelope.js';
+import type { ToolCallOutcome } from '../../shared/mcpEnvelope.js';
 import type { ToolCatalogView, ToolSurface } from './surface.js';
+import type { UpstreamToolSource } from './upstreamTools.js';
 import { ToolError } from './tools/nativeTool.js';
 import type { CallerContext, NativeTool, ToolDefinition } from './tools/nativeTool.js';
 import { createMetaTools, isDispatchedResult, isMetaToolName } from './tools/meta.js';
@@ -36,6 +37,8 @@ export interface ToolCatalogOptions {
   log?: CatalogLog;
   /** The meta-tools factory; tests may substitute one. */
   metaTools?: (source: MetaToolSource) => MetaTools;
+  /** The proxy hub's merged tools; absent = natives only. */
+  upstreams?: UpstreamToolSource;
 }
 
 export class ToolCatalog implements ToolCatalogView, Disposable {
@@ -48,6 +51,7 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
   private readonly listJson: Record<ToolSurface, string> = { classic: '{"tools":[]}', collapsed: '{"tools":[]}' };
   /** A collapse_tools toggle changes what sessions see without changing either list. */
   private lastCollapse = false;
+  private upstreamSubscription: Disposable | null = null;
 
   constructor(private readonly opts: ToolCatalogOptions) {
     const natives = new Map<string, NativeTool>();
@@ -59,11 +63,12 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
     }
     this.natives = natives;
     this.meta = (opts.metaTools ?? createMetaTools)({
-      corpus: () => this.enabled.map((t) => t.definition),
+      corpus: () => [...this.enabled.map((t) => t.definition), ...(opts.upstreams?.definitions() ?? [])],
       dispatch: (name, args, caller) => this.dispatch(name, args, caller),
     });
     this.metaByName = new Map(this.meta.tools.map((t) => [t.definition.name, t]));
     this.recompute();
+    if (opts.upstreams) this.upstreamSubscription = opts.upstreams.onChanged(() => this.refresh());
   }
 
   surfaceFor(session: { requiresMetaTools: boolean }): ToolSurface {
@@ -74,9 +79,14 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
     return this.listJson[surface];
   }
 
-  /** The enabled non-meta tools, in list order (the meta-tools' corpus). */
+  /** The enabled non-meta tools, natives then upstream ones, in list order (the meta-tools' corpus). */
   enabledDefinitions(): ToolDefinition[] {
-    return this.enabled.map((t) => t.definition);
+    return [...this.enabled.map((t) => t.definition), ...(this.opts.upstreams?.definitions() ?? [])];
+  }
+
+  /** Pending while the upstream settle gate holds the first tools/list; null otherwise. */
+  settleGate(): Promise<void> | null {
+    return this.opts.upstreams?.settleGate() ?? null;
   }
 
   /**
@@ -103,13 +113,14 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
     return toDisposable(() => this.listeners.delete(listener));
   }
 
-  async call(name: string, args: Record<string, unknown>, caller: CallerContext): Promise<CallToolResult> {
+  async call(name: string, args: Record<string, unknown>, caller: CallerContext): Promise<ToolCallOutcome> {
     const metaTool = this.metaByName.get(name);
     if (metaTool) return this.run(metaTool, args, caller);
     return this.dispatch(name, args, caller);
   }
 
   dispose(): void {
+    this.upstreamSubscription?.dispose();
     this.listeners.clear();
   }
 
@@ -123,7 +134,9 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
     this.disabled = new Set(settings.disabledNativeTools);
     if (!settings.progressTracking) this.disabled.add(PROGRESS_TOOL);
     this.enabled = [...this.natives.values()].filter((t) => !this.disabled.has(t.definition.name));
-    this.listJson.classic = JSON.stringify({ tools: this.enabled.map((t) => t.definition) });
+    const natives = JSON.stringify(this.enabled.map((t) => t.definition)).slice(1, -1);
+    const upstream = this.opts.upstreams?.listFragment() ?? '';
+    this.listJson.classic = `{"tools":[${natives}${natives !== '' && upstream !== '' ? ',' : ''}${upstream}]}`;
     const collapsed = this.meta.tools.map((t) => t.definition);
     const progress = this.enabled.find((t) => t.definition.name === PROGRESS_TOOL);
     if (progress) collapsed.push(progress.definition);
@@ -131,11 +144,15 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
   }
 
   /** Non-meta dispatch: what tools/call and call_tool both reach; re-checks disabled tools every time. */
-  private async dispatch(name: string, args: Record<string, unknown>, caller: CallerContext): Promise<CallToolResult> {
+  private async dispatch(name: string, args: Record<string, unknown>, caller: CallerContext): Promise<ToolCallOutcome> {
     const separator = name.indexOf(UPSTREAM_SEPARATOR);
-    if (separator > 0) {
-      // The upstream proxy hub arrives with issue #5; until then no upstream exists.
-      return textEnvelope({ error: `Upstream '${name.slice(0, separator)}' is not configured` });
+    if (separator >= 0) {
+      const upstream = name.slice(0, separator);
+      const tool = name.slice(separator + UPSTREAM_SEPARATOR.length);
+      if (upstream === '' || tool === '') return textEnvelope({ error: `Tool name '${name}' lacks upstream prefix (expected '{upstream}__{tool}')` });
+      if (!this.opts.upstreams) return textEnvelope({ error: `Unknown upstream '${upstream}'` });
+      // The hub re-applies the upstream's allow/deny filter and its breaker on every call.
+      return this.opts.upstreams.call(upstream, tool, args, caller.signal);
     }
     const tool = this.natives.get(name);
     if (!tool) {
@@ -147,7 +164,7 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
   }
 
   /** Runs one handler; nothing it throws or rejects with escapes as anything but an isError result. */
-  private async run(tool: NativeTool, args: Record<string, unknown>, caller: CallerContext): Promise<CallToolResult> {
+  private async run(tool: NativeTool, args: Record<string, unknown>, caller: CallerContext): Promise<ToolCallOutcome> {
     const name = tool.definition.name;
     try {
       const value = await tool.handler(args, caller);

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 
+import { serializeToolOutcome } from '../../shared/mcpEnvelope.js';
 import type { Reply, RequestContext } from '../http/types.js';
 import { errorResponse, JsonRpcCode, parseMessage, resultResponse } from './jsonRpc.js';
 import type { JsonRpcCall, JsonRpcId } from './jsonRpc.js';
@@ -116,6 +117,9 @@ export class McpTransport {
       case 'tools/list': {
         const meta = presented === null ? null : this.deps.sessions.touch(presented).meta;
         const surface = this.deps.catalog.surfaceFor({ requiresMetaTools: meta?.requires_meta_tools ?? false });
+        // Only until boot connects settle (≤ 3 s, then latched): clients that never refresh get the full list.
+        const gate = this.deps.catalog.settleGate();
+        if (gate !== null) return gate.then(() => this.reply(id, this.deps.catalog.toolsListResultJson(surface), meta));
         return this.reply(id, this.deps.catalog.toolsListResultJson(surface), meta);
       }
       case 'tools/call':
@@ -186,7 +190,7 @@ export class McpTransport {
     }
     const meta = presented === null ? null : this.deps.sessions.touch(presented).meta;
     const result = await this.deps.catalog.call(name, rawArgs ?? {}, this.callerContext(ctx, meta));
-    return this.reply(id, JSON.stringify(result), meta);
+    return this.reply(id, serializeToolOutcome(result), meta);
   }
 
   private callerContext(ctx: RequestContext, meta: McpSessionMeta | null): CallerContext {

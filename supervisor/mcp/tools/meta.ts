@@ -6,7 +6,7 @@
  */
 import { Type } from 'typebox';
 
-import type { CallToolResult } from '../../../shared/mcpEnvelope.js';
+import type { ToolCallOutcome } from '../../../shared/mcpEnvelope.js';
 import { Bm25Index } from '../bm25.js';
 import { defineTool, ToolError, type CallerContext, type NativeTool, type ToolDefinition } from './nativeTool.js';
 
@@ -27,7 +27,7 @@ export interface MetaToolSource {
   /** Every enabled non-meta tool (native, and later `{upstream}__{tool}`), filters applied. */
   corpus(): readonly ToolDefinition[];
   /** The catalog's non-meta dispatch; it re-checks disabled tools and never throws. */
-  dispatch(name: string, args: Record<string, unknown>, caller: CallerContext): Promise<CallToolResult>;
+  dispatch(name: string, args: Record<string, unknown>, caller: CallerContext): Promise<ToolCallOutcome>;
 }
 
 export interface MetaTools {
@@ -42,7 +42,7 @@ export interface MetaTools {
  */
 const dispatchedResults = new WeakSet<object>();
 
-export function isDispatchedResult(value: unknown): value is CallToolResult {
+export function isDispatchedResult(value: unknown): value is ToolCallOutcome {
   return typeof value === 'object' && value !== null && dispatchedResults.has(value);
 }
 

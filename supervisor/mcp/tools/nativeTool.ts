@@ -8,6 +8,7 @@ import { Type } from 'typebox';
 import type { TObject, TProperties, TSchema } from 'typebox';
 
 import type { ListenerKind } from '../../http/types.js';
+import type { RawToolResult } from '../../../shared/mcpEnvelope.js';
 
 /** Who is calling: copied from the HTTP request and the MCP protocol session before dispatch. */
 export interface CallerContext {
@@ -41,7 +42,7 @@ export class ToolError extends Error {
 }
 
 /** What a handler returns: any JSON object; an `error` key marks it as a tool error. */
-export type ToolValue = Record<string, unknown> | unknown[];
+export type ToolValue = Record<string, unknown> | unknown[] | RawToolResult;
 
 export type ToolHandler = (args: Record<string, unknown>, caller: CallerContext) => ToolValue | Promise<ToolValue>;
 

@@ -14,6 +14,11 @@ import type { CallToolResult } from '../../../shared/mcpEnvelope.js';
 import { catalogSettings } from '../../../supervisor/mcp/mcpService.js';
 import { ToolCatalog } from '../../../supervisor/mcp/toolCatalog.js';
 import { callerContext, nativeTools } from './surfaceFixtures.js';
+import { toCallToolResult } from '../../../shared/mcpEnvelope.js';
+import type { ToolCallOutcome } from '../../../shared/mcpEnvelope.js';
+
+/** Catalog calls as result objects (a proxied result may come back as raw JSON bytes). */
+const call = async (catalog: { call(...a: any[]): Promise<ToolCallOutcome> }, ...args: any[]) => toCallToolResult(await catalog.call(...args));
 
 async function catalogWithConfig(t: { after(fn: () => unknown): void }): Promise<{ catalog: ToolCatalog; config: ConfigStore }> {
   const dir = await mkdtemp(join(tmpdir(), 'tuicd-meta-catalog-'));
@@ -37,7 +42,7 @@ function payload(result: CallToolResult): unknown {
 }
 
 async function searchNames(catalog: ToolCatalog, query: string): Promise<string[]> {
-  const answer = payload(await catalog.call('search_tools', { query, limit: 100 }, callerContext())) as { results: Array<{ name: string }> };
+  const answer = payload(await call(catalog, 'search_tools', { query, limit: 100 }, callerContext())) as { results: Array<{ name: string }> };
   return answer.results.map((r) => r.name);
 }
 
@@ -55,10 +60,10 @@ test('search_tools_excludes_disabled_native_tools: config and debug, hidden by d
     else assert.ok(found.includes(name), `${name} is found`);
   }
   for (const hidden of ['config', 'debug'].filter((n) => registered.includes(n))) {
-    const schema = await catalog.call('get_tool_schema', { tool_name: hidden }, callerContext());
+    const schema = await call(catalog, 'get_tool_schema', { tool_name: hidden }, callerContext());
     assert.deepEqual(payload(schema), { error: `Tool '${hidden}' not found. Use search_tools to find tools.` });
     assert.equal(schema.isError, true);
-    const called = await catalog.call('call_tool', { tool_name: hidden, arguments: { action: 'get' } }, callerContext());
+    const called = await call(catalog, 'call_tool', { tool_name: hidden, arguments: { action: 'get' } }, callerContext());
     assert.equal(called.isError, true, 'call_tool_rejects_disabled_native_tool: discovery does not gate dispatch, dispatch does');
     assert.match(JSON.stringify(payload(called)), new RegExp(`'${hidden}' is disabled`));
   }
@@ -87,8 +92,8 @@ test('rebuild_tool_search_index_respects_disabled_native_tools', async (t) => {
 
 test('call_tool keeps the native compact text envelope: it answers exactly as the direct call', async (t) => {
   const { catalog } = await catalogWithConfig(t);
-  const direct = await catalog.call('plugin_dev_guide', {}, callerContext());
-  const viaMeta = await catalog.call('call_tool', { tool_name: 'plugin_dev_guide' }, callerContext());
+  const direct = await call(catalog, 'plugin_dev_guide', {}, callerContext());
+  const viaMeta = await call(catalog, 'call_tool', { tool_name: 'plugin_dev_guide' }, callerContext());
   assert.deepEqual(viaMeta, direct);
   assert.equal(viaMeta.content.length, 1);
   assert.equal(viaMeta.isError, false);
@@ -99,10 +104,10 @@ test('call_tool keeps the native compact text envelope: it answers exactly as th
 
 test('call_tool through the catalog: a meta name is refused, an unknown name gets the catalog\'s answer', async (t) => {
   const { catalog } = await catalogWithConfig(t);
-  const recursion = await catalog.call('call_tool', { tool_name: 'call_tool', arguments: { tool_name: 'session' } }, callerContext());
+  const recursion = await call(catalog, 'call_tool', { tool_name: 'call_tool', arguments: { tool_name: 'session' } }, callerContext());
   assert.deepEqual(payload(recursion), { error: "call_tool cannot invoke meta-tool 'call_tool'; call it directly" });
   assert.equal(recursion.isError, true);
-  const unknown = await catalog.call('call_tool', { tool_name: 'nope' }, callerContext());
+  const unknown = await call(catalog, 'call_tool', { tool_name: 'nope' }, callerContext());
   assert.equal(unknown.isError, true);
   assert.match((payload(unknown) as { error: string }).error, /^Unknown tool 'nope'\. Available: /);
 });

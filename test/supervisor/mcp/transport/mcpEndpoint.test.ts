@@ -115,7 +115,7 @@ describe('/mcp over the unix socket', () => {
 
     const upstream = (await rpc(t, 'tools/call', { name: 'github__create_issue', arguments: {} })).json().result;
     assert.equal(upstream.isError, true);
-    assert.deepEqual(JSON.parse(upstream.content[0].text), { error: "Upstream 'github' is not configured" });
+    assert.deepEqual(JSON.parse(upstream.content[0].text), { error: "Unknown upstream 'github'" });
 
     // No arguments at all: defaults to {}, so the tool itself says what is missing.
     const noArgs = (await rpc(t, 'tools/call', { name: 'session' })).json().result;

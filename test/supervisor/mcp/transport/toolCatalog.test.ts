@@ -9,6 +9,11 @@ import { ToolCatalog } from '../../../../supervisor/mcp/toolCatalog.js';
 import type { CatalogSettings } from '../../../../supervisor/mcp/toolCatalog.js';
 import { defineTool, ToolError } from '../../../../supervisor/mcp/tools/nativeTool.js';
 import type { CallerContext, NativeTool } from '../../../../supervisor/mcp/tools/nativeTool.js';
+import { toCallToolResult } from '../../../../shared/mcpEnvelope.js';
+import type { ToolCallOutcome } from '../../../../shared/mcpEnvelope.js';
+
+/** Catalog calls as result objects (a proxied result may come back as raw JSON bytes). */
+const call = async (catalog: { call(...a: any[]): Promise<ToolCallOutcome> }, ...args: any[]) => toCallToolResult(await catalog.call(...args));
 
 const caller: CallerContext = {
   isLoopback: true,
@@ -103,14 +108,14 @@ describe('ToolCatalog surfaces', () => {
 describe('ToolCatalog dispatch', () => {
   it('passes arguments and the caller to the handler and wraps the value', async () => {
     const { c } = catalog();
-    const r = await c.call('echo', { value: 'v' }, caller);
+    const r = await call(c, 'echo', { value: 'v' }, caller);
     assert.equal(r.isError, false);
     assert.deepEqual(payload(r), { args: { value: 'v' }, session: 'm-1' });
   });
 
   it('turns a ToolError into {error, ...extra}', async () => {
     const { c, logged } = catalog();
-    const r = await c.call('refuses', {}, caller);
+    const r = await call(c, 'refuses', {}, caller);
     assert.equal(r.isError, true);
     assert.deepEqual(payload(r), { error: 'not today', retry_after_s: 5 });
     assert.equal(logged.length, 0, 'a ToolError is the caller’s problem, not a bug to log');
@@ -118,9 +123,9 @@ describe('ToolCatalog dispatch', () => {
 
   it('turns a throw, a rejection and a thrown non-Error into isError results and logs them', async () => {
     const { c, logged } = catalog();
-    assert.deepEqual(payload(await c.call('throws', {}, caller)), { error: "Tool 'throws' failed: cannot read properties of undefined" });
-    assert.deepEqual(payload(await c.call('rejects', {}, caller)), { error: "Tool 'rejects' failed: disk on fire" });
-    const bare = await c.call('throws_string', {}, caller);
+    assert.deepEqual(payload(await call(c, 'throws', {}, caller)), { error: "Tool 'throws' failed: cannot read properties of undefined" });
+    assert.deepEqual(payload(await call(c, 'rejects', {}, caller)), { error: "Tool 'rejects' failed: disk on fire" });
+    const bare = await call(c, 'throws_string', {}, caller);
     assert.equal(bare.isError, true);
     assert.deepEqual(payload(bare), { error: "Tool 'throws_string' failed: a bare string" });
     assert.deepEqual(logged.map((l) => (l.obj as { tool: string }).tool), ['throws', 'rejects', 'throws_string']);
@@ -128,21 +133,21 @@ describe('ToolCatalog dispatch', () => {
 
   it('names unknown tools with the available list, refuses disabled ones and unconfigured upstreams', async () => {
     const { c } = catalog({ disabledNativeTools: ['rejects', 'throws', 'throws_string'] });
-    assert.deepEqual(payload(await c.call('nope', {}, caller)), { error: "Unknown tool 'nope'. Available: echo, progress, refuses, search_tools, get_tool_schema, call_tool" });
-    assert.deepEqual(payload(await c.call('rejects', {}, caller)), { error: "Tool 'rejects' is disabled by configuration" });
-    assert.deepEqual(payload(await c.call('gh__create_issue', {}, caller)), { error: "Upstream 'gh' is not configured" });
+    assert.deepEqual(payload(await call(c, 'nope', {}, caller)), { error: "Unknown tool 'nope'. Available: echo, progress, refuses, search_tools, get_tool_schema, call_tool" });
+    assert.deepEqual(payload(await call(c, 'rejects', {}, caller)), { error: "Tool 'rejects' is disabled by configuration" });
+    assert.deepEqual(payload(await call(c, 'gh__create_issue', {}, caller)), { error: "Unknown upstream 'gh'" });
   });
 
   it('re-applies the filters when a meta-tool dispatches, and searches only enabled tools', async () => {
     const { c, current } = catalog({ collapseTools: true });
-    const ok = await c.call('call_tool', { tool_name: 'echo', arguments: { value: 'x' } }, caller);
+    const ok = await call(c, 'call_tool', { tool_name: 'echo', arguments: { value: 'x' } }, caller);
     assert.deepEqual(payload(ok), { args: { value: 'x' }, session: 'm-1' });
     current.disabledNativeTools = ['echo'];
     c.refresh();
-    const refused = await c.call('call_tool', { tool_name: 'echo', arguments: {} }, caller);
+    const refused = await call(c, 'call_tool', { tool_name: 'echo', arguments: {} }, caller);
     assert.equal(refused.isError, true);
     assert.deepEqual(payload(refused), { error: "Tool 'echo' is disabled by configuration" });
-    const found = payload(await c.call('search_tools', { query: 'echo test tool' }, caller));
+    const found = payload(await call(c, 'search_tools', { query: 'echo test tool' }, caller));
     assert.ok(!(found['results'] as Array<{ name: string }>).some((r) => r.name === 'echo'), JSON.stringify(found));
   });
 });
