@@ -39,7 +39,15 @@ export type UpstreamServerWire = Static<typeof UpstreamServerSchema>;
 /** Wire statuses (REFERENCE §7). An entry starts `connecting` when enabled, else `disabled`. */
 export const UPSTREAM_STATUSES = ['connecting', 'ready', 'circuit_open', 'disabled', 'failed', 'needs_auth', 'authenticating'] as const;
 export type UpstreamStatus = (typeof UPSTREAM_STATUSES)[number];
-export const UpstreamStatusSchema = Type.Union(UPSTREAM_STATUSES.map((s) => Type.Literal(s)));
+export const UpstreamStatusSchema = Type.Union([
+  Type.Literal('connecting'),
+  Type.Literal('ready'),
+  Type.Literal('circuit_open'),
+  Type.Literal('disabled'),
+  Type.Literal('failed'),
+  Type.Literal('needs_auth'),
+  Type.Literal('authenticating'),
+]);
 
 /** The MCP revision the proxy speaks to upstreams (spec: every POST carries it; stdio offers it). */
 export const UPSTREAM_PROTOCOL_VERSION = '2025-11-25';
