@@ -15,6 +15,7 @@ import type { TcpBinding, UnixBinding } from './http/listeners.js';
 import { HttpServer } from './http/server.js';
 import type { ListenerApp } from './http/server.js';
 import type { Route } from './http/types.js';
+import { McpHubHost } from './hosts/mcpHubHost.js';
 import { PtyHost } from './hosts/ptyHost.js';
 import { ProcessStarter } from './hosts/processStarter.js';
 import { createLogger } from './log.js';
@@ -27,6 +28,8 @@ import { createNativeTools } from './mcp/tools/index.js';
 import { PROGRESS_JOURNAL_FILE, ProgressJournal } from './progress/progressJournal.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { mcpConfirmRoutes } from './routes/mcpConfirm.js';
+import { mcpUpstreamsRoutes } from './routes/mcpUpstreams.js';
+import { UpstreamStore } from './upstreams/upstreamStore.js';
 import { progressRoutes } from './routes/progress.js';
 import { processRoutes } from './routes/process.js';
 import { sessionRoutes } from './routes/sessions.js';
@@ -68,6 +71,8 @@ export class Supervisor {
   readonly confirmBroker: ConfirmBroker;
   readonly progressJournal: ProgressJournal;
   readonly mcp: McpService;
+  readonly upstreams: UpstreamStore;
+  readonly hub: McpHubHost;
 
   private readonly responseCells = new Map<string, { value: number }>();
   /** Set once the keyring probe has answered (it runs while the listeners bind). */
@@ -118,7 +123,16 @@ export class Supervisor {
       mcpRepoPath: (mcpSessionId) => this.mcp.sessions.get(mcpSessionId)?.repo_path ?? undefined,
       logDir: opts.paths.logDir,
     });
+    this.upstreams = new UpstreamStore({ configDir: opts.paths.configDir, credentials: () => this.credentials });
+    this.hub = new McpHubHost({
+      version: VERSION,
+      bus: this.bus,
+      log: this.log,
+      credential: async (account) => (this.credentials ? this.credentials.get(account) : null),
+      ownPort: () => this.ownPort(),
+    });
     this.mcp = new McpService({
+      upstreams: this.hub,
       version: VERSION,
       config: () => this.config.get(),
       nativeTools,
@@ -161,6 +175,13 @@ export class Supervisor {
       await sup.bindSocket();
       if (config.get().services.server.enabled) await sup.startTcp('start');
       sup.credentials = await credentials;
+      // Saved upstreams connect in the background: nothing here waits for a handshake.
+      // A corrupt mcp-upstreams.json is named in the log and left alone; the server still comes up.
+      const saved = await sup.upstreams.load().catch((err: unknown) => {
+        log.error({ err, file: sup.upstreams.path }, 'upstream config not loaded: no upstreams connected');
+        return { servers: [] };
+      });
+      void sup.hub.boot(saved.servers).catch((err: unknown) => log.error({ err }, 'upstream boot failed'));
       const store = sup.credentials.status();
       if (store.backend === 'file') log.warn({ credential_store: store }, 'no OS keyring reachable: secrets go to an owner-only vault file');
       else log.info({ credential_store: store }, 'secrets go to the OS keyring');
@@ -184,6 +205,11 @@ export class Supervisor {
     return `tuicd ${VERSION} serving on unix socket ${this.opts.paths.socketPath}${tcp}`;
   }
 
+  /** Our own port for the circular-proxy checks: the bound TCP port, else the one configured. */
+  private ownPort(): number {
+    return this.tcp?.binding.port ?? effectiveTcpPort(this.config.get(), this.opts.env);
+  }
+
   tcpAddress(): { host: string; port: number } | null {
     return this.tcp ? { host: this.tcp.binding.host, port: this.tcp.binding.port } : null;
   }
@@ -197,6 +223,7 @@ export class Supervisor {
       this.socket = null;
     }
     this.mcp.dispose();
+    await this.hub.stop();
     this.confirmBroker.dispose();
     this.tasks.dispose();
     this.sessions.dispose();
@@ -227,6 +254,12 @@ export class Supervisor {
       ...processRoutes(this.sessions, () => this.ptyHost.pid),
       ...mcpRoutes(this.mcp, { ptySessionCount: () => this.sessions.liveCount, maxSessions: () => this.config.get().services.server.max_sessions }),
       ...mcpConfirmRoutes(this.confirmBroker),
+      ...mcpUpstreamsRoutes({
+        store: this.upstreams,
+        control: this.hub,
+        credentials: () => this.credentials,
+        ownPort: () => this.ownPort(),
+      }),
       ...progressRoutes(this.progressJournal),
       ...diagnosticsRoutes({ sessions: this.sessions, host: this.ptyHost, configDir: this.opts.paths.configDir, env: this.opts.env }),
     ];

@@ -17,6 +17,7 @@ import { ToolCatalog } from './toolCatalog.js';
 import type { CatalogLog, CatalogSettings } from './toolCatalog.js';
 import type { NativeTool } from './tools/nativeTool.js';
 import { McpTransport } from './transport.js';
+import type { UpstreamToolSource } from './upstreamTools.js';
 import type { TransportLog } from './transport.js';
 
 export const TOOLS_LIST_CHANGED = notificationJson('notifications/tools/list_changed');
@@ -36,6 +37,8 @@ export interface McpServiceOptions {
   boundHost?: () => string | null;
   sessionStore?: McpSessionStoreOptions;
   keepAliveMs?: number;
+  /** The proxy hub's merged tools (issue #5); absent = natives only. */
+  upstreams?: UpstreamToolSource;
 }
 
 export function catalogSettings(config: ConfigSnapshot): CatalogSettings {
@@ -53,7 +56,12 @@ export class McpService implements Disposable {
   constructor(private readonly opts: McpServiceOptions) {
     this.sessions = new McpSessionStore(opts.sessionStore);
     this.streams = new McpStreams(this.sessions, opts.keepAliveMs === undefined ? {} : { keepAliveMs: opts.keepAliveMs });
-    this.catalog = new ToolCatalog({ nativeTools: opts.nativeTools, settings: () => catalogSettings(opts.config()), log: opts.log });
+    this.catalog = new ToolCatalog({
+      nativeTools: opts.nativeTools,
+      settings: () => catalogSettings(opts.config()),
+      log: opts.log,
+      ...(opts.upstreams ? { upstreams: opts.upstreams } : {}),
+    });
     this.hostGuard = new HostGuard(opts.boundHost ? { boundHost: opts.boundHost } : {});
     this.transport = new McpTransport({
       sessions: this.sessions,
