@@ -1,0 +1,83 @@
+/**
+ * Newline-delimited JSON-RPC as the pump speaks it: request lines built around the caller's params
+ * bytes (never parsed here), and the test for "is this line an answer to one of our requests".
+ */
+
+/** A JSON-RPC error object as the upstream answered it (normalised to the protocol's schema). */
+export interface JsonRpcError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** A response to one of our requests. */
+export interface JsonRpcReply {
+  id: number;
+  error: JsonRpcError | undefined;
+  result: unknown;
+}
+
+const ID_KEY = Buffer.from('"id"');
+const UNICODE_ESCAPE = Buffer.from('\\u');
+const CLOSE_LINE = Buffer.from('}\n');
+
+/**
+ * Cheap pre-check, on the raw bytes, so a flood of notifications and log messages is never
+ * JSON.parsed: a response must carry an `id` member, and in JSON text that key is the four bytes
+ * `"id"` unless one of its letters is written as a `\u` escape (letters have no short escape).
+ * A line with neither cannot be a response. UTF-8 keeps ASCII bytes out of multi-byte sequences,
+ * so the byte search cannot be fooled by other characters.
+ */
+export function mayBeResponse(line: Buffer): boolean {
+  return line.includes(ID_KEY) || line.includes(UNICODE_ESCAPE);
+}
+
+/**
+ * The line as a response to a request of ours, or undefined: not JSON, not an object, a
+ * notification or server-to-client request (those carry `method`, and their ids are the
+ * server's own, which may collide with ours), or an id that is not a number.
+ */
+export function parseReply(line: Buffer): JsonRpcReply | undefined {
+  let message: unknown;
+  try {
+    message = JSON.parse(line.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) return undefined;
+  const m = message as Record<string, unknown>;
+  if (m.method !== undefined || typeof m.id !== 'number') return undefined;
+  if (m.error !== undefined && m.error !== null) return { id: m.id, error: normaliseError(m.error), result: undefined };
+  return { id: m.id, error: undefined, result: m.result === undefined ? null : m.result };
+}
+
+function normaliseError(raw: unknown): JsonRpcError {
+  if (typeof raw !== 'object' || raw === null) return { code: -32603, message: String(raw) };
+  const e = raw as Record<string, unknown>;
+  const code = typeof e.code === 'number' && Number.isInteger(e.code) ? e.code : -32603;
+  const message = typeof e.message === 'string' ? e.message : JSON.stringify(e.message ?? 'upstream error without a message');
+  return e.data === undefined ? { code, message } : { code, message, data: e.data };
+}
+
+/**
+ * `{"jsonrpc":"2.0","id":<id>,"method":<method>[,"params":<params>]}\n`. `params` must be one
+ * compact JSON value (JSON.stringify output has no raw newline; a newline would split the frame).
+ */
+export function requestLine(id: number, method: string, params: Uint8Array | undefined): Buffer {
+  return frame(`{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)}`, params);
+}
+
+export function notificationLine(method: string, params?: Uint8Array): Buffer {
+  return frame(`{"jsonrpc":"2.0","method":${JSON.stringify(method)}`, params);
+}
+
+function frame(head: string, params: Uint8Array | undefined): Buffer {
+  if (params === undefined) return Buffer.from(`${head}}\n`);
+  const open = Buffer.from(`${head},"params":`);
+  return Buffer.concat([open, params, CLOSE_LINE], open.length + params.length + CLOSE_LINE.length);
+}
+
+/** True when `bytes` holds a raw newline (which would cut a JSON-RPC frame in two). */
+export function hasNewline(bytes: Uint8Array): boolean {
+  return bytes.indexOf(0x0a) !== -1;
+}
