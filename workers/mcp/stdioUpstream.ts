@@ -1,0 +1,237 @@
+/**
+ * A stdio upstream as the registry sees it (UpstreamClient), backed by a proxy-stdio pump: a worker
+ * thread started from its entry by path (workers never import one another's code) that owns the
+ * child process. Deadlines, teardown, the lossy stdout queue and the respawn limit live in the
+ * pump; this side maps the UpstreamClient calls onto its channel, respawns the child when a call
+ * finds it gone (the pump enforces the 5 s limit, its error is the call's failure), and tells the
+ * registry when the tools may have changed (the child exited, or was respawned).
+ */
+
+import { Worker } from 'node:worker_threads';
+
+import { type Client, connect } from '../../shared/channel.js';
+import { SupervisorError } from '../../shared/errors.js';
+import { ProxyStdioProtocol, type ProxyStdioProtocolT, StdioLimits } from '../../shared/protocol/proxyStdio.js';
+import { PROXY_CLIENT_NAME, UPSTREAM_PROTOCOL_VERSION, type UpstreamServerWire } from '../../shared/protocol/upstreamServer.js';
+import { workerTransport } from '../../shared/transports/messagePort.js';
+import { type UpstreamClient, UpstreamRpcError, type UpstreamTool } from './upstreamClient.js';
+
+export type StdioUpstreamLogLevel = 'info' | 'warn' | 'error';
+
+export interface StdioUpstreamOptions {
+  /** The configured server; its transport must be stdio. */
+  server: UpstreamServerWire;
+  /** clientInfo.version in the upstream's initialize (tuicd's version). */
+  version: string;
+  log: (level: StdioUpstreamLogLevel, msg: string, fields?: Record<string, unknown>) => void;
+}
+
+/** The pump's own deadline answers first; the channel's only catches a wedged pump thread. */
+const CHANNEL_MARGIN_MS = 5_000;
+/** timeout_secs 0 means no deadline; the channel still needs one (setTimeout's ceiling). */
+const NO_DEADLINE_MS = 2 ** 31 - 1;
+const STATUS_TIMEOUT_MS = 5_000;
+
+const PUMP_ENTRY = new URL('../proxy-stdio/main.js', import.meta.url);
+
+type StdioTransport = Extract<UpstreamServerWire['transport'], { type: 'stdio' }>;
+
+export class StdioUpstream implements UpstreamClient {
+  private readonly name: string;
+  private readonly transport: StdioTransport;
+  private readonly timeoutMs: number;
+  private worker: Worker | undefined;
+  private client: Client<ProxyStdioProtocolT> | undefined;
+  private running = false;
+  private childPid: number | null = null;
+  private started = false;
+  private starting: Promise<UpstreamTool[]> | undefined;
+  private closing: Promise<void> | undefined;
+  private readonly toolsListeners = new Set<() => void>();
+
+  constructor(private readonly options: StdioUpstreamOptions) {
+    const { server } = options;
+    if (server.transport.type !== 'stdio') throw new TypeError(`StdioUpstream: upstream '${server.name}' has transport '${server.transport.type}', not stdio`);
+    this.name = server.name;
+    this.transport = server.transport;
+    this.timeoutMs = server.timeout_secs * 1000;
+  }
+
+  get pid(): number | null {
+    return this.running ? this.childPid : null;
+  }
+
+  connect(signal?: AbortSignal): Promise<UpstreamTool[]> {
+    return this.start(signal);
+  }
+
+  async listTools(signal?: AbortSignal): Promise<UpstreamTool[]> {
+    return this.toTools(await this.call('tools/list', undefined, signal));
+  }
+
+  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
+    return this.call('tools/call', { name, arguments: args }, signal);
+  }
+
+  /** Stdio liveness: null while the child runs; throws when it does not. */
+  async healthCheck(signal?: AbortSignal): Promise<UpstreamTool[] | null> {
+    if (this.closing !== undefined || this.client === undefined || this.client.closed) throw new Error(`Upstream '${this.name}' is not running`);
+    const status = await this.client.request('status', {}, { timeout: STATUS_TIMEOUT_MS, ...(signal ? { signal } : {}) });
+    if (!status.alive) throw new Error(`Upstream '${this.name}' process is not running`);
+    return null;
+  }
+
+  onToolsMayHaveChanged(listener: () => void): void {
+    this.toolsListeners.add(listener);
+  }
+
+  /** Shuts the child down (stdin closed, 2 s, group SIGKILL), then ends the pump thread. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= this.shutdownPump();
+    return this.closing;
+  }
+
+  /** Spawns (or respawns) the child through the pump; concurrent callers share one start. */
+  private start(signal?: AbortSignal): Promise<UpstreamTool[]> {
+    if (this.closing !== undefined) return Promise.reject(new Error(`Upstream '${this.name}' is closed`));
+    this.starting ??= this.runStart(signal).finally(() => (this.starting = undefined));
+    return this.starting;
+  }
+
+  private async runStart(signal: AbortSignal | undefined): Promise<UpstreamTool[]> {
+    const client = this.pump();
+    const { command, args, env, cwd } = this.transport;
+    const budget = this.timeoutMs > 0 ? 2 * this.timeoutMs + StdioLimits.SHUTDOWN_GRACE_MS + CHANNEL_MARGIN_MS : NO_DEADLINE_MS;
+    const reply = await client.requestWithPayload(
+      'start',
+      {
+        name: this.name,
+        command,
+        args,
+        env,
+        ...(cwd !== undefined ? { cwd } : {}),
+        timeout_ms: this.timeoutMs,
+        protocol_version: UPSTREAM_PROTOCOL_VERSION,
+        client_name: PROXY_CLIENT_NAME,
+        client_version: this.options.version,
+      },
+      { timeout: budget, ...(signal ? { signal } : {}) },
+    );
+    this.running = true;
+    this.childPid = reply.result.pid;
+    const respawned = this.started;
+    this.started = true;
+    this.options.log('info', `Upstream '${this.name}' ${respawned ? 'respawned' : 'started'} (pid ${reply.result.pid})`, { upstream: this.name, pid: reply.result.pid, server_name: reply.result.server_name });
+    const tools = this.toTools(parsePayload(reply.payload, []));
+    if (respawned) this.toolsMayHaveChanged();
+    return tools;
+  }
+
+  /**
+   * One JSON-RPC exchange; a child that is not running is respawned first. If it died before
+   * the exit news arrived, the pump refuses without sending anything, and that one is retried.
+   */
+  private async call(method: string, params: unknown, signal?: AbortSignal): Promise<unknown> {
+    const payload = params === undefined ? undefined : Buffer.from(JSON.stringify(params));
+    for (let attempt = 0; ; attempt++) {
+      if (this.closing !== undefined) throw new Error(`Upstream '${this.name}' is closed`);
+      if (!this.running) await this.start(signal);
+      try {
+        return await this.rpc(method, payload, signal);
+      } catch (err) {
+        if (attempt > 0 || !isNotRunning(err)) throw err;
+        this.running = false;
+      }
+    }
+  }
+
+  private async rpc(method: string, payload: Uint8Array | undefined, signal: AbortSignal | undefined): Promise<unknown> {
+    const timeout = this.timeoutMs > 0 ? this.timeoutMs + CHANNEL_MARGIN_MS : NO_DEADLINE_MS;
+    const reply = await this.pump().requestWithPayload('rpc', { method }, { timeout, ...(payload ? { payload } : {}), ...(signal ? { signal } : {}) });
+    const error = reply.result.error;
+    if (error !== undefined) throw new UpstreamRpcError(error.code, error.message, error.data);
+    return parsePayload(reply.payload, null);
+  }
+
+  /** The channel to the pump thread, started on first use (and again if the thread died). */
+  private pump(): Client<ProxyStdioProtocolT> {
+    if (this.client !== undefined && !this.client.closed) return this.client;
+    const worker = new Worker(PUMP_ENTRY, { name: `proxy-stdio:${this.name}` });
+    const client = connect(workerTransport(worker), ProxyStdioProtocol);
+    const fields = { upstream: this.name };
+    client.on('stderr', ({ line }) => this.options.log('info', `[${this.name} stderr] ${line}`, { ...fields, stream: 'stderr' }));
+    client.on('log', ({ level, msg, fields: extra }) => this.options.log(level, msg, { ...fields, ...extra }));
+    client.on('exited', ({ pid, code, signal, reason }) => {
+      if (pid !== this.childPid) return;
+      this.running = false;
+      this.options.log(this.closing ? 'info' : 'warn', `Upstream '${this.name}' (pid ${pid}) ended: ${reason}`, { ...fields, pid, code, signal });
+      this.toolsMayHaveChanged();
+    });
+    client.onClose((reason) => {
+      if (this.client !== client) return;
+      const wasRunning = this.running;
+      this.running = false;
+      if (this.closing === undefined) this.options.log('error', `Upstream '${this.name}': pump thread ended: ${reason.message}`, fields);
+      if (wasRunning) this.toolsMayHaveChanged();
+    });
+    client.onError((err) => this.options.log('warn', `Upstream '${this.name}': pump channel: ${err.message}`, fields));
+    this.worker = worker;
+    this.client = client;
+    return client;
+  }
+
+  private async shutdownPump(): Promise<void> {
+    const { client, worker } = this;
+    if (client === undefined || worker === undefined) return;
+    try {
+      if (!client.closed) await client.request('shutdown', {}, { timeout: StdioLimits.SHUTDOWN_GRACE_MS + CHANNEL_MARGIN_MS });
+    } catch (err) {
+      this.options.log('warn', `Upstream '${this.name}': shutdown: ${(err as Error).message}`, { upstream: this.name });
+      // The pump could not do it; ending its thread would orphan the child: kill its group from here.
+      if (this.running && this.childPid !== null) killGroup(this.childPid);
+    } finally {
+      this.running = false;
+      client.dispose();
+      await worker.terminate();
+    }
+  }
+
+  private toolsMayHaveChanged(): void {
+    for (const listener of this.toolsListeners) {
+      try {
+        listener();
+      } catch (err) {
+        this.options.log('warn', `Upstream '${this.name}': tools-changed listener threw: ${(err as Error).message}`, { upstream: this.name });
+      }
+    }
+  }
+
+  /** `tools/list`'s result (or the start payload's array) as tools; entries without a name are dropped. */
+  private toTools(value: unknown): UpstreamTool[] {
+    const list = Array.isArray(value) ? value : (value as { tools?: unknown } | null)?.tools;
+    if (!Array.isArray(list)) {
+      this.options.log('warn', `Upstream '${this.name}' tools/list answer has no tools array; treating as no tools`, { upstream: this.name });
+      return [];
+    }
+    const tools = list.filter((t): t is UpstreamTool => typeof t === 'object' && t !== null && typeof (t as { name?: unknown }).name === 'string');
+    if (tools.length < list.length) this.options.log('warn', `Upstream '${this.name}' listed ${list.length - tools.length} tools without a name; ignored`, { upstream: this.name });
+    return tools;
+  }
+}
+
+function parsePayload(payload: Uint8Array | undefined, missing: unknown): unknown {
+  if (payload === undefined) return missing;
+  return JSON.parse(Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8'));
+}
+
+function isNotRunning(err: unknown): boolean {
+  return err instanceof SupervisorError && (err.data as { reason?: unknown } | undefined)?.reason === 'not_running';
+}
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
