@@ -6,9 +6,16 @@
  */
 
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
-import { type HandlerContext, type HandlersOf, type PayloadReply, withPayload } from '../../shared/protocol/defineProtocol.js';
+import {
+  type EventOf,
+  type HandlerContext,
+  type HandlersOf,
+  type ParamsOf,
+  type PayloadReply,
+  type ResultOf,
+  withPayload,
+} from '../../shared/protocol/defineProtocol.js';
 import { type ProxyStdioProtocolT, StdioLimits } from '../../shared/protocol/proxyStdio.js';
-import type { EventOf, ParamsOf, ResultOf } from '../../shared/protocol/defineProtocol.js';
 import { buildChildEnv, expandHome, resolveHome } from './childEnv.js';
 import { hasNewline } from './jsonRpcLines.js';
 import { type LogLevel, StdioSession, upstreamFailure } from './stdioSession.js';

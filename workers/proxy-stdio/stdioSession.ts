@@ -8,6 +8,8 @@
  * that did not even take the request on its stdin may hold half a frame. Being out of time
  * outranks having a reply ready: stdout lines are handled in small batches (setImmediate) so the
  * deadline timers run between batches, and a reply found after its deadline counts as a timeout.
+ * Lines that cannot be replies (notifications, log messages: no `"id"` in the bytes) are skipped
+ * before they take queue space or get parsed, however many arrive.
  */
 
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
