@@ -191,4 +191,12 @@ describe('proxy hub with real upstreams', () => {
       before.map((r) => [r.name, r.pid]),
     );
   });
+
+  test('stopping tuicd shuts every upstream process down', async () => {
+    const pids = (await statusRows(t)).map((r) => r.pid).filter((p): p is number => p !== null);
+    assert.ok(pids.length >= 2);
+    await t.stop();
+    for (let i = 0; i < 100 && pids.some(processAlive); i++) await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(pids.filter(processAlive), [], 'no upstream outlives the server');
+  });
 });
