@@ -1,41 +1,16 @@
 /**
- * The pump against upstreams that misbehave (test/fixtures/upstreams/mockUpstream.ts): nothing
- * wedges, every failing call fails within its own deadline with an error naming the upstream, the
- * queue stays within its limits, and a late reply never answers another call.
+ * The pump against upstreams that stop cooperating (test/fixtures/upstreams/mockUpstream.ts): silent,
+ * exiting mid-call, deaf on stdin. Nothing wedges, every failing call fails within its own deadline
+ * with an error naming the upstream, and a late reply never answers another call.
  */
 
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import { ErrorCode } from '../../../shared/errors.js';
-import { StdioLimits } from '../../../shared/protocol/proxyStdio.js';
-import { isAlive, mockParams, sleep, startPump, waitForRespawnWindow } from './pumpHarness.js';
-
-/** The session default; failing well before it proves the shorter per-call deadline governed. */
-const DEFAULT_TIMEOUT_MS = 15_000;
-const FAIL_WELL_BEFORE_DEFAULT_MS = 8_000;
-
-const echoText = (result: unknown): string => (result as { content: Array<{ text: string }> }).content[0]!.text;
+import { DEFAULT_TIMEOUT_MS, echoText, FAIL_WELL_BEFORE_DEFAULT_MS, isAlive, mockParams, startPump } from './pumpHarness.js';
 
 describe('misbehaving upstreams', { concurrency: true }, () => {
-  test('rpc_skips_interleaved_notifications: a flooding server still answers every call, and the queue stays bounded', async (t) => {
-    const pump = await startPump(t);
-    await pump.start(mockParams('flood', { timeout_ms: DEFAULT_TIMEOUT_MS }));
-    for (let n = 0; n < 5; n++) assert.equal(echoText(await pump.rpc('tools/call', { name: 'echo', arguments: { text: `one-by-one ${n}` } })), `one-by-one ${n}`);
-    const texts = await Promise.all(Array.from({ length: 16 }, (_, n) => pump.rpc('tools/call', { name: 'echo', arguments: { text: `together ${n}` } }).then(echoText)));
-    assert.deepEqual(texts, Array.from({ length: 16 }, (_, n) => `together ${n}`));
-    for (let n = 0; n < 5; n++) {
-      const status = await pump.client.request('status', {});
-      assert.equal(status.alive, true);
-      assert.ok(status.queued_lines <= StdioLimits.QUEUE_MAX_LINES && status.queued_bytes <= StdioLimits.QUEUE_MAX_BYTES, JSON.stringify(status));
-      await sleep(50);
-    }
-    assert.equal(pump.exited.length, 0);
-  });
-
   test('silent: a call fails at its deadline with a clear error, the child is torn down and every other pending call fails too', async (t) => {
     const pump = await startPump(t);
     const { pid } = await pump.start(mockParams('silent', { timeout_ms: DEFAULT_TIMEOUT_MS }));
@@ -63,25 +38,6 @@ describe('misbehaving upstreams', { concurrency: true }, () => {
     assert.equal((await pump.client.request('status', {})).alive, false);
   });
 
-  test('hugeLine: a 20 MB answer is discarded whole without crashing the pump; after the respawn the next call works', async (t) => {
-    const dir = await mkdtemp(join(tmpdir(), 'tuicd-huge-'));
-    t.after(() => rm(dir, { recursive: true, force: true }));
-    const params = mockParams('hugeLine', { timeout_ms: DEFAULT_TIMEOUT_MS, env: { MOCK_MARKER: join(dir, 'sent') } });
-    const pump = await startPump(t);
-    await pump.start(params);
-    const spawnedAt = Date.now();
-    const call = pump.rpc('tools/call', { name: 'echo', arguments: { text: 'huge please' } }, { timeout_ms: 6_000 });
-    const timedOut = assert.rejects(call, /timed out: no answer to 'tools\/call' within 6000ms/);
-    await pump.until(() => pump.logs.some((l) => l.level === 'warn' && /over 16777216 bytes; discarded whole/.test(l.msg)), 6_000, 'the oversized-line warning');
-    const status = await pump.client.request('status', {});
-    assert.equal(status.oversized_lines, 1);
-    assert.ok(status.queued_bytes <= StdioLimits.QUEUE_MAX_BYTES, JSON.stringify(status));
-    await timedOut;
-    await waitForRespawnWindow(spawnedAt);
-    await pump.start(params);
-    assert.equal(echoText(await pump.rpc('tools/call', { name: 'echo', arguments: { text: 'after the respawn' } })), 'after the respawn');
-  });
-
   test('exitMidCall: the pending call fails as soon as the child exits, naming the upstream and the exit', async (t) => {
     const pump = await startPump(t);
     await pump.start(mockParams('exitMidCall', { timeout_ms: DEFAULT_TIMEOUT_MS }));
@@ -100,16 +56,16 @@ describe('misbehaving upstreams', { concurrency: true }, () => {
     const pump = await startPump(t);
     const { pid } = await pump.start(mockParams('noStdinRead', { timeout_ms: DEFAULT_TIMEOUT_MS }));
     const started = Date.now();
-    const big = pump.rpc('tools/call', { name: 'echo', arguments: { text: 'x'.repeat(20 * 1024 * 1024) } }, { timeout_ms: 4_000 });
+    const big = pump.rpc('tools/call', { name: 'echo', arguments: { text: 'x'.repeat(20 * 1024 * 1024) } }, { timeout_ms: 8_000 });
     const rejected = assert.rejects(big, (err: Error & { code?: string }) => {
       assert.equal(err.code, ErrorCode.REQUEST_TIMEOUT);
-      assert.match(err.message, /^Upstream 'mock' timed out: 'tools\/call' was not taken on its stdin within 4000ms \(\d+ bytes still unwritten; is it reading\?\); the upstream was torn down$/);
+      assert.match(err.message, /^Upstream 'mock' timed out: 'tools\/call' was not taken on its stdin within 8000ms \(\d+ bytes still unwritten; is it reading\?\); the upstream was torn down$/);
       return true;
     });
     // The pump itself stays responsive while the write is stuck.
     let inFlight = 0;
     const poll = setInterval(() => void pump.client.request('status', {}).then((s) => (inFlight = s.in_flight)), 20);
-    await pump.until(() => inFlight === 1, 4_000, 'the big request to be in flight').finally(() => clearInterval(poll));
+    await pump.until(() => inFlight === 1, 8_000, 'the big request to be in flight').finally(() => clearInterval(poll));
     // With 20 MiB waiting in front of the pipe, another 20 MiB would pass the 32 MiB bound: refused at once.
     await assert.rejects(pump.rpc('tools/call', { name: 'echo', arguments: { text: 'y'.repeat(20 * 1024 * 1024) } }), /cannot send 'tools\/call': stdin backlog full/);
     await rejected;
@@ -117,19 +73,6 @@ describe('misbehaving upstreams', { concurrency: true }, () => {
     await pump.until(() => pump.exited.length === 1, 5_000, 'the exited event');
     assert.match(pump.exited[0]!.reason, /^torn down: 'tools\/call' was not taken on its stdin/);
     assert.equal(isAlive(pid), false);
-  });
-
-  test('stderrFlood: calls still work, stderr events are cut to 4 KiB and rate-limited, the surplus is reported', async (t) => {
-    const floodStarted = Date.now();
-    const pump = await startPump(t);
-    await pump.start(mockParams('stderrFlood', { timeout_ms: DEFAULT_TIMEOUT_MS }));
-    for (let n = 0; n < 5; n++) assert.equal(echoText(await pump.rpc('tools/call', { name: 'echo', arguments: { text: `loud ${n}` } })), `loud ${n}`);
-    await pump.until(() => pump.logs.some((l) => /lines not relayed \(rate limit\)/.test(l.msg)), 5_000, 'the suppression report');
-    // Windows of 1 s with 50 lines each: an interval of T seconds touches at most ceil(T) + 1 of them.
-    const windows = Math.ceil((Date.now() - floodStarted) / 1000) + 1;
-    assert.ok(pump.stderr.length <= windows * 50, `${pump.stderr.length} stderr events within ${windows} windows`);
-    assert.ok(pump.stderr.every((line) => Buffer.byteLength(line) <= 4096));
-    assert.ok(pump.stderr.some((line) => line.length === 4096), 'the 100 KiB lines arrive cut to 4 KiB');
   });
 
   test('a late reply never answers the next call: a cancelled call is answered while another is pending', async (t) => {

@@ -37,7 +37,8 @@ export interface PumpHarness {
 /** Starts a pump thread; `env` is the environment the thread (and so the pump) sees. */
 export async function startPump(t: TestContext, env: NodeJS.ProcessEnv = process.env): Promise<PumpHarness> {
   const worker = new Worker(PUMP_ENTRY, { env });
-  const client = connect(workerTransport(worker), ProxyStdioProtocol);
+  // A loaded CI box can take seconds to boot a thread; the default 10 s hello wait is for production.
+  const client = connect(workerTransport(worker), ProxyStdioProtocol, { handshakeTimeout: 30_000 });
   const h: PumpHarness = {
     client,
     exited: [],
@@ -130,3 +131,10 @@ export async function waitForRespawnWindow(since: number): Promise<void> {
   const wait = since + 5_000 + 100 - Date.now();
   if (wait > 0) await sleep(wait);
 }
+
+/** The session default deadline in the misbehaviour tests; failing well before it proves a shorter deadline (or an exit) governed. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+export const FAIL_WELL_BEFORE_DEFAULT_MS = 20_000;
+
+/** The text of a tools/call result's first content block. */
+export const echoText = (result: unknown): string => (result as { content: Array<{ text: string }> }).content[0]!.text;
