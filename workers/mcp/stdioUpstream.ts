@@ -135,7 +135,8 @@ export class StdioUpstream implements UpstreamClient {
     const payload = params === undefined ? undefined : Buffer.from(JSON.stringify(params));
     for (let attempt = 0; ; attempt++) {
       if (this.closing !== undefined) throw new Error(`Upstream '${this.name}' is closed`);
-      if (!this.running) await this.start(signal);
+      // Not the caller's signal: a respawn shared by concurrent callers must not die with one of them.
+      if (!this.running) await this.start();
       try {
         return await this.rpc(method, payload, signal);
       } catch (err) {

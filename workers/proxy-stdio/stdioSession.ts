@@ -95,17 +95,20 @@ export class StdioSession {
     if (spec.cwd !== undefined && !isDirectory(spec.cwd)) {
       throw new SupervisorError(ErrorCode.UPSTREAM_SPAWN_FAILED, `Upstream '${spec.name}' cannot start: cwd '${spec.cwd}' is not a directory`);
     }
-    const child = spawn(spec.command, spec.args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      detached: true,
-    });
+    const failed = (err: NodeJS.ErrnoException): SupervisorError => {
+      const hint = err.code === 'ENOENT' ? ' (command not found on PATH)' : '';
+      return new SupervisorError(ErrorCode.UPSTREAM_SPAWN_FAILED, `Upstream '${spec.name}' failed to start '${spec.command}': ${err.message}${hint}`, { upstream: spec.name, errno: err.code });
+    };
+    let child: ChildProcessWithoutNullStreams;
+    try {
+      child = spawn(spec.command, spec.args, { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    } catch (err) {
+      throw failed(err as NodeJS.ErrnoException); // Bad arguments (an empty command, a NUL byte) throw instead of emitting.
+    }
     await new Promise<void>((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException): void => {
         child.off('spawn', onSpawn);
-        const hint = err.code === 'ENOENT' ? ' (command not found on PATH)' : '';
-        reject(new SupervisorError(ErrorCode.UPSTREAM_SPAWN_FAILED, `Upstream '${spec.name}' failed to start '${spec.command}': ${err.message}${hint}`, { upstream: spec.name, errno: err.code }));
+        reject(failed(err));
       };
       const onSpawn = (): void => {
         child.off('error', onError);

@@ -30,6 +30,16 @@ describe('pump lifecycle', { concurrency: true }, () => {
     });
   });
 
+  test('arguments spawn() throws on (an empty command) fail start the same way, the pump thread survives', async (t) => {
+    const pump = await startPump(t);
+    await assert.rejects(pump.start(mockParams('normal', { command: '' })), (err: Error & { code?: string }) => {
+      assert.equal(err.code, ErrorCode.UPSTREAM_SPAWN_FAILED);
+      assert.match(err.message, /^Upstream 'mock' failed to start '': The argument 'file' cannot be empty/);
+      return true;
+    });
+    assert.equal((await pump.client.request('status', {})).alive, false);
+  });
+
   test('is_alive is false before the first spawn, and an rpc then fails without sending', async (t) => {
     const pump = await startPump(t);
     assert.equal((await pump.client.request('status', {})).alive, false);
