@@ -1,6 +1,6 @@
 /**
- * Raw-HTTP load generator for `POST /mcp` tools/call (child process, prints one JSON line): N
- * keep-alive TCP connections, one request in flight on each, every request pre-built as bytes
+ * Raw-HTTP load generator for `POST /mcp` tools/call or tools/list (child process, prints one JSON
+ * line): N keep-alive connections (TCP, or a unix socket with `--socket`), one request in flight on each, every request pre-built as bytes
  * (its own JSON-RPC id per connection, so concurrent calls in one MCP session never share an id).
  * With one connection it measures sequential latency; with many, throughput.
  */
@@ -8,30 +8,33 @@ import net from 'node:net';
 import { parseArgs } from 'node:util';
 
 import { responseLength } from '../http/responseFraming.js';
-import { summarize, toolsCallBody } from './toolsCallShared.js';
+import { IS_ERROR_MARK, REQUEST_OPTIONS, requestBody, summarize } from './toolsCallShared.js';
 
 /** Give up on a run that has not finished this long after its planned end. */
 const OVERRUN_MS = 10_000;
-/** A tools/call answer that worked carries a JSON-RPC result; an error answer does not. */
+/** An answer that worked carries a JSON-RPC result; an error answer does not, a tool error says so. */
 const RESULT_MARK = Buffer.from('"result"');
+const TOOL_ERROR_MARK = Buffer.from(IS_ERROR_MARK);
 
 const { values } = parseArgs({
   options: {
     host: { type: 'string', default: '127.0.0.1' },
     port: { type: 'string' },
+    socket: { type: 'string' },
     path: { type: 'string', default: '/mcp' },
     header: { type: 'string', multiple: true, default: [] },
     connections: { type: 'string', default: '1' },
     'warmup-ms': { type: 'string', default: '500' },
     'duration-ms': { type: 'string', default: '2000' },
+    ...REQUEST_OPTIONS,
   },
 });
 
 function requestBytes(id: number): Buffer {
-  const body = toolsCallBody(id);
+  const body = requestBody(id, values);
   const head = [
     `POST ${values.path} HTTP/1.1`,
-    `Host: ${values.host}:${values.port}`,
+    values.socket ? 'Host: localhost' : `Host: ${values.host}:${values.port}`,
     'Content-Type: application/json',
     'Accept: application/json, text/event-stream',
     `Content-Length: ${Buffer.byteLength(body)}`,
@@ -54,7 +57,7 @@ function problem(text: string): void {
 
 function connect(id: number): void {
   const request = requestBytes(id);
-  const sock = net.connect(Number(values.port), values.host);
+  const sock = values.socket ? net.connect(values.socket) : net.connect(Number(values.port), values.host);
   let pending: Buffer | undefined;
   let sentAt = 0n;
   const send = (): void => {
@@ -82,7 +85,8 @@ function connect(id: number): void {
     const elapsedMs = Number(process.hrtime.bigint() - sentAt) / 1e6;
     responses++;
     if (recording) latenciesMs.push(elapsedMs);
-    const ok = buf[9] === 0x32 && buf.subarray(0, len).includes(RESULT_MARK);
+    const answer = buf.subarray(0, len);
+    const ok = buf[9] === 0x32 && answer.includes(RESULT_MARK) && !answer.includes(TOOL_ERROR_MARK);
     if (!ok) {
       bad++;
       problem(`bad answer: ${buf.toString('utf8', 0, Math.min(len, 300)).replace(/\r\n/g, ' | ')}`);
@@ -104,7 +108,9 @@ function connect(id: number): void {
 }
 
 function main(): void {
-  if (!values.port) throw new Error('usage: toolsCallLoadgen --port N [--header "Name: value"]... [--connections N] [--warmup-ms N] [--duration-ms N]');
+  if (!values.port && !values.socket) {
+    throw new Error('usage: toolsCallLoadgen --port N | --socket PATH [--header "Name: value"]... [--connections N] [--warmup-ms N] [--duration-ms N] [--method tools/list | --tool NAME --arguments JSON]');
+  }
   const warmupMs = Number(values['warmup-ms']);
   const durationMs = Number(values['duration-ms']);
   for (let i = 0; i < Number(values.connections); i++) connect(i + 1);

@@ -6,10 +6,44 @@ export const BARE_SESSION_ROWS = [
   { session_id: '0c1d2e3f-4a5b-4c6d-8e7f-901a2b3c4d5e', is_caller: false, cwd: '/tmp/tuicd-bench-b', foreground_process: 'bash', shell_state: 'idle' },
 ];
 
-/** The measured call, the same bytes for every server. */
-export function toolsCallBody(id: number): string {
-  return JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'session', arguments: { action: 'list' } } });
+/** A tools/call's params. */
+export interface ToolCall {
+  name: string;
+  arguments: Record<string, unknown>;
 }
+
+/** The tools/call bench's call: tuicd's `session action=list`. */
+export const SESSION_LIST_CALL: ToolCall = { name: 'session', arguments: { action: 'list' } };
+
+/** The measured call, the same bytes for every server. */
+export function toolsCallBody(id: number, call: ToolCall = SESSION_LIST_CALL): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: call });
+}
+
+/**
+ * What a driver sends, from its command line: `--method tools/call` (default) with `--tool` and
+ * `--arguments` (JSON), or `--method tools/list`. Spread into parseArgs' options.
+ */
+export const REQUEST_OPTIONS = {
+  method: { type: 'string', default: 'tools/call' },
+  tool: { type: 'string', default: SESSION_LIST_CALL.name },
+  arguments: { type: 'string', default: JSON.stringify(SESSION_LIST_CALL.arguments) },
+} as const;
+
+/** The driver flags that ask for `call` (for a parent building a driver's command line). */
+export function requestArgs(request: ToolCall | 'tools/list'): string[] {
+  return request === 'tools/list' ? ['--method', 'tools/list'] : ['--tool', request.name, '--arguments', JSON.stringify(request.arguments)];
+}
+
+/** The JSON-RPC request body REQUEST_OPTIONS' values ask for, with this id. */
+export function requestBody(id: number, values: { method: string; tool: string; arguments: string }): string {
+  if (values.method === 'tools/list') return JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list' });
+  if (values.method !== 'tools/call') throw new Error(`--method must be tools/call or tools/list, got ${values.method}`);
+  return toolsCallBody(id, { name: values.tool, arguments: JSON.parse(values.arguments) as Record<string, unknown> });
+}
+
+/** A tools/call result that reports a tool error (the answer is a JSON-RPC result all the same). */
+export const IS_ERROR_MARK = '"isError":true';
 
 /** The protocol version both sides negotiate (REFERENCE §1.14: tuicd echoes it). */
 export const PROTOCOL_VERSION = '2025-11-25';
@@ -35,6 +69,8 @@ export interface ToolsCallLoadResult {
   /** This process's CPU time over the window / wall time: near 1 means the client was the limit. */
   clientCpu: number;
   firstProblem?: string;
+  /** Drivers that start the server themselves (stdio): its CPU seconds over the window, the process and its descendants. */
+  serverCpu?: { root: number; descendants: number };
 }
 
 /** What a driver counted since its first request. */
