@@ -1,7 +1,8 @@
 /**
  * Baseline for the tools/call bench: the MCP TypeScript SDK as its README shows it — an `McpServer`
  * per session behind `StreamableHTTPServerTransport` on `node:http` — with one tool equivalent to
- * tuicd's `session action=list` (a small JSON list returned as compact text).
+ * tuicd's `session action=list` (a small JSON list returned as compact text), and server-everything's
+ * `echo` for the proxy bench.
  *
  * JSON responses (`enableJsonResponse`) so both servers answer a tools/call with the same wire shape
  * (tuicd answers in the HTTP body); DNS-rebinding protection on, as tuicd's TCP listener has it.
@@ -47,6 +48,10 @@ function newSession(): StreamableHTTPServerTransport {
       return { content: [{ type: 'text', text: JSON.stringify(BARE_SESSION_ROWS) }], isError: false };
     },
   );
+  // The proxy bench's call: server-everything's `echo`, same schema and answer.
+  server.registerTool('echo', { description: 'Echoes back the input string', inputSchema: { message: z.string().describe('Message to echo') } }, ({ message }) => ({
+    content: [{ type: 'text', text: `Echo: ${message}` }],
+  }));
   void server.connect(transport);
   return transport;
 }

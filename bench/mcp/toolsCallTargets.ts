@@ -2,6 +2,7 @@
  * The two servers of the tools/call bench, each in its own process and each with one initialized MCP
  * session: tuicd on its TCP listener with Basic Auth (two idle shells, so `session list` lists
  * something), and the bare SDK server (bareSdkServer.ts) answering the same call with two rows.
+ * The proxy benches start them with another checked call, and tuicd with upstreams (TuicdSetup).
  */
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -15,7 +16,7 @@ import { errorText } from '../harness.js';
 import { spawnTracked, type Tracked } from '../http/children.js';
 import { parseReadyLine, READY_LINE_RE } from '../http/readyLine.js';
 import { tuicdMainPath } from '../http/targets.js';
-import { BARE_SESSION_ROWS, PROTOCOL_VERSION, toolsCallBody } from './toolsCallShared.js';
+import { BARE_SESSION_ROWS, PROTOCOL_VERSION, SESSION_LIST_CALL, toolsCallBody, type ToolCall } from './toolsCallShared.js';
 
 export type McpVariant = 'bare SDK' | 'tuicd';
 
@@ -27,16 +28,52 @@ const BENCH_PASSWORD = 'bench-password';
 const BCRYPT_COST = 12;
 /** As many shells in tuicd as the bare server lists rows, so both answers are alike. */
 const TUICD_SHELLS = BARE_SESSION_ROWS.length;
+/** What every request to tuicd's TCP listener carries. */
+export const TUICD_AUTH: Record<string, string> = { Authorization: 'Basic ' + Buffer.from(`${BENCH_USER}:${BENCH_PASSWORD}`).toString('base64') };
+
+/** The call checked once before timing, and what its result must show. */
+export interface CallCheck {
+  call: ToolCall;
+  /** What is wrong with the result, or undefined when it is right. */
+  verify(result: Record<string, unknown>): string | undefined;
+}
+
+/** The tools/call bench's check: `session list` answers one row per shell. */
+export const SESSION_LIST_CHECK: CallCheck = {
+  call: SESSION_LIST_CALL,
+  verify(result) {
+    const content = result['content'] as Array<{ text?: string }> | undefined;
+    const rows: unknown = content?.[0]?.text ? JSON.parse(content[0].text) : undefined;
+    return result['isError'] === false && Array.isArray(rows) && rows.length === TUICD_SHELLS ? undefined : `did not answer ${TUICD_SHELLS} rows`;
+  },
+};
+
+/** How a tuicd differs from the tools/call bench's default one. */
+export interface TuicdSetup {
+  /** Its config directory under tmpDir (several tuicds in one run need their own). Default `tuicd-config`. */
+  dirName?: string;
+  /** Top-level config.json keys beside `services` and `auth` (e.g. `collapse_tools`). */
+  config?: Record<string, unknown>;
+  /** Other files of the config directory, by name (e.g. `mcp-upstreams.json`). */
+  files?: Record<string, string>;
+  /** Idle shells created first (default: as many as the bare server lists rows). */
+  shells?: number;
+  /** Awaited once tuicd listens, before the MCP session opens (e.g. until its upstreams are ready). */
+  ready?: (socketPath: string) => Promise<void>;
+  /** The call checked before timing (default: session list); null checks nothing. */
+  check?: CallCheck | null;
+}
 
 export interface McpTarget {
   name: McpVariant;
   proc: Tracked;
   port: number;
+  socketPath: string;
   /** Credentials, as `Name: value` lines: what the SDK Client driver is given (it opens its own session). */
   authHeaders: string[];
   /** What the raw generator sends besides the framing: credentials, the session opened here, the protocol version. */
   sessionHeaders: string[];
-  /** Bytes of one tools/call answer's body, for the note (the two servers should answer alike). */
+  /** Bytes of one tools/call answer's body, for the note (the two servers should answer alike); 0 when nothing was checked. */
   answerBytes: number;
 }
 
@@ -48,7 +85,7 @@ interface Answer {
   text: string;
 }
 
-function post(port: number, headers: Record<string, string>, body: string): Promise<Answer> {
+export function post(port: number, headers: Record<string, string>, body: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = http.request(
       { host: '127.0.0.1', port, method: 'POST', path: '/mcp', agent: false, headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers } },
@@ -70,22 +107,29 @@ function jsonRpcOf(a: Answer): { result?: Record<string, unknown>; error?: unkno
   return JSON.parse(text) as { result?: Record<string, unknown>; error?: unknown };
 }
 
-/** initialize + notifications/initialized, then one checked tools/call: the figures must measure a working call. */
-async function openSession(name: McpVariant, port: number, auth: Record<string, string>): Promise<Pick<McpTarget, 'authHeaders' | 'sessionHeaders' | 'answerBytes'>> {
-  const init = await post(port, auth, JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'tuicd-bench', version: '0.0.0' } } }));
+/**
+ * initialize (as `clientName`) + notifications/initialized, then one checked tools/call: the figures
+ * must measure a working call.
+ */
+export async function openSession(
+  name: McpVariant,
+  port: number,
+  auth: Record<string, string>,
+  check: CallCheck | null = SESSION_LIST_CHECK,
+  clientName = 'tuicd-bench',
+): Promise<Pick<McpTarget, 'authHeaders' | 'sessionHeaders' | 'answerBytes'>> {
+  const init = await post(port, auth, JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: clientName, version: '0.0.0' } } }));
   if (init.status !== 200) throw new Error(`${name}: initialize answered ${init.status}: ${init.text.slice(0, 200)}`);
   const sessionId = init.headers['mcp-session-id'];
   const session: Record<string, string> = { ...auth, 'mcp-protocol-version': PROTOCOL_VERSION, ...(typeof sessionId === 'string' ? { 'mcp-session-id': sessionId } : {}) };
   const initialized = await post(port, session, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
   if (initialized.status !== 202) throw new Error(`${name}: notifications/initialized answered ${initialized.status}`);
-  const call = await post(port, session, toolsCallBody(1));
-  const result = call.status === 200 ? jsonRpcOf(call).result : undefined;
-  const content = result?.['content'] as Array<{ text?: string }> | undefined;
-  const rows: unknown = content?.[0]?.text ? JSON.parse(content[0].text) : undefined;
-  if (!result || result['isError'] !== false || !Array.isArray(rows) || rows.length !== TUICD_SHELLS) {
-    throw new Error(`${name}: tools/call session list did not answer ${TUICD_SHELLS} rows: ${call.status} ${call.text.slice(0, 300)}`);
-  }
   const lines = (h: Record<string, string>): string[] => Object.entries(h).map(([k, v]) => `${k}: ${v}`);
+  if (!check) return { authHeaders: lines(auth), sessionHeaders: lines(session), answerBytes: 0 };
+  const call = await post(port, session, toolsCallBody(1, check.call));
+  const result = call.status === 200 ? jsonRpcOf(call).result : undefined;
+  const problem = result ? check.verify(result) : 'answered no result';
+  if (problem) throw new Error(`${name}: tools/call ${check.call.name} ${problem}: ${call.status} ${call.text.slice(0, 300)}`);
   return { authHeaders: lines(auth), sessionHeaders: lines(session), answerBytes: Buffer.byteLength(call.text) };
 }
 
@@ -101,30 +145,31 @@ async function startProcess(command: string, args: string[], env?: NodeJS.Proces
   }
 }
 
-async function startBare(tmpDir: string): Promise<McpTarget> {
+export async function startBare(tmpDir: string, check: CallCheck = SESSION_LIST_CHECK): Promise<McpTarget> {
   const script = fileURLToPath(new URL('./bareSdkServer.js', import.meta.url));
-  const { proc, port } = await startProcess(process.execPath, [script, '--socket', join(tmpDir, 'bare-sdk.sock'), '--max-seconds', String(BARE_MAX_SECONDS)]);
+  const { proc, port, socketPath } = await startProcess(process.execPath, [script, '--socket', join(tmpDir, 'bare-sdk.sock'), '--max-seconds', String(BARE_MAX_SECONDS)]);
   try {
-    return { name: 'bare SDK', proc, port, ...(await openSession('bare SDK', port, {})) };
+    return { name: 'bare SDK', proc, port, socketPath, ...(await openSession('bare SDK', port, {}, check)) };
   } catch (err) {
     await proc.stop();
     throw err;
   }
 }
 
-async function startTuicd(tmpDir: string): Promise<McpTarget> {
+export async function startTuicd(tmpDir: string, setup: TuicdSetup = {}): Promise<McpTarget> {
   const main = tuicdMainPath();
   if (!existsSync(main)) throw new Error(`${main} not found: tuicd is not built yet (npm run build)`);
-  const configDir = join(tmpDir, 'tuicd-config');
+  const configDir = join(tmpDir, setup.dirName ?? 'tuicd-config');
   await mkdir(configDir, { recursive: true });
   const passwordHash = await hash(BENCH_PASSWORD, { cost: BCRYPT_COST });
-  await writeFile(join(configDir, 'config.json'), JSON.stringify({ services: { server: { enabled: true, port: 0 }, auth: { username: BENCH_USER, password_hash: passwordHash } } }));
+  await writeFile(join(configDir, 'config.json'), JSON.stringify({ ...setup.config, services: { server: { enabled: true, port: 0 }, auth: { username: BENCH_USER, password_hash: passwordHash } } }));
+  for (const [file, text] of Object.entries(setup.files ?? {})) await writeFile(join(configDir, file), text);
   // The file vault: no keyring probe (a child process) during the run.
   const { proc, port, socketPath } = await startProcess(process.execPath, [main, '--config-dir', configDir], { ...process.env, TUIC_CREDENTIAL_STORE: 'file' });
   try {
-    for (let i = 0; i < TUICD_SHELLS; i++) await createShell(socketPath, tmpDir);
-    const auth = { Authorization: 'Basic ' + Buffer.from(`${BENCH_USER}:${BENCH_PASSWORD}`).toString('base64') };
-    return { name: 'tuicd', proc, port, ...(await openSession('tuicd', port, auth)) };
+    for (let i = 0; i < (setup.shells ?? TUICD_SHELLS); i++) await createShell(socketPath, tmpDir);
+    await setup.ready?.(socketPath);
+    return { name: 'tuicd', proc, port, socketPath, ...(await openSession('tuicd', port, TUICD_AUTH, setup.check === undefined ? SESSION_LIST_CHECK : setup.check)) };
   } catch (err) {
     await proc.stop();
     throw err;
