@@ -1,0 +1,94 @@
+/**
+ * Proxied `tools/call` (issue #5): server-everything's `echo` through tuicd (`everything__echo`,
+ * POST /mcp over TCP with Basic Auth and over its unix socket) against, in the same run, the same
+ * server-everything called directly over stdio and a bare SDK Streamable HTTP server with the same
+ * tool. Sequential latency p50/p99, throughput with 16 callers, and server CPU per call counting
+ * tuicd's upstream child; driven by the raw HTTP generator (and the light stdio driver for the
+ * direct peer), then by the SDK Client (over StdioClientTransport for the direct peer).
+ */
+import { errorText, median, type BenchModule, type BenchRow } from '../harness.js';
+import { echoCall, echoCheck, everythingStdio, EVERYTHING_JS, startHub, withTempDir } from './proxyHub.js';
+import { callFigures, clientCpuNote, CONCURRENT_CALLERS, CPU_UNIT, durationsFor, figureRows, lightStdio, measurePeers, ratioNote, rawHttp, sdkHttp, sdkStdio, type Drive, type Peer } from './proxyMeasure.js';
+import { startBare, type McpTarget } from './toolsCallTargets.js';
+
+/** The issue's goals: ≥ 2× the bare SDK server's throughput, ≤ 0.3 ms server CPU per call with the upstream child counted. */
+const GOAL_THROUGHPUT_RATIO = 2;
+const GOAL_CPU_MS_PER_CALL = 0.3;
+
+const UPSTREAM = 'everything';
+const BARE = 'bare SDK (tcp)';
+const TUICD_TCP = 'tuicd (tcp)';
+const TUICD_UNIX = 'tuicd (unix)';
+const DIRECT = 'direct stdio';
+const TUICD_PEERS = new Set([TUICD_TCP, TUICD_UNIX]);
+
+type Driver = 'raw HTTP' | 'SDK Client';
+type StartedOrError = McpTarget | { error: string };
+
+async function attemptStart(what: string, start: () => Promise<McpTarget>): Promise<StartedOrError> {
+  try {
+    return await start();
+  } catch (err) {
+    return { error: `${what} did not start: ${errorText(err)}` };
+  }
+}
+
+function peer(name: string, server: StartedOrError, drive: (t: McpTarget) => Drive): Peer {
+  return { name, drive: 'error' in server ? server : drive(server) };
+}
+
+function peersFor(driver: Driver, bare: StartedOrError, hub: StartedOrError): Peer[] {
+  const everything = [EVERYTHING_JS, 'stdio'];
+  if (driver === 'raw HTTP') {
+    return [
+      peer(BARE, bare, (t) => rawHttp(t, echoCall(null), 'tcp')),
+      peer(TUICD_TCP, hub, (t) => rawHttp(t, echoCall(UPSTREAM), 'tcp')),
+      peer(TUICD_UNIX, hub, (t) => rawHttp(t, echoCall(UPSTREAM), 'unix')),
+      { name: DIRECT, drive: lightStdio(everything, echoCall(null)) },
+    ];
+  }
+  return [
+    peer(BARE, bare, (t) => sdkHttp(t, echoCall(null))),
+    peer(TUICD_TCP, hub, (t) => sdkHttp(t, echoCall(UPSTREAM))),
+    { name: DIRECT, drive: sdkStdio(everything, echoCall(null)) },
+  ];
+}
+
+/** The goal a tuicd row is held to, by figure. */
+function goalNote(r: BenchRow): string | undefined {
+  if (r.unit === 'calls/s') return `goal ≥ ${GOAL_THROUGHPUT_RATIO}× ${BARE}: ${r.ratio !== undefined && r.ratio >= GOAL_THROUGHPUT_RATIO ? 'met' : 'MISSED'}`;
+  if (r.unit === CPU_UNIT) return `goal ≤ ${GOAL_CPU_MS_PER_CALL} ms: ${r.median <= GOAL_CPU_MS_PER_CALL ? 'met' : 'MISSED'}`;
+  return undefined;
+}
+
+export const run: BenchModule = (ctx) =>
+  withTempDir('tuicd-bench-proxy-', async (tmp) => {
+    const started: McpTarget[] = [];
+    const keep = (s: StartedOrError): StartedOrError => {
+      if (!('error' in s)) started.push(s);
+      return s;
+    };
+    try {
+      // One at a time: one server's start-up CPU must not delay the other's.
+      const bare = keep(await attemptStart('the bare SDK server', () => startBare(tmp, echoCheck(null))));
+      const hub = keep(await attemptStart('tuicd with server-everything', () => startHub(tmp, [everythingStdio(UPSTREAM)], { check: echoCheck(UPSTREAM) })));
+      const rows: BenchRow[] = [];
+      for (const driver of ['raw HTTP', 'SDK Client'] as const) {
+        const peers = peersFor(driver, bare, hub);
+        const series = await measurePeers(peers, [1, CONCURRENT_CALLERS], ctx.repetitions, durationsFor(ctx));
+        const how = driver === 'raw HTTP' ? 'raw HTTP; direct: light stdio driver' : 'SDK Client';
+        for (const fig of callFigures(`proxied echo (${how})`)) {
+          const rowsOfFigure = figureRows(ctx, fig, peers.map((p) => p.name), series, BARE, (name, r, s) => [
+            TUICD_PEERS.has(name) ? goalNote(r) : undefined,
+            name !== DIRECT ? ratioNote(r, fig, series, DIRECT) : undefined,
+            fig.unit === CPU_UNIT && TUICD_PEERS.has(name) && s.descendantsCpuMs.length ? `of which the upstream child ${median(s.descendantsCpuMs).toFixed(3)} ms` : undefined,
+            clientCpuNote(fig, s),
+          ]);
+          rows.push(...rowsOfFigure);
+        }
+      }
+      return rows;
+    } finally {
+      await Promise.all(started.map((t) => t.proc.stop()));
+    }
+  });
