@@ -1,0 +1,106 @@
+/**
+ * McpHubHost with the real hub worker and a real stdio upstream, in-process: the pushed list, the
+ * gate, dispatch, and what happens when the hub thread dies (restart and replay of every upstream).
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { test } from 'node:test';
+
+import { RawToolResult, toCallToolResult } from '../../../shared/mcpEnvelope.js';
+import type { UpstreamServer } from '../../../supervisor/upstreams/upstreamConfig.js';
+import { EventBus } from '../../../supervisor/events/eventBus.js';
+import { McpHubHost } from '../../../supervisor/hosts/mcpHubHost.js';
+import { processAlive } from '../../helpers/upstreamServers.js';
+
+const MOCK_JS = new URL('../../fixtures/upstreams/mockUpstream.js', import.meta.url).pathname;
+
+function mock(name: string): UpstreamServer {
+  return { id: randomUUID(), name, transport: { type: 'stdio', command: process.execPath, args: [MOCK_JS, 'normal'], env: {} }, enabled: true, timeout_secs: 10 };
+}
+
+function quietLog() {
+  const lines: string[] = [];
+  const push = (_obj: object, msg: string) => void lines.push(msg);
+  return { lines, log: { info: push, warn: push, error: push } };
+}
+
+async function until(what: string, probe: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+test('the hub host serves the pushed list, dispatches, and survives its worker dying (restart + replay)', async (t) => {
+  const bus = new EventBus();
+  const { lines, log } = quietLog();
+  const host = new McpHubHost({ version: 'test', bus, log, credential: async () => null, ownPort: () => null });
+  t.after(async () => {
+    await host.stop();
+    bus.dispose();
+  });
+  let changes = 0;
+  host.onChanged(() => changes++);
+
+  await host.boot([mock('alpha')]);
+  const gate = host.settleGate();
+  if (gate) await gate;
+  assert.match(host.listFragment(), /"name":"alpha__echo"/);
+  assert.ok(host.definitions().some((d) => d.name === 'alpha__whoami'));
+  assert.ok(changes >= 1);
+
+  const result = await host.call('alpha', 'echo', { text: 'hello hub' });
+  assert.ok(result instanceof RawToolResult, 'proxied results stay raw JSON');
+  assert.match(toCallToolResult(result).content[0]!['text'] as string, /hello hub/);
+  const firstPid = (await host.status())[0]!.pid!;
+
+  // Kill the hub thread behind the host's back: it must restart it and register alpha again.
+  await (host as unknown as { running: { worker: { terminate(): Promise<number> } } }).running.worker.terminate();
+  await until('the restarted hub lists alpha again', async () => {
+    const rows = await host.status().catch(() => []);
+    return rows.some((r) => r.name === 'alpha' && r.status === 'ready' && r.pid !== firstPid) && host.listFragment().includes('alpha__echo');
+  });
+  assert.ok(lines.some((l) => /hub worker exited; restarting/.test(l)), lines.join('\n'));
+  const again = toCallToolResult(await host.call('alpha', 'echo', { text: 'after restart' }));
+  assert.match(again.content[0]!['text'] as string, /after restart/);
+
+  const pid = (await host.status())[0]!.pid!;
+  await host.stop();
+  await until('the upstream process is gone after stop', () => !processAlive(pid), 5_000);
+  const afterStop = toCallToolResult(await host.call('alpha', 'echo', {}));
+  assert.equal(afterStop.isError, true);
+});
+
+test('applyPlan connects, reconnects and disconnects; unknown reconnect is UpstreamNotFoundError', async (t) => {
+  const bus = new EventBus();
+  const { log } = quietLog();
+  const host = new McpHubHost({ version: 'test', bus, log, credential: async () => null, ownPort: () => null });
+  t.after(async () => {
+    await host.stop();
+    bus.dispose();
+  });
+  const published: Array<{ name: string; status: string }> = [];
+  const original = bus.publish.bind(bus);
+  bus.publish = (name: string, payload?: unknown) => {
+    if (name === 'upstream-status-changed') published.push(payload as { name: string; status: string });
+    return original(name, payload);
+  };
+  await host.boot([]);
+  assert.equal(host.settleGate(), null, 'no upstreams: the gate is open at once');
+  const a = mock('a');
+  await host.applyPlan({ connect: [a], disconnect: [], reconnect: [] });
+  // A connect after boot re-arms the gate: the next list waits for this handshake.
+  const gate = host.settleGate();
+  assert.ok(gate, 're-armed');
+  await gate;
+  assert.match(host.listFragment(), /a__echo/);
+  const b = { ...a, name: 'b' };
+  await host.applyPlan({ connect: [], disconnect: [], reconnect: [{ before: a, after: b, clearStoredAuth: false }] });
+  await until('renamed upstream listed', () => host.listFragment().includes('b__echo') && !host.listFragment().includes('a__echo'));
+  await host.applyPlan({ connect: [], disconnect: [b], reconnect: [] });
+  await until('removed upstream unlisted', () => host.listFragment() === '');
+  await assert.rejects(host.reconnect('b'), /Upstream 'b' not found/);
+  assert.ok(published.some((p) => p.name === 'b' && p.status === 'disconnected'));
+  assert.ok(published.some((p) => p.name === 'a' && p.status === 'ready'));
+});
