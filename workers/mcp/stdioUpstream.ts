@@ -1,19 +1,18 @@
 /**
- * A stdio upstream as the registry sees it (UpstreamClient), backed by a proxy-stdio pump: a worker
- * thread started from its entry by path (workers never import one another's code) that owns the
- * child process. Deadlines, teardown, the lossy stdout queue and the respawn limit live in the
+ * A stdio upstream as the registry sees it (UpstreamClient), backed by a proxy-stdio pump: its own
+ * Pump object in the hub's shared pump thread (pumpThread.ts), reached over its own channel, that
+ * owns the child process. Deadlines, teardown, the lossy stdout queue and the respawn limit live in the
  * pump; this side maps the UpstreamClient calls onto its channel, respawns the child when a call
  * finds it gone (the pump enforces the 5 s limit, its error is the call's failure), and tells the
  * registry when the tools may have changed (the child exited, or was respawned).
  */
 
-import { Worker } from 'node:worker_threads';
-
 import { type Client, connect } from '../../shared/channel.js';
-import { SupervisorError } from '../../shared/errors.js';
+import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { ProxyStdioProtocol, type ProxyStdioProtocolT, StdioLimits } from '../../shared/protocol/proxyStdio.js';
 import { PROXY_CLIENT_NAME, UPSTREAM_PROTOCOL_VERSION, type UpstreamServerWire } from '../../shared/protocol/upstreamServer.js';
-import { workerTransport } from '../../shared/transports/messagePort.js';
+import { messagePortTransport } from '../../shared/transports/messagePort.js';
+import { type PumpAttachment, pumpThread } from './pumpThread.js';
 import { type UpstreamClient, UpstreamRpcError, type UpstreamTool } from './upstreamClient.js';
 
 export type StdioUpstreamLogLevel = 'info' | 'warn' | 'error';
@@ -32,15 +31,13 @@ const CHANNEL_MARGIN_MS = 5_000;
 const NO_DEADLINE_MS = 2 ** 31 - 1;
 const STATUS_TIMEOUT_MS = 5_000;
 
-const PUMP_ENTRY = new URL('../proxy-stdio/main.js', import.meta.url);
-
 type StdioTransport = Extract<UpstreamServerWire['transport'], { type: 'stdio' }>;
 
 export class StdioUpstream implements UpstreamClient {
   private readonly name: string;
   private readonly transport: StdioTransport;
   private readonly timeoutMs: number;
-  private worker: Worker | undefined;
+  private attachment: PumpAttachment | undefined;
   private client: Client<ProxyStdioProtocolT> | undefined;
   private running = false;
   private childPid: number | null = null;
@@ -85,7 +82,7 @@ export class StdioUpstream implements UpstreamClient {
     this.toolsListeners.add(listener);
   }
 
-  /** Shuts the child down (stdin closed, 2 s, group SIGKILL), then ends the pump thread. Idempotent. */
+  /** Shuts the child down (stdin closed, 2 s, group SIGKILL), then releases its pump (the shared thread ends with the last). Idempotent. */
   close(): Promise<void> {
     this.closing ??= this.shutdownPump();
     return this.closing;
@@ -102,21 +99,18 @@ export class StdioUpstream implements UpstreamClient {
     const client = this.pump();
     const { command, args, env, cwd } = this.transport;
     const budget = this.timeoutMs > 0 ? 2 * this.timeoutMs + StdioLimits.SHUTDOWN_GRACE_MS + CHANNEL_MARGIN_MS : NO_DEADLINE_MS;
-    const reply = await client.requestWithPayload(
-      'start',
-      {
-        name: this.name,
-        command,
-        args,
-        env,
-        ...(cwd !== undefined ? { cwd } : {}),
-        timeout_ms: this.timeoutMs,
-        protocol_version: UPSTREAM_PROTOCOL_VERSION,
-        client_name: PROXY_CLIENT_NAME,
-        client_version: this.options.version,
-      },
-      { timeout: budget, ...(signal ? { signal } : {}) },
-    );
+    const params = {
+      name: this.name,
+      command,
+      args,
+      env,
+      ...(cwd !== undefined ? { cwd } : {}),
+      timeout_ms: this.timeoutMs,
+      protocol_version: UPSTREAM_PROTOCOL_VERSION,
+      client_name: PROXY_CLIENT_NAME,
+      client_version: this.options.version,
+    };
+    const reply = await this.pumpCall('start', () => client.requestWithPayload('start', params, { timeout: budget, ...(signal ? { signal } : {}) }));
     this.running = true;
     this.childPid = reply.result.pid;
     const respawned = this.started;
@@ -148,17 +142,31 @@ export class StdioUpstream implements UpstreamClient {
 
   private async rpc(method: string, payload: Uint8Array | undefined, signal: AbortSignal | undefined): Promise<unknown> {
     const timeout = this.timeoutMs > 0 ? this.timeoutMs + CHANNEL_MARGIN_MS : NO_DEADLINE_MS;
-    const reply = await this.pump().requestWithPayload('rpc', { method }, { timeout, ...(payload ? { payload } : {}), ...(signal ? { signal } : {}) });
+    const client = this.pump();
+    const reply = await this.pumpCall(method, () => client.requestWithPayload('rpc', { method }, { timeout, ...(payload ? { payload } : {}), ...(signal ? { signal } : {}) }));
     const error = reply.result.error;
     if (error !== undefined) throw new UpstreamRpcError(error.code, error.message, error.data);
     return parsePayload(reply.payload, null);
   }
 
-  /** The channel to the pump thread, started on first use (and again if the thread died). */
+  /** A request to the pump; the shared thread dying under it is named as such, not as a bare channel close. */
+  private async pumpCall<T>(what: string, send: () => Promise<T>): Promise<T> {
+    try {
+      return await send();
+    } catch (err) {
+      if (!(err instanceof SupervisorError) || err.code !== ErrorCode.CHANNEL_CLOSED || this.closing !== undefined) throw err;
+      throw new SupervisorError(ErrorCode.CHANNEL_CLOSED, `Upstream '${this.name}': the stdio pump thread ended while '${what}' was pending (${err.message})`, {
+        upstream: this.name,
+        reason: 'pump_ended',
+      });
+    }
+  }
+
+  /** The channel to this upstream's pump, attached on first use (and again, to a new thread, if the thread died). */
   private pump(): Client<ProxyStdioProtocolT> {
     if (this.client !== undefined && !this.client.closed) return this.client;
-    const worker = new Worker(PUMP_ENTRY, { name: `proxy-stdio:${this.name}` });
-    const client = connect(workerTransport(worker), ProxyStdioProtocol);
+    const attachment = pumpThread.attach();
+    const client = connect(messagePortTransport(attachment.port), ProxyStdioProtocol);
     const fields = { upstream: this.name };
     client.on('stderr', ({ line }) => this.options.log('info', `[${this.name} stderr] ${line}`, { ...fields, stream: 'stderr' }));
     client.on('log', ({ level, msg, fields: extra }) => this.options.log(level, msg, { ...fields, ...extra }));
@@ -169,21 +177,27 @@ export class StdioUpstream implements UpstreamClient {
       this.toolsMayHaveChanged();
     });
     client.onClose((reason) => {
+      // This pump is gone either way; the thread may end with it if it was the last.
+      void attachment.release();
       if (this.client !== client) return;
       const wasRunning = this.running;
       this.running = false;
-      if (this.closing === undefined) this.options.log('error', `Upstream '${this.name}': pump thread ended: ${reason.message}`, fields);
+      if (this.closing === undefined) {
+        this.options.log('error', `Upstream '${this.name}': pump channel closed: ${reason.message}`, fields);
+        // Nobody can reach that child any more (a thread terminated from outside does not kill it): best effort.
+        if (wasRunning && this.childPid !== null) killGroup(this.childPid);
+      }
       if (wasRunning) this.toolsMayHaveChanged();
     });
     client.onError((err) => this.options.log('warn', `Upstream '${this.name}': pump channel: ${err.message}`, fields));
-    this.worker = worker;
+    this.attachment = attachment;
     this.client = client;
     return client;
   }
 
   private async shutdownPump(): Promise<void> {
-    const { client, worker } = this;
-    if (client === undefined || worker === undefined) return;
+    const { client, attachment } = this;
+    if (client === undefined || attachment === undefined) return;
     try {
       if (!client.closed) await client.request('shutdown', {}, { timeout: StdioLimits.SHUTDOWN_GRACE_MS + CHANNEL_MARGIN_MS });
     } catch (err) {
@@ -193,7 +207,7 @@ export class StdioUpstream implements UpstreamClient {
     } finally {
       this.running = false;
       client.dispose();
-      await worker.terminate();
+      await attachment.release();
     }
   }
 

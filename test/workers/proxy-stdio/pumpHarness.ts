@@ -1,13 +1,16 @@
-/** A real proxy-stdio pump thread with a channel client, its events recorded, for the pump tests. */
+/**
+ * A real proxy-stdio pump thread, and pumps attached to it (a MessageChannel port each, as the hub's
+ * pumpThread does) with a channel client whose events are recorded, for the pump tests.
+ */
 
 import { existsSync, readFileSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import type { TestContext } from 'node:test';
 
 import { type Client, connect } from '../../../shared/channel.js';
 import type { EventOf, ParamsOf } from '../../../shared/protocol/defineProtocol.js';
 import { ProxyStdioProtocol, type ProxyStdioProtocolT } from '../../../shared/protocol/proxyStdio.js';
-import { workerTransport } from '../../../shared/transports/messagePort.js';
+import { messagePortTransport } from '../../../shared/transports/messagePort.js';
 
 type P = ProxyStdioProtocolT;
 export type StartParams = ParamsOf<P, 'start'>;
@@ -31,14 +34,53 @@ export interface PumpHarness {
   callTool(name: string, args?: Record<string, unknown>): Promise<any>;
   /** Resolves once `predicate` holds (checked every 20 ms); rejects after `ms`. */
   until(predicate: () => boolean, ms?: number, what?: string): Promise<void>;
+  /** Asks the pump to shut its child down, then closes the channel. */
   stop(): Promise<void>;
 }
 
-/** Starts a pump thread; `env` is the environment the thread (and so the pump) sees. */
-export async function startPump(t: TestContext, env: NodeJS.ProcessEnv = process.env): Promise<PumpHarness> {
-  const worker = new Worker(PUMP_ENTRY, { env });
+export interface PumpThreadHarness {
+  worker: Worker;
+  /** A new pump in this thread, on its own channel. */
+  attach(): Promise<PumpHarness>;
+  /** Stops every attached pump, then terminates the thread. */
+  stop(): Promise<void>;
+}
+
+/** Starts a pump thread (stopped after the test); `env` is the environment the thread (and so its pumps) sees. */
+export function startPumpThread(t: TestContext, env: NodeJS.ProcessEnv = process.env, entry: URL = PUMP_ENTRY): PumpThreadHarness {
+  const worker = new Worker(entry, { env });
+  worker.on('error', () => {}); // Tests that crash the thread look at its exit code.
+  const pumps: PumpHarness[] = [];
+  let stopping: Promise<void> | undefined;
+  const thread: PumpThreadHarness = {
+    worker,
+    async attach() {
+      const { port1, port2 } = new MessageChannel();
+      worker.postMessage({ attach: port2 }, [port2]);
+      const pump = attachClient(port1);
+      pumps.push(pump);
+      await pump.client.ready;
+      return pump;
+    },
+    stop() {
+      stopping ??= Promise.all(pumps.map((pump) => pump.stop())).then(async () => {
+        await worker.terminate();
+      });
+      return stopping;
+    },
+  };
+  t.after(() => thread.stop());
+  return thread;
+}
+
+/** A pump in a thread of its own; `env` is the environment the thread (and so the pump) sees. */
+export function startPump(t: TestContext, env: NodeJS.ProcessEnv = process.env): Promise<PumpHarness> {
+  return startPumpThread(t, env).attach();
+}
+
+function attachClient(port: MessagePort): PumpHarness {
   // A loaded CI box can take seconds to boot a thread; the default 10 s hello wait is for production.
-  const client = connect(workerTransport(worker), ProxyStdioProtocol, { handshakeTimeout: 30_000 });
+  const client = connect(messagePortTransport(port), ProxyStdioProtocol, { handshakeTimeout: 30_000 });
   const h: PumpHarness = {
     client,
     exited: [],
@@ -80,14 +122,11 @@ export async function startPump(t: TestContext, env: NodeJS.ProcessEnv = process
     async stop() {
       if (!client.closed) await client.request('shutdown', {}, { timeout: 10_000 }).catch(() => {});
       client.dispose();
-      await worker.terminate();
     },
   };
   client.on('exited', (e) => h.exited.push(e));
   client.on('stderr', (e) => h.stderr.push(e.line));
   client.on('log', (e) => h.logs.push(e));
-  t.after(() => h.stop());
-  await client.ready;
   return h;
 }
 
