@@ -1,0 +1,54 @@
+/**
+ * Several pumps in one pump thread (as the hub runs them): each keeps its own child, respawn clock
+ * and request ids; a pump whose channel closes takes only its own child down; an uncaught
+ * exception in the thread kills every pump's process group before the thread exits.
+ */
+
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { describe, test } from 'node:test';
+
+import { isAlive, mockParams, startPumpThread } from './pumpHarness.js';
+
+const CRASHING_ENTRY = new URL('./crashingPumpThread.js', import.meta.url);
+
+describe('pumps sharing a thread', { concurrency: true }, () => {
+  test('two pumps: own children, own respawn clocks and ids; closing one channel shuts down only its child', async (t) => {
+    const thread = startPumpThread(t);
+    const [a, b] = await Promise.all([thread.attach(), thread.attach()]);
+    // With one respawn clock for the thread the second start would be refused as too fast.
+    const startedA = await a.start(mockParams('normal', { name: 'a' }));
+    const startedB = await b.start(mockParams('normal', { name: 'b', env: { MOCK_IGNORE_EOF: '1' } }));
+    assert.notEqual(startedA.pid, startedB.pid);
+    const idA = ((await a.callTool('whoami')) as { id: number }).id;
+    const idB = ((await b.callTool('whoami')) as { id: number }).id;
+    assert.equal(idA, idB, 'each pump numbers its own requests (initialize, tools/list, then this one)');
+    const { pid: grandchildB } = (await b.callTool('grandchild')) as { pid: number };
+
+    // b's child ignores EOF: its pump must still SIGKILL the group after the grace period.
+    b.client.dispose();
+    await b.until(() => !isAlive(startedB.pid) && !isAlive(grandchildB), 10_000, "b's process group to be gone");
+    assert.equal(isAlive(startedA.pid), true, "a's child is not b's business");
+    assert.equal(((await a.callTool('whoami')) as { pid: number }).pid, startedA.pid);
+    assert.equal((await a.client.request('status', {})).alive, true);
+  });
+
+  test('an uncaught exception in the thread kills every pump child (and its group) before the thread exits', async (t) => {
+    const thread = startPumpThread(t, process.env, CRASHING_ENTRY);
+    const pumps = await Promise.all([thread.attach(), thread.attach(), thread.attach()]);
+    const children = await Promise.all(
+      pumps.map(async (pump, n) => {
+        const { pid } = await pump.start(mockParams('normal', { name: `crash-${n}`, env: { MOCK_IGNORE_EOF: '1' } }));
+        const { pid: grandchild } = (await pump.callTool('grandchild')) as { pid: number };
+        return [pid, grandchild];
+      }),
+    );
+    const exited = once(thread.worker, 'exit');
+    thread.worker.postMessage({ crash: 'a bug in the pump thread' });
+    const [code] = (await exited) as [number];
+    assert.equal(code, 1);
+    for (const pump of pumps) await pump.until(() => pump.client.closed, 5_000, 'the channel to close with the thread');
+    // Children that ignore EOF would outlive a thread that only dropped their pipes: they were killed.
+    await pumps[0]!.until(() => children.flat().every((pid) => !isAlive(pid)), 5_000, 'every child and grandchild to be gone');
+  });
+});
