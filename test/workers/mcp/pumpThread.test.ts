@@ -1,0 +1,134 @@
+/**
+ * The hub's shared pump thread (workers/mcp/pumpThread.ts) under real StdioUpstreams and real
+ * children: one thread for many upstreams, ended with the last; a thread killed behind their backs
+ * fails what was in flight clearly and the next call runs on a new thread; a flooding upstream
+ * does not starve its neighbour. Sequential: the thread is a per-process singleton being counted.
+ */
+
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { describe, test, type TestContext } from 'node:test';
+
+import type { UpstreamServerWire } from '../../../shared/protocol/upstreamServer.js';
+import { pumpThread } from '../../../workers/mcp/pumpThread.js';
+import { StdioUpstream } from '../../../workers/mcp/stdioUpstream.js';
+import { isAlive, MOCK_UPSTREAM } from '../proxy-stdio/pumpHarness.js';
+
+function server(name: string, mode: string, timeoutSecs = 15, env: Record<string, string> = {}): UpstreamServerWire {
+  return { id: `id-${name}`, name, transport: { type: 'stdio', command: process.execPath, args: [MOCK_UPSTREAM, mode], env }, enabled: true, timeout_secs: timeoutSecs };
+}
+
+function make(t: TestContext, wire: UpstreamServerWire) {
+  const logs: Array<{ level: string; msg: string }> = [];
+  const upstream = new StdioUpstream({ server: wire, version: '0.0.0-test', log: (level, msg) => logs.push({ level, msg }) });
+  t.after(() => upstream.close());
+  return { upstream, logs };
+}
+
+const text = (result: unknown): string => (result as { content: Array<{ text: string }> }).content[0]!.text;
+
+describe('the shared pump thread', () => {
+  test('4 stdio upstreams share one thread; releasing them all terminates it; the next use starts a new one', async (t) => {
+    assert.equal(pumpThread.threadCount(), 0);
+    const upstreams = [0, 1, 2, 3].map((n) => make(t, server(`u${n}`, 'normal')).upstream);
+    await Promise.all(upstreams.map((upstream) => upstream.connect()));
+    assert.equal(pumpThread.threadCount(), 1);
+    assert.equal(pumpThread.attachedCount(), 4);
+    const worker = pumpThread.currentWorker()!;
+    const texts = await Promise.all(upstreams.map((upstream, n) => upstream.callTool('echo', { text: `from u${n}` }).then(text)));
+    assert.deepEqual(texts, ['from u0', 'from u1', 'from u2', 'from u3']);
+    const pids = upstreams.map((upstream) => upstream.pid!);
+    assert.equal(new Set(pids).size, 4, 'one child per upstream');
+
+    await upstreams[0]!.close();
+    assert.equal(pumpThread.attachedCount(), 3);
+    assert.equal(pumpThread.currentWorker(), worker, 'the others keep the thread');
+    assert.equal(text(await upstreams[1]!.callTool('echo', { text: 'still here' })), 'still here');
+
+    const exited = once(worker, 'exit');
+    await Promise.all(upstreams.slice(1).map((upstream) => upstream.close()));
+    await exited;
+    assert.equal(pumpThread.threadCount(), 0);
+    assert.equal(pumpThread.attachedCount(), 0);
+    assert.equal(pumpThread.currentWorker(), undefined);
+    assert.ok(pids.every((pid) => !isAlive(pid)), 'every child was shut down before the thread ended');
+
+    const { upstream: later } = make(t, server('later', 'normal'));
+    await later.connect();
+    assert.equal(pumpThread.threadCount(), 1);
+    assert.notEqual(pumpThread.currentWorker(), worker);
+    await later.close();
+    assert.equal(pumpThread.threadCount(), 0);
+  });
+
+  test('the thread killed behind their backs: in-flight calls fail naming it, the children go, the next call works on a new thread', async (t) => {
+    const a = make(t, server('a', 'normal'));
+    // b's child ignores EOF: the pipes a dead thread drops would not end it, the hub must.
+    const b = make(t, server('b', 'normal', 15, { MOCK_IGNORE_EOF: '1' }));
+    await Promise.all([a.upstream.connect(), b.upstream.connect()]);
+    const worker = pumpThread.currentWorker()!;
+    const [pidA, pidB] = [a.upstream.pid!, b.upstream.pid!];
+    t.after(() => {
+      // Only if this test failed: children the dead thread left behind must not outlive it.
+      for (const pid of [pidA, pidB].filter(isAlive)) process.kill(-pid, 'SIGKILL');
+    });
+    const inFlight = [a, b].map(({ upstream }, n) =>
+      assert.rejects(upstream.callTool('sleep', { ms: 60_000 }), (err: Error & { data?: { reason?: string } }) => {
+        assert.match(err.message, new RegExp(`^Upstream '${'ab'[n]}': the stdio pump thread ended while 'tools/call' was pending`));
+        assert.equal(err.data?.reason, 'pump_ended');
+        return true;
+      }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200)); // Let both requests reach their children.
+
+    await worker.terminate();
+    await Promise.all(inFlight);
+    assert.equal(a.upstream.pid, null);
+    assert.ok(a.logs.some((l) => l.level === 'error' && /pump channel closed/.test(l.msg)), JSON.stringify(a.logs));
+    await waitUntil(() => !isAlive(pidA) && !isAlive(pidB), 'the orphaned children to be killed');
+
+    assert.equal(text(await a.upstream.callTool('echo', { text: 'after the thread died' })), 'after the thread died');
+    assert.equal(text(await b.upstream.callTool('echo', { text: 'b too' })), 'b too');
+    assert.equal(pumpThread.threadCount(), 1);
+    assert.notEqual(pumpThread.currentWorker(), worker);
+    assert.equal(pumpThread.attachedCount(), 2);
+    assert.ok(a.upstream.pid !== null && a.upstream.pid !== pidA);
+    await Promise.all([a.upstream.close(), b.upstream.close()]);
+    assert.equal(pumpThread.threadCount(), 0);
+  });
+
+  test('fairness: 50 sequential calls to a normal upstream all succeed while its neighbour in the thread floods', async (t) => {
+    const flood = make(t, server('flood', 'flood', 10));
+    const calm = make(t, server('calm', 'normal', 10));
+    await Promise.all([flood.upstream.connect(), calm.upstream.connect()]);
+    assert.equal(pumpThread.threadCount(), 1);
+    // The flood also answers between its bursts, keeping the shared thread busy with its lines.
+    let floodCalls = 0;
+    let flooding = true;
+    const floodLoop = (async () => {
+      while (flooding) {
+        assert.equal(text(await flood.upstream.callTool('echo', { text: 'noise' })), 'noise');
+        floodCalls++;
+      }
+    })();
+    try {
+      for (let n = 0; n < 50; n++) assert.equal(text(await calm.upstream.callTool('echo', { text: `calm ${n}` })), `calm ${n}`);
+    } finally {
+      flooding = false;
+    }
+    await floodLoop;
+    assert.ok(floodCalls > 0, 'the flooding upstream was busy meanwhile');
+    // A call past its 10 s deadline would have torn its upstream down: none was.
+    assert.ok(!calm.logs.some((l) => /timed out|torn down/.test(l.msg)), JSON.stringify(calm.logs));
+    assert.equal(await flood.upstream.healthCheck(), null);
+    assert.equal(await calm.upstream.healthCheck(), null);
+  });
+});
+
+async function waitUntil(predicate: () => boolean, what: string, ms = 5_000): Promise<void> {
+  const started = Date.now();
+  while (!predicate()) {
+    if (Date.now() - started > ms) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
