@@ -175,7 +175,11 @@ export interface Figure {
   label?: string;
 }
 
-/** A call bench's four figures: sequential latency p50 and p99, calls/s with CONCURRENT_CALLERS, and server CPU per call at that load. */
+/**
+ * A call bench's figures: sequential latency p50 and p99, calls/s with CONCURRENT_CALLERS, and server
+ * CPU per call at both loads (one call at a time, every hop between threads and processes pays a
+ * wake-up that a loaded server shares between calls).
+ */
 export function callFigures(group: string): Figure[] {
   const concurrent = `${group} ${CONCURRENT_CALLERS} callers`;
   return [
@@ -183,6 +187,7 @@ export function callFigures(group: string): Figure[] {
     { group: `${group} sequential latency`, unit: LATENCY_UNIT, callers: 1, pick: (s) => s.p99, label: 'p99' },
     { group: concurrent, unit: 'calls/s', callers: CONCURRENT_CALLERS, pick: (s) => s.rps },
     { group: `${concurrent} server CPU`, unit: CPU_UNIT, callers: CONCURRENT_CALLERS, pick: (s) => s.cpuMs },
+    { group: `${group} sequential server CPU`, unit: CPU_UNIT, callers: 1, pick: (s) => s.cpuMs },
   ];
 }
 
