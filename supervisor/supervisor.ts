@@ -173,8 +173,10 @@ export class Supervisor {
       credentials.catch(() => undefined); // observed below; avoids an unhandled rejection while binding
       await writeSchema(opts.paths.configFile);
       await sup.bindSocket();
-      if (config.get().services.server.enabled) await sup.startTcp('start');
       sup.credentials = await credentials;
+      // The session token and the other config secrets live in the store: load them before TCP serves.
+      await config.attachVault(sup.credentials);
+      if (config.get().services.server.enabled) await sup.startTcp('start');
       // Saved upstreams connect in the background: nothing here waits for a handshake.
       // A corrupt mcp-upstreams.json is named in the log and left alone; the server still comes up.
       const saved = await sup.upstreams.load().catch((err: unknown) => {

@@ -12,6 +12,7 @@ import { changedPaths, deepMerge, isPlainObject, pathTouches, type JsonObject } 
 import { assertKnownFields, defaultConfig, invalidConfig, normalizeConfig } from './normalize.js';
 import type { AppConfig, ConfigSnapshot } from './schema.js';
 import { preserveSecrets } from './secrets.js';
+import { overlaySecrets, readSecrets, secretValues, withoutSecrets, writeSecrets, type SecretVault } from './configVault.js';
 
 /** Read, lock or write failure (HTTP 500). Belongs in shared/errors.ts's table; kept local until it is added there. */
 export const CONFIG_IO_FAILED = ErrorCode.CONFIG_IO_FAILED;
@@ -101,6 +102,8 @@ interface DiskState {
 export class ConfigStore implements Disposable {
   readonly path: string;
   private current: ConfigSnapshot | undefined;
+  /** Where the session token, relay token and VAPID key live once attached; until then, the file. */
+  private vault: SecretVault | null = null;
   private readonly listeners = new Set<(event: ConfigChangeEvent) => void>();
 
   constructor(options: ConfigStoreOptions) {
@@ -115,6 +118,40 @@ export class ConfigStore implements Disposable {
     const disk = await this.readDisk();
     this.current = deepFreeze(normalizeConfig(disk.doc, { strictTls: false, source: this.path }));
     return this.current;
+  }
+
+  /**
+   * Moves the vaulted secrets out of config.json: values still in the file (older versions wrote
+   * them there) go to the vault and the file is rewritten without them; the in-memory view then
+   * carries the vault's values. Every later save keeps them out of the file.
+   */
+  async attachVault(vault: SecretVault): Promise<void> {
+    try {
+      await mkdir(dirname(this.path), { recursive: true, mode: CONFIG_DIR_MODE });
+      await withFileLock(this.path, async (lock) => {
+        const disk = await this.readDisk();
+        const inVault = await readSecrets(vault);
+        const inFile = secretValues(disk.doc);
+        if (inFile.size > 0) {
+          const merged = new Map([...inVault, ...inFile]);
+          const undo = await writeSecrets(vault, inVault, merged);
+          try {
+            const text = serialize(withoutSecrets(structuredClone(disk.doc)) as AppConfig);
+            await atomicWriteFile(this.path, text, { mode: CONFIG_FILE_MODE, beforeRename: lock.assertHeld });
+          } catch (err) {
+            await undo();
+            throw err;
+          }
+          inFile.forEach((v, k) => inVault.set(k, v));
+        }
+        const doc = structuredClone(disk.doc);
+        overlaySecrets(doc, inVault);
+        this.current = deepFreeze(normalizeConfig(doc, { strictTls: false, source: this.path }));
+        this.vault = vault;
+      });
+    } catch (err) {
+      throw ioError('move secrets out of', this.path, err);
+    }
   }
 
   /** The last loaded or saved config (deep-frozen). Call load() first. */
@@ -160,10 +197,24 @@ export class ConfigStore implements Disposable {
     assertKnownFields(delta, disk.doc);
     // A first save starts from the defaults so the new file lists keys in schema order.
     const base = disk.text === undefined ? defaultConfig() : disk.doc;
+    // Read under the lock: another process may have rotated a secret since this one last looked.
+    const vaultBefore = this.vault ? await readSecrets(this.vault) : new Map<string, string>();
+    overlaySecrets(base, vaultBefore);
     const next = normalizeConfig(deepMerge(base, delta), { strictTls: touchesTls(delta) });
-    const text = serialize(next);
+    // Vault first, file second, one logical commit: a failed file write puts every secret back.
+    const undo = this.vault ? await writeSecrets(this.vault, vaultBefore, secretValues(next)) : null;
+    const text = serialize(this.vault ? withoutSecrets(structuredClone(next)) : next);
     if (text !== disk.text) {
-      await atomicWriteFile(this.path, text, { mode: CONFIG_FILE_MODE, beforeRename: assertHeld });
+      try {
+        await atomicWriteFile(this.path, text, { mode: CONFIG_FILE_MODE, beforeRename: assertHeld });
+      } catch (err) {
+        try {
+          await undo?.();
+        } catch (restoreErr) {
+          throw new Error(`${(err as Error).message}; restoring the secrets it had already stored failed too: ${(restoreErr as Error).message}`);
+        }
+        throw err;
+      }
     }
     const previous = this.current ?? this.previousFromDisk(disk.doc);
     const config = deepFreeze(next) as ConfigSnapshot;
