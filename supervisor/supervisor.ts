@@ -29,6 +29,7 @@ import { PROGRESS_JOURNAL_FILE, ProgressJournal } from './progress/progressJourn
 import { mcpRoutes } from './routes/mcp.js';
 import { mcpConfirmRoutes } from './routes/mcpConfirm.js';
 import { mcpUpstreamsRoutes } from './routes/mcpUpstreams.js';
+import { settleTimeoutFromEnv } from './upstreams/settleTimeout.js';
 import { UpstreamStore } from './upstreams/upstreamStore.js';
 import { progressRoutes } from './routes/progress.js';
 import { processRoutes } from './routes/process.js';
@@ -130,6 +131,7 @@ export class Supervisor {
       log: this.log,
       credential: async (account) => (this.credentials ? this.credentials.get(account) : null),
       ownPort: () => this.ownPort(),
+      settleTimeoutMs: settleTimeoutFromEnv(opts.env),
     });
     this.mcp = new McpService({
       upstreams: this.hub,

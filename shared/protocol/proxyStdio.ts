@@ -1,7 +1,8 @@
 /**
- * The contract between the hub worker (workers/mcp) and one stdio pump (workers/proxy-stdio, a
- * worker thread per stdio upstream). JSON-RPC bodies ride beside the header as UTF-8 JSON payloads,
- * never re-encoded inside msgpack: the hub passes upstream results on without parsing them twice.
+ * The contract between the hub worker (workers/mcp) and one stdio pump (workers/proxy-stdio: one
+ * pump per stdio upstream, every pump in one shared thread, one channel port each). JSON-RPC
+ * bodies ride beside the header as UTF-8 JSON payloads, never re-encoded inside msgpack: the hub
+ * passes upstream results on without parsing them twice.
  */
 import { Type } from 'typebox';
 
