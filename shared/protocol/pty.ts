@@ -95,6 +95,21 @@ export const PtyProtocol = defineProtocol({
         partial: Type.String(),
       }),
     },
+    /**
+     * The current screen, rendered on demand from the raw ring: one right-trimmed, redacted string per
+     * row (`rows_count` of them), the cursor (0-based) and whether the alternate screen is active.
+     */
+    readScreen: {
+      params: Type.Object({ ...SessionRef }),
+      result: Type.Object({
+        rows: Type.Array(Type.String()),
+        cursor_row: Type.Integer(),
+        cursor_col: Type.Integer(),
+        alt_screen: Type.Boolean(),
+        cols: Type.Integer(),
+        rows_count: Type.Integer(),
+      }),
+    },
     /** Drops an exited session's buffers (its tombstone expired). */
     forget: { params: Type.Object({ ...SessionRef }), result: Ok },
     /** Per-session process ids, for /process/stats. */

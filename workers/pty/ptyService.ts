@@ -92,6 +92,10 @@ export class PtyService implements HandlersOf<P>, Disposable {
     return this.get(params.session_id).readLog(params);
   }
 
+  readScreen(params: Params<'readScreen'>): Result<'readScreen'> {
+    return this.get(params.session_id).readScreen();
+  }
+
   /** Drops a session's buffers; one still running is killed first (nobody will read it any more). */
   forget(params: Params<'forget'>): Result<'forget'> {
     const session = this.get(params.session_id);

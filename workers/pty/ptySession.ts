@@ -19,6 +19,7 @@ import { Listeners } from './listeners.js';
 import { lowerPriority } from './sessionPriority.js';
 import { OutputRing, type RingReadOptions } from './outputRing.js';
 import { isClosingSignal, normalizeSignal, signalGroup } from './processGroup.js';
+import { ScreenModel, type ScreenSnapshot } from './screenModel.js';
 import { ShellActivity, type ShellState } from './shellActivity.js';
 
 export const PtySessionConstants = {
@@ -64,6 +65,8 @@ type DataListener = (bytes: Uint8Array, offset: number) => void;
 export class PtySession implements Disposable {
   readonly pid: number;
   private readonly ring = new OutputRing(PtyConstants.OUTPUT_RING_BYTES);
+  /** The current screen, rendered from the ring only when read. */
+  private readonly screen: ScreenModel;
   private readonly coalescer: Coalescer;
   private readonly store = new DisposableStore();
   private readonly dataListeners = new Listeners<[Uint8Array, number]>();
@@ -84,8 +87,10 @@ export class PtySession implements Disposable {
     private textLog: TextLog | undefined,
     /** Our own fd on the PTY slave (see the header); closed once the exit was reported. */
     private slaveFd: number | undefined,
+    size: { rows: number; cols: number },
   ) {
     this.pid = pty.pid;
+    this.screen = new ScreenModel(this.ring, size.rows, size.cols);
     this.exitPromise = new Promise((resolve) => (this.resolveExit = resolve));
     this.coalescer = new Coalescer({
       windowMs: PtySessionConstants.COALESCE_WINDOW_MS,
@@ -119,7 +124,7 @@ export class PtySession implements Disposable {
     }
     lowerPriority(pty.pid);
     // Same tick as the spawn: libuv has not polled the master yet, so no early POLLHUP was seen.
-    return new PtySession(pty, shell, textLog, holdSlave(pty));
+    return new PtySession(pty, shell, textLog, holdSlave(pty), { rows: options.rows, cols: options.cols });
   }
 
   get exited(): ExitInfo | undefined {
@@ -167,6 +172,7 @@ export class PtySession implements Disposable {
   resize(rows: number, cols: number): void {
     if (this.exitInfo !== undefined) return;
     this.pty.resize(cols, rows);
+    this.screen.resize(rows, cols);
   }
 
   /** Stops reading the PTY: the kernel buffer fills and the child blocks on write. Nothing is lost. */
@@ -210,6 +216,11 @@ export class PtySession implements Disposable {
     return { lines: [], offset: 0, total_lines: 0, oldest_offset: 0, partial: '' };
   }
 
+  /** The current screen; readable after the exit too (tombstone reads). */
+  readScreen(): ScreenSnapshot {
+    return this.screen.snapshot();
+  }
+
   /** Releases everything; a child still running is killed outright (its output has nobody left to read it). */
   dispose(): void {
     if (this.exitInfo === undefined) signalGroup(this.pid, 'SIGKILL');
@@ -218,6 +229,7 @@ export class PtySession implements Disposable {
     this.store.dispose();
     this.releaseSlave();
     this.capture?.close();
+    this.screen.dispose();
   }
 
   private readonly onPtyData = (chunk: Buffer): void => {

@@ -1,0 +1,138 @@
+/**
+ * The current screen of one session (issue #3 item 4), on demand: a ScreenGrid created on the first
+ * read and fed from the raw output ring only when someone reads, with just the bytes that arrived
+ * since the last read. A session nobody reads costs no parsing; a grid unread for IDLE_DROP_MS is
+ * dropped (the next read replays the ring). PERFORMANCE.md "Text for agents": never per chunk for
+ * every session.
+ */
+
+import type { Disposable } from '../../shared/disposable.js';
+import type { ResultOf } from '../../shared/protocol/defineProtocol.js';
+import type { PtyProtocolT } from '../../shared/protocol/pty.js';
+import type { RingRead, RingReadOptions } from './outputRing.js';
+import { ScreenGrid } from './screenGrid.js';
+import { type RawScreenRow, redactScreenRows } from './screenRows.js';
+
+export const ScreenConstants = {
+  /** A grid nobody read for this long is dropped (8 KB per 80×24 page, see bench/workers/screen.bench.ts). */
+  IDLE_DROP_MS: 60_000,
+  /** A replay from a ring that has wrapped starts at the first ESC or line start within this window, not mid-sequence. */
+  RESYNC_WINDOW_BYTES: 4096,
+} as const;
+
+export type ScreenSnapshot = ResultOf<PtyProtocolT, 'readScreen'>;
+
+/** The part of OutputRing the screen reads (absolute offsets, so it can tell what it has not seen). */
+export interface ScreenSource {
+  readonly totalWritten: number;
+  readonly oldestOffset: number;
+  read(options: RingReadOptions): RingRead;
+}
+
+export interface ScreenModelOptions {
+  idleDropMs?: number;
+}
+
+/** Where a replay that starts inside the stream can begin cleanly: at an ESC, or after a line feed. */
+function resyncPoint(bytes: Uint8Array): number {
+  const end = Math.min(bytes.length, ScreenConstants.RESYNC_WINDOW_BYTES);
+  for (let i = 0; i < end; i++) {
+    if (bytes[i] === 0x1b) return i;
+    if (bytes[i] === 0x0a) return i + 1;
+  }
+  return 0;
+}
+
+export class ScreenModel implements Disposable {
+  private grid: ScreenGrid | undefined;
+  /** Absolute ring offset of the next byte the grid has not been given. */
+  private fedTo = 0;
+  /** Grids built from scratch (first reads, replays after an idle drop or after the ring overtook the grid). */
+  private replays = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private readonly idleDropMs: number;
+
+  constructor(
+    private readonly source: ScreenSource,
+    private rows: number,
+    private cols: number,
+    options: ScreenModelOptions = {},
+  ) {
+    this.idleDropMs = options.idleDropMs ?? ScreenConstants.IDLE_DROP_MS;
+  }
+
+  /** Whether a grid is held right now (a read creates it; idleness drops it). */
+  get active(): boolean {
+    return this.grid !== undefined;
+  }
+
+  /** How many times the grid was rebuilt from the ring (tests and diagnostics). */
+  get replayCount(): number {
+    return this.replays;
+  }
+
+  /** The screen as of every byte in the ring now. */
+  snapshot(): ScreenSnapshot {
+    const grid = this.catchUp();
+    this.armIdleDrop();
+    return render(grid);
+  }
+
+  /** The output so far was drawn at the old size: a held grid takes it first, then resizes. */
+  resize(rows: number, cols: number): void {
+    this.rows = rows;
+    this.cols = cols;
+    if (this.grid === undefined) return;
+    this.catchUp().resize(rows, cols);
+  }
+
+  dispose(): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+    this.grid = undefined;
+  }
+
+  /** Hands the grid (built if needed) every ring byte it has not seen. */
+  private catchUp(): ScreenGrid {
+    let grid = this.grid;
+    if (grid === undefined || this.fedTo < this.source.oldestOffset) {
+      // First read, or the ring overwrote bytes this grid never saw: start over from what the ring holds.
+      grid = this.grid = new ScreenGrid(this.rows, this.cols);
+      this.replays++;
+      const { start, bytes } = this.source.read({ offset: this.source.oldestOffset });
+      const skip = start > 0 ? resyncPoint(bytes) : 0;
+      grid.write(skip > 0 ? bytes.subarray(skip) : bytes);
+      this.fedTo = start + bytes.length;
+    } else if (this.fedTo < this.source.totalWritten) {
+      const { start, bytes } = this.source.read({ offset: this.fedTo });
+      grid.write(bytes);
+      this.fedTo = start + bytes.length;
+    }
+    return grid;
+  }
+
+  private armIdleDrop(): void {
+    if (this.idleTimer !== undefined) {
+      this.idleTimer.refresh();
+      return;
+    }
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      this.grid = undefined;
+    }, this.idleDropMs);
+    this.idleTimer.unref();
+  }
+}
+
+function render(grid: ScreenGrid): ScreenSnapshot {
+  const raw: RawScreenRow[] = [];
+  for (let y = 0; y < grid.rows; y++) raw.push({ text: grid.rowText(y), wrapped: grid.isWrapped(y) });
+  return {
+    rows: redactScreenRows(raw, grid.cursorRow),
+    cursor_row: grid.cursorRow,
+    cursor_col: grid.cursorCol,
+    alt_screen: grid.altScreen,
+    cols: grid.cols,
+    rows_count: grid.rows,
+  };
+}
