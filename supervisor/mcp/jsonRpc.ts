@@ -109,6 +109,13 @@ export function resultResponse(id: JsonRpcId, resultJson: string): string {
   return `{"jsonrpc":"2.0","id":${idJson(id)},"result":${resultJson}}`;
 }
 
+const RESULT_END = Buffer.from('}');
+
+/** resultResponse with the result already encoded: three buffers joined, no string re-encoding. */
+export function resultResponseBytes(id: JsonRpcId, result: Buffer): Buffer {
+  return Buffer.concat([Buffer.from(`{"jsonrpc":"2.0","id":${idJson(id)},"result":`), result, RESULT_END]);
+}
+
 export function errorResponse(id: JsonRpcId | null | undefined, code: number, message: string, data?: unknown): string {
   const error: Record<string, unknown> = { code, message };
   if (data !== undefined) error['data'] = data;

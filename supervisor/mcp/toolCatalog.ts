@@ -49,6 +49,8 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
   private enabled: NativeTool[] = [];
   private disabled = new Set<string>();
   private readonly listJson: Record<ToolSurface, string> = { classic: '{"tools":[]}', collapsed: '{"tools":[]}' };
+  /** The same lists as UTF-8 bytes: a response splices these instead of re-encoding a large string per request. */
+  private readonly listBytes: Record<ToolSurface, Buffer> = { classic: Buffer.from(this.listJson.classic), collapsed: Buffer.from(this.listJson.collapsed) };
   /** A collapse_tools toggle changes what sessions see without changing either list. */
   private lastCollapse = false;
   private upstreamSubscription: Disposable | null = null;
@@ -77,6 +79,10 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
 
   toolsListResultJson(surface: ToolSurface): string {
     return this.listJson[surface];
+  }
+
+  toolsListResultBytes(surface: ToolSurface): Buffer {
+    return this.listBytes[surface];
   }
 
   /** The enabled non-meta tools, natives then upstream ones, in list order (the meta-tools' corpus). */
@@ -141,6 +147,8 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
     const progress = this.enabled.find((t) => t.definition.name === PROGRESS_TOOL);
     if (progress) collapsed.push(progress.definition);
     this.listJson.collapsed = JSON.stringify({ tools: collapsed });
+    this.listBytes.classic = Buffer.from(this.listJson.classic);
+    this.listBytes.collapsed = Buffer.from(this.listJson.collapsed);
   }
 
   /** Non-meta dispatch: what tools/call and call_tool both reach; re-checks disabled tools every time. */

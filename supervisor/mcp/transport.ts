@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 
 import { serializeToolOutcome } from '../../shared/mcpEnvelope.js';
 import type { Reply, RequestContext } from '../http/types.js';
-import { errorResponse, JsonRpcCode, parseMessage, resultResponse } from './jsonRpc.js';
+import { errorResponse, JsonRpcCode, parseMessage, resultResponse, resultResponseBytes } from './jsonRpc.js';
 import type { JsonRpcCall, JsonRpcId } from './jsonRpc.js';
 import type { McpSessionMeta, McpSessionStore } from './protocolSessions.js';
 import type { ToolCatalogView, ToolSurface } from './surface.js';
@@ -119,14 +119,19 @@ export class McpTransport {
         const surface = this.deps.catalog.surfaceFor({ requiresMetaTools: meta?.requires_meta_tools ?? false });
         // Only until boot connects settle (≤ 3 s, then latched): clients that never refresh get the full list.
         const gate = this.deps.catalog.settleGate();
-        if (gate !== null) return gate.then(() => this.reply(id, this.deps.catalog.toolsListResultJson(surface), meta));
-        return this.reply(id, this.deps.catalog.toolsListResultJson(surface), meta);
+        if (gate !== null) return gate.then(() => this.listReply(id, surface, meta));
+        return this.listReply(id, surface, meta);
       }
       case 'tools/call':
         return this.callTool(ctx, message, presented);
       default:
         return this.reply(id, null, null, JsonRpcCode.METHOD_NOT_FOUND, `Method not found: ${message.method}`);
     }
+  }
+
+  private listReply(id: JsonRpcId, surface: ToolSurface, meta: McpSessionMeta | null): Reply {
+    const headers: Record<string, string> = meta ? { ...JSON_HEADERS, 'Mcp-Session-Id': meta.id } : { ...JSON_HEADERS };
+    return { status: 200, headers, body: resultResponseBytes(id, this.deps.catalog.toolsListResultBytes(surface)) };
   }
 
   private reply(id: JsonRpcId, resultJson: string | null, meta: McpSessionMeta | null, code?: number, message?: string): Reply {
