@@ -67,6 +67,8 @@ export class PtySession implements Disposable {
   private readonly ring = new OutputRing(PtyConstants.OUTPUT_RING_BYTES);
   /** The current screen, rendered from the ring only when read. */
   private readonly screen: ScreenModel;
+  /** Absolute offset just past the last coalesced batch handed on (text log, data event). */
+  private batchedTo = 0;
   private readonly coalescer: Coalescer;
   private readonly store = new DisposableStore();
   private readonly dataListeners = new Listeners<[Uint8Array, number]>();
@@ -90,7 +92,20 @@ export class PtySession implements Disposable {
     size: { rows: number; cols: number },
   ) {
     this.pid = pty.pid;
-    this.screen = new ScreenModel(this.ring, size.rows, size.cols);
+    const ring = this.ring;
+    const session = this;
+    // The screen shows what the data events and the text log have seen, never bytes still held by the
+    // coalescer: a tail read's screen rows and its log cursor then describe the same moment.
+    const batched = {
+      get totalWritten(): number {
+        return session.batchedTo;
+      },
+      get oldestOffset(): number {
+        return ring.oldestOffset;
+      },
+      read: (options: RingReadOptions) => ring.read(options),
+    };
+    this.screen = new ScreenModel(batched, size.rows, size.cols);
     this.exitPromise = new Promise((resolve) => (this.resolveExit = resolve));
     this.coalescer = new Coalescer({
       windowMs: PtySessionConstants.COALESCE_WINDOW_MS,
@@ -243,6 +258,7 @@ export class PtySession implements Disposable {
 
   /** One coalesced batch: the text log sees it before the supervisor does, so readLog never lags a data event. */
   private readonly onBatch = (bytes: Uint8Array, offset: number): void => {
+    this.batchedTo = offset + bytes.length;
     if (this.textLog !== undefined) this.pushText(bytes);
     this.dataListeners.fire(bytes, offset);
   };

@@ -24,6 +24,7 @@ export type ScreenSnapshot = ResultOf<PtyProtocolT, 'readScreen'>;
 
 /** The part of OutputRing the screen reads (absolute offsets, so it can tell what it has not seen). */
 export interface ScreenSource {
+  /** The screen shows bytes up to here (the ring may hold more, not yet handed on). */
   readonly totalWritten: number;
   readonly oldestOffset: number;
   read(options: RingReadOptions): RingRead;
@@ -95,16 +96,18 @@ export class ScreenModel implements Disposable {
   /** Hands the grid (built if needed) every ring byte it has not seen. */
   private catchUp(): ScreenGrid {
     let grid = this.grid;
+    const end = this.source.totalWritten;
     if (grid === undefined || this.fedTo < this.source.oldestOffset) {
       // First read, or the ring overwrote bytes this grid never saw: start over from what the ring holds.
       grid = this.grid = new ScreenGrid(this.rows, this.cols);
       this.replays++;
-      const { start, bytes } = this.source.read({ offset: this.source.oldestOffset });
+      const oldest = this.source.oldestOffset;
+      const { start, bytes } = this.source.read({ offset: oldest, limit: Math.max(0, end - oldest) });
       const skip = start > 0 ? resyncPoint(bytes) : 0;
       grid.write(skip > 0 ? bytes.subarray(skip) : bytes);
       this.fedTo = start + bytes.length;
-    } else if (this.fedTo < this.source.totalWritten) {
-      const { start, bytes } = this.source.read({ offset: this.fedTo });
+    } else if (this.fedTo < end) {
+      const { start, bytes } = this.source.read({ offset: this.fedTo, limit: end - this.fedTo });
       grid.write(bytes);
       this.fedTo = start + bytes.length;
     }
