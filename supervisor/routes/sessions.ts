@@ -19,6 +19,12 @@ function intParam(ctx: RequestContext, name: string, max?: number): number | und
   return max !== undefined ? Math.min(n, max) : n;
 }
 
+function trimTrailingEmpty(rows: readonly string[]): string[] {
+  let end = rows.length;
+  while (end > 0 && rows[end - 1] === '') end--;
+  return rows.slice(0, end);
+}
+
 export function sessionRoutes(sessions: SessionService): Route[] {
   const id = (ctx: RequestContext) => ctx.params['id']!;
 
@@ -34,16 +40,23 @@ export function sessionRoutes(sessions: SessionService): Route[] {
       const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
       return json({ data, data_length: bytes.byteLength, offset: r.start, total_written: r.total_written, ...exitFields });
     }
-    if (format === 'text' || format === 'log') {
+    if (format === 'text') {
+      // One grid snapshot (REFERENCE §1.1): rows are the unit of limit/offset and total_written; tail without offset.
+      const screen = await sessions.readScreen(record.session_id);
+      const total = screen.rows.length;
+      const limit = intParam(ctx, 'limit', LOG_MAX_LIMIT_LINES) ?? LOG_DEFAULT_LIMIT_LINES;
+      const offsetParam = intParam(ctx, 'offset');
+      const offset = offsetParam === undefined ? Math.max(0, total - limit) : Math.min(offsetParam, total);
+      const data = screen.rows.slice(offset, offset + limit).join('\n');
+      const { cursor_row, cursor_col, alt_screen } = screen;
+      return json({ data, data_length: data.length, total_written: total, offset, cursor_row, cursor_col, alt_screen, ...exitFields });
+    }
+    if (format === 'log') {
       const sinceCursor = intParam(ctx, 'since_cursor');
       const offset = sinceCursor ?? intParam(ctx, 'offset');
       const limit = intParam(ctx, 'limit', LOG_MAX_LIMIT_LINES) ?? LOG_DEFAULT_LIMIT_LINES;
-      const log = await sessions.readLog(record.session_id, offset, limit);
-      if (format === 'text') {
-        const rows = sinceCursor !== undefined || log.partial === '' ? log.lines : [...log.lines, log.partial];
-        const data = rows.join('\n');
-        return json({ data, data_length: data.length, total_written: log.total_lines, cursor: log.total_lines, ...exitFields });
-      }
+      // Both requests go out together; the host answers in order, so the screen is never older than the log.
+      const [log, screen] = await Promise.all([sessions.readLog(record.session_id, offset, limit), sinceCursor === undefined ? sessions.readScreen(record.session_id) : undefined]);
       const body: Record<string, unknown> = {
         lines: log.lines.map((text) => ({ text })),
         offset: log.offset,
@@ -52,8 +65,9 @@ export function sessionRoutes(sessions: SessionService): Route[] {
         cursor: log.total_lines,
         ...exitFields,
       };
-      // Delta reads (since_cursor) return only new scrollback, no screen rows.
-      if (sinceCursor === undefined) body['screen'] = log.partial === '' ? [] : [{ text: log.partial }];
+      // Delta reads (since_cursor) return only new scrollback, no screen rows. The screen is not trimmed
+      // above an agent's input chrome (REFERENCE §1.1): that needs agent detection, which tuicd lacks.
+      if (screen !== undefined) body['screen'] = trimTrailingEmpty(screen.rows).map((text) => ({ text }));
       return json(body);
     }
     throw new HttpError(400, `format must be raw, text or log, got ${format}`);

@@ -306,6 +306,15 @@ export class SessionService {
     });
   }
 
+  /** The current screen: redacted rows, cursor, alternate screen (rendered by the pty host on demand). */
+  async readScreen(ref: string) {
+    const record = this.get(ref);
+    const client = await this.opts.host.client();
+    return client.request('readScreen', { session_id: record.session_id }).catch((err: unknown) => {
+      throw this.hostError(err);
+    });
+  }
+
   private hostError(err: unknown): Error {
     if (err instanceof SupervisorError && err.code === ErrorCode.PTY_NOT_FOUND) return new HttpError(410, 'Session output is no longer held by the pty host');
     return err as Error;

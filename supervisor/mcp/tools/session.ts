@@ -5,9 +5,11 @@
  */
 import { Type } from 'typebox';
 
+import { PtyConstants } from '../../../shared/protocol/pty.js';
 import { HttpError } from '../../http/types.js';
 import { ProcessStats } from '../../processStats.js';
 import { foregroundForListing } from '../../sessions/foreground.js';
+import { screenOverlap } from '../../sessions/screenOverlap.js';
 import { exitStatus, type SessionRecord } from '../../sessions/sessionRecord.js';
 import type { SessionService } from '../../sessions/sessionService.js';
 import { SessionConstants } from '../../sessions/sessionService.js';
@@ -143,9 +145,20 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
       }
       const lines = Math.min(limit ?? SessionToolConstants.OUTPUT_DEFAULT_LINES, SessionToolConstants.OUTPUT_MAX_LINES);
       const offset = sinceCursor ?? fromLine;
-      const log = await sessions.readLog(record.session_id, offset, lines);
-      // Delta reads carry only finished scrollback lines; a tail or range read shows the unfinished screen line too.
-      const rows = sinceCursor === undefined && log.partial !== '' ? [...log.lines, log.partial] : log.lines;
+      const tail = offset === undefined;
+      // A tail read reads a screenful more: log lines still on the screen are shown once, as screen rows.
+      const readLines = tail ? Math.min(lines + PtyConstants.MAX_TERMINAL_DIMENSION, SessionToolConstants.OUTPUT_MAX_LINES) : lines;
+      // Sent in this order and answered in order: the screen is never older than the log.
+      const [log, screen] = await Promise.all([sessions.readLog(record.session_id, offset, readLines), tail ? sessions.readScreen(record.session_id) : undefined]);
+      let rows: string[];
+      if (screen !== undefined) {
+        // Tail mode (REFERENCE §6.1): scrollback lines, then the non-empty rows of the current screen.
+        const scrollback = log.lines.slice(0, log.lines.length - screenOverlap(log.lines, screen.rows, screen.cols)).slice(-lines);
+        rows = [...scrollback, ...screen.rows.filter((r) => r !== '')];
+      } else {
+        // Delta reads carry only finished scrollback lines; a from_line range shows the unfinished line too.
+        rows = sinceCursor === undefined && log.partial !== '' ? [...log.lines, log.partial] : log.lines;
+      }
       const data = rows.join('\n');
       return {
         data,
@@ -281,7 +294,7 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
       create: 'start a shell (shell, cwd, rows/cols 1-500, default 24x80) → {session_id}',
       submit: 'run one command: clears the line, types input (multi-line as one paste), presses Enter, waits up to timeout_ms (default 3000, 250-10000) for the terminal to move → receipt {submission_id, submitted, write_state, acknowledged, retry_safe, turn_epoch, composer_state, acknowledgement|reason}',
       input: 'raw keystrokes: input text and/or special_key, no Enter unless sent → {ok:true} (proves the write only)',
-      output: 'text (default; ANSI-stripped, redacted): limit lines (default 50), from_line, or since_cursor=<cursor> for only newer lines → {data, data_length, cursor, total_written, scrollback_lines, oldest_offset, exited, exit_code?}; format=raw keeps escapes, limit in bytes (default 8192)',
+      output: 'text (default; ANSI-stripped, redacted): the last limit lines (default 50) then the non-empty current screen rows; from_line, or since_cursor=<cursor> for only newer lines (no screen) → {data, data_length, cursor, total_written, scrollback_lines, oldest_offset, exited, exit_code?}; format=raw keeps escapes, limit in bytes (default 8192)',
       status: '{session_id, shell_state?, last_activity_ms, exit_code?, idle_since_ms?, busy_duration_ms?, …}',
       wait: 'block until until=idle (default: output quiet, shell at its prompt) or exited; timeout_ms default 60000, 300000+ runs as 295000 → {met, timed_out, until, shell_state?, exit_code?}. Prefer it to polling',
       resize: 'rows, cols (1-500) → {ok:true}',
