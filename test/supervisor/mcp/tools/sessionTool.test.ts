@@ -180,7 +180,11 @@ describe('session tool', () => {
     const range = await call(h.session, { action: 'output', session_id: id, from_line: 0, limit: 1 });
     assert.equal(range.data.split('\n')[0].includes('second-49'), false, 'from_line reads from the start');
     const limited = await call(h.session, { action: 'output', session_id: id, limit: 1 });
-    assert.ok(limited.data.split('\n').length <= 2, 'limit counts lines (plus the screen row)');
+    // A tail read is limit scrollback lines, then the non-empty rows of the current screen (REFERENCE §6.1).
+    const screenRows = (await h.sessions.readScreen(id)).rows.filter((r) => r !== '');
+    const limitedRows = limited.data.split('\n');
+    assert.deepEqual(limitedRows.slice(-screenRows.length), screenRows, 'the tail ends with the screen rows');
+    assert.ok(limitedRows.length <= 1 + screenRows.length, 'limit counts scrollback lines (the screen comes on top)');
 
     const raw = await call(h.session, { action: 'output', session_id: id, format: 'raw' });
     assert.deepEqual(Object.keys(raw).sort(), ['data', 'data_length', 'exited', 'total_written']);
