@@ -14,7 +14,7 @@ import { ScreenGrid } from './screenGrid.js';
 import { type RawScreenRow, redactScreenRows } from './screenRows.js';
 
 export const ScreenConstants = {
-  /** A grid nobody read for this long is dropped (8 KB per 80×24 page, see bench/workers/screen.bench.ts). */
+  /** A grid nobody read for this long is dropped (~9 KB at 80×24, ~8 KB more once the alternate screen is used). */
   IDLE_DROP_MS: 60_000,
   /** A replay from a ring that has wrapped starts at the first ESC or line start within this window, not mid-sequence. */
   RESYNC_WINDOW_BYTES: 4096,
