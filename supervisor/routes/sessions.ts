@@ -4,6 +4,7 @@ import type { RequestContext, Route } from '../http/types.js';
 import { sessionInfo } from '../sessions/sessionRecord.js';
 import type { SessionService } from '../sessions/sessionService.js';
 import { shellFamily } from '../sessions/shellFamily.js';
+import { trimTrailingEmpty } from '../sessions/screenRows.js';
 
 /** Default bytes for a raw output read, as the spec's system answers. */
 const RAW_DEFAULT_LIMIT_BYTES = 8192;
@@ -17,12 +18,6 @@ function intParam(ctx: RequestContext, name: string, max?: number): number | und
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 0) throw new HttpError(400, `${name} must be a non-negative integer, got ${raw}`);
   return max !== undefined ? Math.min(n, max) : n;
-}
-
-function trimTrailingEmpty(rows: readonly string[]): string[] {
-  let end = rows.length;
-  while (end > 0 && rows[end - 1] === '') end--;
-  return rows.slice(0, end);
 }
 
 export function sessionRoutes(sessions: SessionService): Route[] {

@@ -1,7 +1,11 @@
-/** One log-mode viewer (`?format=log|text`): stripped, redacted lines from a cursor, then new lines every 200 ms. */
+/**
+ * One log-mode viewer (`?format=log|text`): stripped, redacted lines from a cursor, then every 200 ms
+ * the new lines, the unfinished line and the current screen, each only when it changed.
+ */
 import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
 
 import { sessionState } from '../sessions/sessionRecord.js';
+import { trimTrailingEmpty } from '../sessions/screenRows.js';
 import type { SessionService } from '../sessions/sessionService.js';
 import type { ViewerData } from './rawViewer.js';
 
@@ -13,6 +17,8 @@ const LOG_BATCH_LINES = 500;
 export class LogViewer {
   private next: number | undefined;
   private lastPartial = '';
+  /** The screen rows last sent, joined: a frame carries `screen` only when this changes. */
+  private lastScreen: string | undefined;
   private lastState = '';
   private readonly timer: NodeJS.Timeout;
   private busy = false;
@@ -43,14 +49,23 @@ export class LogViewer {
     if (this.busy || this.closed) return;
     this.busy = true;
     try {
-      const log = await this.sessions.readLog(this.sessionId, this.next, LOG_BATCH_LINES);
+      // Asked together: the host answers in order, so the screen is never older than the lines.
+      const [log, screen] = await Promise.all([
+        this.sessions.readLog(this.sessionId, this.next, LOG_BATCH_LINES),
+        this.sessions.readScreen(this.sessionId).catch(() => undefined),
+      ]);
       if (this.closed) return;
       const changedPartial = log.partial !== this.lastPartial;
-      if (log.lines.length > 0 || changedPartial || this.next === undefined) {
+      const rows = screen === undefined ? undefined : trimTrailingEmpty(screen.rows);
+      const screenKey = rows?.join('\n');
+      const changedScreen = screenKey !== undefined && screenKey !== this.lastScreen;
+      if (log.lines.length > 0 || changedPartial || changedScreen || this.next === undefined) {
         const frame: Record<string, unknown> = { type: 'log', lines: log.lines.map((text) => ({ text })), offset: log.offset, total_lines: log.offset + log.lines.length };
         if (changedPartial) frame['input_line'] = log.partial;
+        if (changedScreen) frame['screen'] = rows!.map((text) => ({ text }));
         this.send(JSON.stringify(frame));
         this.lastPartial = log.partial;
+        if (changedScreen) this.lastScreen = screenKey;
       }
       this.next = log.offset + log.lines.length;
       this.sendState();

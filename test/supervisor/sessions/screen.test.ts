@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { Tuicd } from '../../helpers/tuicdProcess.js';
+import { WsViewer } from '../../helpers/wsViewer.js';
 import { call, idleShell, outputUntil, startHarness } from '../mcp/tools/sessionHarness.js';
 import type { Harness } from '../mcp/tools/sessionHarness.js';
 
@@ -75,6 +76,28 @@ describe('GET /sessions/:id/output, format=text and format=log (real tuicd)', ()
     assert.equal('screen' in delta, false, 'a delta read carries no screen rows');
     assert.deepEqual(delta.lines, []);
     assert.equal((await t.socket('DELETE', `/sessions/${id}`)).status, 200);
+  });
+
+  it('a log-mode WebSocket viewer gets the screen in its log frames, again only when it changes', async () => {
+    const created = await t.socket('POST', '/sessions', JSON.stringify({ cwd: work, shell: '/bin/sh', rows: 24, cols: 80 }));
+    const id = created.json().session_id as string;
+    const viewer = await WsViewer.open(WsViewer.socketUrl(t.socketPath, `/sessions/${id}/stream?format=log`));
+    try {
+      const screenFrames = () => viewer.frames.filter((f) => f.type === 'log' && Array.isArray(f['screen'])) as unknown as Array<{ screen: Array<{ text: string }> }>;
+      const showing = (needle: string) => screenFrames().some((f) => f.screen.some((r) => r.text === needle));
+      await t.socket('POST', `/sessions/${id}/write`, JSON.stringify({ data: `printf '\\033[2J\\033[H\\033[5;3Hws-''screen-one'; sleep 60\n` }));
+      await viewer.waitFor(() => showing('  ws-screen-one'), 10_000, 'the drawn screen in a log frame');
+      // Unchanged screen: 200 ms polls send nothing new.
+      const count = screenFrames().length;
+      await new Promise((r) => setTimeout(r, 700));
+      assert.equal(screenFrames().length, count, 'an unchanged screen is not re-sent');
+      await t.socket('POST', `/sessions/${id}/write`, JSON.stringify({ data: '\u0003' }));
+      await t.socket('POST', `/sessions/${id}/write`, JSON.stringify({ data: `printf '\\033[2J\\033[H\\033[2;1Hws-''screen-two'; sleep 60\n` }));
+      await viewer.waitFor(() => showing('ws-screen-two'), 10_000, 'the redrawn screen');
+    } finally {
+      viewer.ws.close();
+      await t.socket('DELETE', `/sessions/${id}`);
+    }
   });
 });
 
