@@ -9,7 +9,6 @@ import { after, before, describe, it } from 'node:test';
 
 import { hash } from '@node-rs/bcrypt';
 
-import { TcpAuth } from '../../../supervisor/http/auth.js';
 import { bindTcp, bindUnix, closeTcp, closeUnix, type TcpBinding, type UnixBinding } from '../../../supervisor/http/listeners.js';
 import { HttpServer } from '../../../supervisor/http/server.js';
 import { mcpUpstreamsRoutes } from '../../../supervisor/routes/mcpUpstreams.js';
@@ -19,6 +18,7 @@ import { UpstreamNotFoundError, type UpstreamControl } from '../../../supervisor
 import type { UpstreamStatusRow } from '../../../supervisor/upstreams/upstreamStatus.js';
 import { UpstreamStore } from '../../../supervisor/upstreams/upstreamStore.js';
 import { httpRequest, type HttpAnswer } from '../../helpers/tuicdProcess.js';
+import { testTcpAuth } from '../../helpers/testAuth.js';
 
 const OWN_PORT = 9876;
 const BEARER = 'route-bearer-secret-31c7';
@@ -86,15 +86,7 @@ describe('/mcp/upstreams routes', () => {
     store = new UpstreamStore({ configDir: dir, credentials: () => credentials });
     await store.load();
     const passwordHash = await hash('pw', { cost: 4 });
-    const auth = new TcpAuth(() => ({
-      username: 'admin',
-      passwordHash,
-      sessionToken: '',
-      sessionTokenDurationSecs: 60,
-      lanAuthBypass: false,
-      rateLimitMax: 0,
-      rateLimitWindowSecs: 60,
-    }));
+    const auth = testTcpAuth(passwordHash);
     const server = new HttpServer({
       routes: mcpUpstreamsRoutes({ store, control, credentials: () => credentials, ownPort: () => OWN_PORT }),
       limits: () => ({ maxBodyBytes: 1024 * 1024, requestTimeoutMs: 10_000 }),
