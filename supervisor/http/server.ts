@@ -4,9 +4,11 @@ import uws from '@trufflesuite/uws-js-unofficial';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t } from '@trufflesuite/uws-js-unofficial';
 
 import type { TcpAuth } from './auth.js';
+import { BodyParts } from './bodyParts.js';
 import { COMPRESSION_MIN_BYTES, maybeCompress } from './compression.js';
 import { corsHeaders, preflightHeaders } from './cors.js';
 import { Exchange } from './exchange.js';
+import { writeParts } from './partsWriter.js';
 import { readBody } from './requestBody.js';
 import { Router } from './router.js';
 import { HttpError, isStreamHandler } from './types.js';
@@ -90,7 +92,7 @@ export class HttpServer {
         };
         try {
           if (la.kind !== 'tcp') return finish();
-          this.goAsync(res, ex);
+          watchAbort(res, ex);
           void this.opts.auth.check(ex.headers, ex.query, ex.remoteAddress).then((outcome) => {
             if (ex.aborted) return;
             if (!outcome.ok) return this.send(res, ex, outcome.reply);
@@ -131,14 +133,6 @@ export class HttpServer {
     }
   }
 
-  /** uWS requires an abort handler on every response not answered inside its callback. */
-  private goAsync(res: HttpResponse, ex: Exchange): void {
-    res.onAborted(() => {
-      ex.aborted = true;
-      ex.abort();
-    });
-  }
-
   private route(la: ListenerApp, res: HttpResponse, ex: Exchange): void {
     const { method, path, headers } = ex;
     const origin = headers['origin'];
@@ -157,7 +151,7 @@ export class HttpServer {
     if (isStreamHandler(route.handler)) {
       const stream = route.handler;
       if (!needsAuth) return stream.stream(res, ex);
-      this.goAsync(res, ex);
+      watchAbort(res, ex);
       void this.opts.auth.check(headers, ex.query, ex.remoteAddress).then((outcome) => {
         if (ex.aborted) return;
         if (!outcome.ok) return this.send(res, ex, outcome.reply);
@@ -177,7 +171,7 @@ export class HttpServer {
         return this.send(res, ex, this.errorReply(err, ex));
       }
       if (!isPromise(result)) return this.send(res, ex, result);
-      this.goAsync(res, ex);
+      watchAbort(res, ex);
       this.armTimeout(res, ex);
       void result.then(
         (reply) => this.send(res, ex, reply),
@@ -185,7 +179,7 @@ export class HttpServer {
       );
       return;
     }
-    this.goAsync(res, ex);
+    watchAbort(res, ex);
     const limits = this.opts.limits();
     const declared = headers['content-length'] !== undefined ? Number(headers['content-length']) : undefined;
     const bodyPromise = wantsBody ? readBody(res, declared, limits.maxBodyBytes) : null;
@@ -246,11 +240,11 @@ export class HttpServer {
     if (ex.aborted || ex.done) return;
     ex.done = true;
     if (ex.timer) clearTimeout(ex.timer);
-    let payload: string | Buffer = '';
+    let payload: string | Buffer | BodyParts = '';
     let contentType: string | undefined;
     const body = reply.body;
     if (body !== undefined && body !== null) {
-      if (typeof body === 'string' || Buffer.isBuffer(body)) payload = body;
+      if (typeof body === 'string' || Buffer.isBuffer(body) || body instanceof BodyParts) payload = body;
       else {
         payload = JSON.stringify(body);
         contentType = 'application/json';
@@ -258,9 +252,9 @@ export class HttpServer {
     }
     let encoding: string | undefined;
     const acceptEncoding = ex.headers['accept-encoding'];
-    // A string's length never exceeds its UTF-8 size, so short strings skip the byte count.
-    if (acceptEncoding && payload.length > 0 && (payload.length > COMPRESSION_MIN_BYTES || Buffer.byteLength(payload) > COMPRESSION_MIN_BYTES)) {
-      const compressed = maybeCompress(Buffer.isBuffer(payload) ? payload : Buffer.from(payload), acceptEncoding);
+    if (acceptEncoding && byteLengthOver(payload, COMPRESSION_MIN_BYTES)) {
+      const whole = payload instanceof BodyParts ? payload.join() : Buffer.isBuffer(payload) ? payload : Buffer.from(payload);
+      const compressed = maybeCompress(whole, acceptEncoding);
       if (compressed) {
         payload = compressed.body;
         encoding = compressed.encoding;
@@ -274,15 +268,36 @@ export class HttpServer {
   }
 }
 
-function writeResponse(res: HttpResponse, ex: Exchange, reply: Reply, payload: string | Buffer, contentType: string | undefined, encoding: string | undefined, close: boolean): void {
+function writeResponse(res: HttpResponse, ex: Exchange, reply: Reply, payload: string | Buffer | BodyParts, contentType: string | undefined, encoding: string | undefined, close: boolean): void {
   res.writeStatus(statusLine(reply.status));
   if (contentType) res.writeHeader('Content-Type', contentType);
   const origin = ex.headers['origin'];
   if (origin !== undefined) writeHeaders(res, corsHeaders(ex.listener, origin));
   if (reply.headers) writeHeaders(res, reply.headers);
   if (encoding) res.writeHeader('Content-Encoding', encoding).writeHeader('Vary', 'Accept-Encoding');
+  if (payload instanceof BodyParts) {
+    if (ex.method === 'HEAD') res.endWithoutBody(payload.byteLength, close);
+    // tryEnd cannot close the connection afterwards; no reply that closes is that large.
+    else if (close || payload.byteLength === 0) res.end(payload.join(), close);
+    else writeParts(res, payload, () => watchAbort(res, ex));
+    return;
+  }
   if (ex.method === 'HEAD') res.endWithoutBody(Buffer.byteLength(payload), close);
   else res.end(payload, close);
+}
+
+/** A string's length never exceeds its UTF-8 size, so short strings skip the byte count. */
+function byteLengthOver(payload: string | Buffer | BodyParts, limit: number): boolean {
+  if (payload instanceof BodyParts) return payload.byteLength > limit;
+  return payload.length > 0 && (payload.length > limit || Buffer.byteLength(payload) > limit);
+}
+
+/** uWS requires an abort handler on every response not answered inside its callback. */
+function watchAbort(res: HttpResponse, ex: Exchange): void {
+  res.onAborted(() => {
+    ex.aborted = true;
+    ex.abort();
+  });
 }
 
 function writeHeaders(res: HttpResponse, headers: Record<string, string>): void {

@@ -1,6 +1,8 @@
 /** Shapes shared by the HTTP layer and the route modules; only stream handlers see a uWS response. */
 import type { HttpResponse, WebSocket } from '@trufflesuite/uws-js-unofficial';
 
+import type { BodyParts } from './bodyParts.js';
+
 /** Which listener a request arrived on: the always-on unix socket or the opt-in TCP listener. */
 export type ListenerKind = 'socket' | 'tcp';
 
@@ -24,11 +26,11 @@ export interface RequestContext {
   readonly signal: AbortSignal;
 }
 
-/** A complete response. `body` objects are sent as JSON. */
+/** A complete response. `body` objects are sent as JSON; BodyParts are sent as their bytes in order. */
 export interface Reply {
   status: number;
   headers?: Record<string, string>;
-  body?: string | Buffer | object | null;
+  body?: string | Buffer | BodyParts | object | null;
 }
 
 /** Handlers that produce one response. */

@@ -111,9 +111,12 @@ export function resultResponse(id: JsonRpcId, resultJson: string): string {
 
 const RESULT_END = Buffer.from('}');
 
-/** resultResponse with the result already encoded: three buffers joined, no string re-encoding. */
-export function resultResponseBytes(id: JsonRpcId, result: Buffer): Buffer {
-  return Buffer.concat([Buffer.from(`{"jsonrpc":"2.0","id":${idJson(id)},"result":`), result, RESULT_END]);
+/**
+ * resultResponse with the result already encoded, as the three slices to send in order: no string
+ * re-encoding, and no join (a fresh ~150 KB Buffer per tools/list cost more than the list itself).
+ */
+export function resultResponseParts(id: JsonRpcId, result: Buffer): Buffer[] {
+  return [Buffer.from(`{"jsonrpc":"2.0","id":${idJson(id)},"result":`), result, RESULT_END];
 }
 
 export function errorResponse(id: JsonRpcId | null | undefined, code: number, message: string, data?: unknown): string {

@@ -7,8 +7,9 @@
 import { randomUUID } from 'node:crypto';
 
 import { serializeToolOutcome } from '../../shared/mcpEnvelope.js';
+import { BodyParts } from '../http/bodyParts.js';
 import type { Reply, RequestContext } from '../http/types.js';
-import { errorResponse, JsonRpcCode, parseMessage, resultResponse, resultResponseBytes } from './jsonRpc.js';
+import { errorResponse, JsonRpcCode, parseMessage, resultResponse, resultResponseParts } from './jsonRpc.js';
 import type { JsonRpcCall, JsonRpcId } from './jsonRpc.js';
 import type { McpSessionMeta, McpSessionStore } from './protocolSessions.js';
 import type { ToolCatalogView, ToolSurface } from './surface.js';
@@ -131,7 +132,7 @@ export class McpTransport {
 
   private listReply(id: JsonRpcId, surface: ToolSurface, meta: McpSessionMeta | null): Reply {
     const headers: Record<string, string> = meta ? { ...JSON_HEADERS, 'Mcp-Session-Id': meta.id } : { ...JSON_HEADERS };
-    return { status: 200, headers, body: resultResponseBytes(id, this.deps.catalog.toolsListResultBytes(surface)) };
+    return { status: 200, headers, body: new BodyParts(resultResponseParts(id, this.deps.catalog.toolsListResultBytes(surface))) };
   }
 
   private reply(id: JsonRpcId, resultJson: string | null, meta: McpSessionMeta | null, code?: number, message?: string): Reply {
