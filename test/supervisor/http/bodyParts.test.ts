@@ -8,10 +8,10 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync } from 'node:zlib';
 
-import { TcpAuth } from '../../../supervisor/http/auth.js';
 import { BodyParts } from '../../../supervisor/http/bodyParts.js';
 import { bindTcp, closeTcp, type TcpBinding } from '../../../supervisor/http/listeners.js';
 import { HttpServer } from '../../../supervisor/http/server.js';
+import { testTcpAuth } from '../../helpers/testAuth.js';
 
 /** Far more than a paused reader's socket buffers hold on loopback, so the server must wait for writable. */
 const BIG_BYTES = 8 * 1024 * 1024;
@@ -79,15 +79,7 @@ describe('BodyParts replies', { timeout: 15_000 }, () => {
   const sockets: Socket[] = [];
 
   before(async () => {
-    const auth = new TcpAuth(() => ({
-      username: 'admin',
-      passwordHash: '',
-      sessionToken: '',
-      sessionTokenDurationSecs: 60,
-      lanAuthBypass: false,
-      rateLimitMax: 0,
-      rateLimitWindowSecs: 60,
-    }));
+    const auth = testTcpAuth();
     const server = new HttpServer({
       routes: [
         { method: 'GET', pattern: '/big', public: true, handler: () => ({ status: 200, body: new BodyParts(sliced(whole)) }) },
