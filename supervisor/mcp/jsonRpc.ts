@@ -109,14 +109,13 @@ export function resultResponse(id: JsonRpcId, resultJson: string): string {
   return `{"jsonrpc":"2.0","id":${idJson(id)},"result":${resultJson}}`;
 }
 
-const RESULT_END = Buffer.from('}');
-
 /**
- * resultResponse with the result already encoded, as the three slices to send in order: no string
- * re-encoding, and no join (a fresh ~150 KB Buffer per tools/list cost more than the list itself).
+ * A response whose result is already encoded and ends with the envelope's closing `}` (the catalog
+ * caches its lists that way): two parts, written in order without joining, so a 150 KB list is
+ * neither copied per request nor followed by a one-byte write.
  */
-export function resultResponseParts(id: JsonRpcId, result: Buffer): Buffer[] {
-  return [Buffer.from(`{"jsonrpc":"2.0","id":${idJson(id)},"result":`), result, RESULT_END];
+export function resultResponseParts(id: JsonRpcId, resultAndEnd: Buffer): Buffer[] {
+  return [Buffer.from(`{"jsonrpc":"2.0","id":${idJson(id)},"result":`), resultAndEnd];
 }
 
 export function errorResponse(id: JsonRpcId | null | undefined, code: number, message: string, data?: unknown): string {

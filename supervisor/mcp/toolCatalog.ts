@@ -49,8 +49,8 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
   private enabled: NativeTool[] = [];
   private disabled = new Set<string>();
   private readonly listJson: Record<ToolSurface, string> = { classic: '{"tools":[]}', collapsed: '{"tools":[]}' };
-  /** The same lists as UTF-8 bytes: a response splices these instead of re-encoding a large string per request. */
-  private readonly listBytes: Record<ToolSurface, Buffer> = { classic: Buffer.from(this.listJson.classic), collapsed: Buffer.from(this.listJson.collapsed) };
+  /** The same lists as UTF-8 bytes with the response's closing `}`: what a tools/list answer sends after its prefix. */
+  private readonly listBytes: Record<ToolSurface, Buffer> = { classic: Buffer.from(`${this.listJson.classic}}`), collapsed: Buffer.from(`${this.listJson.collapsed}}`) };
   /** A collapse_tools toggle changes what sessions see without changing either list. */
   private lastCollapse = false;
   private upstreamSubscription: Disposable | null = null;
@@ -81,7 +81,7 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
     return this.listJson[surface];
   }
 
-  toolsListResultBytes(surface: ToolSurface): Buffer {
+  toolsListResponseTail(surface: ToolSurface): Buffer {
     return this.listBytes[surface];
   }
 
@@ -147,8 +147,8 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
     const progress = this.enabled.find((t) => t.definition.name === PROGRESS_TOOL);
     if (progress) collapsed.push(progress.definition);
     this.listJson.collapsed = JSON.stringify({ tools: collapsed });
-    this.listBytes.classic = Buffer.from(this.listJson.classic);
-    this.listBytes.collapsed = Buffer.from(this.listJson.collapsed);
+    this.listBytes.classic = Buffer.from(`${this.listJson.classic}}`);
+    this.listBytes.collapsed = Buffer.from(`${this.listJson.collapsed}}`);
   }
 
   /** Non-meta dispatch: what tools/call and call_tool both reach; re-checks disabled tools every time. */

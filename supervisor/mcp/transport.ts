@@ -132,7 +132,7 @@ export class McpTransport {
 
   private listReply(id: JsonRpcId, surface: ToolSurface, meta: McpSessionMeta | null): Reply {
     const headers: Record<string, string> = meta ? { ...JSON_HEADERS, 'Mcp-Session-Id': meta.id } : { ...JSON_HEADERS };
-    return { status: 200, headers, body: new BodyParts(resultResponseParts(id, this.deps.catalog.toolsListResultBytes(surface))) };
+    return { status: 200, headers, body: new BodyParts(resultResponseParts(id, this.deps.catalog.toolsListResponseTail(surface))) };
   }
 
   private reply(id: JsonRpcId, resultJson: string | null, meta: McpSessionMeta | null, code?: number, message?: string): Reply {
