@@ -72,6 +72,24 @@ describe('pty host: bytes arrive exactly', () => {
     assert.ok(r.chunks.length < expected.length / 8192, `${r.chunks.length} data events for ${expected.length} bytes`);
   });
 
+  test('input keeps its order when a paste fills the PTY input buffer and keystrokes follow at once', async () => {
+    // The paste overflows the kernel's input buffer, so part of it waits in node-pty's write queue;
+    // the keystrokes sent right behind it must queue after it, not jump ahead with a direct write.
+    const file = join(dir, 'typed.txt');
+    const paste = Buffer.from(randomBytes(192 * 1024).toString('base64'));
+    const keys = Array.from({ length: 50 }, (_, i) => Buffer.from(`<${i}>`));
+    const expected = Buffer.concat([paste, ...keys]);
+    const { id } = await host.spawnSession({ args: ['-c', `stty raw -echo; printf R; head -c ${expected.length} > '${file}'`] });
+    await host.waitForText(id, 'R');
+    const writes = [paste, ...keys].map((payload) => host.client.request('write', { session_id: id }, { payload }));
+    await Promise.all(writes);
+    const exit = await host.waitForExit(id, 30_000);
+    assert.equal(exit.exit_code, 0);
+    const typed = readFileSync(file);
+    assert.equal(typed.length, expected.length);
+    assert.ok(typed.equals(expected), 'the PTY received the input out of order');
+  });
+
   test('the tail before exit is never lost: `head -c 300000 /dev/urandom | base64; exit 3`, 3 sessions at once', async () => {
     const runs = await Promise.all(
       [0, 1, 2].map(async (i) => {
