@@ -47,7 +47,13 @@ describe('session tool over /mcp', () => {
     assert.deepEqual(await tool('session', { action: 'close', session_id: id }, bound), { error: 'Cannot close own session. Use exit to terminate yourself.' });
     assert.equal((await tool('session', { action: 'list' })).find((e: { session_id: string }) => e.session_id === id).is_caller, false, 'an unbound caller is not it');
 
-    const exitReceipt = await tool('session', { action: 'submit', session_id: id, input: 'exit 3' });
+    // As the tool tells clients: a refusal with retry_safe (the prompt can still be arriving on a loaded
+    // machine, making the shell busy again after the wait) means wait until idle and submit again.
+    let exitReceipt = await tool('session', { action: 'submit', session_id: id, input: 'exit 3' });
+    for (let attempt = 0; attempt < 5 && !exitReceipt.submitted && exitReceipt.retry_safe && exitReceipt.reason === 'shell_busy'; attempt++) {
+      await tool('session', { action: 'wait', session_id: id, until: 'idle', timeout_ms: 20_000 });
+      exitReceipt = await tool('session', { action: 'submit', session_id: id, input: 'exit 3' });
+    }
     assert.equal(exitReceipt.submitted, true, JSON.stringify(exitReceipt));
     assert.deepEqual(await tool('session', { action: 'wait', session_id: id, until: 'exited', timeout_ms: 20_000 }), {
       met: true,
