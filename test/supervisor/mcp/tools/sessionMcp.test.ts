@@ -30,11 +30,24 @@ describe('session tool over /mcp', () => {
     return value;
   };
 
+  /**
+   * As the tool tells clients: a refusal with retry_safe (on a loaded machine the prompt can arrive after
+   * the 500 ms of quiet a wait saw, making the shell busy again) means wait until idle and submit again.
+   */
+  const submitWhenIdle = async (id: string, input: string) => {
+    let receipt = await tool('session', { action: 'submit', session_id: id, input });
+    for (let attempt = 0; attempt < 5 && !receipt.submitted && receipt.retry_safe && receipt.reason === 'shell_busy'; attempt++) {
+      await tool('session', { action: 'wait', session_id: id, until: 'idle', timeout_ms: 20_000 });
+      receipt = await tool('session', { action: 'submit', session_id: id, input });
+    }
+    return receipt;
+  };
+
   it('creates, submits, reads and waits; a bound caller sees itself and cannot close itself; exit 3 is reported', async () => {
     const { session_id: id } = await tool('session', { action: 'create', cwd: work });
     assert.match(id, /^[0-9a-f-]{36}$/);
     assert.equal((await tool('session', { action: 'wait', session_id: id, until: 'idle', timeout_ms: 20_000 })).met, true);
-    const receipt = await tool('session', { action: 'submit', session_id: id, input: 'echo mcp-$((6*7))' });
+    const receipt = await submitWhenIdle(id, 'echo mcp-$((6*7))');
     assert.equal(receipt.acknowledged, true, JSON.stringify(receipt));
     assert.equal((await tool('session', { action: 'wait', session_id: id, until: 'idle', timeout_ms: 20_000 })).met, true);
     assert.ok((await tool('session', { action: 'output', session_id: id })).data.includes('mcp-42'));
@@ -47,13 +60,7 @@ describe('session tool over /mcp', () => {
     assert.deepEqual(await tool('session', { action: 'close', session_id: id }, bound), { error: 'Cannot close own session. Use exit to terminate yourself.' });
     assert.equal((await tool('session', { action: 'list' })).find((e: { session_id: string }) => e.session_id === id).is_caller, false, 'an unbound caller is not it');
 
-    // As the tool tells clients: a refusal with retry_safe (the prompt can still be arriving on a loaded
-    // machine, making the shell busy again after the wait) means wait until idle and submit again.
-    let exitReceipt = await tool('session', { action: 'submit', session_id: id, input: 'exit 3' });
-    for (let attempt = 0; attempt < 5 && !exitReceipt.submitted && exitReceipt.retry_safe && exitReceipt.reason === 'shell_busy'; attempt++) {
-      await tool('session', { action: 'wait', session_id: id, until: 'idle', timeout_ms: 20_000 });
-      exitReceipt = await tool('session', { action: 'submit', session_id: id, input: 'exit 3' });
-    }
+    const exitReceipt = await submitWhenIdle(id, 'exit 3');
     assert.equal(exitReceipt.submitted, true, JSON.stringify(exitReceipt));
     assert.deepEqual(await tool('session', { action: 'wait', session_id: id, until: 'exited', timeout_ms: 20_000 }), {
       met: true,
