@@ -10,6 +10,7 @@ import { RawToolResult, toCallToolResult } from '../../../shared/mcpEnvelope.js'
 import type { UpstreamServer } from '../../../supervisor/upstreams/upstreamConfig.js';
 import { EventBus } from '../../../supervisor/events/eventBus.js';
 import { McpHubHost } from '../../../supervisor/hosts/mcpHubHost.js';
+import { waitFor } from '../../helpers/poll.js';
 import { processAlive } from '../../helpers/upstreamServers.js';
 
 const MOCK_JS = new URL('../../fixtures/upstreams/mockUpstream.js', import.meta.url).pathname;
@@ -22,14 +23,6 @@ function quietLog() {
   const lines: string[] = [];
   const push = (_obj: object, msg: string) => void lines.push(msg);
   return { lines, log: { info: push, warn: push, error: push } };
-}
-
-async function until(what: string, probe: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 test('the hub host serves the pushed list, dispatches, and survives its worker dying (restart + replay)', async (t) => {
@@ -57,17 +50,17 @@ test('the hub host serves the pushed list, dispatches, and survives its worker d
 
   // Kill the hub thread behind the host's back: it must restart it and register alpha again.
   await (host as unknown as { running: { worker: { terminate(): Promise<number> } } }).running.worker.terminate();
-  await until('the restarted hub lists alpha again', async () => {
+  await waitFor(async () => {
     const rows = await host.status().catch(() => []);
     return rows.some((r) => r.name === 'alpha' && r.status === 'ready' && r.pid !== firstPid) && host.listFragment().includes('alpha__echo');
-  });
+  }, 'the restarted hub lists alpha again', 15_000);
   assert.ok(lines.some((l) => /hub worker exited; restarting/.test(l)), lines.join('\n'));
   const again = toCallToolResult(await host.call('alpha', 'echo', { text: 'after restart' }));
   assert.match(again.content[0]!['text'] as string, /after restart/);
 
   const pid = (await host.status())[0]!.pid!;
   await host.stop();
-  await until('the upstream process is gone after stop', () => !processAlive(pid), 5_000);
+  await waitFor(() => !processAlive(pid), 'the upstream process is gone after stop', 5_000);
   const afterStop = toCallToolResult(await host.call('alpha', 'echo', {}));
   assert.equal(afterStop.isError, true);
 });
@@ -97,9 +90,9 @@ test('applyPlan connects, reconnects and disconnects; unknown reconnect is Upstr
   assert.match(host.listFragment(), /a__echo/);
   const b = { ...a, name: 'b' };
   await host.applyPlan({ connect: [], disconnect: [], reconnect: [{ before: a, after: b, clearStoredAuth: false }] });
-  await until('renamed upstream listed', () => host.listFragment().includes('b__echo') && !host.listFragment().includes('a__echo'));
+  await waitFor(() => host.listFragment().includes('b__echo') && !host.listFragment().includes('a__echo'), 'renamed upstream listed', 15_000);
   await host.applyPlan({ connect: [], disconnect: [b], reconnect: [] });
-  await until('removed upstream unlisted', () => host.listFragment() === '');
+  await waitFor(() => host.listFragment() === '', 'removed upstream unlisted', 15_000);
   await assert.rejects(host.reconnect('b'), /Upstream 'b' not found/);
   assert.ok(published.some((p) => p.name === 'b' && p.status === 'disconnected'));
   assert.ok(published.some((p) => p.name === 'a' && p.status === 'ready'));

@@ -10,19 +10,10 @@ import { Tuicd } from '../../helpers/tuicdProcess.js';
 import { WsViewer } from '../../helpers/wsViewer.js';
 import { call, idleShell, outputUntil, startHarness } from '../mcp/tools/sessionHarness.js';
 import type { Harness } from '../mcp/tools/sessionHarness.js';
+import { until } from '../../helpers/poll.js';
 
 /** Built at run time so the source holds no token-shaped literal. */
 const FAKE_OPENAI_KEY = ['sk', 'proj', 'Zq8Xw7Vu6Ts5Rq4Po3Nm2Lk1Jh0Gf9Ed8Cb7Az6Yx5Wv4Ut3'].join('-');
-
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms: ${JSON.stringify(v).slice(0, 800)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('GET /sessions/:id/output, format=text and format=log (real tuicd)', () => {
   let t: Tuicd;
@@ -49,7 +40,7 @@ describe('GET /sessions/:id/output, format=text and format=log (real tuicd)', ()
     // Split literals, so the echo of the typed command never looks like the drawn screen.
     const script = `echo scrolled-''away; printf '\\033[2J\\033[H\\033[3;5Hgrid-''row-3\\033[12;1Hexport OPENAI_API_KEY=%s\\033[10;1Hrow-''ten' '${FAKE_OPENAI_KEY}'; sleep 60\n`;
     assert.equal((await t.socket('POST', `/sessions/${id}/write`, JSON.stringify({ data: script }))).status, 200);
-    const text = await until(() => get(id, 'format=text'), (o) => String(o.data).includes('row-ten'), 'the drawn screen');
+    const text = await until(() => get(id, 'format=text'), (o) => String(o.data).includes('row-ten'), 'the drawn screen', 15_000);
 
     const rows = String(text.data).split('\n');
     assert.equal(text.total_written, 24, 'total_written counts grid rows');

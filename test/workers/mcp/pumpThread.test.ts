@@ -13,6 +13,7 @@ import type { UpstreamServerWire } from '../../../shared/protocol/upstreamServer
 import { pumpThread } from '../../../workers/mcp/pumpThread.js';
 import { StdioUpstream } from '../../../workers/mcp/stdioUpstream.js';
 import { isAlive, MOCK_UPSTREAM } from '../proxy-stdio/pumpHarness.js';
+import { waitFor } from '../../helpers/poll.js';
 
 function server(name: string, mode: string, timeoutSecs = 15, env: Record<string, string> = {}): UpstreamServerWire {
   return { id: `id-${name}`, name, transport: { type: 'stdio', command: process.execPath, args: [MOCK_UPSTREAM, mode], env }, enabled: true, timeout_secs: timeoutSecs };
@@ -85,7 +86,7 @@ describe('the shared pump thread', () => {
     await Promise.all(inFlight);
     assert.equal(a.upstream.pid, null);
     assert.ok(a.logs.some((l) => l.level === 'error' && /pump channel closed/.test(l.msg)), JSON.stringify(a.logs));
-    await waitUntil(() => !isAlive(pidA) && !isAlive(pidB), 'the orphaned children to be killed');
+    await waitFor(() => !isAlive(pidA) && !isAlive(pidB), 'the orphaned children to be killed');
 
     assert.equal(text(await a.upstream.callTool('echo', { text: 'after the thread died' })), 'after the thread died');
     assert.equal(text(await b.upstream.callTool('echo', { text: 'b too' })), 'b too');
@@ -124,11 +125,3 @@ describe('the shared pump thread', () => {
     assert.equal(await calm.upstream.healthCheck(), null);
   });
 });
-
-async function waitUntil(predicate: () => boolean, what: string, ms = 5_000): Promise<void> {
-  const started = Date.now();
-  while (!predicate()) {
-    if (Date.now() - started > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

@@ -7,6 +7,7 @@ import type { UpstreamServerWire } from '../../../shared/protocol/upstreamServer
 import { StdioUpstream } from '../../../workers/mcp/stdioUpstream.js';
 import { UpstreamRpcError } from '../../../workers/mcp/upstreamClient.js';
 import { EVERYTHING_SERVER, isAlive, MOCK_UPSTREAM, waitForRespawnWindow } from '../proxy-stdio/pumpHarness.js';
+import { waitFor } from '../../helpers/poll.js';
 
 interface Logged {
   level: string;
@@ -76,7 +77,7 @@ describe('StdioUpstream', { concurrency: true }, () => {
     const spawnedBy = Date.now();
     const firstPid = upstream.pid!;
     await assert.rejects(upstream.callTool('exit', { code: 7 }), { message: "Upstream 'mock' exited (code 7) while 'tools/call' was pending" });
-    await waitUntil(() => toolsChanged() === 1, 'the tools-changed signal for the exit');
+    await waitFor(() => toolsChanged() === 1, 'the tools-changed signal for the exit');
     assert.equal(upstream.pid, null);
     await assert.rejects(upstream.healthCheck(), /Upstream 'mock' process is not running/);
     await assert.rejects(upstream.callTool('echo', { text: 'too soon' }), (err: Error) => {
@@ -107,11 +108,3 @@ describe('StdioUpstream', { concurrency: true }, () => {
     );
   });
 });
-
-async function waitUntil(predicate: () => boolean, what: string, ms = 5_000): Promise<void> {
-  const started = Date.now();
-  while (!predicate()) {
-    if (Date.now() - started > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
