@@ -9,6 +9,17 @@ export function isPlainObject(value: unknown): value is JsonObject {
   return proto === Object.prototype || proto === null;
 }
 
+/** The object at `path` under `root`; with `create`, missing or non-object steps become `{}` on the way. */
+export function objectAt(root: unknown, path: readonly string[], create = false): JsonObject | undefined {
+  let node = root;
+  for (const key of path) {
+    if (!isPlainObject(node)) return undefined;
+    if (create && !isPlainObject(node[key])) node[key] = {};
+    node = node[key];
+  }
+  return isPlainObject(node) ? node : undefined;
+}
+
 /**
  * Deep-merges `partial` onto `base` and returns a new value; neither input is mutated.
  * Objects merge key by key, arrays and scalars replace wholesale, and `null` deletes the key, so

@@ -5,7 +5,7 @@ import { Compile } from 'typebox/compile';
 import Value from 'typebox/value';
 
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
-import { isPlainObject, type JsonObject } from './merge.js';
+import { isPlainObject, objectAt, type JsonObject } from './merge.js';
 import {
   AppConfigSchema,
   LEGACY_SESSION_TOKEN_DURATION_SECS,
@@ -76,12 +76,6 @@ function describeFirst(errors: readonly ValidationIssue[]): { pointer: string; r
     return { pointer: `${first.instancePath}/${missing}`, reason: 'is required' };
   }
   return { pointer: first.instancePath, reason: first.message };
-}
-
-function objectAt(root: JsonObject, path: readonly string[]): JsonObject | undefined {
-  let node: unknown = root;
-  for (const key of path) node = isPlainObject(node) ? node[key] : undefined;
-  return isPlainObject(node) ? node : undefined;
 }
 
 function applyTlsRule(doc: JsonObject, options: NormalizeOptions): void {

@@ -1,7 +1,7 @@
 // The four config secrets: stripped on the way out (GET /config, MCP config get) and preserved on
 // the way in, so a client that round-trips a redacted config never wipes a secret by accident.
 
-import { isPlainObject, type JsonObject } from './merge.js';
+import { isPlainObject, objectAt, type JsonObject } from './merge.js';
 import type { ConfigSnapshot } from './schema.js';
 
 export interface SecretField {
@@ -10,26 +10,22 @@ export interface SecretField {
   readonly key: string;
   /** Output-only presence flag exposed instead of the value. */
   readonly flag: string;
+  /**
+   * Credential-store account holding the value once a store is attached (never in config.json);
+   * absent = kept in the file (the password hash). `/` keeps it apart from upstream names.
+   */
+  readonly vaultAccount?: string;
 }
 
 export const SECRET_FIELDS: readonly SecretField[] = [
   { parent: ['services', 'auth'], key: 'password_hash', flag: 'password_hash_exists' },
-  { parent: ['services', 'auth'], key: 'session_token', flag: 'session_token_exists' },
-  { parent: ['services', 'relay'], key: 'token', flag: 'token_exists' },
-  { parent: ['services', 'push'], key: 'vapid_private_key', flag: 'vapid_private_key_exists' },
+  { parent: ['services', 'auth'], key: 'session_token', flag: 'session_token_exists', vaultAccount: 'config/session_token' },
+  { parent: ['services', 'relay'], key: 'token', flag: 'token_exists', vaultAccount: 'config/relay_token' },
+  { parent: ['services', 'push'], key: 'vapid_private_key', flag: 'vapid_private_key_exists', vaultAccount: 'config/vapid_private_key' },
 ];
 
 /** The client view of the config: AppConfig minus the secrets, plus their `*_exists` flags. */
 export type ClientConfig = JsonObject;
-
-function objectAt(root: unknown, path: readonly string[]): JsonObject | undefined {
-  let node: unknown = root;
-  for (const key of path) {
-    if (!isPlainObject(node)) return undefined;
-    node = node[key];
-  }
-  return isPlainObject(node) ? node : undefined;
-}
 
 /** Returns a deep copy with every secret removed and replaced by its boolean `*_exists` flag. */
 export function redactForClient(config: ConfigSnapshot): ClientConfig {
