@@ -24,7 +24,6 @@ export const HubConstants = {
   HEALTH_CHECK_INTERVAL_MS: 60_000,
   /** The first tools/list waits at most this long for boot connects to settle. */
   SETTLE_TIMEOUT_MS: 3_000,
-  SETTLE_POLL_MS: 50,
   /** Clients (Grok, some gateways) refuse longer names: a qualified name past it is reported and skipped. */
   MAX_TOOL_NAME_LENGTH: 64,
   /** `{upstream}__{tool}`: the routing discriminator; native names never contain it. */

@@ -37,8 +37,6 @@ export const UpstreamServerSchema = Type.Object({
 export type UpstreamServerWire = Static<typeof UpstreamServerSchema>;
 
 /** Wire statuses (REFERENCE §7). An entry starts `connecting` when enabled, else `disabled`. */
-export const UPSTREAM_STATUSES = ['connecting', 'ready', 'circuit_open', 'disabled', 'failed', 'needs_auth', 'authenticating'] as const;
-export type UpstreamStatus = (typeof UPSTREAM_STATUSES)[number];
 export const UpstreamStatusSchema = Type.Union([
   Type.Literal('connecting'),
   Type.Literal('ready'),
@@ -48,6 +46,7 @@ export const UpstreamStatusSchema = Type.Union([
   Type.Literal('needs_auth'),
   Type.Literal('authenticating'),
 ]);
+export type UpstreamStatus = Static<typeof UpstreamStatusSchema>;
 
 /** The MCP revision the proxy speaks to upstreams (spec: every POST carries it; stdio offers it). */
 export const UPSTREAM_PROTOCOL_VERSION = '2025-11-25';

@@ -160,11 +160,6 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
     return (await this.running.hub.request('status', {})).upstreams;
   }
 
-  /** The hub worker's thread id while it runs (diagnostics). */
-  get threadId(): number | null {
-    return this.running?.worker.threadId ?? null;
-  }
-
   async stop(): Promise<void> {
     this.disposed = true;
     this.openGate();
