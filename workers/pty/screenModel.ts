@@ -50,6 +50,8 @@ export class ScreenModel implements Disposable {
   private fedTo = 0;
   /** Grids built from scratch (first reads, replays after an idle drop or after the ring overtook the grid). */
   private replays = 0;
+  /** The last render, reused while the grid and the bytes it has seen are the same. */
+  private rendered: { grid: ScreenGrid; fedTo: number; snapshot: ScreenSnapshot } | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private readonly idleDropMs: number;
 
@@ -76,13 +78,18 @@ export class ScreenModel implements Disposable {
   snapshot(): ScreenSnapshot {
     const grid = this.catchUp();
     this.armIdleDrop();
-    return render(grid);
+    // Log-mode viewers ask every 200 ms: an unchanged grid is not rendered and redacted again.
+    if (this.rendered === undefined || this.rendered.grid !== grid || this.rendered.fedTo !== this.fedTo) {
+      this.rendered = { grid, fedTo: this.fedTo, snapshot: render(grid) };
+    }
+    return this.rendered.snapshot;
   }
 
   /** The output so far was drawn at the old size: a held grid takes it first, then resizes. */
   resize(rows: number, cols: number): void {
     this.rows = rows;
     this.cols = cols;
+    this.rendered = undefined;
     if (this.grid === undefined) return;
     this.catchUp().resize(rows, cols);
   }
@@ -91,6 +98,7 @@ export class ScreenModel implements Disposable {
     clearTimeout(this.idleTimer);
     this.idleTimer = undefined;
     this.grid = undefined;
+    this.rendered = undefined;
   }
 
   /** Hands the grid (built if needed) every ring byte it has not seen. */
@@ -122,6 +130,7 @@ export class ScreenModel implements Disposable {
     this.idleTimer = setTimeout(() => {
       this.idleTimer = undefined;
       this.grid = undefined;
+      this.rendered = undefined;
     }, this.idleDropMs);
     this.idleTimer.unref();
   }

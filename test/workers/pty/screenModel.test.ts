@@ -32,6 +32,23 @@ describe('ScreenModel over an output ring', () => {
     model.dispose();
   });
 
+  test('an unchanged screen is rendered once: repeated reads share it until output or a resize', () => {
+    const ring = new OutputRing(1024);
+    const model = new ScreenModel(ring, 2, 10);
+    ring.append(enc('one'));
+    const first = model.snapshot();
+    assert.equal(model.snapshot(), first, 'no new bytes: the same render');
+    ring.append(enc('!'));
+    const second = model.snapshot();
+    assert.notEqual(second, first);
+    assert.deepEqual(second.rows, ['one!', '']);
+    model.resize(2, 6);
+    const resized = model.snapshot();
+    assert.notEqual(resized, second, 'a resize renders again');
+    assert.equal(resized.cols, 6);
+    model.dispose();
+  });
+
   test('a grid unread for the idle time is dropped; the next read rebuilds the same screen', async () => {
     const ring = new OutputRing(1024);
     const model = new ScreenModel(ring, 2, 10, { idleDropMs: 30 });
