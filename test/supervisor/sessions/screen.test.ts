@@ -102,7 +102,8 @@ describe('session tool output: tail appends the screen, delta does not', () => {
   it('tail: scrollback then the non-empty screen rows, each line once; delta: new scrollback only; a full-screen TUI shows in the tail', async () => {
     const id = await idleShell(h);
     await call(h.session, { action: 'input', session_id: id, input: `printf 'tail-%s\\n' one two three`, special_key: 'enter' });
-    const first = await outputUntil(h, id, (d) => d.includes('tail-three'), 'the printed lines');
+    // Wait for the prompt after the output too: otherwise the screen read below can see a prompt the tail did not.
+    const first = await outputUntil(h, id, (d) => d.includes('tail-three') && !d.trimEnd().endsWith('tail-three'), 'the printed lines and the next prompt');
     const screen = (await h.sessions.readScreen(id)).rows.filter((r) => r !== '');
     const rows = first.data.split('\n');
     assert.deepEqual(rows.slice(-screen.length), screen, 'the tail ends with the screen rows');
