@@ -1,4 +1,4 @@
-/** Two linked in-process transports for tests (MCP's InMemoryTransport.createLinkedPair idea). */
+/** Two linked in-process transports (MCP's InMemoryTransport.createLinkedPair idea): the hub's links to its stdio pumps, and tests. */
 
 import { ErrorCode, SupervisorError } from '../errors.js';
 import { type Transport, TransportBase } from './transport.js';

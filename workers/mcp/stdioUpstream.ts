@@ -1,7 +1,7 @@
 /**
  * A stdio upstream as the registry sees it (UpstreamClient), backed by a proxy-stdio pump: its own
- * Pump object in the hub's shared pump thread (pumpThread.ts), reached over its own channel, that
- * owns the child process. Deadlines, teardown, the lossy stdout queue and the respawn limit live in the
+ * Pump object hosted in the hub's thread (pumpHost.ts), reached over its own channel, that owns the
+ * child process. Deadlines, teardown, the lossy stdout queue and the respawn limit live in the
  * pump; this side maps the UpstreamClient calls onto its channel, respawns the child when a call
  * finds it gone (the pump enforces the 5 s limit, its error is the call's failure), and tells the
  * registry when the tools may have changed (the child exited, or was respawned).
@@ -11,8 +11,7 @@ import { type Client, connect } from '../../shared/channel.js';
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { ProxyStdioProtocol, type ProxyStdioProtocolT, StdioLimits } from '../../shared/protocol/proxyStdio.js';
 import { PROXY_CLIENT_NAME, UPSTREAM_PROTOCOL_VERSION, type UpstreamServerWire } from '../../shared/protocol/upstreamServer.js';
-import { messagePortTransport } from '../../shared/transports/messagePort.js';
-import { type PumpAttachment, pumpThread } from './pumpThread.js';
+import { type PumpAttachment, pumpHost } from './pumpHost.js';
 import { type UpstreamClient, UpstreamRpcError, type UpstreamTool } from './upstreamClient.js';
 
 export type StdioUpstreamLogLevel = 'info' | 'warn' | 'error';
@@ -25,7 +24,7 @@ export interface StdioUpstreamOptions {
   log: (level: StdioUpstreamLogLevel, msg: string, fields?: Record<string, unknown>) => void;
 }
 
-/** The pump's own deadline answers first; the channel's only catches a wedged pump thread. */
+/** The pump's own deadline answers first; the channel's only catches a pump that never answers. */
 const CHANNEL_MARGIN_MS = 5_000;
 /** timeout_secs 0 means no deadline; the channel still needs one (setTimeout's ceiling). */
 const NO_DEADLINE_MS = 2 ** 31 - 1;
@@ -44,6 +43,7 @@ export class StdioUpstream implements UpstreamClient {
   private started = false;
   private starting: Promise<UpstreamTool[]> | undefined;
   private closing: Promise<void> | undefined;
+  private attaching: Promise<Client<ProxyStdioProtocolT>> | undefined;
   private readonly toolsListeners = new Set<() => void>();
 
   constructor(private readonly options: StdioUpstreamOptions) {
@@ -82,7 +82,7 @@ export class StdioUpstream implements UpstreamClient {
     this.toolsListeners.add(listener);
   }
 
-  /** Shuts the child down (stdin closed, 2 s, group SIGKILL), then releases its pump (the shared thread ends with the last). Idempotent. */
+  /** Shuts the child down (stdin closed, 2 s, group SIGKILL), then releases its pump. Idempotent. */
   close(): Promise<void> {
     this.closing ??= this.shutdownPump();
     return this.closing;
@@ -96,7 +96,7 @@ export class StdioUpstream implements UpstreamClient {
   }
 
   private async runStart(signal: AbortSignal | undefined): Promise<UpstreamTool[]> {
-    const client = this.pump();
+    const client = await this.pump();
     const { command, args, env, cwd } = this.transport;
     const budget = this.timeoutMs > 0 ? 2 * this.timeoutMs + StdioLimits.SHUTDOWN_GRACE_MS + CHANNEL_MARGIN_MS : NO_DEADLINE_MS;
     const params = {
@@ -142,31 +142,36 @@ export class StdioUpstream implements UpstreamClient {
 
   private async rpc(method: string, payload: Uint8Array | undefined, signal: AbortSignal | undefined): Promise<unknown> {
     const timeout = this.timeoutMs > 0 ? this.timeoutMs + CHANNEL_MARGIN_MS : NO_DEADLINE_MS;
-    const client = this.pump();
+    const client = this.client !== undefined && !this.client.closed ? this.client : await this.pump();
     const reply = await this.pumpCall(method, () => client.requestWithPayload('rpc', { method }, { timeout, ...(payload ? { payload } : {}), ...(signal ? { signal } : {}) }));
     const error = reply.result.error;
     if (error !== undefined) throw new UpstreamRpcError(error.code, error.message, error.data);
     return parsePayload(reply.payload, null);
   }
 
-  /** A request to the pump; the shared thread dying under it is named as such, not as a bare channel close. */
+  /** A request to the pump; its link closing under it is named as such, not as a bare channel close. */
   private async pumpCall<T>(what: string, send: () => Promise<T>): Promise<T> {
     try {
       return await send();
     } catch (err) {
       if (!(err instanceof SupervisorError) || err.code !== ErrorCode.CHANNEL_CLOSED || this.closing !== undefined) throw err;
-      throw new SupervisorError(ErrorCode.CHANNEL_CLOSED, `Upstream '${this.name}': the stdio pump thread ended while '${what}' was pending (${err.message})`, {
+      throw new SupervisorError(ErrorCode.CHANNEL_CLOSED, `Upstream '${this.name}': the stdio pump ended while '${what}' was pending (${err.message})`, {
         upstream: this.name,
         reason: 'pump_ended',
       });
     }
   }
 
-  /** The channel to this upstream's pump, attached on first use (and again, to a new thread, if the thread died). */
-  private pump(): Client<ProxyStdioProtocolT> {
+  /** The channel to this upstream's pump, attached on first use (and again if its link closed). */
+  private async pump(): Promise<Client<ProxyStdioProtocolT>> {
     if (this.client !== undefined && !this.client.closed) return this.client;
-    const attachment = pumpThread.attach();
-    const client = connect(messagePortTransport(attachment.port), ProxyStdioProtocol);
+    this.attaching ??= this.attachPump().finally(() => (this.attaching = undefined));
+    return this.attaching;
+  }
+
+  private async attachPump(): Promise<Client<ProxyStdioProtocolT>> {
+    const attachment = await pumpHost.attach();
+    const client = connect(attachment.transport, ProxyStdioProtocol);
     const fields = { upstream: this.name };
     client.on('stderr', ({ line }) => this.options.log('info', `[${this.name} stderr] ${line}`, { ...fields, stream: 'stderr' }));
     client.on('log', ({ level, msg, fields: extra }) => this.options.log(level, msg, { ...fields, ...extra }));
@@ -177,14 +182,14 @@ export class StdioUpstream implements UpstreamClient {
       this.toolsMayHaveChanged();
     });
     client.onClose((reason) => {
-      // This pump is gone either way; the thread may end with it if it was the last.
-      void attachment.release();
+      // This pump is gone either way.
+      attachment.release();
       if (this.client !== client) return;
       const wasRunning = this.running;
       this.running = false;
       if (this.closing === undefined) {
         this.options.log('error', `Upstream '${this.name}': pump channel closed: ${reason.message}`, fields);
-        // Nobody can reach that child any more (a thread terminated from outside does not kill it): best effort.
+        // Nobody can reach that child through this link any more; the pump shuts it down after its grace, this is sooner.
         if (wasRunning && this.childPid !== null) killGroup(this.childPid);
       }
       if (wasRunning) this.toolsMayHaveChanged();
@@ -202,12 +207,12 @@ export class StdioUpstream implements UpstreamClient {
       if (!client.closed) await client.request('shutdown', {}, { timeout: StdioLimits.SHUTDOWN_GRACE_MS + CHANNEL_MARGIN_MS });
     } catch (err) {
       this.options.log('warn', `Upstream '${this.name}': shutdown: ${(err as Error).message}`, { upstream: this.name });
-      // The pump could not do it; ending its thread would orphan the child: kill its group from here.
+      // The pump could not do it; releasing it now would orphan the child: kill its group from here.
       if (this.running && this.childPid !== null) killGroup(this.childPid);
     } finally {
       this.running = false;
       client.dispose();
-      await attachment.release();
+      attachment.release();
     }
   }
 

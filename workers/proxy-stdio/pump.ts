@@ -116,7 +116,7 @@ export class Pump implements HandlersOf<P> {
     return {};
   }
 
-  /** The pump thread is dying on an error: the child must not outlive it. */
+  /** The hosting thread is dying on an error: the child must not outlive it. */
   killNow(): void {
     this.session?.killNow();
   }

@@ -35,7 +35,7 @@ export class StdinWriter {
     private readonly maxBacklogBytes: number = STDIN_MAX_BACKLOG_BYTES,
   ) {
     // EPIPE when the child exits mid-write: each write's callback hears about it, and the exit
-    // handler fails the calls; without a listener the error would kill the pump thread.
+    // handler fails the calls; without a listener the error would kill the hosting (hub) thread.
     stream.on('error', (err) => {
       this.failure ??= err;
     });

@@ -246,7 +246,7 @@ export class StdioSession {
     return this.shutdownPromise;
   }
 
-  /** For a dying pump thread: nothing may outlive it. */
+  /** For a dying hosting thread: nothing may outlive it. */
   killNow(): void {
     signalGroup(this.pid, 'SIGKILL');
   }

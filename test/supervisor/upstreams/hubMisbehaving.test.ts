@@ -16,7 +16,7 @@ import { stdioServer, writeUpstreams } from '../../helpers/upstreamServers.js';
 import { rpc } from '../mcp/transport/mcpHttp.js';
 
 const MOCK_JS = new URL('../../fixtures/upstreams/mockUpstream.js', import.meta.url).pathname;
-/** tuicd's whole RSS (supervisor, hub and pump threads) may not pass this while upstreams misbehave. */
+/** tuicd's whole RSS (supervisor and hub thread with its pumps) may not pass this while upstreams misbehave. */
 const RSS_BOUND_BYTES = 600 * 1024 * 1024;
 
 interface CallResult {

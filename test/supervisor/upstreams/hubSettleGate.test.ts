@@ -29,7 +29,7 @@ async function listNames(t: Tuicd): Promise<string[]> {
 }
 
 test('await_initial_settle: the first tools/list right after start includes an upstream whose handshake is slow', async (t) => {
-  // A long gate (test knob): on a loaded box, starting the pump thread and the upstream alone can take over 3 s.
+  // A long gate (test knob): on a loaded box, starting the hub thread and the upstream alone can take over 3 s.
   const { t: tuicd, dir } = await startWith([stdioServer('slow', [SLOW_JS, '1000'])], { TUIC_SETTLE_TIMEOUT_MS: '30000' });
   t.after(async () => {
     await tuicd.stop();

@@ -1,4 +1,4 @@
-/** StdioUpstream (the hub's UpstreamClient for stdio) over a real pump thread and real child processes. */
+/** StdioUpstream (the hub's UpstreamClient for stdio) over real pumps (hosted in the test's thread, as in the hub's) and real child processes. */
 
 import assert from 'node:assert/strict';
 import { describe, test, type TestContext } from 'node:test';

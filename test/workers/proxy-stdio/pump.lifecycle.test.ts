@@ -30,7 +30,7 @@ describe('pump lifecycle', { concurrency: true }, () => {
     });
   });
 
-  test('arguments spawn() throws on (an empty command) fail start the same way, the pump thread survives', async (t) => {
+  test('arguments spawn() throws on (an empty command) fail start the same way, the hosting thread survives', async (t) => {
     const pump = await startPump(t);
     await assert.rejects(pump.start(mockParams('normal', { command: '' })), (err: Error & { code?: string }) => {
       assert.equal(err.code, ErrorCode.UPSTREAM_SPAWN_FAILED);

@@ -1,7 +1,7 @@
 /**
- * Several pumps in one pump thread (as the hub runs them): each keeps its own child, respawn clock
- * and request ids; a pump whose channel closes takes only its own child down; an uncaught
- * exception in the thread kills every pump's process group before the thread exits.
+ * Several pumps in one thread (as the hub runs them): each keeps its own child, respawn clock and
+ * request ids; a pump whose channel closes takes only its own child down; an uncaught exception in
+ * the thread (the hub's crash guard) kills every pump's process group before the thread exits.
  */
 
 import assert from 'node:assert/strict';
@@ -9,8 +9,6 @@ import { once } from 'node:events';
 import { describe, test } from 'node:test';
 
 import { isAlive, mockParams, startPumpThread } from './pumpHarness.js';
-
-const CRASHING_ENTRY = new URL('./crashingPumpThread.js', import.meta.url);
 
 describe('pumps sharing a thread', { concurrency: true }, () => {
   test('two pumps: own children, own respawn clocks and ids; closing one channel shuts down only its child', async (t) => {
@@ -34,7 +32,7 @@ describe('pumps sharing a thread', { concurrency: true }, () => {
   });
 
   test('an uncaught exception in the thread kills every pump child (and its group) before the thread exits', async (t) => {
-    const thread = startPumpThread(t, process.env, CRASHING_ENTRY);
+    const thread = startPumpThread(t);
     const pumps = await Promise.all([thread.attach(), thread.attach(), thread.attach()]);
     const children = await Promise.all(
       pumps.map(async (pump, n) => {
@@ -44,7 +42,7 @@ describe('pumps sharing a thread', { concurrency: true }, () => {
       }),
     );
     const exited = once(thread.worker, 'exit');
-    thread.worker.postMessage({ crash: 'a bug in the pump thread' });
+    thread.worker.postMessage({ crash: 'a bug in the hosting thread' });
     const [code] = (await exited) as [number];
     assert.equal(code, 1);
     for (const pump of pumps) await pump.until(() => pump.client.closed, 5_000, 'the channel to close with the thread');

@@ -1,6 +1,7 @@
 /**
- * A real proxy-stdio pump thread, and pumps attached to it (a MessageChannel port each, as the hub's
- * pumpThread does) with a channel client whose events are recorded, for the pump tests.
+ * A thread hosting real proxy-stdio pumps (pumpThreadEntry.ts), and pumps attached to it, a
+ * MessageChannel port each, with a channel client whose events are recorded, for the pump tests.
+ * A thread of its own so a test can give the pumps their own environment, and crash it.
  */
 
 import { existsSync, readFileSync } from 'node:fs';
@@ -15,7 +16,7 @@ import { messagePortTransport } from '../../../shared/transports/messagePort.js'
 type P = ProxyStdioProtocolT;
 export type StartParams = ParamsOf<P, 'start'>;
 
-export const PUMP_ENTRY = new URL('../../../workers/proxy-stdio/main.js', import.meta.url);
+export const PUMP_ENTRY = new URL('./pumpThreadEntry.js', import.meta.url);
 export const MOCK_UPSTREAM = new URL('../../fixtures/upstreams/mockUpstream.js', import.meta.url).pathname;
 const NODE_MODULES = new URL('../../../../node_modules/', import.meta.url).pathname;
 export const EVERYTHING_SERVER = `${NODE_MODULES}@modelcontextprotocol/server-everything/dist/index.js`;
@@ -47,8 +48,8 @@ export interface PumpThreadHarness {
 }
 
 /** Starts a pump thread (stopped after the test); `env` is the environment the thread (and so its pumps) sees. */
-export function startPumpThread(t: TestContext, env: NodeJS.ProcessEnv = process.env, entry: URL = PUMP_ENTRY): PumpThreadHarness {
-  const worker = new Worker(entry, { env });
+export function startPumpThread(t: TestContext, env: NodeJS.ProcessEnv = process.env): PumpThreadHarness {
+  const worker = new Worker(PUMP_ENTRY, { env });
   worker.on('error', () => {}); // Tests that crash the thread look at its exit code.
   const pumps: PumpHarness[] = [];
   let stopping: Promise<void> | undefined;

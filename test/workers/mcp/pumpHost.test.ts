@@ -1,16 +1,17 @@
 /**
- * The hub's shared pump thread (workers/mcp/pumpThread.ts) under real StdioUpstreams and real
- * children: one thread for many upstreams, ended with the last; a thread killed behind their backs
- * fails what was in flight clearly and the next call runs on a new thread; a flooding upstream
- * does not starve its neighbour. Sequential: the thread is a per-process singleton being counted.
+ * The stdio pumps hosted in the hub's thread (workers/mcp/pumpHost.ts) under real StdioUpstreams
+ * and real children: a pump and a child per upstream, released one by one; a pump link that closes
+ * behind an upstream's back fails what was in flight clearly, its child goes, and the next call
+ * gets a new pump; a flooding upstream does not starve its neighbour. Sequential: the attached
+ * pumps are a per-thread count.
  */
 
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
 import { describe, test, type TestContext } from 'node:test';
 
 import type { UpstreamServerWire } from '../../../shared/protocol/upstreamServer.js';
-import { pumpThread } from '../../../workers/mcp/pumpThread.js';
+import type { Transport } from '../../../shared/transports/transport.js';
+import { pumpHost } from '../../../workers/mcp/pumpHost.js';
 import { StdioUpstream } from '../../../workers/mcp/stdioUpstream.js';
 import { isAlive, MOCK_UPSTREAM } from '../proxy-stdio/pumpHarness.js';
 import { waitFor } from '../../helpers/poll.js';
@@ -28,81 +29,73 @@ function make(t: TestContext, wire: UpstreamServerWire) {
 
 const text = (result: unknown): string => (result as { content: Array<{ text: string }> }).content[0]!.text;
 
-describe('the shared pump thread', () => {
-  test('4 stdio upstreams share one thread; releasing them all terminates it; the next use starts a new one', async (t) => {
-    assert.equal(pumpThread.threadCount(), 0);
+/** The hub's end of an upstream's pump link (private: only a test closes it from outside). */
+const linkOf = (upstream: StdioUpstream): Transport => (upstream as unknown as { attachment: { transport: Transport } }).attachment.transport;
+
+describe('stdio pumps in the hub thread', () => {
+  test('4 stdio upstreams: a pump and a child each, in this thread; closing one leaves the others; closing all releases every pump and child', async (t) => {
+    assert.equal(pumpHost.attachedCount(), 0);
     const upstreams = [0, 1, 2, 3].map((n) => make(t, server(`u${n}`, 'normal')).upstream);
     await Promise.all(upstreams.map((upstream) => upstream.connect()));
-    assert.equal(pumpThread.threadCount(), 1);
-    assert.equal(pumpThread.attachedCount(), 4);
-    const worker = pumpThread.currentWorker()!;
+    assert.equal(pumpHost.attachedCount(), 4);
     const texts = await Promise.all(upstreams.map((upstream, n) => upstream.callTool('echo', { text: `from u${n}` }).then(text)));
     assert.deepEqual(texts, ['from u0', 'from u1', 'from u2', 'from u3']);
     const pids = upstreams.map((upstream) => upstream.pid!);
     assert.equal(new Set(pids).size, 4, 'one child per upstream');
 
     await upstreams[0]!.close();
-    assert.equal(pumpThread.attachedCount(), 3);
-    assert.equal(pumpThread.currentWorker(), worker, 'the others keep the thread');
+    assert.equal(pumpHost.attachedCount(), 3);
+    assert.equal(isAlive(pids[0]!), false, 'the closed upstream took its child down');
     assert.equal(text(await upstreams[1]!.callTool('echo', { text: 'still here' })), 'still here');
 
-    const exited = once(worker, 'exit');
     await Promise.all(upstreams.slice(1).map((upstream) => upstream.close()));
-    await exited;
-    assert.equal(pumpThread.threadCount(), 0);
-    assert.equal(pumpThread.attachedCount(), 0);
-    assert.equal(pumpThread.currentWorker(), undefined);
-    assert.ok(pids.every((pid) => !isAlive(pid)), 'every child was shut down before the thread ended');
+    assert.equal(pumpHost.attachedCount(), 0);
+    assert.ok(pids.every((pid) => !isAlive(pid)), 'every child was shut down');
 
     const { upstream: later } = make(t, server('later', 'normal'));
     await later.connect();
-    assert.equal(pumpThread.threadCount(), 1);
-    assert.notEqual(pumpThread.currentWorker(), worker);
+    assert.equal(pumpHost.attachedCount(), 1);
     await later.close();
-    assert.equal(pumpThread.threadCount(), 0);
+    assert.equal(pumpHost.attachedCount(), 0);
   });
 
-  test('the thread killed behind their backs: in-flight calls fail naming it, the children go, the next call works on a new thread', async (t) => {
+  test('a pump link closed behind their backs: in-flight calls fail naming it, the children go, the next call gets a new pump', async (t) => {
     const a = make(t, server('a', 'normal'));
-    // b's child ignores EOF: the pipes a dead thread drops would not end it, the hub must.
+    // b's child ignores EOF: only the kill of its group ends it.
     const b = make(t, server('b', 'normal', 15, { MOCK_IGNORE_EOF: '1' }));
     await Promise.all([a.upstream.connect(), b.upstream.connect()]);
-    const worker = pumpThread.currentWorker()!;
     const [pidA, pidB] = [a.upstream.pid!, b.upstream.pid!];
     t.after(() => {
-      // Only if this test failed: children the dead thread left behind must not outlive it.
+      // Only if this test failed: children must not outlive it.
       for (const pid of [pidA, pidB].filter(isAlive)) process.kill(-pid, 'SIGKILL');
     });
     const inFlight = [a, b].map(({ upstream }, n) =>
       assert.rejects(upstream.callTool('sleep', { ms: 60_000 }), (err: Error & { data?: { reason?: string } }) => {
-        assert.match(err.message, new RegExp(`^Upstream '${'ab'[n]}': the stdio pump thread ended while 'tools/call' was pending`));
+        assert.match(err.message, new RegExp(`^Upstream '${'ab'[n]}': the stdio pump ended while 'tools/call' was pending`));
         assert.equal(err.data?.reason, 'pump_ended');
         return true;
       }),
     );
     await new Promise((resolve) => setTimeout(resolve, 200)); // Let both requests reach their children.
 
-    await worker.terminate();
+    for (const { upstream } of [a, b]) linkOf(upstream).close();
     await Promise.all(inFlight);
     assert.equal(a.upstream.pid, null);
     assert.ok(a.logs.some((l) => l.level === 'error' && /pump channel closed/.test(l.msg)), JSON.stringify(a.logs));
-    await waitFor(() => !isAlive(pidA) && !isAlive(pidB), 'the orphaned children to be killed');
+    await waitFor(() => !isAlive(pidA) && !isAlive(pidB), 'the unreachable children to be killed');
 
-    assert.equal(text(await a.upstream.callTool('echo', { text: 'after the thread died' })), 'after the thread died');
+    assert.equal(text(await a.upstream.callTool('echo', { text: 'after the link closed' })), 'after the link closed');
     assert.equal(text(await b.upstream.callTool('echo', { text: 'b too' })), 'b too');
-    assert.equal(pumpThread.threadCount(), 1);
-    assert.notEqual(pumpThread.currentWorker(), worker);
-    assert.equal(pumpThread.attachedCount(), 2);
+    assert.equal(pumpHost.attachedCount(), 2);
     assert.ok(a.upstream.pid !== null && a.upstream.pid !== pidA);
     await Promise.all([a.upstream.close(), b.upstream.close()]);
-    assert.equal(pumpThread.threadCount(), 0);
+    assert.equal(pumpHost.attachedCount(), 0);
   });
 
   test('fairness: 50 sequential calls to a normal upstream all succeed while its neighbour in the thread floods', async (t) => {
     const flood = make(t, server('flood', 'flood', 10));
     const calm = make(t, server('calm', 'normal', 10));
     await Promise.all([flood.upstream.connect(), calm.upstream.connect()]);
-    assert.equal(pumpThread.threadCount(), 1);
     // The flood also answers between its bursts, keeping the shared thread busy with its lines.
     let floodCalls = 0;
     let flooding = true;
