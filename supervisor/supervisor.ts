@@ -29,7 +29,9 @@ import { PROGRESS_JOURNAL_FILE, ProgressJournal } from './progress/progressJourn
 import { mcpRoutes } from './routes/mcp.js';
 import { mcpConfirmRoutes } from './routes/mcpConfirm.js';
 import { mcpUpstreamsRoutes } from './routes/mcpUpstreams.js';
+import { projectUpstreamsRoutes } from './routes/projectUpstreams.js';
 import { settleTimeoutFromEnv } from './upstreams/settleTimeout.js';
+import { ProjectUpstreams } from './upstreams/projectUpstreams.js';
 import { UpstreamStore } from './upstreams/upstreamStore.js';
 import { progressRoutes } from './routes/progress.js';
 import { processRoutes } from './routes/process.js';
@@ -73,6 +75,7 @@ export class Supervisor {
   readonly progressJournal: ProgressJournal;
   readonly mcp: McpService;
   readonly upstreams: UpstreamStore;
+  readonly projects: ProjectUpstreams;
   readonly hub: McpHubHost;
 
   private readonly responseCells = new Map<string, { value: number }>();
@@ -125,6 +128,7 @@ export class Supervisor {
       logDir: opts.paths.logDir,
     });
     this.upstreams = new UpstreamStore({ configDir: opts.paths.configDir, credentials: () => this.credentials });
+    this.projects = new ProjectUpstreams({ configDir: opts.paths.configDir, log: this.log });
     this.hub = new McpHubHost({
       version: VERSION,
       bus: this.bus,
@@ -135,6 +139,7 @@ export class Supervisor {
     });
     this.mcp = new McpService({
       upstreams: this.hub,
+      projects: this.projects,
       version: VERSION,
       config: () => this.config.get(),
       nativeTools,
@@ -174,6 +179,8 @@ export class Supervisor {
       const credentials = CredentialStore.open({ configDir: opts.paths.configDir, service, env: opts.env });
       credentials.catch(() => undefined); // observed below; avoids an unhandled rejection while binding
       await writeSchema(opts.paths.configFile);
+      // Before the socket serves: a project's first tools/list must already be narrowed.
+      await sup.projects.load();
       await sup.bindSocket();
       sup.credentials = await credentials;
       // The session token and the other config secrets live in the store: load them before TCP serves.
@@ -264,6 +271,7 @@ export class Supervisor {
         credentials: () => this.credentials,
         ownPort: () => this.ownPort(),
       }),
+      ...projectUpstreamsRoutes(this.projects),
       ...progressRoutes(this.progressJournal),
       ...diagnosticsRoutes({ sessions: this.sessions, host: this.ptyHost, configDir: this.opts.paths.configDir, env: this.opts.env }),
     ];

@@ -17,6 +17,7 @@ import { ToolCatalog } from './toolCatalog.js';
 import type { CatalogLog, CatalogSettings } from './toolCatalog.js';
 import type { NativeTool } from './tools/nativeTool.js';
 import { McpTransport } from './transport.js';
+import type { ProjectAllowlists } from '../upstreams/projectUpstreams.js';
 import type { UpstreamToolSource } from './upstreamTools.js';
 import type { TransportLog } from './transport.js';
 
@@ -39,6 +40,8 @@ export interface McpServiceOptions {
   keepAliveMs?: number;
   /** The proxy hub's merged tools (issue #5); absent = natives only. */
   upstreams?: UpstreamToolSource;
+  /** Per-project upstream allowlists (repo-settings.json, .tuic.json); absent = no project is restricted. */
+  projects?: ProjectAllowlists;
 }
 
 export function catalogSettings(config: ConfigSnapshot): CatalogSettings {
@@ -70,8 +73,11 @@ export class McpService implements Disposable {
       version: opts.version,
       instructions: (surface) => this.instructionsFor(surface),
       boundSessionFor: (tuicSession) => this.boundSessionFor(tuicSession),
+      ...(opts.projects ? { allowlistFor: (repoPath: string | null) => opts.projects!.allowlistFor(repoPath) } : {}),
     });
     this.store.add(this.catalog.onChanged(() => this.streams.broadcast(TOOLS_LIST_CHANGED)));
+    // A project's allowlist changes what its sessions list, not the catalog's own lists.
+    if (opts.projects) this.store.add(opts.projects.onChanged(() => this.streams.broadcast(TOOLS_LIST_CHANGED)));
   }
 
   /** True while config `mcp_server_enabled` serves the /mcp routes. */

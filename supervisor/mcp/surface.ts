@@ -15,8 +15,11 @@ export interface ToolCatalogView {
   surfaceFor(session: { requiresMetaTools: boolean }): ToolSurface;
   /** Pre-serialized `{"tools":[...]}` (the JSON-RPC `result`), rebuilt only when the set changes. */
   toolsListResultJson(surface: ToolSurface): string;
-  /** The same as UTF-8 bytes followed by the response envelope's closing `}` (spliced after the response prefix, never re-encoded). */
-  toolsListResponseTail(surface: ToolSurface): Buffer;
+  /**
+   * The same as UTF-8 bytes followed by the response envelope's closing `}` (spliced after the
+   * response prefix, never re-encoded); with a project allowlist, only its upstreams' tools.
+   */
+  toolsListResponseTail(surface: ToolSurface, allowlist?: ReadonlySet<string> | null): Buffer;
   /**
    * Dispatches one tools/call: native by name, `{upstream}__{tool}` to the proxy hub (issue #5),
    * meta-tools in either surface. Never throws: failures become `isError` results.

@@ -27,6 +27,20 @@ const PROGRESS_TOOL = 'progress';
 /** Upstream tools are `{upstream}__{tool}`; native names never contain it. */
 const UPSTREAM_SEPARATOR = '__';
 
+const NARROWED_LISTS_KEPT = 64;
+
+/** Natives are always visible; an upstream tool only when its upstream is in the allowlist (if there is one). */
+function upstreamAllowed(name: string, allowlist: ReadonlySet<string> | null | undefined): boolean {
+  if (!allowlist) return true;
+  const separator = name.indexOf(UPSTREAM_SEPARATOR);
+  return separator < 0 || allowlist.has(name.slice(0, separator));
+}
+
+/** Two runs of JSON array elements as one. */
+function joinElements(a: string, b: string): string {
+  return a !== '' && b !== '' ? `${a},${b}` : a + b;
+}
+
 export interface CatalogLog {
   error(obj: object, msg: string): void;
 }
@@ -51,6 +65,10 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
   private readonly listJson: Record<ToolSurface, string> = { classic: '{"tools":[]}', collapsed: '{"tools":[]}' };
   /** The same lists as UTF-8 bytes with the response's closing `}`: what a tools/list answer sends after its prefix. */
   private readonly listBytes: Record<ToolSurface, Buffer> = { classic: Buffer.from(`${this.listJson.classic}}`), collapsed: Buffer.from(`${this.listJson.collapsed}}`) };
+  /** Classic lists narrowed to a project's upstream allowlist, by allowlist; dropped whenever the lists change. */
+  private readonly narrowedBytes = new Map<string, Buffer>();
+  /** The natives part of the classic list (JSON array elements), kept for the narrowed lists. */
+  private nativesJson = '';
   /** A collapse_tools toggle changes what sessions see without changing either list. */
   private lastCollapse = false;
   private upstreamSubscription: Disposable | null = null;
@@ -67,6 +85,7 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
     this.meta = (opts.metaTools ?? createMetaTools)({
       corpus: () => [...this.enabled.map((t) => t.definition), ...(opts.upstreams?.definitions() ?? [])],
       dispatch: (name, args, caller) => this.dispatch(name, args, caller),
+      visible: (name, caller) => upstreamAllowed(name, caller.upstreamAllowlist),
     });
     this.metaByName = new Map(this.meta.tools.map((t) => [t.definition.name, t]));
     this.recompute();
@@ -81,8 +100,20 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
     return this.listJson[surface];
   }
 
-  toolsListResponseTail(surface: ToolSurface): Buffer {
-    return this.listBytes[surface];
+  /** The tools/list answer after its prefix; a project allowlist narrows the upstream tools of the classic list. */
+  toolsListResponseTail(surface: ToolSurface, allowlist: ReadonlySet<string> | null = null): Buffer {
+    if (allowlist === null || surface === 'collapsed' || !this.opts.upstreams) return this.listBytes[surface];
+    const key = [...allowlist].sort().join('\n');
+    let bytes = this.narrowedBytes.get(key);
+    if (bytes === undefined) {
+      // Distinct allowlists are few (one per configured project); the bound only guards against churn.
+      if (this.narrowedBytes.size >= NARROWED_LISTS_KEPT) this.narrowedBytes.clear();
+      const upstream = this.opts.upstreams.definitions().filter((d) => upstreamAllowed(d.name, allowlist));
+      const upstreamJson = JSON.stringify(upstream).slice(1, -1);
+      bytes = Buffer.from(`{"tools":[${joinElements(this.nativesJson, upstreamJson)}]}}`);
+      this.narrowedBytes.set(key, bytes);
+    }
+    return bytes;
   }
 
   /** The enabled non-meta tools, natives then upstream ones, in list order (the meta-tools' corpus). */
@@ -142,7 +173,9 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
     this.enabled = [...this.natives.values()].filter((t) => !this.disabled.has(t.definition.name));
     const natives = JSON.stringify(this.enabled.map((t) => t.definition)).slice(1, -1);
     const upstream = this.opts.upstreams?.listFragment() ?? '';
-    this.listJson.classic = `{"tools":[${natives}${natives !== '' && upstream !== '' ? ',' : ''}${upstream}]}`;
+    this.nativesJson = natives;
+    this.narrowedBytes.clear();
+    this.listJson.classic = `{"tools":[${joinElements(natives, upstream)}]}`;
     const collapsed = this.meta.tools.map((t) => t.definition);
     const progress = this.enabled.find((t) => t.definition.name === PROGRESS_TOOL);
     if (progress) collapsed.push(progress.definition);
@@ -159,6 +192,8 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
       const tool = name.slice(separator + UPSTREAM_SEPARATOR.length);
       if (upstream === '' || tool === '') return textEnvelope({ error: `Tool name '${name}' lacks upstream prefix (expected '{upstream}__{tool}')` });
       if (!this.opts.upstreams) return textEnvelope({ error: `Unknown upstream '${upstream}'` });
+      const allowlist = caller.upstreamAllowlist;
+      if (allowlist && !allowlist.has(upstream)) return textEnvelope({ error: `Upstream '${upstream}' is not enabled for this project` });
       // The hub re-applies the upstream's allow/deny filter and its breaker on every call.
       return this.opts.upstreams.call(upstream, tool, args, caller.signal);
     }

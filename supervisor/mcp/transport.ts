@@ -45,6 +45,8 @@ export interface McpTransportDeps {
   instructions(surface: ToolSurface, meta: McpSessionMeta): string;
   /** The live PTY session a TUIC identity runs in (by tuic_session or session id). */
   boundSessionFor(tuicSession: string): string | null;
+  /** The upstreams a project (an MCP session's repo_path) may use; absent or null = every upstream. */
+  allowlistFor?(repoPath: string | null): ReadonlySet<string> | null;
 }
 
 /** Why a presented session header could not be used. */
@@ -132,7 +134,8 @@ export class McpTransport {
 
   private listReply(id: JsonRpcId, surface: ToolSurface, meta: McpSessionMeta | null): Reply {
     const headers: Record<string, string> = meta ? { ...JSON_HEADERS, 'Mcp-Session-Id': meta.id } : { ...JSON_HEADERS };
-    return { status: 200, headers, body: new BodyParts(resultResponseParts(id, this.deps.catalog.toolsListResponseTail(surface))) };
+    const tail = this.deps.catalog.toolsListResponseTail(surface, this.allowlistOf(meta));
+    return { status: 200, headers, body: new BodyParts(resultResponseParts(id, tail)) };
   }
 
   private reply(id: JsonRpcId, resultJson: string | null, meta: McpSessionMeta | null, code?: number, message?: string): Reply {
@@ -209,6 +212,11 @@ export class McpTransport {
       boundSessionId: tuicSession === null ? null : this.deps.boundSessionFor(tuicSession),
       clientName: meta?.client_name ?? null,
       signal: ctx.signal,
+      upstreamAllowlist: this.allowlistOf(meta),
     };
+  }
+
+  private allowlistOf(meta: McpSessionMeta | null): ReadonlySet<string> | null {
+    return meta === null || !this.deps.allowlistFor ? null : this.deps.allowlistFor(meta.repo_path);
   }
 }

@@ -28,6 +28,8 @@ export interface MetaToolSource {
   corpus(): readonly ToolDefinition[];
   /** The catalog's non-meta dispatch; it re-checks disabled tools and never throws. */
   dispatch(name: string, args: Record<string, unknown>, caller: CallerContext): Promise<ToolCallOutcome>;
+  /** Whether this caller may see the tool (a project's upstream allowlist); absent = every tool. */
+  visible?(name: string, caller: CallerContext): boolean;
 }
 
 export interface MetaTools {
@@ -83,14 +85,15 @@ export function createMetaTools(source: MetaToolSource): MetaTools {
       limit: Type.Integer({ description: `Most results to return, ${SEARCH_LIMIT.min}-${SEARCH_LIMIT.max} (default ${SEARCH_LIMIT.default})` }),
     },
     required: ['query'],
-    handler: (args) => {
+    handler: (args, caller) => {
       const query = args['query'];
       if (typeof query !== 'string' || query.trim() === '') throw new ToolError("search_tools requires a non-empty 'query'");
       const limit = args['limit'] ?? SEARCH_LIMIT.default;
       if (typeof limit !== 'number' || !Number.isFinite(limit)) throw new ToolError(`search_tools 'limit' must be a number, got ${JSON.stringify(limit)}`);
       const clamped = Math.min(SEARCH_LIMIT.max, Math.max(SEARCH_LIMIT.min, Math.floor(limit)));
       const { index, byName } = current();
-      const results = index.search(query, clamped).map((hit) => ({ name: hit.name, summary: firstSentence(byName.get(hit.name)!.description) }));
+      const hits = source.visible ? index.search(query, Number.POSITIVE_INFINITY).filter((hit) => source.visible!(hit.name, caller)).slice(0, clamped) : index.search(query, clamped);
+      const results = hits.map((hit) => ({ name: hit.name, summary: firstSentence(byName.get(hit.name)!.description) }));
       return { results, count: results.length };
     },
   });
@@ -100,11 +103,11 @@ export function createMetaTools(source: MetaToolSource): MetaTools {
     summary: 'The full definition {name, description, inputSchema} of one tool named by search_tools.',
     properties: { tool_name: Type.String({ description: 'Exact tool name' }) },
     required: ['tool_name'],
-    handler: (args) => {
+    handler: (args, caller) => {
       const name = requireName(args, 'get_tool_schema');
       if (isMetaToolName(name)) throw new ToolError(`'${name}' is a meta-tool: its definition is already in tools/list`);
       const def = current().byName.get(name);
-      if (!def) throw new ToolError(`Tool '${name}' not found. Use search_tools to find tools.`);
+      if (!def || (source.visible && !source.visible(name, caller))) throw new ToolError(`Tool '${name}' not found. Use search_tools to find tools.`);
       return { name: def.name, description: def.description, inputSchema: def.inputSchema };
     },
   });

@@ -25,6 +25,8 @@ export interface CallerContext {
   readonly clientName: string | null;
   /** Aborted when the HTTP request goes away or times out; long waits must honour it. */
   readonly signal: AbortSignal;
+  /** The upstreams the caller's project may use (its repository's allowlist); absent or null = every upstream. */
+  readonly upstreamAllowlist?: ReadonlySet<string> | null;
 }
 
 /**

@@ -3,7 +3,7 @@
  * Streamable HTTP, server-filesystem over stdio), driven through /mcp, /mcp/upstreams* and /events.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -120,6 +120,72 @@ describe('proxy hub with real upstreams', () => {
     assert.deepEqual(viaMeta.content, [{ type: 'text', text: 'Echo: meta' }], 'passed through unchanged, not re-wrapped');
     const blocked = await callTool(t, 'call_tool', { tool_name: 'fs__write_file', arguments: {} }, headers);
     assert.match(blocked.content[0]!.text, /blocked by its allow\/deny filter/);
+  });
+
+  test('per-project allowlist: repo-settings.json and .tuic.json narrow list, search and dispatch for sessions in that repository', async (tt) => {
+    const repoA = mkdtempSync(join(tmpdir(), 'tuicd-project-a-'));
+    const repoB = mkdtempSync(join(tmpdir(), 'tuicd-project-b-'));
+    tt.after(() => {
+      rmSync(repoA, { recursive: true, force: true });
+      rmSync(repoB, { recursive: true, force: true });
+    });
+    // Checked in with project B: only the filesystem upstream.
+    writeFileSync(join(repoB, '.tuic.json'), JSON.stringify({ mcp_upstreams: ['fs'] }));
+    const inRepo = async (repo: string, clientName = 'test-client') => {
+      const { id } = await initialize(t, { clientInfo: { name: clientName, version: '1' }, roots: [{ uri: `file://${repo}`, name: 'repo' }] });
+      return { 'Mcp-Session-Id': id };
+    };
+    const upstreamsListed = async (headers: Record<string, string>) =>
+      [...new Set(toolNames(await rpc(t, 'tools/list', {}, headers)).filter((n) => n.includes('__')).map((n) => n.split('__')[0]))].sort();
+
+    const a = await inRepo(repoA);
+    const b = await inRepo(repoB);
+    const anywhere = { 'Mcp-Session-Id': (await initialize(t)).id };
+    assert.deepEqual(await upstreamsListed(a), ['everything', 'fs'], 'no setting: every upstream');
+    assert.deepEqual(await upstreamsListed(b), ['fs'], '.tuic.json narrows project B');
+    assert.ok(toolNames(await rpc(t, 'tools/list', {}, b)).includes('session'), 'native tools stay');
+    const refused = await callTool(t, 'everything__echo', { message: 'x' }, b);
+    assert.equal(refused.isError, true);
+    assert.match(refused.content[0]!.text, /Upstream 'everything' is not enabled for this project/);
+    assert.match((await callTool(t, 'fs__read_text_file', { path: join(files, 'hello.txt') }, b)).content[0]!.text, /hello from the filesystem/);
+
+    // The route writes repo-settings.json and tells open streams; project A now sees only server-everything.
+    const stream = await McpStream.open({ socketPath: t.socketPath, headers: { ...a, Accept: 'text/event-stream' } });
+    tt.after(() => stream.close());
+    const set = await t.socket('POST', '/config/project-mcp-upstreams', JSON.stringify({ repoPath: repoA, upstreamNames: ['everything'] }), { 'Content-Type': 'application/json' });
+    assert.equal(set.status, 200, set.text);
+    await stream.waitForMethod('notifications/tools/list_changed');
+    assert.deepEqual(await upstreamsListed(a), ['everything']);
+    assert.deepEqual(await upstreamsListed(anywhere), ['everything', 'fs'], 'a session with no repository is not narrowed');
+    const saved = JSON.parse(readFileSync(join(dir, 'repo-settings.json'), 'utf8'));
+    assert.deepEqual(saved[repoA].mcp_upstreams, ['everything']);
+    assert.match((await callTool(t, 'fs__read_text_file', { path: join(files, 'hello.txt') }, a)).content[0]!.text, /Upstream 'fs' is not enabled for this project/);
+
+    // The collapsed surface: search_tools and get_tool_schema see only what the project may call.
+    const grokA = await inRepo(repoA, 'grok-shell-test');
+    const found = JSON.parse((await callTool(t, 'search_tools', { query: 'read text file contents', limit: 100 }, grokA)).content[0]!.text) as { results: Array<{ name: string }> };
+    assert.ok(found.results.length > 0 && found.results.every((r) => !r.name.startsWith('fs__')), JSON.stringify(found));
+    const schema = await callTool(t, 'get_tool_schema', { tool_name: 'fs__read_text_file' }, grokA);
+    assert.match(schema.content[0]!.text, /not found/);
+    const viaMeta = await callTool(t, 'call_tool', { tool_name: 'fs__read_text_file', arguments: { path: join(files, 'hello.txt') } }, grokA);
+    assert.match(viaMeta.content[0]!.text, /Upstream 'fs' is not enabled for this project/);
+
+    // The saved setting wins over the checked-in file; null means every upstream again.
+    await t.socket('POST', '/config/project-mcp-upstreams', JSON.stringify({ repoPath: repoB, upstreamNames: null }), { 'Content-Type': 'application/json' });
+    assert.deepEqual(await upstreamsListed(b), ['everything', 'fs']);
+    await t.socket('POST', '/config/project-mcp-upstreams', JSON.stringify({ repoPath: repoA }), { 'Content-Type': 'application/json' });
+    assert.deepEqual(await upstreamsListed(a), ['everything', 'fs']);
+
+    for (const [body, message] of [
+      [{}, "missing 'repoPath'"],
+      [{ repoPath: 'relative/path' }, 'must be an absolute path'],
+      [{ repoPath: repoA, upstreamNames: 'fs' }, "'upstreamNames' must be an array"],
+    ] as const) {
+      const bad = await t.socket('POST', '/config/project-mcp-upstreams', JSON.stringify(body), { 'Content-Type': 'application/json' });
+      assert.equal(bad.status, 400, bad.text);
+      const error = bad.json<{ error: string }>().error;
+      assert.ok(error.includes(message), error);
+    }
   });
 
   test('a save hot-reloads exactly what changed: an added HTTP upstream connects, unchanged stdio upstreams keep their process', async (tt) => {

@@ -1,0 +1,35 @@
+/**
+ * POST /config/project-mcp-upstreams `{repoPath, upstreamNames?}` (REFERENCE §1.6): sets which
+ * upstream servers MCP sessions working in that repository may list and call; no names (or null)
+ * means every upstream. Saved to repo-settings.json; open GET /mcp streams hear
+ * notifications/tools/list_changed. Guarded like the other config routes (see mcpUpstreams.ts).
+ */
+import { isAbsolute } from 'node:path';
+
+import { HttpError, parseJsonBody } from '../http/types.js';
+import type { Reply, RequestContext, Route } from '../http/types.js';
+import { isPlainObject } from '../config/merge.js';
+import type { ProjectUpstreams } from '../upstreams/projectUpstreams.js';
+
+const JSON_NULL: Reply = { status: 200, headers: { 'Content-Type': 'application/json' }, body: 'null' };
+
+function namesOf(value: unknown): string[] | null {
+  if (value === undefined || value === null) return null;
+  if (!Array.isArray(value) || !value.every((name) => typeof name === 'string' && name !== '')) {
+    throw new HttpError(400, "'upstreamNames' must be an array of upstream names, or null for every upstream");
+  }
+  return value as string[];
+}
+
+export function projectUpstreamsRoutes(projects: ProjectUpstreams): Route[] {
+  const set = async (ctx: RequestContext) => {
+    const body = ctx.body.length === 0 ? {} : parseJsonBody(ctx);
+    if (!isPlainObject(body)) throw new HttpError(400, 'request body must be a JSON object');
+    const repoPath = body['repoPath'];
+    if (typeof repoPath !== 'string' || repoPath === '') throw new HttpError(400, "missing 'repoPath'");
+    if (!isAbsolute(repoPath)) throw new HttpError(400, `'repoPath' must be an absolute path, got '${repoPath}'`);
+    await projects.set(repoPath, namesOf(body['upstreamNames']));
+    return JSON_NULL;
+  };
+  return [{ method: 'POST', pattern: '/config/project-mcp-upstreams', handler: set }];
+}
