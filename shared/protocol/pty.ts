@@ -7,7 +7,7 @@ import { Type } from 'typebox';
 import { defineProtocol } from './defineProtocol.js';
 
 /** Bumped on any incompatible change; the handshake refuses a stale pty host build. */
-export const PTY_PROTOCOL_VERSION = 1;
+export const PTY_PROTOCOL_VERSION = 2;
 
 /** Limits both sides rely on. */
 export const PtyConstants = {
@@ -21,6 +21,14 @@ export const PtyConstants = {
   LOG_LINES: 10_000,
   /** A shell with no output for this long is idle (SHELL_IDLE_MS). */
   SHELL_IDLE_MS: 500,
+  /**
+   * Flow control host → supervisor: a session whose sent output the supervisor has not yet
+   * acknowledged (`ack` events) by more than this stops being read until the backlog halves, so a
+   * supervisor that falls behind (a long GC, a blocked loop) holds the producing child instead of
+   * letting the host queue output without bound. Viewers never slow a session: the supervisor acks
+   * once it has fanned a batch out, whatever its viewers do with it.
+   */
+  UNACKED_OUTPUT_BYTES: 2 * 1024 * 1024,
 } as const;
 
 const SessionRef = { session_id: Type.String({ minLength: 1 }) };
@@ -130,6 +138,8 @@ export const PtyProtocol = defineProtocol({
     /** The child exited; the host keeps its buffers readable until `forget`. */
     exit: Type.Object({ ...SessionRef, exit_code: Type.Union([Type.Integer(), Type.Null()]), signal: Type.Union([Type.Integer(), Type.Null()]), total_written: Type.Integer() }),
     state: Type.Object({ ...SessionRef, shell_state: ShellState }),
+    /** Supervisor → host: `bytes` more of the session's output were handled (UNACKED_OUTPUT_BYTES). */
+    ack: Type.Object({ ...SessionRef, bytes: Type.Integer({ minimum: 0 }) }),
   },
 });
 

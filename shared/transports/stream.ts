@@ -61,7 +61,8 @@ class StreamTransport extends TransportBase {
     // Prefix and header share one small (pooled) buffer; the payload is written as it is, never
     // copied: a fresh buffer per PTY chunk would cost more in GC than the extra iovec in writev.
     // write()'s backpressure signal is not used: a protocol that streams bulk data bounds it with
-    // its own credits (the pty contract's `ack`), which also works on a MessagePort, which has none.
+    // its own credits (the pty contract's `ack` and UNACKED_OUTPUT_BYTES), which also works on a
+    // MessagePort, which has none.
     const head = Buffer.allocUnsafe(FRAME_PREFIX_BYTES + header.length);
     writeFramePrefix(head, 0, header.length, payload?.length ?? 0);
     head.set(header, FRAME_PREFIX_BYTES);

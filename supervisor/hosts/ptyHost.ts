@@ -29,6 +29,31 @@ export interface HostLogger {
   error(obj: object, msg: string): void;
 }
 
+/**
+ * The `ack` side of the pty flow control (PtyConstants.UNACKED_OUTPUT_BYTES): bytes handled per
+ * session, sent once per event-loop turn rather than once per batch.
+ */
+class OutputAcks {
+  private readonly pending = new Map<string, number>();
+  private scheduled = false;
+
+  constructor(private readonly client: PtyClient) {}
+
+  add(sessionId: string, bytes: number): void {
+    this.pending.set(sessionId, (this.pending.get(sessionId) ?? 0) + bytes);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.flush);
+  }
+
+  private readonly flush = (): void => {
+    this.scheduled = false;
+    if (this.client.closed) return this.pending.clear();
+    for (const [session_id, bytes] of this.pending) this.client.emit('ack', { session_id, bytes });
+    this.pending.clear();
+  };
+}
+
 interface Running {
   worker: StartedWorker;
   client: PtyClient;
@@ -88,11 +113,17 @@ export class PtyHost implements Disposable {
     this.restarts.push(now);
     const worker = this.starter.start();
     const client = connect(worker.transport, PtyProtocol);
-    for (const event of ['data', 'exit', 'state'] as const) {
-      client.on(event, (data: unknown, payload?: Uint8Array) => {
-        for (const fn of this.listeners.get(event) ?? []) fn(data, payload);
+    for (const event of ['exit', 'state'] as const) {
+      client.on(event, (data: unknown) => {
+        for (const fn of this.listeners.get(event) ?? []) fn(data);
       });
     }
+    const acks = new OutputAcks(client);
+    client.on('data', (data, payload) => {
+      for (const fn of this.listeners.get('data') ?? []) fn(data, payload);
+      // Fanned out (viewers queue or drop on their own): the host may send this much more.
+      if (payload !== undefined) acks.add(data.session_id, payload.length);
+    });
     const running: Running = { worker, client, heartbeat: setInterval(() => this.beat(running), PtyHostConstants.HEARTBEAT_INTERVAL_MS), expectedExit: false };
     running.heartbeat.unref();
     void worker.exited.then(({ code, signal }) => this.onWorkerExit(running, code, signal));

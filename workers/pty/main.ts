@@ -22,6 +22,7 @@ const service = new PtyService(
   { createTextLog: () => new TextPipeline() },
 );
 server = serve(streamTransport(sock, sock), PtyProtocol, service);
+server.on('ack', ({ session_id, bytes }) => service.ack(session_id, bytes));
 
 let stopping = false;
 function stop(code: number): void {

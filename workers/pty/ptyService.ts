@@ -7,7 +7,7 @@ import type { Disposable } from '../../shared/disposable.js';
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { type HandlerContext, type HandlersOf, type ParamsOf, type ResultOf, withPayload } from '../../shared/protocol/defineProtocol.js';
 import type { EventNameOf, EventOf } from '../../shared/protocol/defineProtocol.js';
-import type { PtyProtocolT } from '../../shared/protocol/pty.js';
+import { PtyConstants, type PtyProtocolT } from '../../shared/protocol/pty.js';
 import { mkdirSync } from 'node:fs';
 
 import { CaptureWriter } from './captureWriter.js';
@@ -31,6 +31,8 @@ const OK = Object.freeze({});
 
 export class PtyService implements HandlersOf<P>, Disposable {
   private readonly sessions = new Map<string, PtySession>();
+  /** Output sent per session and not yet acknowledged by the supervisor (PtyConstants.UNACKED_OUTPUT_BYTES). */
+  private readonly unacked = new Map<string, number>();
   /** Raw capture (diagnostics): off by default; `filter` null = every session, later ones included. */
   private captureState: { enabled: boolean; filter: string | null; dir: string | null } = { enabled: false, filter: null, dir: null };
   private readonly captures = new Map<string, CaptureWriter>();
@@ -50,7 +52,13 @@ export class PtyService implements HandlersOf<P>, Disposable {
     const session = PtySession.spawn(params, this.options.createTextLog?.());
     this.sessions.set(id, session);
     // Payloads are handed to the transport as they are: the coalescer never reuses a batch.
-    session.onData((payload, offset) => this.events.emit('data', { session_id: id, offset }, { payload }));
+    this.unacked.set(id, 0);
+    session.onData((payload, offset) => {
+      this.events.emit('data', { session_id: id, offset }, { payload });
+      const unacked = (this.unacked.get(id) ?? 0) + payload.length;
+      this.unacked.set(id, unacked);
+      if (unacked > PtyConstants.UNACKED_OUTPUT_BYTES) session.holdOutput(true);
+    });
     session.onState((shell_state) => this.events.emit('state', { session_id: id, shell_state }));
     session.onExit((info: ExitInfo) => this.events.emit('exit', { session_id: id, ...info }));
     if (this.captureState.enabled && (this.captureState.filter === null || this.captureState.filter === id)) this.startCapture(id, session);
@@ -96,10 +104,21 @@ export class PtyService implements HandlersOf<P>, Disposable {
     return this.get(params.session_id).readScreen();
   }
 
+  /** The supervisor handled `bytes` more of a session's output: below half the window, reading resumes. */
+  ack(sessionId: string, bytes: number): void {
+    const session = this.sessions.get(sessionId);
+    // A session forgotten meanwhile, or one of a previous host: nothing to release.
+    if (session === undefined) return;
+    const unacked = Math.max(0, (this.unacked.get(sessionId) ?? 0) - bytes);
+    this.unacked.set(sessionId, unacked);
+    if (unacked <= PtyConstants.UNACKED_OUTPUT_BYTES / 2) session.holdOutput(false);
+  }
+
   /** Drops a session's buffers; one still running is killed first (nobody will read it any more). */
   forget(params: Params<'forget'>): Result<'forget'> {
     const session = this.get(params.session_id);
     this.sessions.delete(params.session_id);
+    this.unacked.delete(params.session_id);
     session.dispose();
     return OK;
   }
@@ -165,6 +184,7 @@ export class PtyService implements HandlersOf<P>, Disposable {
   dispose(): void {
     for (const session of this.sessions.values()) session.dispose();
     this.sessions.clear();
+    this.unacked.clear();
   }
 
   private startCapture(id: string, session: PtySession): void {

@@ -77,6 +77,10 @@ export class PtySession implements Disposable {
   private readonly activity = new ShellActivity(PtyConstants.SHELL_IDLE_MS, (state) => this.stateListeners.fire(state));
   private killTimer: NodeJS.Timeout | undefined;
   private paused = false;
+  /** Held back by flow control: the supervisor has not acknowledged enough of what was sent. */
+  private held = false;
+  /** Whether node-pty is reading (neither paused nor held). */
+  private reading = true;
   private exitInfo: ExitInfo | undefined;
   private readonly exitPromise: Promise<ExitInfo>;
   private resolveExit: (info: ExitInfo) => void = () => {};
@@ -220,13 +224,33 @@ export class PtySession implements Disposable {
   pause(): void {
     if (this.exitInfo !== undefined || this.paused) return;
     this.paused = true;
-    this.pty.pause();
+    this.applyReading();
   }
 
   resume(): void {
     if (!this.paused) return;
     this.paused = false;
-    this.pty.resume();
+    this.applyReading();
+  }
+
+  /**
+   * Flow control towards the supervisor (PtyConstants.UNACKED_OUTPUT_BYTES): held, the PTY is not
+   * read, like `pause`, but independently of it; reading resumes only when neither holds it.
+   */
+  holdOutput(held: boolean): void {
+    if (this.held === held) return;
+    this.held = held;
+    this.applyReading();
+  }
+
+  private applyReading(): void {
+    if (this.exitInfo !== undefined) return;
+    const stop = this.paused || this.held;
+    if (stop === this.reading) {
+      this.reading = !stop;
+      if (stop) this.pty.pause();
+      else this.pty.resume();
+    }
   }
 
   /**
@@ -236,8 +260,11 @@ export class PtySession implements Disposable {
   kill(signal = 'SIGHUP'): void {
     const name = normalizeSignal(signal);
     if (this.exitInfo !== undefined) return;
-    // Output still queued in the kernel would be lost with the child; read it into the ring.
-    this.resume();
+    // Output still queued in the kernel would be lost with the child; read it into the ring (at most
+    // the kernel's buffer, whatever the flow control says: the child is going away).
+    this.paused = false;
+    this.held = false;
+    this.applyReading();
     signalGroup(this.pid, name);
     if (isClosingSignal(name) && this.killTimer === undefined) {
       this.killTimer = setTimeout(() => {

@@ -74,6 +74,11 @@ export interface SpawnOverrides {
 
 export interface PtyHostHandle {
   client: Client<PtyProtocolT>;
+  /**
+   * Acknowledge output as the supervisor does (on by default); off, the host holds a session once
+   * PtyConstants.UNACKED_OUTPUT_BYTES are outstanding. Turning it on acknowledges the backlog.
+   */
+  setAcking(on: boolean): void;
   child: ChildProcess;
   exited: Promise<unknown[]>;
   record(id: string): SessionRecord;
@@ -100,7 +105,14 @@ export async function startPtyHost(): Promise<PtyHostHandle> {
     if (r === undefined) records.set(id, (r = new SessionRecord()));
     return r;
   };
-  client.on('data', (e, payload) => record(e.session_id).addData(e.offset, payload));
+  let acking = true;
+  const unacked = new Map<string, number>();
+  client.on('data', (e, payload) => {
+    record(e.session_id).addData(e.offset, payload);
+    const bytes = payload?.length ?? 0;
+    if (acking) client.emit('ack', { session_id: e.session_id, bytes });
+    else unacked.set(e.session_id, (unacked.get(e.session_id) ?? 0) + bytes);
+  });
   client.on('state', (e) => record(e.session_id).states.push(e.shell_state));
   client.on('exit', (e) => {
     record(e.session_id).exit = { exit_code: e.exit_code, signal: e.signal, total_written: e.total_written };
@@ -109,6 +121,12 @@ export async function startPtyHost(): Promise<PtyHostHandle> {
 
   const handle: PtyHostHandle = {
     client,
+    setAcking(on) {
+      acking = on;
+      if (!on) return;
+      for (const [session_id, bytes] of unacked) client.emit('ack', { session_id, bytes });
+      unacked.clear();
+    },
     child,
     exited,
     record,
