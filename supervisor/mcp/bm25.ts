@@ -76,8 +76,11 @@ export class Bm25Index {
     return this.names.length;
   }
 
-  /** Documents sharing at least one term with the query, best first (ties keep corpus order). */
-  search(query: string, limit: number): SearchHit[] {
+  /**
+   * Documents sharing at least one term with the query, best first (ties keep corpus order); with
+   * `accept`, only documents it accepts count towards `limit`.
+   */
+  search(query: string, limit: number, accept?: (name: string) => boolean): SearchHit[] {
     const terms = [...new Set(tokenize(query))];
     const n = this.names.length;
     const scores = new Float64Array(n);
@@ -92,9 +95,13 @@ export class Bm25Index {
         scores[doc]! += (idf * tf * (BM25.k1 + 1)) / (tf + this.norms[doc]!);
       }
     }
-    return touched
-      .sort((a, b) => scores[b]! - scores[a]! || a - b)
-      .slice(0, Math.max(0, limit))
-      .map((doc) => ({ name: this.names[doc]!, score: scores[doc]! }));
+    touched.sort((a, b) => scores[b]! - scores[a]! || a - b);
+    const hits: SearchHit[] = [];
+    for (const doc of touched) {
+      if (hits.length >= limit) break;
+      const name = this.names[doc]!;
+      if (accept === undefined || accept(name)) hits.push({ name, score: scores[doc]! });
+    }
+    return hits;
   }
 }

@@ -26,6 +26,7 @@ export const REPO_SETTINGS_FILE = 'repo-settings.json';
 export const REPO_LOCAL_FILE = '.tuic.json';
 const FIELD = 'mcp_upstreams';
 const FILE_MODE = 0o600;
+const EFFECTIVE_KEPT = 1024;
 
 /** The upstream names a project may use; null = every upstream. */
 export type Allowlist = ReadonlySet<string> | null;
@@ -66,6 +67,8 @@ export class ProjectUpstreams implements ProjectAllowlists {
   private readonly path: string;
   private settings: JsonObject = {};
   private readonly local = new Map<string, Allowlist | undefined>();
+  /** The answer per repository: every tools/list and tools/call of a session asks. */
+  private readonly effective = new Map<string, Allowlist>();
   private readonly listeners = new Set<() => void>();
 
   constructor(private readonly opts: ProjectUpstreamsOptions) {
@@ -75,6 +78,7 @@ export class ProjectUpstreams implements ProjectAllowlists {
   /** Reads repo-settings.json; a missing file is an empty map. */
   async load(): Promise<void> {
     const parsed = await this.readSettings();
+    this.effective.clear();
     if (parsed.ok) this.settings = parsed.settings;
     else {
       this.opts.log.warn({ file: this.path, problem: parsed.problem }, 'repo-settings.json is unreadable: no project restricts its upstreams until it is fixed');
@@ -83,10 +87,15 @@ export class ProjectUpstreams implements ProjectAllowlists {
 
   allowlistFor(repoPath: string | null): Allowlist {
     if (repoPath === null || repoPath === '') return null;
+    const cached = this.effective.get(repoPath);
+    if (cached !== undefined) return cached;
     const key = repoKey(repoPath);
     const fromSettings = allowlistField(this.entryFor(this.settings, key));
-    if (fromSettings !== undefined) return fromSettings;
-    return this.localAllowlist(key) ?? null;
+    const found = fromSettings !== undefined ? fromSettings : (this.localAllowlist(key) ?? null);
+    // Keyed by the path as sessions give it; the bound only guards against a client inventing paths.
+    if (this.effective.size >= EFFECTIVE_KEPT) this.effective.clear();
+    this.effective.set(repoPath, found);
+    return found;
   }
 
   /** Sets (names) or clears (null = every upstream) the project's allowlist in repo-settings.json. */
@@ -105,6 +114,7 @@ export class ProjectUpstreams implements ProjectAllowlists {
       return settings;
     });
     this.local.delete(key);
+    this.effective.clear();
     for (const listener of [...this.listeners]) listener();
   }
 

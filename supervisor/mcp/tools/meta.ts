@@ -92,7 +92,8 @@ export function createMetaTools(source: MetaToolSource): MetaTools {
       if (typeof limit !== 'number' || !Number.isFinite(limit)) throw new ToolError(`search_tools 'limit' must be a number, got ${JSON.stringify(limit)}`);
       const clamped = Math.min(SEARCH_LIMIT.max, Math.max(SEARCH_LIMIT.min, Math.floor(limit)));
       const { index, byName } = current();
-      const hits = source.visible ? index.search(query, Number.POSITIVE_INFINITY).filter((hit) => source.visible!(hit.name, caller)).slice(0, clamped) : index.search(query, clamped);
+      const visible = source.visible;
+      const hits = index.search(query, clamped, visible ? (name) => visible(name, caller) : undefined);
       const results = hits.map((hit) => ({ name: hit.name, summary: firstSentence(byName.get(hit.name)!.description) }));
       return { results, count: results.length };
     },

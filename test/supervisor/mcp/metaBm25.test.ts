@@ -64,3 +64,14 @@ test('limit cuts the ranked list; equal scores keep corpus order', () => {
   );
   assert.deepEqual(index.search('same', 0), []);
 });
+
+test('with an accept filter, rejected documents do not count towards the limit and keep their rank order', () => {
+  const index = new Bm25Index(DOCS);
+  const all = index.search('github issue repository file', 10).map((h) => h.name);
+  const noGithub = (name: string) => !name.startsWith('github__');
+  assert.deepEqual(
+    index.search('github issue repository file', 1, noGithub).map((h) => h.name),
+    all.filter(noGithub).slice(0, 1),
+  );
+  assert.deepEqual(index.search('github issue', 10, noGithub), [], 'only rejected documents matched');
+});
