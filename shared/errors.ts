@@ -14,6 +14,8 @@ export const ErrorCode = {
   /** The pty host could not start a session (id in use, bad cwd, exec failure). */
   PTY_SPAWN_FAILED: 'PTY_SPAWN_FAILED',
   UPSTREAM_SPAWN_FAILED: 'UPSTREAM_SPAWN_FAILED',
+  /** The hub has no upstream by that name (reconnect, disconnect). */
+  UPSTREAM_NOT_FOUND: 'UPSTREAM_NOT_FOUND',
   CONFIG_INVALID: 'CONFIG_INVALID',
   CONFIG_CORRUPT: 'CONFIG_CORRUPT',
   /** config.json could not be read, locked or written (disk, permissions). */

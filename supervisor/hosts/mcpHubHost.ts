@@ -7,6 +7,7 @@
 import { MessageChannel, Worker } from 'node:worker_threads';
 
 import { connect, serve, type Client, type Server } from '../../shared/channel.js';
+import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { toDisposable, type Disposable } from '../../shared/disposable.js';
 import { RawToolResult, textEnvelope, type ToolCallOutcome } from '../../shared/mcpEnvelope.js';
 import { HubConstants, HubHostProtocol, McpHubProtocol, type HubHostProtocolT, type McpHubProtocolT } from '../../shared/protocol/mcpHub.js';
@@ -150,7 +151,7 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
     try {
       await this.running.hub.request('reconnect', { name });
     } catch (err) {
-      if (/not found/.test((err as Error).message)) throw new UpstreamNotFoundError(name);
+      if (err instanceof SupervisorError && err.code === ErrorCode.UPSTREAM_NOT_FOUND) throw new UpstreamNotFoundError(name);
       throw err;
     }
   }

@@ -3,6 +3,7 @@
  * breaker and counters; routes proxied calls; runs the health checker; tracks the settle state the
  * supervisor's first tools/list waits on. Everything it tells the outside goes through `events`.
  */
+import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { isCallToolResult, textEnvelope } from '../../shared/mcpEnvelope.js';
 import { HubConstants } from '../../shared/protocol/mcpHub.js';
 import type { UpstreamServerWire, UpstreamStatus } from '../../shared/protocol/upstreamServer.js';
@@ -129,7 +130,7 @@ export class UpstreamRegistry {
 
   disconnect(name: string): void {
     const entry = this.entries.get(name);
-    if (!entry) throw new Error(`Upstream '${name}' not found`);
+    if (!entry) throw new SupervisorError(ErrorCode.UPSTREAM_NOT_FOUND, `Upstream '${name}' not found`);
     this.remove(entry);
     this.opts.events.status(name, 'disconnected', null);
     this.opts.events.toolsChanged();
@@ -138,7 +139,7 @@ export class UpstreamRegistry {
   /** Manual reconnect: the only way out of `failed` besides a health probe. */
   reconnect(name: string): void {
     const entry = this.entries.get(name);
-    if (!entry) throw new Error(`Upstream '${name}' not found`);
+    if (!entry) throw new SupervisorError(ErrorCode.UPSTREAM_NOT_FOUND, `Upstream '${name}' not found`);
     this.opts.events.status(name, 'connecting', null);
     this.remove(entry);
     this.connect(entry.server, null);

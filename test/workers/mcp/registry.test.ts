@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
+import { ErrorCode, SupervisorError } from '../../../shared/errors.js';
 import type { UpstreamServerWire } from '../../../shared/protocol/upstreamServer.js';
 import { UpstreamRegistry } from '../../../workers/mcp/registry.js';
 import { UpstreamNeedsAuthError, UpstreamRpcError } from '../../../workers/mcp/upstreamClient.js';
@@ -259,8 +260,9 @@ test('disconnect_emits_tools_changed_signal, unknown upstream and not-found erro
   assert.ok(h.toolsChanged() > before);
   assert.deepEqual(h.statuses.at(-1), ['up', 'disconnected']);
   assert.equal(h.clients.get('up')!.closed, 1);
-  assert.throws(() => h.registry.disconnect('up'), /Upstream 'up' not found/);
-  assert.throws(() => h.registry.reconnect('nope'), /Upstream 'nope' not found/);
+  const notFound = (name: string) => (err: unknown) => err instanceof SupervisorError && err.code === ErrorCode.UPSTREAM_NOT_FOUND && err.message === `Upstream '${name}' not found`;
+  assert.throws(() => h.registry.disconnect('up'), notFound('up'));
+  assert.throws(() => h.registry.reconnect('nope'), notFound('nope'));
   assert.match((await h.registry.call('nope', 'x', {})).json, /Unknown upstream 'nope'/);
 });
 
