@@ -1,6 +1,7 @@
 /**
  * Newline-delimited JSON-RPC as the pump speaks it: request lines built around the caller's params
- * bytes (never parsed here), and the test for "is this line an answer to one of our requests".
+ * bytes (never parsed here), the test for "is this line an answer to one of our requests (or a
+ * request to us)", and our answers to the server's own requests.
  */
 
 /** A JSON-RPC error object as the upstream answered it (normalised to the protocol's schema). */
@@ -21,23 +22,29 @@ const ID_KEY = Buffer.from('"id"');
 const UNICODE_ESCAPE = Buffer.from('\\u');
 const CLOSE_LINE = Buffer.from('}\n');
 
+/** A request the server sent us (its id is its own, and may equal one of ours). */
+export interface ServerRequest {
+  id: number | string;
+  method: string;
+}
+
 /**
  * Cheap pre-check, on the raw bytes, so a flood of notifications and log messages is never
- * JSON.parsed: a response must carry an `id` member, and in JSON text that key is the four bytes
- * `"id"` unless one of its letters is written as a `\u` escape (letters have no short escape).
- * A line with neither cannot be a response. UTF-8 keeps ASCII bytes out of multi-byte sequences,
- * so the byte search cannot be fooled by other characters.
+ * JSON.parsed: a response (or a server request, which we must answer) carries an `id` member, and
+ * in JSON text that key is the four bytes `"id"` unless one of its letters is written as a `\u`
+ * escape (letters have no short escape). A line with neither has no id. UTF-8 keeps ASCII bytes
+ * out of multi-byte sequences, so the byte search cannot be fooled by other characters.
  */
-export function mayBeResponse(line: Buffer): boolean {
+export function mayCarryId(line: Buffer): boolean {
   return line.includes(ID_KEY) || line.includes(UNICODE_ESCAPE);
 }
 
 /**
- * The line as a response to a request of ours, or undefined: not JSON, not an object, a
- * notification or server-to-client request (those carry `method`, and their ids are the
- * server's own, which may collide with ours), or an id that is not a number.
+ * The line as a response to a request of ours (`reply`), a request from the server (`request`), or
+ * undefined: not JSON, not an object, a notification, or a response whose id is not a number (ours
+ * always are).
  */
-export function parseReply(line: Buffer): JsonRpcReply | undefined {
+export function parseIncoming(line: Buffer): { reply: JsonRpcReply } | { request: ServerRequest } | undefined {
   let message: unknown;
   try {
     message = JSON.parse(line.toString('utf8'));
@@ -46,9 +53,25 @@ export function parseReply(line: Buffer): JsonRpcReply | undefined {
   }
   if (typeof message !== 'object' || message === null || Array.isArray(message)) return undefined;
   const m = message as Record<string, unknown>;
-  if (m.method !== undefined || typeof m.id !== 'number') return undefined;
-  if (m.error !== undefined && m.error !== null) return { id: m.id, error: normaliseError(m.error), result: undefined };
-  return { id: m.id, error: undefined, result: m.result === undefined ? null : m.result };
+  if (m.method !== undefined) {
+    if (typeof m.method !== 'string' || (typeof m.id !== 'number' && typeof m.id !== 'string')) return undefined;
+    return { request: { id: m.id, method: m.method } };
+  }
+  if (typeof m.id !== 'number') return undefined;
+  if (m.error !== undefined && m.error !== null) return { reply: { id: m.id, error: normaliseError(m.error), result: undefined } };
+  return { reply: { id: m.id, error: undefined, result: m.result === undefined ? null : m.result } };
+}
+
+/**
+ * Our answer to a server request. We declare no client capabilities (no roots, sampling or
+ * elicitation), so `ping` is the only one a server may expect served; anything else gets "method
+ * not found" at once instead of silence the server would have to wait out.
+ */
+export function serverRequestAnswer(request: ServerRequest): Buffer {
+  const id = JSON.stringify(request.id);
+  if (request.method === 'ping') return Buffer.from(`{"jsonrpc":"2.0","id":${id},"result":{}}\n`);
+  const error = JSON.stringify({ code: -32601, message: `Method not found: ${request.method}` });
+  return Buffer.from(`{"jsonrpc":"2.0","id":${id},"error":${error}}\n`);
 }
 
 function normaliseError(raw: unknown): JsonRpcError {

@@ -17,7 +17,7 @@ import { statSync } from 'node:fs';
 
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { StdioLimits } from '../../shared/protocol/proxyStdio.js';
-import { type JsonRpcReply, mayBeResponse, notificationLine, parseReply, requestLine } from './jsonRpcLines.js';
+import { type JsonRpcReply, mayCarryId, notificationLine, parseIncoming, requestLine, type ServerRequest, serverRequestAnswer } from './jsonRpcLines.js';
 import { LineQueue } from './lineQueue.js';
 import { signalGroup } from './processGroup.js';
 import { StderrRelay } from './stderrRelay.js';
@@ -129,7 +129,7 @@ export class StdioSession {
     this.pid = child.pid!;
     this.exited = new Promise((resolve) => (this.settleExited = resolve));
     this.lines = new LineQueue({
-      keep: mayBeResponse,
+      keep: mayCarryId,
       onOversized: () =>
         sinks.log('warn', `Upstream '${spec.name}' wrote a stdout line over ${StdioLimits.MAX_LINE_BYTES} bytes; discarded whole`, { upstream: spec.name, pid: this.pid }),
     });
@@ -275,8 +275,10 @@ export class StdioSession {
   };
 
   private handleLine(line: Buffer): void {
-    const reply = parseReply(line);
-    if (reply === undefined) return; // A server request or a notification with an "id" inside: skipped.
+    const incoming = parseIncoming(line);
+    if (incoming === undefined) return; // Not JSON-RPC, or a notification with an "id" inside: skipped.
+    if ('request' in incoming) return this.answer(incoming.request);
+    const reply = incoming.reply;
     const exchange = this.pending.get(reply.id);
     if (exchange === undefined) {
       this.unmatchedReplies++; // An answer to an abandoned request: matches nothing, by construction.
@@ -288,6 +290,16 @@ export class StdioSession {
     }
     this.take(reply.id);
     exchange.resolve(reply);
+  }
+
+  /** A server's own request (ping, roots/list...): answered at once, never matched against ours. */
+  private answer(request: ServerRequest): void {
+    if (this.state !== 'running') return;
+    try {
+      this.stdin.write(serverRequestAnswer(request));
+    } catch {
+      // stdin closed, broken or its backlog full: the server's own timeout covers this request.
+    }
   }
 
   private readonly onDeadline = (id: number): void => {

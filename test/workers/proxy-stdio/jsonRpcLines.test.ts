@@ -1,15 +1,20 @@
-/** The JSON-RPC line helpers: the byte pre-check never turns a response away, replies are told from server messages. */
+/** The JSON-RPC line helpers: the byte pre-check never turns a response away, replies are told from server requests, which get answers. */
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { hasNewline, mayBeResponse, notificationLine, parseReply, requestLine } from '../../../workers/proxy-stdio/jsonRpcLines.js';
+import { hasNewline, mayCarryId, notificationLine, parseIncoming, requestLine, serverRequestAnswer } from '../../../workers/proxy-stdio/jsonRpcLines.js';
+
+const parseReply = (bytes: Buffer) => {
+  const incoming = parseIncoming(bytes);
+  return incoming !== undefined && 'reply' in incoming ? incoming.reply : undefined;
+};
 
 const line = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
 
 test('the pre-check skips notifications and log messages without parsing', () => {
-  assert.equal(mayBeResponse(line({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'hi "there"' } })), false);
-  assert.equal(mayBeResponse(Buffer.from('not json at all')), false);
+  assert.equal(mayCarryId(line({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'hi "there"' } })), false);
+  assert.equal(mayCarryId(Buffer.from('not json at all')), false);
 });
 
 test('the pre-check never turns a response away, whatever its key order, spacing or escapes', () => {
@@ -20,7 +25,7 @@ test('the pre-check never turns a response away, whatever its key order, spacing
     '{"jsonrpc":"2.0","\\u0069d":3,"result":null}',
     '{"jsonrpc":"2.0","i\\u0064":4,"result":null}',
   ]) {
-    assert.equal(mayBeResponse(Buffer.from(text)), true, text);
+    assert.equal(mayCarryId(Buffer.from(text)), true, text);
     assert.notEqual(parseReply(Buffer.from(text)), undefined, text);
   }
 });
@@ -38,7 +43,9 @@ test('replies: result, error (normalised), missing result as null', () => {
 
 test('server requests and notifications carrying an id are not replies (their ids are the server\'s own)', () => {
   assert.equal(parseReply(line({ jsonrpc: '2.0', id: 1, method: 'ping' })), undefined);
-  assert.equal(parseReply(line({ jsonrpc: '2.0', method: 'notifications/progress', params: { id: 1 } })), undefined);
+  assert.deepEqual(parseIncoming(line({ jsonrpc: '2.0', id: 1, method: 'ping' })), { request: { id: 1, method: 'ping' } });
+  assert.deepEqual(parseIncoming(line({ jsonrpc: '2.0', id: 's-9', method: 'roots/list' })), { request: { id: 's-9', method: 'roots/list' } });
+  assert.equal(parseIncoming(line({ jsonrpc: '2.0', method: 'notifications/progress', params: { id: 1 } })), undefined);
   assert.equal(parseReply(line({ jsonrpc: '2.0', id: '1', result: {} })), undefined);
   assert.equal(parseReply(line([{ jsonrpc: '2.0', id: 1, result: {} }])), undefined);
   assert.equal(parseReply(Buffer.from('{"id":1,')), undefined);
@@ -53,4 +60,11 @@ test('request and notification lines are one compact frame each', () => {
   assert.deepEqual(JSON.parse(requestLine(1, 'tools/list', undefined).toString()), { jsonrpc: '2.0', id: 1, method: 'tools/list' });
   assert.deepEqual(JSON.parse(notificationLine('notifications/initialized').toString()), { jsonrpc: '2.0', method: 'notifications/initialized' });
   assert.equal(hasNewline(Buffer.from('{"a":\n1}')), true);
+});
+
+test('server requests are answered: ping with an empty result, anything else method-not-found, the id echoed as sent', () => {
+  assert.deepEqual(JSON.parse(serverRequestAnswer({ id: 7, method: 'ping' }).toString()), { jsonrpc: '2.0', id: 7, result: {} });
+  const refused = serverRequestAnswer({ id: 'abc"1', method: 'sampling/createMessage' });
+  assert.equal(refused.indexOf(0x0a), refused.length - 1, 'one frame');
+  assert.deepEqual(JSON.parse(refused.toString()), { jsonrpc: '2.0', id: 'abc"1', error: { code: -32601, message: 'Method not found: sampling/createMessage' } });
 });

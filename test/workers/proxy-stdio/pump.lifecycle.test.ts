@@ -81,6 +81,16 @@ describe('pump lifecycle', { concurrency: true }, () => {
     assert.deepEqual(initParams, { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'tuicommander', version: '9.9.9' } });
   });
 
+  test('server requests are answered at once: ping with {}, others method-not-found; one reusing the id of the call in flight is not its answer', async (t) => {
+    const pump = await startPump(t);
+    await pump.start(mockParams('normal'));
+    const ask = async (method: string, sameId: boolean) => ((await pump.callTool('askClient', { method, sameId })) as { response: unknown }).response;
+    assert.deepEqual(await ask('ping', false), { jsonrpc: '2.0', id: 'srv-0', result: {} });
+    // Requests 1 and 2 were initialize and tools/list, 3 the call above: this call and its ping are both id 4.
+    assert.deepEqual(await ask('ping', true), { jsonrpc: '2.0', id: 4, result: {} });
+    assert.deepEqual(await ask('roots/list', false), { jsonrpc: '2.0', id: 'srv-1', error: { code: -32601, message: 'Method not found: roots/list' } });
+  });
+
   test('respawn_rate_limit_blocks_too_fast_respawn, then a respawn after the window replaces the child; ids keep rising', async (t) => {
     const pump = await startPump(t);
     const first = await pump.start(mockParams('normal'));
