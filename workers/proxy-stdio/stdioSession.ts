@@ -19,6 +19,7 @@ import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { StdioLimits } from '../../shared/protocol/proxyStdio.js';
 import { type JsonRpcReply, mayCarryId, notificationLine, parseIncoming, requestLine, type ServerRequest, serverRequestAnswer } from './jsonRpcLines.js';
 import { LineQueue } from './lineQueue.js';
+import { withParentDeathSignal } from './parentDeath.js';
 import { signalGroup } from './processGroup.js';
 import { StderrRelay } from './stderrRelay.js';
 import { StdinWriter, type StdinWrite } from './stdinWriter.js';
@@ -101,9 +102,11 @@ export class StdioSession {
     };
     let child: ChildProcessWithoutNullStreams;
     try {
-      child = spawn(spec.command, spec.args, { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+      const exec = withParentDeathSignal(spec.command, spec.args, spec.env['PATH'], spec.cwd);
+      child = spawn(exec.file, exec.args, { cwd: spec.cwd, env: spec.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     } catch (err) {
-      throw failed(err as NodeJS.ErrnoException); // Bad arguments (an empty command, a NUL byte) throw instead of emitting.
+      // Bad arguments (an empty command, a NUL byte) throw instead of emitting; so does a command not found on PATH.
+      throw failed(err as NodeJS.ErrnoException);
     }
     await new Promise<void>((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException): void => {
