@@ -122,7 +122,7 @@ describe('proxy hub with real upstreams', () => {
     assert.match(blocked.content[0]!.text, /blocked by its allow\/deny filter/);
   });
 
-  test('per-project allowlist: repo-settings.json and .tuic.json narrow list, search and dispatch for sessions in that repository', async (tt) => {
+  test('per-project allowlist (test_mcp_initialize_with_roots_populates_repo_path, test_mcp_tools_list_filtered_by_repo_mcp_upstreams): repo-settings.json and .tuic.json narrow list, search and dispatch', async (tt) => {
     const repoA = mkdtempSync(join(tmpdir(), 'tuicd-project-a-'));
     const repoB = mkdtempSync(join(tmpdir(), 'tuicd-project-b-'));
     tt.after(() => {

@@ -151,3 +151,51 @@ describe('ToolCatalog dispatch', () => {
     assert.ok(!(found['results'] as Array<{ name: string }>).some((r) => r.name === 'echo'), JSON.stringify(found));
   });
 });
+
+describe('ToolCatalog per-project upstream allowlist', () => {
+  /** A scripted upstream source (the hub's side is covered end to end in hubEndToEnd.test.ts): two upstreams, one tool each. */
+  function withUpstreams() {
+    const defs = [
+      { name: 'gh__create_issue', description: 'Create an issue on GitHub.', inputSchema: { type: 'object' } },
+      { name: 'fs__read_file', description: 'Read a file from disk.', inputSchema: { type: 'object' } },
+    ];
+    const calls: string[] = [];
+    const upstreams = {
+      listFragment: () => JSON.stringify(defs).slice(1, -1),
+      definitions: () => defs,
+      settleGate: () => null,
+      call: async (upstream: string, name: string) => {
+        calls.push(`${upstream}/${name}`);
+        return { content: [{ type: 'text', text: 'ran' }], isError: false } as CallToolResult;
+      },
+      onChanged: () => ({ dispose() {} }),
+    };
+    const current: CatalogSettings = { collapseTools: false, disabledNativeTools: [], progressTracking: true };
+    return { c: new ToolCatalog({ nativeTools: [echo], settings: () => current, upstreams }), calls };
+  }
+  const listed = (bytes: Buffer) => names(bytes.toString('utf8').slice(0, -1));
+
+  it('aggregated_tools_for_repo_filters_by_allowlist / test_mcp_tools_list_filtered_by_repo_mcp_upstreams', () => {
+    const { c } = withUpstreams();
+    assert.deepEqual(listed(c.toolsListResponseTail('classic')), ['echo', 'gh__create_issue', 'fs__read_file']);
+    assert.deepEqual(listed(c.toolsListResponseTail('classic', new Set(['fs']))), ['echo', 'fs__read_file']);
+    assert.deepEqual(listed(c.toolsListResponseTail('classic', new Set())), ['echo'], 'an empty allowlist keeps the natives only');
+    assert.equal(c.toolsListResponseTail('classic', new Set(['fs'])), c.toolsListResponseTail('classic', new Set(['fs'])), 'narrowed once per allowlist');
+  });
+
+  it('test_mcp_tool_call_rejects_project_disabled_upstream: direct, through call_tool, and hidden from search and schema', async () => {
+    const { c, calls } = withUpstreams();
+    const project: CallerContext = { ...caller, upstreamAllowlist: new Set(['fs']) };
+    const refused = await call(c, 'gh__create_issue', {}, project);
+    assert.equal(refused.isError, true);
+    assert.deepEqual(payload(refused), { error: "Upstream 'gh' is not enabled for this project" });
+    assert.deepEqual(payload(await call(c, 'call_tool', { tool_name: 'gh__create_issue' }, project)), { error: "Upstream 'gh' is not enabled for this project" });
+    assert.deepEqual(calls, [], 'nothing reached the hub');
+    assert.equal((await call(c, 'fs__read_file', {}, project)).isError, false);
+    assert.deepEqual(calls, ['fs/read_file']);
+    const found = payload(await call(c, 'search_tools', { query: 'create issue github read file' }, project));
+    assert.deepEqual((found['results'] as Array<{ name: string }>).map((r) => r.name), ['fs__read_file']);
+    assert.equal((await call(c, 'get_tool_schema', { tool_name: 'gh__create_issue' }, project)).isError, true);
+    assert.equal((await call(c, 'get_tool_schema', { tool_name: 'gh__create_issue' }, caller)).isError, false, 'no allowlist: every upstream');
+  });
+});
