@@ -97,6 +97,7 @@ export class StdioUpstream implements UpstreamClient {
 
   private async runStart(signal: AbortSignal | undefined): Promise<UpstreamTool[]> {
     const client = await this.pump();
+    if (this.closing !== undefined) throw new Error(`Upstream '${this.name}' is closed`);
     const { command, args, env, cwd } = this.transport;
     const budget = this.timeoutMs > 0 ? 2 * this.timeoutMs + StdioLimits.SHUTDOWN_GRACE_MS + CHANNEL_MARGIN_MS : NO_DEADLINE_MS;
     const params = {
@@ -171,6 +172,11 @@ export class StdioUpstream implements UpstreamClient {
 
   private async attachPump(): Promise<Client<ProxyStdioProtocolT>> {
     const attachment = await pumpHost.attach();
+    // Closed while the host module loaded: a pump attached now would start a child nobody stops.
+    if (this.closing !== undefined) {
+      attachment.release();
+      throw new Error(`Upstream '${this.name}' is closed`);
+    }
     const client = connect(attachment.transport, ProxyStdioProtocol);
     const fields = { upstream: this.name };
     client.on('stderr', ({ line }) => this.options.log('info', `[${this.name} stderr] ${line}`, { ...fields, stream: 'stderr' }));

@@ -59,6 +59,15 @@ describe('stdio pumps in the hub thread', () => {
     assert.equal(pumpHost.attachedCount(), 0);
   });
 
+  test('closed while its pump is being attached: the connect fails, no pump stays attached, no child starts', async (t) => {
+    const { upstream } = make(t, server('racer', 'normal'));
+    const connecting = upstream.connect();
+    await upstream.close();
+    await assert.rejects(connecting, /Upstream 'racer' is closed/);
+    assert.equal(pumpHost.attachedCount(), 0);
+    assert.equal(upstream.pid, null);
+  });
+
   test('a pump link closed behind their backs: in-flight calls fail naming it, the children go, the next call gets a new pump', async (t) => {
     const a = make(t, server('a', 'normal'));
     // b's child ignores EOF: only the kill of its group ends it.
