@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
+import { waitFor } from '../../../helpers/poll.js';
 import { SPECIAL_KEYS, translateSpecialKey } from '../../../../supervisor/mcp/tools/specialKeys.js';
 import { call, caller, idleShell, LOCAL, outputUntil, REMOTE, startHarness } from './sessionHarness.js';
 import type { Harness } from './sessionHarness.js';
@@ -179,6 +180,9 @@ describe('session tool', () => {
 
     const range = await call(h.session, { action: 'output', session_id: id, from_line: 0, limit: 1 });
     assert.equal(range.data.split('\n')[0].includes('second-49'), false, 'from_line reads from the start');
+    // The shell draws its prompt after the output: read once it has, or the two reads below could straddle it.
+    const lastRow = async () => (await h.sessions.readScreen(id)).rows.filter((r) => r !== '').at(-1) ?? '';
+    await waitFor(async () => /[#$]\s*$/.test(await lastRow()), 'the prompt after second-49');
     const limited = await call(h.session, { action: 'output', session_id: id, limit: 1 });
     // A tail read is limit scrollback lines, then the non-empty rows of the current screen (REFERENCE §6.1).
     const screenRows = (await h.sessions.readScreen(id)).rows.filter((r) => r !== '');
