@@ -8,6 +8,12 @@ import { PtyConstants } from '../../shared/protocol/pty.js';
 export const LineLogConstants = {
   /** Lines kept per session (VT_LOG_BUFFER_CAPACITY); older lines are dropped, their indexes are not reused. */
   CAPACITY_LINES: PtyConstants.LOG_LINES,
+  /**
+   * Characters kept per session, whatever the line count: lines may be 64 KiB (a minified file, a
+   * base64 blob), and 10,000 of those would hold ~640 MB per session. 2 Mi characters keeps all
+   * 10,000 lines of ordinary output (up to ~200 characters each) and bounds the rest.
+   */
+  MAX_CHARS: 2 * 1024 * 1024,
   /** Lines returned when the reader gives no limit: a screenful or two, not the whole log. */
   DEFAULT_LIMIT_LINES: 200,
 } as const;
@@ -28,13 +34,20 @@ export interface LineReadOptions {
   limit?: number;
 }
 
-/** A ring of the last `capacity` lines, addressed by absolute line index. */
+/** A ring of the last `capacity` lines (and at most `maxChars` characters), addressed by absolute line index. */
 export class LineLog {
   private readonly ring: string[];
   private readonly capacity: number;
   private total = 0;
+  /** Absolute index of the oldest line kept; lines before it were dropped by count or by size. */
+  private oldest = 0;
+  /** Characters held by the kept lines. */
+  private chars = 0;
 
-  constructor(capacity: number = LineLogConstants.CAPACITY_LINES) {
+  constructor(
+    capacity: number = LineLogConstants.CAPACITY_LINES,
+    private readonly maxChars: number = LineLogConstants.MAX_CHARS,
+  ) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`capacity must be a positive integer, got ${capacity}`);
     this.capacity = capacity;
     this.ring = new Array<string>(capacity);
@@ -45,12 +58,24 @@ export class LineLog {
   }
 
   get oldestOffset(): number {
-    return Math.max(0, this.total - this.capacity);
+    return this.oldest;
   }
 
   append(line: string): void {
-    this.ring[this.total % this.capacity] = line;
+    const slot = this.total % this.capacity;
+    // The line this one replaces (dropped by count), unless its size already dropped it.
+    this.chars -= this.ring[slot]?.length ?? 0;
+    this.ring[slot] = line;
+    this.chars += line.length;
     this.total++;
+    this.oldest = Math.max(this.oldest, this.total - this.capacity);
+    // Too much text: drop the oldest lines until it fits; the newest line always stays.
+    while (this.chars > this.maxChars && this.oldest < this.total - 1) {
+      const old = this.oldest % this.capacity;
+      this.chars -= this.ring[old]!.length;
+      this.ring[old] = '';
+      this.oldest++;
+    }
   }
 
   read(opts: LineReadOptions = {}): LineRead {

@@ -77,3 +77,30 @@ test('capacity must be a positive integer', () => {
   assert.throws(() => new LineLog(0), RangeError);
   assert.throws(() => new LineLog(1.5), RangeError);
 });
+
+test('long lines are bounded by characters too: the oldest go first, indexes keep counting, the newest line stays', () => {
+  const log = new LineLog(100, 1_000);
+  for (let i = 0; i < 10; i++) log.append(`${i}`.repeat(300));
+  // 300-character lines, 1,000 characters kept: the last three.
+  assert.equal(log.totalLines, 10);
+  assert.equal(log.oldestOffset, 7);
+  const all = log.read({ offset: 0, limit: 100 });
+  assert.deepEqual([all.offset, all.oldest_offset, all.total_lines], [7, 7, 10]);
+  assert.deepEqual(all.lines.map((l) => l[0]), ['7', '8', '9']);
+  // Short lines after long ones: the count bound takes over again once the text fits.
+  for (let i = 0; i < 200; i++) log.append('x');
+  assert.equal(log.oldestOffset, 110);
+  assert.equal(log.read({ offset: 0, limit: 100 }).lines.length, 100);
+  // A single line over the budget is kept alone rather than dropped.
+  log.append('y'.repeat(5_000));
+  assert.deepEqual([log.oldestOffset, log.read({ limit: 5 }).lines.length], [210, 1]);
+});
+
+test('a flood of maximum-length lines holds MAX_CHARS, not CAPACITY_LINES of them', () => {
+  const log = new LineLog();
+  const line = 'a'.repeat(64 * 1024);
+  for (let i = 0; i < 200; i++) log.append(line);
+  const kept = log.totalLines - log.oldestOffset;
+  assert.ok(kept * line.length <= LineLogConstants.MAX_CHARS, `${kept} lines of 64 KiB kept`);
+  assert.equal(kept, Math.floor(LineLogConstants.MAX_CHARS / line.length));
+});
