@@ -26,6 +26,7 @@ export const REPO_SETTINGS_FILE = 'repo-settings.json';
 export const REPO_LOCAL_FILE = '.tuic.json';
 const FIELD = 'mcp_upstreams';
 const FILE_MODE = 0o600;
+/** Repositories whose answer is cached (sessions name them; the bound only guards against invented paths). */
 const EFFECTIVE_KEPT = 1024;
 
 /** The upstream names a project may use; null = every upstream. */
@@ -92,7 +93,7 @@ export class ProjectUpstreams implements ProjectAllowlists {
     const key = repoKey(repoPath);
     const fromSettings = allowlistField(this.entryFor(this.settings, key));
     const found = fromSettings !== undefined ? fromSettings : (this.localAllowlist(key) ?? null);
-    // Keyed by the path as sessions give it; the bound only guards against a client inventing paths.
+    // Keyed by the path as sessions give it.
     if (this.effective.size >= EFFECTIVE_KEPT) this.effective.clear();
     this.effective.set(repoPath, found);
     return found;
@@ -150,6 +151,7 @@ export class ProjectUpstreams implements ProjectAllowlists {
         this.opts.log.warn({ file, err: (err as Error).message }, `${REPO_LOCAL_FILE} is unreadable; its mcp_upstreams is ignored`);
       }
     }
+    if (this.local.size >= EFFECTIVE_KEPT) this.local.clear();
     this.local.set(key, found);
     return found;
   }
