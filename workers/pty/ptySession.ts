@@ -79,8 +79,6 @@ export class PtySession implements Disposable {
   private paused = false;
   /** Held back by flow control: the supervisor has not acknowledged enough of what was sent. */
   private held = false;
-  /** Whether node-pty is reading (neither paused nor held). */
-  private reading = true;
   private exitInfo: ExitInfo | undefined;
   private readonly exitPromise: Promise<ExitInfo>;
   private resolveExit: (info: ExitInfo) => void = () => {};
@@ -243,14 +241,11 @@ export class PtySession implements Disposable {
     this.applyReading();
   }
 
+  /** Reads unless paused or held; both setters change state before calling, and node-pty's pause/resume are idempotent. */
   private applyReading(): void {
     if (this.exitInfo !== undefined) return;
-    const stop = this.paused || this.held;
-    if (stop === this.reading) {
-      this.reading = !stop;
-      if (stop) this.pty.pause();
-      else this.pty.resume();
-    }
+    if (this.paused || this.held) this.pty.pause();
+    else this.pty.resume();
   }
 
   /**
