@@ -2,6 +2,9 @@
  * Transport over worker_threads: either end of a MessageChannel, `parentPort` inside a worker,
  * or the parent's `Worker` object. Frames go out as fresh buffers that are moved, so structured
  * clone never copies a whole msgpack arena or Buffer pool slab sitting behind a small view.
+ * Small frames written in one turn of the event loop leave together in one message: each
+ * postMessage costs the sender a lock and often a wake-up of the other thread, and under load
+ * (many proxied calls in flight) that, not the bytes, is what the hop costs.
  */
 
 import type { MessagePort, Worker } from 'node:worker_threads';
@@ -24,15 +27,33 @@ interface PostTarget {
 const SEPARATE_PAYLOAD_MIN_BYTES = 16 * 1024;
 /** Bytes before the header in a combined frame: the header length, u32. */
 const COMBINED_PREFIX_BYTES = 4;
+/**
+ * First u32 of a batch message, where a lone combined frame has its header length (headers are
+ * far smaller). Then per frame: [u32 frame length][combined frame].
+ */
+const BATCH_MARK = 0xffffffff;
+const BATCH_RECORD_PREFIX_BYTES = 4;
+
+/** Writes [u32 header length][header][payload] at `at`. */
+function writeCombined(target: Uint8Array, at: number, header: Uint8Array, payload: Uint8Array | undefined): void {
+  writeU32(target, at, header.length);
+  target.set(header, at + COMBINED_PREFIX_BYTES);
+  if (payload !== undefined) target.set(payload, at + COMBINED_PREFIX_BYTES + header.length);
+}
 
 /** Uninitialised and unpooled when big (every byte is written next); small ones are cheaper zeroed. */
 const allocate = (bytes: number): Uint8Array => (bytes >= SEPARATE_PAYLOAD_MIN_BYTES ? Buffer.allocUnsafeSlow(bytes) : new Uint8Array(bytes));
 
 abstract class PortTransportBase extends TransportBase {
   protected abstract readonly target: PostTarget;
+  /** Small frames waiting for the end of this turn: header copies (the originals are views into msgpackr's arena) and payloads. */
+  private pending: Array<[Uint8Array, Uint8Array | undefined]> = [];
+  private pendingBytes = 0;
+  private flushScheduled = false;
 
   protected write(header: Uint8Array, payload: Uint8Array | undefined, transfer: boolean): void {
     if (payload !== undefined && payload.length >= SEPARATE_PAYLOAD_MIN_BYTES) {
+      this.flush(); // frames keep their order
       let body = payload;
       if (!transfer || !ownsBuffer(payload)) {
         body = allocate(payload.length);
@@ -42,27 +63,72 @@ abstract class PortTransportBase extends TransportBase {
       this.target.postMessage([new Uint8Array(header), body], [body.buffer as ArrayBuffer]);
       return;
     }
-    // [u32 header length][header][payload]; structured clone never sees a view into a bigger buffer.
-    const frame = allocate(COMBINED_PREFIX_BYTES + header.length + (payload?.length ?? 0));
-    writeU32(frame, 0, header.length);
-    frame.set(header, COMBINED_PREFIX_BYTES);
-    if (payload !== undefined) frame.set(payload, COMBINED_PREFIX_BYTES + header.length);
-    this.target.postMessage(frame, [frame.buffer as ArrayBuffer]);
+    // The payload is handed over (Transport.send), so keeping the reference until the flush is safe.
+    this.pending.push([new Uint8Array(header), payload]);
+    this.pendingBytes += COMBINED_PREFIX_BYTES + header.length + (payload?.length ?? 0);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      // After the I/O callbacks of this turn: everything they wrote leaves in one message.
+      setImmediate(this.flush);
+    }
   }
+
+  /** Posts the pending frames: one alone as a combined frame, several as one batch. */
+  protected readonly flush = (): void => {
+    this.flushScheduled = false;
+    const frames = this.pending;
+    if (frames.length === 0) return;
+    this.pending = [];
+    const bytes = this.pendingBytes;
+    this.pendingBytes = 0;
+    if (frames.length === 1) {
+      const frame = allocate(bytes);
+      writeCombined(frame, 0, frames[0]![0], frames[0]![1]);
+      this.target.postMessage(frame, [frame.buffer as ArrayBuffer]);
+      return;
+    }
+    const batch = allocate(COMBINED_PREFIX_BYTES + frames.length * BATCH_RECORD_PREFIX_BYTES + bytes);
+    writeU32(batch, 0, BATCH_MARK);
+    let at = COMBINED_PREFIX_BYTES;
+    for (const [header, payload] of frames) {
+      const length = COMBINED_PREFIX_BYTES + header.length + (payload?.length ?? 0);
+      writeU32(batch, at, length);
+      writeCombined(batch, at + BATCH_RECORD_PREFIX_BYTES, header, payload);
+      at += BATCH_RECORD_PREFIX_BYTES + length;
+    }
+    this.target.postMessage(batch, [batch.buffer as ArrayBuffer]);
+  };
 
   protected readonly onPortMessage = (message: unknown): void => {
     if (message instanceof Uint8Array && message.length >= COMBINED_PREFIX_BYTES) {
-      const end = COMBINED_PREFIX_BYTES + readU32(message, 0);
-      if (end <= message.length) {
-        this.deliver(message.subarray(COMBINED_PREFIX_BYTES, end), end < message.length ? message.subarray(end) : undefined);
-        return;
-      }
+      if (readU32(message, 0) === BATCH_MARK) return this.deliverBatch(message);
+      if (this.deliverCombined(message)) return;
     } else if (Array.isArray(message) && message.length === 2 && message[0] instanceof Uint8Array && message[1] instanceof Uint8Array) {
       this.deliver(message[0], message[1]);
       return;
     }
     this.finish(new SupervisorError(ErrorCode.INVALID_MESSAGE, 'bad frame: a non-channel value was posted on the channel port'));
   };
+
+  /** One combined frame: [u32 header length][header][payload]. False when it is malformed. */
+  private deliverCombined(frame: Uint8Array): boolean {
+    const end = COMBINED_PREFIX_BYTES + readU32(frame, 0);
+    if (end > frame.length) return false;
+    this.deliver(frame.subarray(COMBINED_PREFIX_BYTES, end), end < frame.length ? frame.subarray(end) : undefined);
+    return true;
+  }
+
+  private deliverBatch(batch: Uint8Array): void {
+    let at = COMBINED_PREFIX_BYTES;
+    while (at < batch.length && !this.closed) {
+      const end = at + BATCH_RECORD_PREFIX_BYTES + (at + BATCH_RECORD_PREFIX_BYTES <= batch.length ? readU32(batch, at) : Infinity);
+      if (end > batch.length || !this.deliverCombined(batch.subarray(at + BATCH_RECORD_PREFIX_BYTES, end))) {
+        this.finish(new SupervisorError(ErrorCode.INVALID_MESSAGE, 'bad frame: a batch record overruns its message'));
+        return;
+      }
+      at = end;
+    }
+  }
 
   protected readonly onMessageError = (err: Error): void => {
     this.finish(new SupervisorError(ErrorCode.INVALID_MESSAGE, `bad frame: message could not be deserialised: ${err.message}`));
@@ -82,6 +148,7 @@ class PortTransport extends PortTransportBase {
   }
 
   protected release(): void {
+    this.flush(); // what was sent before the close still reaches the peer
     this.target.off('message', this.onPortMessage);
     this.target.off('messageerror', this.onMessageError);
     this.target.off('close', this.onPortClose);
@@ -112,6 +179,7 @@ class WorkerTransport extends PortTransportBase {
   }
 
   protected release(): void {
+    this.flush();
     this.target.off('message', this.onPortMessage);
     this.target.off('messageerror', this.onMessageError);
     this.target.off('exit', this.onExit);

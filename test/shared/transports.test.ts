@@ -51,6 +51,67 @@ test('MessageChannel: a foreign value on the port closes the link with INVALID_M
   assert.match(reason.message, /non-channel value/);
 });
 
+test('MessageChannel: frames sent in one turn leave as one message, in order around a big payload', async () => {
+  const { port1, port2 } = new MessageChannel();
+  const sender = messagePortTransport(port1);
+  const receiver = messagePortTransport(port2);
+  let posts = 0;
+  const post = port1.postMessage.bind(port1);
+  port1.postMessage = ((value: unknown, transfer?: ArrayBuffer[]) => {
+    posts++;
+    post(value, transfer as never);
+  }) as typeof port1.postMessage;
+  const got: Array<[number, number]> = [];
+  const all = new Promise<void>((resolve) =>
+    receiver.onMessage((header, payload) => {
+      got.push([header[0]!, payload?.length ?? 0]);
+      if (got.length === 6) resolve();
+    }),
+  );
+  // Three small frames, a big one (its own message), two small ones, all in one turn.
+  sender.send(new Uint8Array([1]));
+  sender.send(new Uint8Array([2]), new Uint8Array([9, 9]));
+  sender.send(new Uint8Array([3]));
+  sender.send(new Uint8Array([4]), new Uint8Array(64 * 1024).fill(1));
+  sender.send(new Uint8Array([5]), new Uint8Array(3));
+  sender.send(new Uint8Array([6]));
+  await all;
+  assert.deepEqual(got, [[1, 0], [2, 2], [3, 0], [4, 64 * 1024], [5, 3], [6, 0]]);
+  assert.equal(posts, 3, 'a batch of three, the big frame, a batch of two');
+  sender.close();
+  receiver.close();
+});
+
+test('MessageChannel: frames sent just before close still arrive', async () => {
+  const { port1, port2 } = new MessageChannel();
+  const sender = messagePortTransport(port1);
+  const receiver = messagePortTransport(port2);
+  const got: number[] = [];
+  const closed = new Promise<SupervisorError>((resolve) => receiver.onClose(resolve));
+  receiver.onMessage((header) => got.push(header[0]!));
+  sender.send(new Uint8Array([1]));
+  sender.send(new Uint8Array([2]));
+  sender.close();
+  assert.equal((await closed).code, ErrorCode.CHANNEL_CLOSED);
+  assert.deepEqual(got, [1, 2]);
+});
+
+test('MessageChannel: a batch whose record overruns it closes the link with INVALID_MESSAGE', async () => {
+  const { port1, port2 } = new MessageChannel();
+  const receiver = messagePortTransport(port2);
+  const got: number[] = [];
+  receiver.onMessage((header) => got.push(header[0]!));
+  const closed = new Promise<SupervisorError>((resolve) => receiver.onClose(resolve));
+  // Batch mark, one good record (header [7]), then a record claiming 1000 bytes.
+  const bad = new Uint8Array([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 5, 0, 0, 0, 1, 7, 0, 0, 3, 0xe8, 0, 0, 0, 1, 8]);
+  port1.postMessage(bad);
+  const reason = await closed;
+  assert.equal(reason.code, ErrorCode.INVALID_MESSAGE);
+  assert.match(reason.message, /overruns/);
+  assert.deepEqual(got, [7], 'the records before the bad one were delivered');
+  port1.close();
+});
+
 test('in-memory: frames sent before anyone listens are kept; close reaches both sides once', async () => {
   const [a, b] = createLinkedPair();
   const got: number[] = [];
