@@ -4,8 +4,10 @@
  * tuicd's `session action=list` (a small JSON list returned as compact text), and server-everything's
  * `echo` for the proxy bench.
  *
- * JSON responses (`enableJsonResponse`) so both servers answer a tools/call with the same wire shape
- * (tuicd answers in the HTTP body); DNS-rebinding protection on, as tuicd's TCP listener has it.
+ * JSON responses (`enableJsonResponse`) by default, so both servers answer a tools/call with the same
+ * wire shape (tuicd answers in the HTTP body); `--responses sse` keeps the SDK's own default, where
+ * each POST is answered on an SSE stream (the README's configuration). DNS-rebinding protection on,
+ * as tuicd's TCP listener has it.
  * Also the reference server the conformance harness was validated against.
  */
 import { randomUUID } from 'node:crypto';
@@ -21,8 +23,9 @@ import { z } from 'zod';
 import { serveNodeHttpOnBoth } from '../http/bareServer.js';
 import { BARE_SESSION_ROWS } from './toolsCallShared.js';
 
-const { values } = parseArgs({ options: { socket: { type: 'string' }, 'max-seconds': { type: 'string', default: '1800' } } });
-if (!values.socket) throw new Error('usage: bareSdkServer --socket <path> [--max-seconds N]');
+const { values } = parseArgs({ options: { socket: { type: 'string' }, 'max-seconds': { type: 'string', default: '1800' }, responses: { type: 'string', default: 'json' } },
+});
+if (!values.socket || !['json', 'sse'].includes(values.responses)) throw new Error('usage: bareSdkServer --socket <path> [--max-seconds N] [--responses json|sse]');
 const socketPath = values.socket;
 
 const transports = new Map<string, StreamableHTTPServerTransport>();
@@ -31,7 +34,7 @@ let port = 0;
 function newSession(): StreamableHTTPServerTransport {
   const transport = new StreamableHTTPServerTransport({
     sessionIdGenerator: () => randomUUID(),
-    enableJsonResponse: true,
+    enableJsonResponse: values.responses === 'json',
     enableDnsRebindingProtection: true,
     allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`],
     onsessioninitialized: (id) => void transports.set(id, transport),

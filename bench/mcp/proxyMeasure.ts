@@ -222,10 +222,16 @@ export function figureRows(ctx: BenchContext, fig: Figure, peers: string[], seri
   });
 }
 
-/** "0.42× direct stdio": this row's median against another peer's, for a second ratio in the note. */
-export function ratioNote(r: BenchRow, fig: Figure, series: Map<string, Series>, other: string): string | undefined {
+/** This row's median over another peer's median in the same figure; undefined when that peer has no values. */
+export function ratioTo(r: BenchRow, fig: Figure, series: Map<string, Series>, other: string): number | undefined {
   const s = series.get(seriesKey(other, fig.callers));
   const v = s && !s.error ? fig.pick(s) : [];
   if (v.length === 0 || median(v) === 0) return undefined;
-  return `${(r.median / median(v)).toFixed(2)}× ${fig.label ? `${other} ${fig.label}` : other}`;
+  return r.median / median(v);
+}
+
+/** "0.42× direct stdio": this row's median against another peer's, for a second ratio in the note. */
+export function ratioNote(r: BenchRow, fig: Figure, series: Map<string, Series>, other: string): string | undefined {
+  const ratio = ratioTo(r, fig, series, other);
+  return ratio === undefined ? undefined : `${ratio.toFixed(2)}× ${fig.label ? `${other} ${fig.label}` : other}`;
 }

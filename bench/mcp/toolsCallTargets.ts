@@ -145,9 +145,11 @@ async function startProcess(command: string, args: string[], env?: NodeJS.Proces
   }
 }
 
-export async function startBare(tmpDir: string, check: CallCheck = SESSION_LIST_CHECK): Promise<McpTarget> {
+/** The bare SDK server; `responses: 'sse'` is the SDK's default (each POST answered on an SSE stream), 'json' sets enableJsonResponse. */
+export async function startBare(tmpDir: string, check: CallCheck = SESSION_LIST_CHECK, responses: 'json' | 'sse' = 'json'): Promise<McpTarget> {
   const script = fileURLToPath(new URL('./bareSdkServer.js', import.meta.url));
-  const { proc, port, socketPath } = await startProcess(process.execPath, [script, '--socket', join(tmpDir, 'bare-sdk.sock'), '--max-seconds', String(BARE_MAX_SECONDS)]);
+  const args = [script, '--socket', join(tmpDir, `bare-sdk-${responses}.sock`), '--max-seconds', String(BARE_MAX_SECONDS), '--responses', responses];
+  const { proc, port, socketPath } = await startProcess(process.execPath, args);
   try {
     return { name: 'bare SDK', proc, port, socketPath, ...(await openSession('bare SDK', port, {}, check)) };
   } catch (err) {
