@@ -1,4 +1,6 @@
 /** One request/response in flight: the request context handlers see plus the bookkeeping of its answer. */
+import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
+
 import { isLoopbackIp, normalizeIp } from './remoteAddress.js';
 import type { HttpMethod, ListenerKind, RequestContext } from './types.js';
 
@@ -25,19 +27,29 @@ export class Exchange implements RequestContext {
 
   private peer: string | undefined = undefined;
 
-  /** `rawPeer`: uWS's textual peer address (TCP), decoded only when someone asks. */
+  /**
+   * `peerSource`: the TCP response, asked for the peer address only when someone needs it (auth,
+   * loopback checks). Copying it out of uWS costs more than the rest of a /health request, which
+   * never needs it. Null on the unix socket.
+   */
   constructor(
     readonly method: HttpMethod,
     readonly path: string,
     private readonly rawQuery: string,
     readonly headers: Readonly<Record<string, string>>,
     readonly listener: ListenerKind,
-    private readonly rawPeer: ArrayBuffer | null,
+    private readonly peerSource: HttpResponse | null,
   ) {}
 
-  /** 'unix' on the socket; the peer IP on TCP. */
+  /**
+   * 'unix' on the socket; the peer IP on TCP. uWS forbids touching a response once it was answered
+   * or aborted: asked first after that, the address is unknown ('') and never counts as loopback.
+   */
   get remoteAddress(): string {
-    return (this.peer ??= this.rawPeer === null ? 'unix' : normalizeIp(Buffer.from(this.rawPeer).toString()));
+    if (this.peer !== undefined) return this.peer;
+    if (this.peerSource === null) return (this.peer = 'unix');
+    if (this.aborted || this.done) return '';
+    return (this.peer = normalizeIp(Buffer.from(this.peerSource.getRemoteAddressAsText()).toString()));
   }
 
   /** The socket listener is always loopback; on TCP the peer address decides. */

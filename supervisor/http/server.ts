@@ -116,8 +116,8 @@ export class HttpServer {
     req.forEach((k, v) => {
       headers[k] = v;
     });
-    // The peer address is copied now (res is only valid until answered) but decoded only if asked for.
-    return new Exchange(method, path, req.getQuery() ?? '', headers, la.kind, la.kind === 'socket' ? null : res.getRemoteAddressAsText());
+    // The peer address is read from `res` only if someone asks (Exchange.remoteAddress).
+    return new Exchange(method, path, req.getQuery() ?? '', headers, la.kind, la.kind === 'socket' ? null : res);
   }
 
   private dispatch(la: ListenerApp, res: HttpResponse, req: HttpRequest): void {
