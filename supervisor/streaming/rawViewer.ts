@@ -9,8 +9,17 @@ import type { SessionService } from '../sessions/sessionService.js';
 export const ViewerConstants = {
   /** Past this much unsent data the viewer leaves live fan-out; the PTY and other viewers never wait for it. */
   HIGH_WATER_BYTES: 512 * 1024,
-  /** Once drained below this, a lagging viewer catches up from the ring and rejoins. */
-  LOW_WATER_BYTES: 64 * 1024,
+  /**
+   * Once drained below this, a lagging viewer catches up from the ring and rejoins. High enough that
+   * the socket still has bytes to send while the ring read makes its round trip to the pty host.
+   */
+  LOW_WATER_BYTES: 256 * 1024,
+  /**
+   * A lagging viewer's catch-up reads the ring this much at a time: it can only take about this much
+   * before it lags again, and reading the whole 2 MiB ring on every rejoin spends the CPU the viewer
+   * is already short of exactly when the machine is busiest.
+   */
+  CATCH_UP_READ_BYTES: 512 * 1024,
 } as const;
 
 /** uWS send() results: 1 sent, 0 sent but buffered (backpressure), 2 dropped over maxBackpressure. */
@@ -93,13 +102,22 @@ export class RawViewer {
     this.catchingUp = true;
     this.pending ??= [];
     try {
-      const r = await this.sessions.readRaw(this.sessionId, from, undefined);
-      if (this.closed) return;
-      // The ring no longer holds [from, start): say so instead of silently skipping.
-      if (r.start > from && !wholeRing) this.sendJson({ type: 'resync', from, to: r.start, missed: r.start - from });
-      this.next = r.start;
-      for (let i = 0; i < r.bytes.length && !this.lagging; i += PtyConstants.CATCH_UP_CHUNK_BYTES) {
-        this.deliver(r.start + i, r.bytes.subarray(i, i + PtyConstants.CATCH_UP_CHUNK_BYTES), r.total_written);
+      // The first catch-up sends the whole ring (or from ?offset=); a rejoin reads in bounded steps.
+      const limit = wholeRing || from === 0 ? undefined : ViewerConstants.CATCH_UP_READ_BYTES;
+      let at = from;
+      for (;;) {
+        const r = await this.sessions.readRaw(this.sessionId, at, limit);
+        if (this.closed) return;
+        // The ring no longer holds [at, start): say so instead of silently skipping.
+        if (r.start > at && !wholeRing) this.sendJson({ type: 'resync', from: at, to: r.start, missed: r.start - at });
+        if (at === from || r.start > this.next) this.next = r.start;
+        for (let i = 0; i < r.bytes.length && !this.lagging; i += PtyConstants.CATCH_UP_CHUNK_BYTES) {
+          this.deliver(r.start + i, r.bytes.subarray(i, i + PtyConstants.CATCH_UP_CHUNK_BYTES), r.total_written);
+        }
+        const end = r.start + r.bytes.length;
+        // Done once the ring had nothing more (live batches queued meanwhile take it from here), or lagging again.
+        if (limit === undefined || this.lagging || end >= r.total_written || r.bytes.length === 0) break;
+        at = end;
       }
       const queued = this.pending;
       this.pending = null;

@@ -8,18 +8,22 @@ export interface Frame {
 
 export class WsViewer {
   readonly frames: Frame[] = [];
+  /** For each entry of `frames`: how many output bytes had arrived before it. */
+  readonly frameAt: number[] = [];
   /** Raw output bytes received (binary frames or decoded `output` data). */
   bytes: Buffer[] = [];
+  private byteCount = 0;
   private waiters: Array<() => void> = [];
   closed = false;
 
   private constructor(readonly ws: WebSocket) {
     ws.on('message', (data: Buffer, isBinary: boolean) => {
-      if (isBinary) this.bytes.push(Buffer.from(data));
+      if (isBinary) this.push(Buffer.from(data));
       else {
         const frame = JSON.parse(data.toString('utf8')) as Frame;
         this.frames.push(frame);
-        if (frame.type === 'output' && typeof frame['data'] === 'string') this.bytes.push(Buffer.from(frame['data'], 'utf8'));
+        this.frameAt.push(this.byteCount);
+        if (frame.type === 'output' && typeof frame['data'] === 'string') this.push(Buffer.from(frame['data'], 'utf8'));
       }
       for (const w of this.waiters.splice(0)) w();
     });
@@ -37,6 +41,11 @@ export class WsViewer {
       ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
       ws.once('error', reject);
     });
+  }
+
+  private push(bytes: Buffer): void {
+    this.bytes.push(bytes);
+    this.byteCount += bytes.length;
   }
 
   /** ws+unix URL for a unix socket path. */

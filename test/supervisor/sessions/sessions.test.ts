@@ -219,6 +219,56 @@ describe('terminal sessions', () => {
       for (const v of viewers) v.close();
     }
   });
+
+  it('a viewer stalled past the ring gets a resync naming exactly what it missed, then the ring from there', async () => {
+    const s = await create();
+    const stalled = await WsViewer.open(WsViewer.socketUrl(t.socketPath, `/sessions/${s.session_id}/stream?encoding=binary`));
+    const LINES = 120_000;
+    const LINE = 50; // "%049d\n": ~6 MB, three times the 2 MiB ring
+    try {
+      stalled.ws.pause();
+      await write(s.session_id, `stty -echo -onlcr; awk 'BEGIN{for(i=0;i<${LINES};i++) printf "%049d\\n", i}'; echo RING-$((4*4))-DONE\n`);
+      await waitUntil(async () => (await t.socket('GET', `/sessions/${s.session_id}/output?format=text`)).json(), (o) => String(o.data).includes('RING-16-DONE'), 60_000, 'the flood ran to its end');
+      stalled.ws.resume();
+      await stalled.waitFor(() => stalled.text().includes('RING-16-DONE'), 60_000, 'the stalled viewer reaches the end');
+      const got = Buffer.concat(stalled.bytes);
+      // The lines are known, so every byte can be checked against its session offset. `base` is the
+      // offset of line 0, which the viewer saw before it stalled.
+      const base = got.indexOf('0'.repeat(LINE - 1) + '\n');
+      assert.ok(base >= 0, 'line 0 arrived before the stall');
+      const expected = (offset: number): number | undefined => {
+        const k = offset - base;
+        if (k < 0 || k >= LINES * LINE) return undefined; // prompt, echo, marker: not checked
+        const col = k % LINE;
+        return col === LINE - 1 ? 0x0a : String(Math.floor(k / LINE)).padStart(LINE - 1, '0').charCodeAt(col);
+      };
+      const checkStretch = (from: number, to: number, offset: number): void => {
+        for (let i = from; i < to; i++) {
+          const want = expected(offset + (i - from));
+          if (want !== undefined && got[i] !== want) assert.fail(`byte ${i} (session offset ${offset + (i - from)}) is ${got[i]}, expected ${want}`);
+        }
+      };
+      const resyncs = stalled.frames.map((f, i) => ({ f, at: stalled.frameAt[i]! })).filter(({ f }) => f.type === 'resync');
+      assert.ok(resyncs.length >= 1, 'a resync frame came');
+      let pos = 0;
+      let offset = 0;
+      for (const { f, at } of resyncs) {
+        const from = f['from'] as number;
+        const to = f['to'] as number;
+        assert.equal(f['missed'], to - from);
+        assert.ok(to > from);
+        assert.equal(offset + (at - pos), from, 'the resync starts exactly where the bytes sent stopped');
+        checkStretch(pos, at, offset);
+        pos = at;
+        offset = to;
+      }
+      assert.ok(offset < base + LINES * LINE, 'the resync lands inside the flood');
+      checkStretch(pos, got.length, offset);
+      assert.ok(got.length - pos >= 2 * 1024 * 1024 - LINE, 'after the resync: the ring from `to`');
+    } finally {
+      stalled.close();
+    }
+  });
 });
 
 describe('process stats and a dying pty host', () => {
