@@ -20,6 +20,7 @@ import { StdioLimits } from '../../shared/protocol/proxyStdio.js';
 import { type JsonRpcReply, mayCarryId, notificationLine, parseIncoming, requestLine, type ServerRequest, serverRequestAnswer } from './jsonRpcLines.js';
 import { LineQueue } from './lineQueue.js';
 import { withParentDeathSignal } from './parentDeath.js';
+import { groupReaper } from './groupReaper.js';
 import { signalGroup } from './processGroup.js';
 import { StderrRelay } from './stderrRelay.js';
 import { StdinWriter, type StdinWrite } from './stdinWriter.js';
@@ -120,6 +121,8 @@ export class StdioSession {
       child.once('error', onError);
       child.once('spawn', onSpawn);
     });
+    // Its group dies with this thread even if the thread never gets to shut it down.
+    groupReaper.watch(child.pid!);
     return new StdioSession(spec, sinks, nextId, child);
   }
 
@@ -396,6 +399,7 @@ export class StdioSession {
     this.stderr.end();
     // The leader is gone; whatever it started in its group goes with it.
     signalGroup(this.pid, 'SIGKILL');
+    groupReaper.release(this.pid);
     this.sinks.exited({ pid: this.pid, code, signal, reason });
     this.settleExited();
   }
