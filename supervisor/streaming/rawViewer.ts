@@ -92,7 +92,10 @@ export class RawViewer {
     this.deliver(offset, bytes);
   }
 
-  /** Reads the ring from `from` and sends it in 64 KiB frames, then replays what arrived meanwhile. */
+  /**
+   * Reads the ring from `from` (all of it on the first catch-up, CATCH_UP_READ_BYTES at a time on a
+   * rejoin) and sends it in 64 KiB pieces, then replays the live output that arrived meanwhile.
+   */
   private async catchUp(from: number, wholeRing: boolean): Promise<void> {
     if (this.catchingUp) {
       // A drain during a catch-up: run another pass right after this one.
