@@ -103,8 +103,10 @@ export type ProxyStdioProtocolT = typeof ProxyStdioProtocol;
 
 /** What workers/proxy-stdio's host module exports to the hub that loads it. */
 export interface ProxyStdioHost {
-  /** A new Pump serving ProxyStdioProtocol on `transport`; when the link closes, the pump shuts its child down. */
+  /**
+   * A new Pump serving ProxyStdioProtocol on `transport`; when the link closes, the pump shuts its
+   * child down. If the hosting thread ends first, however it ends, the children's process groups
+   * are killed (workers/proxy-stdio/groupReaper.ts).
+   */
   attachPump(transport: Transport): void;
-  /** SIGKILLs every pump's child process group at once (the hosting thread is crashing); returns how many pumps. */
-  killAllPumps(): number;
 }

@@ -10,7 +10,6 @@ import { HubHostProtocol, McpHubProtocol, type McpHubProtocolT } from '../../sha
 import type { UpstreamServerWire } from '../../shared/protocol/upstreamServer.js';
 import { messagePortTransport } from '../../shared/transports/messagePort.js';
 import { HttpUpstream } from './httpUpstream.js';
-import { pumpHost } from './pumpHost.js';
 import { UpstreamRegistry, type LogLevel } from './registry.js';
 import { StdioUpstream } from './stdioUpstream.js';
 import type { UpstreamClient } from './upstreamClient.js';
@@ -22,8 +21,6 @@ interface HubWorkerData {
   healthIntervalMs?: number;
   minRetryMs?: { http: number; stdio: number };
 }
-
-pumpHost.killChildrenOnCrash('upstream hub');
 
 const data = workerData as HubWorkerData;
 const host = connect(messagePortTransport(data.hostPort), HubHostProtocol);

@@ -19,12 +19,11 @@ export interface PumpAttachment {
 }
 
 let loading: Promise<ProxyStdioHost> | undefined;
-let loaded: ProxyStdioHost | undefined;
 let attached = 0;
 
 /** The host module, loaded once. */
 function host(): Promise<ProxyStdioHost> {
-  loading ??= import(HOST_ENTRY.href).then((module: ProxyStdioHost) => (loaded = module));
+  loading ??= import(HOST_ENTRY.href) as Promise<ProxyStdioHost>;
   return loading;
 }
 
@@ -46,24 +45,10 @@ async function attach(): Promise<PumpAttachment> {
   };
 }
 
-/**
- * A bug in the hosting thread must not leave stdio upstreams running that nobody can reach any
- * more (children that ignore EOF would outlive it): an uncaught exception kills every pump's
- * process group, then ends the thread with code 1.
- */
-function killChildrenOnCrash(threadName: string): void {
-  process.on('uncaughtException', (err) => {
-    const killed = loaded?.killAllPumps() ?? 0;
-    process.stderr.write(`${threadName}: uncaught exception, ${killed} stdio upstream(s) killed: ${err.stack ?? String(err)}\n`);
-    process.exit(1);
-  });
-}
-
 export const pumpHost = {
   attach,
   /** The host module itself, for a test thread that serves pumps on its own ports. */
   load: host,
-  killChildrenOnCrash,
   /** Pumps attached and not released. */
   attachedCount: (): number => attached,
 };

@@ -11,26 +11,9 @@ import { ProxyStdioProtocol, type ProxyStdioHost, type ProxyStdioProtocolT } fro
 import type { Transport } from '../../shared/transports/transport.js';
 import { Pump } from './pump.js';
 
-/** Every pump whose child may still run: attached, or detached and still shutting its child down. */
-const pumps = new Set<Pump>();
-
 export const attachPump: ProxyStdioHost['attachPump'] = (transport: Transport): void => {
   let server: Server<ProxyStdioProtocolT> | undefined;
   const pump = new Pump({ emit: (event, data) => server?.emit(event, data) });
-  pumps.add(pump);
   server = serve(transport, ProxyStdioProtocol, pump);
-  server.onClose(() => {
-    void pump.shutdown().finally(() => pumps.delete(pump));
-  });
-};
-
-export const killAllPumps: ProxyStdioHost['killAllPumps'] = (): number => {
-  for (const pump of pumps) {
-    try {
-      pump.killNow();
-    } catch {
-      // Best effort: the next pump's child matters as much.
-    }
-  }
-  return pumps.size;
+  server.onClose(() => void pump.shutdown());
 };

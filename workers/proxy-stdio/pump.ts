@@ -116,11 +116,6 @@ export class Pump implements HandlersOf<P> {
     return {};
   }
 
-  /** The hosting thread is dying on an error: the child must not outlive it. */
-  killNow(): void {
-    this.session?.killNow();
-  }
-
   private async handshake(session: StdioSession, params: ParamsOf<P, 'start'>, ctx: HandlerContext): Promise<PayloadReply<ResultOf<P, 'start'>>> {
     const onAbort = (): void => session.teardown('start was cancelled by the hub');
     ctx.signal.addEventListener('abort', onAbort, { once: true });

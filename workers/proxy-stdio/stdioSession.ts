@@ -252,11 +252,6 @@ export class StdioSession {
     return this.shutdownPromise;
   }
 
-  /** For a dying hosting thread: nothing may outlive it. */
-  killNow(): void {
-    signalGroup(this.pid, 'SIGKILL');
-  }
-
   private readonly onStdout = (chunk: Buffer): void => {
     this.lines.write(chunk);
     if (this.lines.length > 0) this.scheduleDrain();
