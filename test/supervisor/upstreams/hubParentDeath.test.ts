@@ -38,74 +38,44 @@ function childrenOf(pid: number): number[] {
 }
 
 describe('stdio upstreams die with their parent', () => {
-  test('tuicd SIGKILLed: an upstream that ignores EOF and SIGTERM is gone anyway', async (t) => {
+  test('tuicd SIGKILLed: an upstream that ignores EOF and SIGTERM, and a server one level below its wrapper, are gone anyway', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'tuicd-pdeath-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
     const stubborn = stdioServer('stubborn', [MOCK_JS, 'normal']);
-    stubborn.transport['env'] = { MOCK_IGNORE_EOF: '1' };
-    writeUpstreams(dir, [stubborn]);
-    const tuicd = await Tuicd.start({ configDir: dir });
-    let pid: number | null = null;
-    t.after(async () => {
-      if (pid !== null && isAlive(pid)) process.kill(pid, 'SIGKILL'); // only if the test failed
-      await tuicd.stop();
-    });
-    await waitFor(async () => {
-      const rows = (await tuicd.socket('GET', '/mcp/upstream-status')).json<{ upstreams: StatusRow[] }>().upstreams;
-      pid = rows[0]?.status === 'ready' ? rows[0].pid : null;
-      return pid !== null;
-    }, 'the upstream to be ready', 30_000);
-    assert.equal(isAlive(pid!), true);
-
-    tuicd.child.kill('SIGKILL');
-    await waitFor(() => !isAlive(pid!), 'the orphaned upstream to be killed', 5_000);
-  });
-
-  test('tuicd SIGKILLed: the server a wrapper shell started, one level down, is gone too', async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'tuicd-pdeath-'));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
     const wrapped = stdioServer('wrapped', WRAPPED_MOCK, {}, '/bin/sh');
-    wrapped.transport['env'] = { MOCK_IGNORE_EOF: '1' };
-    writeUpstreams(dir, [wrapped]);
+    for (const server of [stubborn, wrapped]) server.transport['env'] = { MOCK_IGNORE_EOF: '1' };
+    writeUpstreams(dir, [stubborn, wrapped]);
     const tuicd = await Tuicd.start({ configDir: dir });
-    let server: number | undefined;
+    const pids: number[] = [];
     t.after(async () => {
-      if (server !== undefined && isAlive(server)) process.kill(server, 'SIGKILL'); // only if the test failed
+      for (const pid of pids) if (isAlive(pid)) process.kill(pid, 'SIGKILL'); // only if the test failed
       await tuicd.stop();
     });
     await waitFor(async () => {
       const rows = (await tuicd.socket('GET', '/mcp/upstream-status')).json<{ upstreams: StatusRow[] }>().upstreams;
-      const shell = rows[0]?.status === 'ready' ? rows[0].pid : null;
-      server = shell === null ? undefined : childrenOf(shell)[0];
-      return server !== undefined;
-    }, 'the wrapped upstream to be ready', 30_000);
-    assert.equal(isAlive(server!), true);
+      const pidOf = (name: string) => rows.find((r) => r.name === name && r.status === 'ready')?.pid ?? null;
+      const direct = pidOf('stubborn');
+      const shell = pidOf('wrapped');
+      const server = shell === null ? undefined : childrenOf(shell)[0];
+      if (direct === null || server === undefined) return false;
+      pids.push(direct, server);
+      return true;
+    }, 'both upstreams to be ready', 30_000);
+    assert.ok(pids.every(isAlive));
 
     tuicd.child.kill('SIGKILL');
-    await waitFor(() => !isAlive(server!), 'the orphaned grandchild to be killed', 5_000);
+    await waitFor(() => !pids.some(isAlive), 'the orphaned child and grandchild to be killed', 5_000);
   });
 
-  test('the hosting thread terminated from outside: its upstream children are killed', async (t) => {
+  test('the hosting thread terminated from outside: its upstream children, and what they started, are killed', async (t) => {
     const thread = startPumpThread(t);
     const pump = await thread.attach();
     const { pid } = await pump.start(mockParams('normal', { env: { MOCK_IGNORE_EOF: '1' } }));
+    const { pid: grandchild } = (await pump.callTool('grandchild')) as { pid: number };
     t.after(() => {
-      if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+      for (const p of [pid, grandchild]) if (isAlive(p)) process.kill(p, 'SIGKILL');
     });
     await thread.worker.terminate();
-    await waitFor(() => !isAlive(pid), 'the child of the terminated thread to be killed', 5_000);
-  });
-
-  test('the hosting thread terminated from outside: a server one level down is killed too', async (t) => {
-    const thread = startPumpThread(t);
-    const pump = await thread.attach();
-    const { pid } = await pump.start(mockParams('normal', { command: '/bin/sh', args: WRAPPED_MOCK, env: { MOCK_IGNORE_EOF: '1' } }));
-    let server: number | undefined;
-    await waitFor(() => (server = childrenOf(pid)[0]) !== undefined, 'the wrapper to start its server', 10_000);
-    t.after(() => {
-      if (server !== undefined && isAlive(server)) process.kill(server, 'SIGKILL');
-    });
-    await thread.worker.terminate();
-    await waitFor(() => !isAlive(server!), 'the grandchild of the terminated thread to be killed', 5_000);
+    await waitFor(() => !isAlive(pid) && !isAlive(grandchild), 'the child and grandchild of the terminated thread to be killed', 5_000);
   });
 });
