@@ -113,7 +113,8 @@ export class RawViewer {
         if (this.closed) return;
         // The ring no longer holds [at, start): say so instead of silently skipping.
         if (r.start > at && !wholeRing) this.sendJson({ type: 'resync', from: at, to: r.start, missed: r.start - at });
-        if (at === from || r.start > this.next) this.next = r.start;
+        // After the first read `next` is `at` (all of the last read went out): the ring's start either way.
+        this.next = r.start;
         for (let i = 0; i < r.bytes.length && !this.lagging; i += PtyConstants.CATCH_UP_CHUNK_BYTES) {
           this.deliver(r.start + i, r.bytes.subarray(i, i + PtyConstants.CATCH_UP_CHUNK_BYTES), r.total_written);
         }
