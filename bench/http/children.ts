@@ -30,8 +30,8 @@ export interface Tracked {
   child: ChildProcess;
   /** Last lines of stdout and stderr, for error messages. */
   tail(): string;
-  /** Resolves with the first stdout line matching `re`; rejects on exit or after `timeoutMs`. */
-  waitForLine(re: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
+  /** Resolves with the first line of `from` (stdout unless said) matching `re`; rejects on exit or after `timeoutMs`. */
+  waitForLine(re: RegExp, timeoutMs: number, from?: 'stdout' | 'stderr'): Promise<RegExpMatchArray>;
   /** SIGTERM, then SIGKILL after a grace period; resolves when the child has exited. */
   stop(): Promise<void>;
 }
@@ -47,7 +47,7 @@ export function spawnTracked(command: string, args: string[], options: SpawnOpti
   void exited.then(() => live.delete(child));
   const head: string[] = [];
   const lines: string[] = [];
-  const lineWaiters = new Set<(line: string) => void>();
+  const lineWaiters = new Set<(line: string, from: 'stdout' | 'stderr') => void>();
   const onText = (stream: NodeJS.ReadableStream | null, prefix: string): void => {
     let partial = '';
     stream?.setEncoding('utf8');
@@ -58,7 +58,7 @@ export function spawnTracked(command: string, args: string[], options: SpawnOpti
         if (head.length < KEPT_LINES) head.push(prefix + line);
         lines.push(prefix + line);
         if (lines.length > KEPT_LINES) lines.shift();
-        if (prefix === '') for (const w of lineWaiters) w(line);
+        for (const w of lineWaiters) w(line, prefix === '' ? 'stdout' : 'stderr');
       }
     });
   };
@@ -68,7 +68,7 @@ export function spawnTracked(command: string, args: string[], options: SpawnOpti
   return {
     child,
     tail: () => lines.join('\n'),
-    waitForLine(re, timeoutMs) {
+    waitForLine(re, timeoutMs, from = 'stdout') {
       return new Promise((resolve, reject) => {
         const done = (): void => {
           clearTimeout(timer);
@@ -76,7 +76,8 @@ export function spawnTracked(command: string, args: string[], options: SpawnOpti
           child.removeListener('exit', onExit);
           child.removeListener('error', onError);
         };
-        const onLine = (line: string): void => {
+        const onLine = (line: string, stream: 'stdout' | 'stderr'): void => {
+          if (stream !== from) return;
           const m = line.match(re);
           if (m) {
             done();

@@ -6,12 +6,14 @@
 import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { EVERYTHING_JS, everythingStdio, stdioServer, type ServerEntry } from '../../test/helpers/upstreamServers.js';
-import { startTuicd, type CallCheck, type McpTarget, type TuicdSetup } from './toolsCallTargets.js';
+import { spawnTracked } from '../http/children.js';
+import { openSession, startTuicd, type CallCheck, type McpTarget, type TuicdSetup } from './toolsCallTargets.js';
 import type { ToolCall } from './toolsCallShared.js';
 
 export { EVERYTHING_JS, everythingStdio };
@@ -89,6 +91,36 @@ export function startHub(tmpDir: string, servers: ServerEntry[], setup: Pick<Tui
     files: { 'mcp-upstreams.json': JSON.stringify({ servers }) },
     ready: (socketPath) => waitUntilReady(socketPath, servers.map((s) => s.name)),
   });
+}
+
+/** A port nothing listens on right now (server-everything takes its port from PORT, not 0). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer().once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+const EVERYTHING_LISTEN_TIMEOUT_MS = 15_000;
+
+/**
+ * server-everything in its own Streamable HTTP mode: the SDK's StreamableHTTPServerTransport (on
+ * express) in front of the same server tuicd proxies over stdio, a session opened and one echo
+ * checked. What a user runs without a hub to reach server-everything over HTTP.
+ */
+export async function startEverythingStreamable(): Promise<McpTarget> {
+  const port = await freePort();
+  const proc = spawnTracked(process.execPath, [EVERYTHING_JS, 'streamableHttp'], { env: { ...process.env, PORT: String(port) } });
+  try {
+    await proc.waitForLine(/listening on port/, EVERYTHING_LISTEN_TIMEOUT_MS, 'stderr');
+    return { name: 'server-everything', proc, port, socketPath: '', ...(await openSession('server-everything', port, {}, echoCheck(null))) };
+  } catch (err) {
+    await proc.stop();
+    throw err;
+  }
 }
 
 /** Runs `work` with a fresh temporary directory (config dirs, sockets), removed afterwards and at exit. */

@@ -18,7 +18,7 @@ import { parseReadyLine, READY_LINE_RE } from '../http/readyLine.js';
 import { tuicdMainPath } from '../http/targets.js';
 import { BARE_SESSION_ROWS, PROTOCOL_VERSION, SESSION_LIST_CALL, toolsCallBody, type ToolCall } from './toolsCallShared.js';
 
-export type McpVariant = 'bare SDK' | 'tuicd';
+export type McpVariant = 'bare SDK' | 'tuicd' | 'server-everything';
 
 const READY_TIMEOUT_MS = 10_000;
 const BARE_MAX_SECONDS = 1800;
@@ -101,9 +101,13 @@ export function post(port: number, headers: Record<string, string>, body: string
   });
 }
 
-/** A JSON answer, or the `data:` of the one message in an SSE answer. */
+/**
+ * A JSON answer, or the last non-empty `data:` of an SSE answer (a server with an event store first
+ * sends a priming event whose data is empty).
+ */
 function jsonRpcOf(a: Answer): { result?: Record<string, unknown>; error?: unknown } {
-  const text = /^data: (.*)$/m.exec(a.text)?.[1] ?? a.text;
+  const data = [...a.text.matchAll(/^data: ?(.*)$/gm)].map((m) => m[1]!).filter((d) => d.trim() !== '');
+  const text = data.at(-1) ?? a.text;
   return JSON.parse(text) as { result?: Record<string, unknown>; error?: unknown };
 }
 
