@@ -8,9 +8,10 @@ import type { Reply } from './types.js';
 export const AUTH_REALM = 'TUICommander';
 const COOKIE_NAME = 'tui-session';
 /**
- * A verified Authorization header is remembered briefly so a client sending Basic on every request
- * does not pay ~250 ms of bcrypt each time; keyed by a digest of header + hash so a password change
- * invalidates it.
+ * A verified Authorization header is remembered so a client sending Basic on every request does not
+ * pay ~250 ms of bcrypt each time; keyed by a digest of header + hash so a password change
+ * invalidates it. The TTL slides with use: with a fixed one, every busy client paid bcrypt again
+ * each minute, all its requests in flight at once (16 callers burned 4 s of CPU per expiry).
  */
 const VERIFIED_CACHE_TTL_MS = 60_000;
 const VERIFIED_CACHE_MAX = 256;
@@ -54,11 +55,19 @@ function unauthorized(body: string): Reply {
   return { status: 401, headers: { 'WWW-Authenticate': `Basic realm="${AUTH_REALM}"`, 'Content-Type': 'text/plain; charset=utf-8' }, body };
 }
 
+export type PasswordVerifier = (password: string, hash: string) => Promise<boolean>;
+
 export class TcpAuth {
   readonly limiter: AuthRateLimiter;
   private readonly verified = new Map<string, number>();
+  /** Verifications under way, by cache key: requests that arrive together share one bcrypt. */
+  private readonly verifying = new Map<string, Promise<boolean>>();
 
-  constructor(private readonly settings: () => AuthSettings, private readonly now: () => number = Date.now) {
+  constructor(
+    private readonly settings: () => AuthSettings,
+    private readonly now: () => number = Date.now,
+    private readonly verifyPassword: PasswordVerifier = bcryptVerify,
+  ) {
     this.limiter = new AuthRateLimiter(() => {
       const s = this.settings();
       return { maxFailures: s.rateLimitMax, windowSecs: s.rateLimitWindowSecs };
@@ -88,23 +97,37 @@ export class TcpAuth {
     return { ok: false, reply: unauthorized('Invalid credentials'), failure: true };
   }
 
-  private async basicMatches(header: string, s: AuthSettings): Promise<boolean> {
+  private basicMatches(header: string, s: AuthSettings): Promise<boolean> {
     const cacheKey = digest(`${header}\0${s.username}\0${s.passwordHash}`).toString('base64');
     const until = this.verified.get(cacheKey);
-    if (until !== undefined && until > this.now()) return true;
+    if (until !== undefined && until > this.now()) {
+      this.remember(cacheKey);
+      return Promise.resolve(true);
+    }
+    let verification = this.verifying.get(cacheKey);
+    if (verification === undefined) {
+      verification = this.verify(header, s, cacheKey).finally(() => this.verifying.delete(cacheKey));
+      this.verifying.set(cacheKey, verification);
+    }
+    return verification;
+  }
+
+  private async verify(header: string, s: AuthSettings, cacheKey: string): Promise<boolean> {
     const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon < 0) return false;
     const user = decoded.slice(0, colon);
     const password = decoded.slice(colon + 1);
     // Always run bcrypt, even for a wrong user, so timing does not reveal valid usernames.
-    const passwordOk = await bcryptVerify(password, s.passwordHash).catch(() => false);
+    const passwordOk = await this.verifyPassword(password, s.passwordHash).catch(() => false);
     const ok = safeEqual(user, s.username) && passwordOk;
     if (ok) this.remember(cacheKey);
     return ok;
   }
 
+  /** (Re)starts the key's TTL and makes it the newest entry, so the least recently used goes first. */
   private remember(key: string): void {
+    this.verified.delete(key);
     if (this.verified.size >= VERIFIED_CACHE_MAX) {
       const first = this.verified.keys().next();
       if (!first.done) this.verified.delete(first.value);

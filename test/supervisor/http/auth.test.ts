@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { hash } from '@node-rs/bcrypt';
+import { hash, verify } from '@node-rs/bcrypt';
 import { AUTH_REALM, safeEqual, TcpAuth, type AuthOutcome, type AuthSettings } from '../../../supervisor/http/auth.js';
 
 const USER = 'alice';
@@ -29,6 +29,18 @@ function make(overrides: Partial<AuthSettings> = {}) {
   };
   const auth = new TcpAuth(() => settings, () => clock.t);
   return { auth, clock, settings };
+}
+
+/** Like make(), with the real bcrypt verifier wrapped to count its runs. */
+function makeCounting() {
+  const clock = { t: 5_000_000 };
+  let runs = 0;
+  const settings: AuthSettings = { username: USER, passwordHash, sessionToken: '', sessionTokenDurationSecs: 3600, lanAuthBypass: false, rateLimitMax: 5, rateLimitWindowSecs: 60 };
+  const auth = new TcpAuth(() => settings, () => clock.t, (password, hashed) => {
+    runs++;
+    return verify(password, hashed);
+  });
+  return { auth, clock, verifications: () => runs };
 }
 
 function refused(outcome: AuthOutcome) {
@@ -152,12 +164,34 @@ describe('TcpAuth', () => {
     for (const ip of privateIps) assertUnauthorized(await off.check({}, NO_QUERY, ip), 'Scan the QR code or authenticate with Basic Auth');
   });
 
-  it('remembers a verified header for 60 s on the injected clock', async () => {
-    const { auth, clock } = make();
-    const start = clock.t;
-    assert.equal((await auth.check({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP)).ok, true);
-    const verified = (auth as unknown as { verified: Map<string, number> }).verified;
-    assert.deepEqual([...verified.values()], [start + 60_000]);
+  it('remembers a verified header for 60 s after its last use, on the injected clock', async () => {
+    const { auth, clock, verifications } = makeCounting();
+    const ok = async (): Promise<boolean> => (await auth.check({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP)).ok;
+    assert.equal(await ok(), true);
+    for (let i = 0; i < 3; i++) {
+      clock.t += 59_000;
+      assert.equal(await ok(), true);
+    }
+    assert.equal(verifications(), 1, 'each use within 60 s of the last one is served from the cache');
+    clock.t += 60_001;
+    assert.equal(await ok(), true);
+    assert.equal(verifications(), 2, '60 s unused: verified again');
+  });
+
+  it('runs one verification for requests that arrive together with the same header', async () => {
+    const { auth, verifications } = makeCounting();
+    const header = { authorization: basic(USER, PASSWORD) };
+    const outcomes = await Promise.all(Array.from({ length: 16 }, () => auth.check(header, NO_QUERY, IP)));
+    assert.deepEqual(outcomes.map((o) => o.ok), Array(16).fill(true));
+    assert.equal(verifications(), 1);
+    const wrong = { authorization: basic(USER, 'wrong') };
+    const refusals = await Promise.all(Array.from({ length: 3 }, () => auth.check(wrong, NO_QUERY, IP)));
+    for (const r of refusals) assertUnauthorized(r, 'Invalid credentials');
+    assert.equal(verifications(), 2, 'the wrong header was checked once for the three requests');
+    assert.equal(auth.limiter.retryAfterSecs(IP), 0, 'three failures stay under the limit of five');
+    await auth.check(wrong, NO_QUERY, IP);
+    await auth.check(wrong, NO_QUERY, IP);
+    assert.ok(auth.limiter.retryAfterSecs(IP) > 0, 'every refused request counts as a failure');
   });
 
   it('forgets a verified header when the password hash changes', async () => {
