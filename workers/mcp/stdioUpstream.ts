@@ -9,6 +9,7 @@
 
 import { type Client, connect } from '../../shared/channel.js';
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
+import { signalGroup } from '../../shared/processGroup.js';
 import { ProxyStdioProtocol, type ProxyStdioProtocolT, StdioLimits } from '../../shared/protocol/proxyStdio.js';
 import { PROXY_CLIENT_NAME, UPSTREAM_PROTOCOL_VERSION, type UpstreamServerWire } from '../../shared/protocol/upstreamServer.js';
 import { type PumpAttachment, pumpHost } from './pumpHost.js';
@@ -196,7 +197,7 @@ export class StdioUpstream implements UpstreamClient {
       if (this.closing === undefined) {
         this.options.log('error', `Upstream '${this.name}': pump channel closed: ${reason.message}`, fields);
         // Nobody can reach that child through this link any more; the pump shuts it down after its grace, this is sooner.
-        if (wasRunning && this.childPid !== null) killGroup(this.childPid);
+        if (wasRunning && this.childPid !== null) signalGroup(this.childPid, 'SIGKILL');
       }
       if (wasRunning) this.toolsMayHaveChanged();
     });
@@ -214,7 +215,7 @@ export class StdioUpstream implements UpstreamClient {
     } catch (err) {
       this.options.log('warn', `Upstream '${this.name}': shutdown: ${(err as Error).message}`, { upstream: this.name });
       // The pump could not do it; releasing it now would orphan the child: kill its group from here.
-      if (this.running && this.childPid !== null) killGroup(this.childPid);
+      if (this.running && this.childPid !== null) signalGroup(this.childPid, 'SIGKILL');
     } finally {
       this.running = false;
       client.dispose();
@@ -252,12 +253,4 @@ function parsePayload(payload: Uint8Array | undefined, missing: unknown): unknow
 
 function isNotRunning(err: unknown): boolean {
   return err instanceof SupervisorError && (err.data as { reason?: unknown } | undefined)?.reason === 'not_running';
-}
-
-function killGroup(pid: number): void {
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // Already gone.
-  }
 }

@@ -21,7 +21,7 @@ import { type JsonRpcReply, mayCarryId, notificationLine, parseIncoming, request
 import { LineQueue } from './lineQueue.js';
 import { withParentDeathSignal } from './parentDeath.js';
 import { groupReaper } from './groupReaper.js';
-import { signalGroup } from './processGroup.js';
+import { signalGroup } from '../../shared/processGroup.js';
 import { StderrRelay } from './stderrRelay.js';
 import { StdinWriter, type StdinWrite } from './stdinWriter.js';
 
