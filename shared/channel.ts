@@ -3,6 +3,7 @@
  * side a typed client, `serve()` registers handlers on the other. Wire format: shared/codec.ts.
  */
 
+import { type CancelListener, type Cancellation, CancelSource } from './cancellation.js';
 import { type Envelope, Kind, decodeEnvelope, encodeEnvelope } from './codec.js';
 import { type Disposable, DisposableStore, toDisposable } from './disposable.js';
 import { ErrorCode, SupervisorError, fromWire, toWire } from './errors.js';
@@ -43,6 +44,8 @@ export interface RequestOptions extends SendOptions {
   timeout?: number;
   /** Aborting fails the request with REQUEST_CANCELLED and tells the server to stop. */
   signal?: AbortSignal;
+  /** The same as `signal`, for a caller that holds a Cancellation: no AbortSignal is built for it. */
+  cancellation?: Cancellation;
 }
 
 export interface ConnectOptions {
@@ -181,6 +184,8 @@ interface Pending {
   timer: NodeJS.Timeout | undefined;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
+  /** Unsubscribes from the caller's Cancellation. */
+  offCancel: (() => void) | undefined;
 }
 
 const noop = (): void => {};
@@ -265,7 +270,9 @@ export class Client<P extends Protocol> extends Endpoint<P> {
   private call(method: string, params: unknown, options: RequestOptions | undefined, full: boolean): Promise<unknown> {
     if (this.closeReason !== undefined) return Promise.reject(this.closedError(method, this.closeReason));
     const signal = options?.signal;
-    if (signal?.aborted) return Promise.reject(cancelled(method, signal));
+    if (signal?.aborted) return Promise.reject(cancelled(method, signal.reason));
+    const cancellation = options?.cancellation;
+    if (cancellation?.cancelReason !== undefined) return Promise.reject(cancelled(method, cancellation.cancelReason));
     const timeoutMs = options?.timeout ?? this.defaultTimeoutMs;
     if (!(timeoutMs > 0)) return Promise.reject(new TypeError(`request timeout must be > 0 ms, got ${timeoutMs}`));
     const id = this.nextId++;
@@ -276,12 +283,13 @@ export class Client<P extends Protocol> extends Endpoint<P> {
       return Promise.reject(err);
     }
     return new Promise((resolve, reject) => {
-      const entry: Pending = { method, timeoutMs, full, resolve, reject, timer: undefined, signal, onAbort: undefined };
+      const entry: Pending = { method, timeoutMs, full, resolve, reject, timer: undefined, signal, onAbort: undefined, offCancel: undefined };
       entry.timer = setTimeout(this.onTimeout, Math.min(timeoutMs, MAX_TIMER_MS), id);
       if (signal !== undefined) {
-        entry.onAbort = () => this.abandon(id, cancelled(method, signal));
+        entry.onAbort = () => this.abandon(id, cancelled(method, signal.reason));
         signal.addEventListener('abort', entry.onAbort, { once: true });
       }
+      if (cancellation !== undefined) entry.offCancel = cancellation.onCancel((reason) => this.abandon(id, cancelled(method, reason)));
       this.pending.set(id, entry);
       this.sendFrame(header, options?.payload, options?.transfer ?? false);
     });
@@ -307,6 +315,7 @@ export class Client<P extends Protocol> extends Endpoint<P> {
     this.pending.delete(id);
     clearTimeout(entry.timer);
     if (entry.onAbort !== undefined) entry.signal?.removeEventListener('abort', entry.onAbort);
+    entry.offCancel?.();
     return entry;
   }
 
@@ -340,15 +349,17 @@ export class Client<P extends Protocol> extends Endpoint<P> {
   }
 }
 
-function cancelled(method: string, signal: AbortSignal): SupervisorError {
-  const reason = signal.reason instanceof Error ? `: ${signal.reason.message}` : '';
-  return new SupervisorError(ErrorCode.REQUEST_CANCELLED, `'${method}' cancelled${reason}`);
+function cancelled(method: string, reason: unknown): SupervisorError {
+  const why = reason instanceof Error ? `: ${reason.message}` : '';
+  return new SupervisorError(ErrorCode.REQUEST_CANCELLED, `'${method}' cancelled${why}`);
 }
 
-/** Per-request state on the serving side; the AbortController is only built if a handler asks. */
+/**
+ * Per-request state on the serving side. A handler that passes the context on as a Cancellation
+ * costs nothing; the AbortSignal is built only if a handler asks for `signal`.
+ */
 class RequestContext implements HandlerContext {
-  private controller: AbortController | undefined;
-  private reason: SupervisorError | undefined;
+  private readonly source = new CancelSource();
 
   constructor(
     readonly id: number,
@@ -358,17 +369,19 @@ class RequestContext implements HandlerContext {
   ) {}
 
   get signal(): AbortSignal {
-    if (this.controller === undefined) {
-      this.controller = new AbortController();
-      if (this.reason !== undefined) this.controller.abort(this.reason);
-    }
-    return this.controller.signal;
+    return this.source.signal;
+  }
+
+  get cancelReason(): Error | undefined {
+    return this.source.cancelReason;
+  }
+
+  onCancel(listener: CancelListener): () => void {
+    return this.source.onCancel(listener);
   }
 
   abort(reason: SupervisorError): void {
-    if (this.reason !== undefined) return;
-    this.reason = reason;
-    this.controller?.abort(reason);
+    this.source.cancel(reason);
   }
 }
 

@@ -6,6 +6,7 @@
 
 import type { Static, TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
+import type { Cancellation } from '../cancellation.js';
 
 export interface RequestSpec {
   readonly params: TSchema;
@@ -117,13 +118,17 @@ export interface Reply<R> {
 }
 
 /** What a handler gets besides its params. */
-export interface HandlerContext {
+/**
+ * A request as its handler sees it. It is itself the request's Cancellation: pass `ctx` on to
+ * work that should stop with the request, and that costs nothing unless the request is cancelled.
+ */
+export interface HandlerContext extends Cancellation {
   readonly id: number;
   /** Bytes the caller sent beside the params; a view you should copy if you keep it long. */
   readonly payload: Uint8Array | undefined;
   /** `Date.now()` value after which the caller has given up. */
   readonly deadline: number;
-  /** Aborts when the caller cancels or times out, or the channel closes. */
+  /** Aborts when the caller cancels or times out, or the channel closes; built on first use. */
   readonly signal: AbortSignal;
 }
 

@@ -4,6 +4,7 @@
  * worker once the settle gate is open), serves it secrets on a second port, restarts it within a
  * budget (replaying every registered upstream), and publishes statuses on the event bus.
  */
+import type { Cancellation } from '../../shared/cancellation.js';
 import { MessageChannel, Worker } from 'node:worker_threads';
 
 import { connect, serve, type Client, type Server } from '../../shared/channel.js';
@@ -120,10 +121,10 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
     });
   }
 
-  async call(upstream: string, tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolCallOutcome> {
+  async call(upstream: string, tool: string, args: Record<string, unknown>, cancellation?: Cancellation): Promise<ToolCallOutcome> {
     if (!this.registered.has(upstream) || !this.running) return textEnvelope({ error: `Unknown upstream '${upstream}'` });
     try {
-      const reply = await this.running.hub.requestWithPayload('call', { upstream, tool }, { payload: encoder.encode(JSON.stringify(args)), timeout: 2 ** 31 - 1, ...(signal ? { signal } : {}) });
+      const reply = await this.running.hub.requestWithPayload('call', { upstream, tool }, { payload: encoder.encode(JSON.stringify(args)), timeout: 2 ** 31 - 1, ...(cancellation ? { cancellation } : {}) });
       return new RawToolResult(decoder.decode(reply.payload));
     } catch (err) {
       return textEnvelope({ error: `Upstream '${upstream}' call to '${tool}' failed: ${(err as Error).message}` });

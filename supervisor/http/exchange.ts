@@ -1,6 +1,7 @@
 /** One request/response in flight: the request context handlers see plus the bookkeeping of its answer. */
 import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
 
+import { type CancelListener, type Cancellation, CancelSource } from '../../shared/cancellation.js';
 import { isLoopbackIp, normalizeIp } from './remoteAddress.js';
 import type { HttpMethod, ListenerKind, RequestContext } from './types.js';
 
@@ -12,7 +13,7 @@ const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
  * matters at tens of thousands of requests per second (the query and the abort signal are built
  * only when a handler asks).
  */
-export class Exchange implements RequestContext {
+export class Exchange implements RequestContext, Cancellation {
   params: Readonly<Record<string, string>> = NO_PARAMS;
   body: Buffer = EMPTY;
   /** The client went away; nothing may be written any more. */
@@ -22,7 +23,8 @@ export class Exchange implements RequestContext {
   /** Still inside uWS's callback: the response is corked and needs no abort handler yet. */
   inCallback = true;
   timer: NodeJS.Timeout | undefined = undefined;
-  private controller: AbortController | undefined = undefined;
+  /** Built when someone first listens for the end of the request (or it ends first). */
+  private cancel: CancelSource | undefined = undefined;
   private parsedQuery: URLSearchParams | undefined = undefined;
 
   private peer: string | undefined = undefined;
@@ -62,12 +64,24 @@ export class Exchange implements RequestContext {
   }
 
   get signal(): AbortSignal {
-    return (this.controller ??= new AbortController()).signal;
+    return (this.cancel ??= new CancelSource()).signal;
+  }
+
+  get cancellation(): Cancellation {
+    return this;
+  }
+
+  get cancelReason(): Error | undefined {
+    return this.cancel?.cancelReason;
+  }
+
+  onCancel(listener: CancelListener): () => void {
+    return (this.cancel ??= new CancelSource()).onCancel(listener);
   }
 
   /** Stops the handler's work: the client left or the request timed out. */
   abort(): void {
     if (this.timer) clearTimeout(this.timer);
-    this.controller?.abort();
+    (this.cancel ??= new CancelSource()).cancel(new DOMException('The request ended before its answer (client gone or timed out)', 'AbortError'));
   }
 }

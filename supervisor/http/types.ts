@@ -1,6 +1,7 @@
 /** Shapes shared by the HTTP layer and the route modules; only stream handlers see a uWS response. */
 import type { HttpResponse, WebSocket } from '@trufflesuite/uws-js-unofficial';
 
+import type { Cancellation } from '../../shared/cancellation.js';
 import type { BodyParts } from './bodyParts.js';
 
 /** Which listener a request arrived on: the always-on unix socket or the opt-in TCP listener. */
@@ -22,8 +23,10 @@ export interface RequestContext {
   readonly isLoopback: boolean;
   /** The raw body, bounded by the body limit; empty for bodyless methods. */
   body: Buffer;
-  /** Set when the request must stop (client went away or the request timed out). */
+  /** Set when the request must stop (client went away or the request timed out). Built on first use. */
   readonly signal: AbortSignal;
+  /** The same, without building an AbortSignal (shared/cancellation.ts); absent, use `signal`. */
+  readonly cancellation?: Cancellation;
 }
 
 /** A complete response. `body` objects are sent as JSON; BodyParts are sent as their bytes in order. */

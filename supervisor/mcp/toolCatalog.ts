@@ -3,6 +3,7 @@
  * once per change, and the one dispatch entry point that re-applies the config filters on every
  * call (spec "Lazy Tool Discovery": discovery never gates dispatch, so dispatch must).
  */
+import { cancellationOf } from '../../shared/cancellation.js';
 import { toDisposable } from '../../shared/disposable.js';
 import type { Disposable } from '../../shared/disposable.js';
 import { textEnvelope } from '../../shared/mcpEnvelope.js';
@@ -195,7 +196,7 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
       const allowlist = caller.upstreamAllowlist;
       if (allowlist && !allowlist.has(upstream)) return textEnvelope({ error: `Upstream '${upstream}' is not enabled for this project` });
       // The hub re-applies the upstream's allow/deny filter and its breaker on every call.
-      return this.opts.upstreams.call(upstream, tool, args, caller.signal);
+      return this.opts.upstreams.call(upstream, tool, args, caller.cancellation ?? cancellationOf(caller.signal));
     }
     const tool = this.natives.get(name);
     if (!tool) {

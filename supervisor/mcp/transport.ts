@@ -211,7 +211,11 @@ export class McpTransport {
       tuicSession,
       boundSessionId: tuicSession === null ? null : this.deps.boundSessionFor(tuicSession),
       clientName: meta?.client_name ?? null,
-      signal: ctx.signal,
+      // A getter: most calls never need an AbortSignal, and building one per call is not free.
+      get signal() {
+        return ctx.signal;
+      },
+      cancellation: ctx.cancellation,
       upstreamAllowlist: this.allowlistOf(meta),
     };
   }

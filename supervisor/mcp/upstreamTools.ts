@@ -3,6 +3,7 @@
  * the merged upstream tools as pre-serialized list bytes and as definitions for search, the settle
  * gate the first tools/list waits on, and dispatch.
  */
+import type { Cancellation } from '../../shared/cancellation.js';
 import type { Disposable } from '../../shared/disposable.js';
 import type { ToolCallOutcome } from '../../shared/mcpEnvelope.js';
 import type { ToolDefinition } from './tools/nativeTool.js';
@@ -15,7 +16,7 @@ export interface UpstreamToolSource {
   /** Pending while the settle gate holds tools/list (≤ 3 s); null once open. */
   settleGate(): Promise<void> | null;
   /** One proxied call; never rejects: routing and upstream failures are isError results. */
-  call(upstream: string, tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolCallOutcome>;
+  call(upstream: string, tool: string, args: Record<string, unknown>, cancellation?: Cancellation): Promise<ToolCallOutcome>;
   /** The merged set changed. */
   onChanged(listener: () => void): Disposable;
 }

@@ -5,8 +5,25 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, test } from 'node:test';
 
+import { type CancelListener, type Cancellation, CancelSource } from '../../shared/cancellation.js';
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { PEER_KINDS, type Peer, type PeerOptions, startPeer } from './channelPeers.js';
+
+/** A Cancellation that never fires and counts who listens: the channel must unsubscribe when a request settles. */
+class CountingCancellation implements Cancellation {
+  readonly cancelReason = undefined;
+  subscribed = 0;
+  everSubscribed = 0;
+  onCancel(_listener: CancelListener): () => void {
+    this.subscribed++;
+    this.everSubscribed++;
+    let on = true;
+    return () => {
+      if (on) this.subscribed--;
+      on = false;
+    };
+  }
+}
 
 /** Polls `check` until it holds; the server's view (e.g. "cancel arrived") is only visible through a request. */
 async function eventually(check: () => Promise<boolean>, timeoutMs = 2_000): Promise<void> {
@@ -120,6 +137,23 @@ for (const kind of PEER_KINDS) {
       await assert.rejects(pending, hasCode(ErrorCode.REQUEST_CANCELLED));
       await eventually(async () => (await client.request('stats', {})).aborted === 1);
       await assert.rejects(client.request('add', { a: 1, b: 1 }, { signal: AbortSignal.abort() }), hasCode(ErrorCode.REQUEST_CANCELLED));
+    });
+
+    test('a Cancellation cancels the request on both sides; the handler follows its context as one', async (t) => {
+      const { client } = await peer(t);
+      const source = new CancelSource();
+      const pending = client.request('nap', { ms: 30_000 }, { cancellation: source });
+      await client.request('add', { a: 0, b: 0 }); // the nap is now running on the server
+      source.cancel(new Error('user pressed stop'));
+      await assert.rejects(pending, (err: SupervisorError) => err.code === ErrorCode.REQUEST_CANCELLED && /user pressed stop/.test(err.message));
+      await eventually(async () => (await client.request('stats', {})).aborted === 1);
+      await assert.rejects(client.request('add', { a: 1, b: 1 }, { cancellation: source }), hasCode(ErrorCode.REQUEST_CANCELLED));
+      // A request that settled lets go of the caller's Cancellation: nothing stays subscribed.
+      const watched = new CountingCancellation();
+      assert.deepEqual(await client.request('nap', { ms: 1 }, { cancellation: watched }), { slept: 1 });
+      await assert.rejects(client.request('fail', { code: '', message: 'boom' }, { cancellation: watched }));
+      assert.equal(watched.subscribed, 0);
+      assert.equal(watched.everSubscribed, 2);
     });
 
     test('a version mismatch fails with PROTOCOL_MISMATCH and the client refuses', async (t) => {

@@ -5,6 +5,8 @@
  * followed through ONE listener that fans out to whichever controllers currently depend on it.
  */
 
+import type { Cancellation } from '../../shared/cancellation.js';
+
 interface FanOut {
   readonly children: Set<AbortController>;
   readonly onAbort: () => void;
@@ -37,6 +39,16 @@ export function follow(parent: AbortSignal, child: AbortController): () => void 
     parent.removeEventListener('abort', onAbort);
     if (fanOuts.get(parent) === fan) fanOuts.delete(parent);
   };
+}
+
+/** Aborts `child` when `parent` is cancelled (a call's Cancellation, one listener per call); the returned function unlinks it. */
+export function followCancellation(parent: Cancellation, child: AbortController): () => void {
+  const reason = parent.cancelReason;
+  if (reason !== undefined) {
+    child.abort(reason);
+    return () => {};
+  }
+  return parent.onCancel((why) => child.abort(why));
 }
 
 /** Rejects with the signal's reason as soon as it aborts; the listener goes when `work` settles. */

@@ -27,7 +27,8 @@ import {
   UpstreamRedirectError,
   type RequestScope,
 } from './httpFetch.js';
-import { NEVER_MS, follow, raceAbort } from './httpSignals.js';
+import { NEVER_MS, follow, followCancellation, raceAbort } from './httpSignals.js';
+import type { Cancellation } from '../../shared/cancellation.js';
 import { PROXY_CLIENT_NAME, PROXY_USER_AGENT_PRODUCT, type UpstreamServerWire } from '../../shared/protocol/upstreamServer.js';
 
 export {
@@ -120,8 +121,8 @@ export class HttpUpstream implements UpstreamClient {
     return this.listTools(signal);
   }
 
-  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
-    return this.operation('tools/call', signal, (send) => send({ method: 'tools/call', params: { name, arguments: args } }));
+  callTool(name: string, args: Record<string, unknown>, cancellation?: Cancellation | AbortSignal): Promise<unknown> {
+    return this.operation('tools/call', cancellation, (send) => send({ method: 'tools/call', params: { name, arguments: args } }));
   }
 
   onToolsMayHaveChanged(listener: () => void): void {
@@ -152,10 +153,10 @@ export class HttpUpstream implements UpstreamClient {
    * One public call: its own scope (caller signal + timeout), the current session (or the shared
    * handshake), and at most one re-initialize + retry on 400/404/connection error.
    */
-  private async operation<T>(label: string, signal: AbortSignal | undefined, work: (send: Send) => Promise<T>): Promise<T> {
+  private async operation<T>(label: string, caller: AbortSignal | Cancellation | undefined, work: (send: Send) => Promise<T>): Promise<T> {
     if (this.closing) throw this.closedError();
     if (!this.started) throw new Error(`Upstream '${this.name}' is not connected`);
-    const op = this.openScope(signal, label, this.timeoutMs);
+    const op = this.openScope(caller, label, this.timeoutMs);
     try {
       let conn = await raceAbort(this.acquire(), op.controller.signal);
       try {
@@ -303,9 +304,9 @@ export class HttpUpstream implements UpstreamClient {
     return tools;
   }
 
-  private openScope(signal: AbortSignal | undefined, label: string, timeoutMs: number): Scope {
+  private openScope(caller: AbortSignal | Cancellation | undefined, label: string, timeoutMs: number): Scope {
     const controller = new AbortController();
-    const unlink = signal ? follow(signal, controller) : () => {};
+    const unlink = caller === undefined ? () => {} : caller instanceof AbortSignal ? follow(caller, controller) : followCancellation(caller, controller);
     const timer =
       timeoutMs > 0
         ? setTimeout(

@@ -98,7 +98,7 @@ server = serve(messagePortTransport(parentPort!), McpHubProtocol, {
   },
   call: async ({ upstream, tool }, ctx) => {
     const args = ctx.payload && ctx.payload.length > 0 ? (JSON.parse(decoder.decode(ctx.payload)) as Record<string, unknown>) : {};
-    const outcome = await registry.call(upstream, tool, args, ctx.signal);
+    const outcome = await registry.call(upstream, tool, args, ctx);
     return withPayload({ upstream_error: outcome.upstreamError }, encoder.encode(outcome.json), { transfer: true });
   },
   status: () => ({ upstreams: registry.statusRows() }),

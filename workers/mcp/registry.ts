@@ -3,6 +3,7 @@
  * breaker and counters; routes proxied calls; runs the health checker; tracks the settle state the
  * supervisor's first tools/list waits on. Everything it tells the outside goes through `events`.
  */
+import type { Cancellation } from '../../shared/cancellation.js';
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { isCallToolResult, textEnvelope } from '../../shared/mcpEnvelope.js';
 import { HubConstants } from '../../shared/protocol/mcpHub.js';
@@ -169,7 +170,7 @@ export class UpstreamRegistry {
   }
 
   /** proxy_tool_call: routing, status, breaker and filter checks, then the upstream call. Never throws. */
-  async call(upstream: string, tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallOutcome> {
+  async call(upstream: string, tool: string, args: Record<string, unknown>, cancellation?: Cancellation): Promise<CallOutcome> {
     const entry = this.entries.get(upstream);
     if (!entry) return errorOutcome(`Unknown upstream '${upstream}'`);
     if (entry.status === 'connecting' && entry.connecting) await entry.connecting;
@@ -179,7 +180,7 @@ export class UpstreamRegistry {
     const started = this.now();
     entry.metrics.call_count = Math.min(U32_MAX, entry.metrics.call_count + 1);
     try {
-      const result = await client.callTool(tool, args, signal);
+      const result = await client.callTool(tool, args, cancellation);
       entry.metrics.last_latency_ms = Math.min(U32_MAX, this.now() - started);
       this.recordSuccess(entry);
       if (isCallToolResult(result)) return { json: JSON.stringify(result), upstreamError: false };
@@ -193,7 +194,7 @@ export class UpstreamRegistry {
         this.recordSuccess(entry);
         return errorOutcome(`Upstream '${upstream}' returned an error for '${tool}': ${err.message} (code ${err.code})`);
       }
-      if (signal?.aborted) return errorOutcome(`Call to '${qualifiedName(upstream, tool)}' was cancelled`);
+      if (cancellation?.cancelReason !== undefined) return errorOutcome(`Call to '${qualifiedName(upstream, tool)}' was cancelled`);
       this.recordFailure(entry, err);
       return errorOutcome(`Upstream '${upstream}' call to '${tool}' failed: ${message(err)}`);
     }

@@ -9,6 +9,7 @@
 
 import { type Client, connect } from '../../shared/channel.js';
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
+import { type Cancellation, cancellationOf } from '../../shared/cancellation.js';
 import { signalGroup } from '../../shared/processGroup.js';
 import { ProxyStdioProtocol, type ProxyStdioProtocolT, StdioLimits } from '../../shared/protocol/proxyStdio.js';
 import { PROXY_CLIENT_NAME, UPSTREAM_PROTOCOL_VERSION, type UpstreamServerWire } from '../../shared/protocol/upstreamServer.js';
@@ -64,11 +65,11 @@ export class StdioUpstream implements UpstreamClient {
   }
 
   async listTools(signal?: AbortSignal): Promise<UpstreamTool[]> {
-    return this.toTools(await this.call('tools/list', undefined, signal));
+    return this.toTools(await this.call('tools/list', undefined, signal && cancellationOf(signal)));
   }
 
-  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
-    return this.call('tools/call', { name, arguments: args }, signal);
+  callTool(name: string, args: Record<string, unknown>, cancellation?: Cancellation | AbortSignal): Promise<unknown> {
+    return this.call('tools/call', { name, arguments: args }, cancellation instanceof AbortSignal ? cancellationOf(cancellation) : cancellation);
   }
 
   /** Stdio liveness: null while the child runs; throws when it does not. */
@@ -127,14 +128,14 @@ export class StdioUpstream implements UpstreamClient {
    * One JSON-RPC exchange; a child that is not running is respawned first. If it died before
    * the exit news arrived, the pump refuses without sending anything, and that one is retried.
    */
-  private async call(method: string, params: unknown, signal?: AbortSignal): Promise<unknown> {
+  private async call(method: string, params: unknown, cancellation?: Cancellation): Promise<unknown> {
     const payload = params === undefined ? undefined : Buffer.from(JSON.stringify(params));
     for (let attempt = 0; ; attempt++) {
       if (this.closing !== undefined) throw new Error(`Upstream '${this.name}' is closed`);
       // Not the caller's signal: a respawn shared by concurrent callers must not die with one of them.
       if (!this.running) await this.start();
       try {
-        return await this.rpc(method, payload, signal);
+        return await this.rpc(method, payload, cancellation);
       } catch (err) {
         if (attempt > 0 || !isNotRunning(err)) throw err;
         this.running = false;
@@ -142,10 +143,10 @@ export class StdioUpstream implements UpstreamClient {
     }
   }
 
-  private async rpc(method: string, payload: Uint8Array | undefined, signal: AbortSignal | undefined): Promise<unknown> {
+  private async rpc(method: string, payload: Uint8Array | undefined, cancellation: Cancellation | undefined): Promise<unknown> {
     const timeout = this.timeoutMs > 0 ? this.timeoutMs + CHANNEL_MARGIN_MS : NO_DEADLINE_MS;
     const client = this.client !== undefined && !this.client.closed ? this.client : await this.pump();
-    const reply = await this.pumpCall(method, () => client.requestWithPayload('rpc', { method }, { timeout, ...(payload ? { payload } : {}), ...(signal ? { signal } : {}) }));
+    const reply = await this.pumpCall(method, () => client.requestWithPayload('rpc', { method }, { timeout, ...(payload ? { payload } : {}), ...(cancellation ? { cancellation } : {}) }));
     const error = reply.result.error;
     if (error !== undefined) throw new UpstreamRpcError(error.code, error.message, error.data);
     return parsePayload(reply.payload, null);

@@ -4,6 +4,8 @@
  * Tool definitions and results stay raw JSON values: the hub passes them on unchanged.
  */
 
+import type { Cancellation } from '../../shared/cancellation.js';
+
 /** A tool exactly as the upstream listed it (name, description, inputSchema, anything else). */
 export interface UpstreamTool {
   name: string;
@@ -34,7 +36,7 @@ export interface UpstreamClient {
    * passthrough and the envelope); rejects with UpstreamRpcError for a JSON-RPC error answer and
    * any other Error for transport failures (breaker failures).
    */
-  callTool(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<unknown>;
+  callTool(name: string, args: Record<string, unknown>, cancellation?: Cancellation | AbortSignal): Promise<unknown>;
   /** The liveness health check: HTTP = tools/list succeeded; stdio = the child runs. */
   healthCheck(signal?: AbortSignal): Promise<UpstreamTool[] | null>;
   /** Pid of the child for stdio upstreams; null otherwise. */

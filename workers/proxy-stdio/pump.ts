@@ -98,7 +98,7 @@ export class Pump implements HandlersOf<P> {
     }
     const body = ctx.payload;
     if (body !== undefined && hasNewline(body)) throw new SupervisorError(ErrorCode.INVALID_MESSAGE, `params of '${params.method}' hold a raw newline; send compact JSON`);
-    const reply = await session.request(params.method, body, params.timeout_ms ?? session.timeoutMs, ctx.signal);
+    const reply = await session.request(params.method, body, params.timeout_ms ?? session.timeoutMs, ctx);
     if (reply.error !== undefined) return { error: reply.error };
     return withPayload({}, Buffer.from(JSON.stringify(reply.result)), { transfer: true });
   }

@@ -21,6 +21,7 @@ import { type JsonRpcReply, mayCarryId, notificationLine, parseIncoming, request
 import { LineQueue } from './lineQueue.js';
 import { withParentDeathSignal } from './parentDeath.js';
 import { groupReaper } from './groupReaper.js';
+import type { Cancellation } from '../../shared/cancellation.js';
 import { signalGroup } from '../../shared/processGroup.js';
 import { StderrRelay } from './stderrRelay.js';
 import { StdinWriter, type StdinWrite } from './stdinWriter.js';
@@ -68,6 +69,8 @@ interface Exchange {
   write: StdinWrite | undefined;
   readonly resolve: (reply: JsonRpcReply) => void;
   readonly reject: (error: Error) => void;
+  /** Unsubscribes from the caller's Cancellation once the exchange is over. */
+  offCancel: (() => void) | undefined;
 }
 
 type State = 'running' | 'closing' | 'exited';
@@ -181,7 +184,7 @@ export class StdioSession {
    * on the deadline, teardown, exit, or when the caller aborts (then the exchange is only
    * forgotten: its id is never reused, so a late answer to it matches nothing).
    */
-  request(method: string, params: Uint8Array | undefined, timeoutMs: number, signal?: AbortSignal): Promise<JsonRpcReply> {
+  request(method: string, params: Uint8Array | undefined, timeoutMs: number, cancellation?: Cancellation): Promise<JsonRpcReply> {
     if (this.state !== 'running') return Promise.reject(this.notRunning(method));
     const id = this.nextId();
     const line = requestLine(id, method, params);
@@ -195,6 +198,7 @@ export class StdioSession {
         write: undefined,
         resolve,
         reject,
+        offCancel: undefined,
       };
       // Armed before the write: a write that never completes is covered by the same deadline.
       if (timeoutMs > 0) exchange.timer = setTimeout(this.onDeadline, Math.min(timeoutMs, MAX_TIMER_MS), id);
@@ -206,9 +210,10 @@ export class StdioSession {
         reject(upstreamFailure(ErrorCode.HANDLER_FAILED, `Upstream '${this.spec.name}': cannot send '${method}': ${(err as Error).message}`, this.spec.name, 'stdin'));
         return;
       }
-      if (signal !== undefined) {
-        if (signal.aborted) this.abandon(id, signal);
-        else signal.addEventListener('abort', () => this.abandon(id, signal), { once: true });
+      if (cancellation !== undefined) {
+        const reason = cancellation.cancelReason;
+        if (reason !== undefined) this.abandon(id, reason);
+        else exchange.offCancel = cancellation.onCancel((why) => this.abandon(id, why));
       }
     });
   }
@@ -328,11 +333,10 @@ export class StdioSession {
     this.teardown(`${what} (${counters.dropped_lines} stdout lines dropped)`);
   };
 
-  private abandon(id: number, signal: AbortSignal): void {
+  private abandon(id: number, reason: Error): void {
     const exchange = this.take(id);
     if (exchange === undefined) return;
-    const why = signal.reason instanceof Error ? `: ${signal.reason.message}` : '';
-    exchange.reject(new SupervisorError(ErrorCode.REQUEST_CANCELLED, `Upstream '${this.spec.name}': '${exchange.method}' cancelled${why}`));
+    exchange.reject(new SupervisorError(ErrorCode.REQUEST_CANCELLED, `Upstream '${this.spec.name}': '${exchange.method}' cancelled: ${reason.message}`));
   }
 
   private take(id: number): Exchange | undefined {
@@ -340,6 +344,7 @@ export class StdioSession {
     if (exchange === undefined) return undefined;
     this.pending.delete(id);
     clearTimeout(exchange.timer);
+    exchange.offCancel?.();
     return exchange;
   }
 

@@ -4,6 +4,7 @@
  * schema's `action` enum and the description's action lines are all generated from that one
  * declaration by `defineTool`, so they cannot drift.
  */
+import type { Cancellation } from '../../../shared/cancellation.js';
 import { Type } from 'typebox';
 import type { TObject, TProperties, TSchema } from 'typebox';
 
@@ -23,8 +24,10 @@ export interface CallerContext {
   readonly boundSessionId: string | null;
   /** `clientInfo.name` from initialize, when known. */
   readonly clientName: string | null;
-  /** Aborted when the HTTP request goes away or times out; long waits must honour it. */
+  /** Aborted when the HTTP request goes away or times out; long waits must honour it. Built on first use. */
   readonly signal: AbortSignal;
+  /** The same as `signal`, for work that can take a Cancellation (a proxied call): no AbortSignal is built. */
+  readonly cancellation?: Cancellation;
   /** The upstreams the caller's project may use (its repository's allowlist); absent or null = every upstream. */
   readonly upstreamAllowlist?: ReadonlySet<string> | null;
 }

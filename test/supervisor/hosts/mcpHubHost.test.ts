@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 
+import { CancelSource } from '../../../shared/cancellation.js';
 import { RawToolResult, toCallToolResult } from '../../../shared/mcpEnvelope.js';
 import type { UpstreamServer } from '../../../supervisor/upstreams/upstreamConfig.js';
 import { EventBus } from '../../../supervisor/events/eventBus.js';
@@ -96,4 +97,36 @@ test('applyPlan connects, reconnects and disconnects; unknown reconnect is Upstr
   await assert.rejects(host.reconnect('b'), /Upstream 'b' not found/);
   assert.ok(published.some((p) => p.name === 'b' && p.status === 'disconnected'));
   assert.ok(published.some((p) => p.name === 'a' && p.status === 'ready'));
+});
+
+test('a proxied call cancelled by its caller ends in the hub at once; the upstream keeps serving, no breaker failure', async (t) => {
+  const bus = new EventBus();
+  const { log } = quietLog();
+  const host = new McpHubHost({ version: 'test', bus, log, credential: async () => null, ownPort: () => null });
+  t.after(async () => {
+    await host.stop();
+    bus.dispose();
+  });
+  await host.boot([mock('alpha')]);
+  const gate = host.settleGate();
+  if (gate) await gate;
+  const row = async () => (await host.status()).find((r) => r.name === 'alpha')!;
+  const pid = (await row()).pid;
+
+  const caller = new CancelSource();
+  const started = Date.now();
+  const pending = host.call('alpha', 'sleep', { ms: 20_000, text: 'late' }, caller);
+  await waitFor(async () => (await row()).metrics.call_count === 1, 'the call reached the hub', 10_000);
+  caller.cancel(new Error('client went away'));
+  const outcome = toCallToolResult(await pending);
+  assert.equal(outcome.isError, true);
+  assert.match(outcome.content[0]!['text'] as string, /cancelled: client went away/);
+  // The hub's own call ended too (an error, counted), long before the upstream's 20 s answer.
+  await waitFor(async () => (await row()).metrics.error_count === 1, "the hub's call ended", 10_000);
+  assert.ok(Date.now() - started < 15_000);
+  const after = await row();
+  assert.equal(after.status, 'ready');
+  assert.equal(after.last_error, null, 'a cancel is not an upstream failure');
+  assert.equal(after.pid, pid, 'the upstream was not torn down');
+  assert.match(toCallToolResult(await host.call('alpha', 'echo', { text: 'still here' })).content[0]!['text'] as string, /still here/);
 });
