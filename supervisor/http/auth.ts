@@ -57,6 +57,17 @@ function unauthorized(body: string): Reply {
 
 export type PasswordVerifier = (password: string, hash: string) => Promise<boolean>;
 
+/**
+ * What the gate reads of a request. `query` and `remoteAddress` may be getters (the Exchange's are):
+ * they are read only when needed, since copying the peer address out of uWS and parsing a query
+ * string cost more than the rest of a cached Basic check.
+ */
+export interface AuthRequest {
+  readonly headers: Readonly<Record<string, string>>;
+  readonly query: URLSearchParams;
+  readonly remoteAddress: string;
+}
+
 export class TcpAuth {
   readonly limiter: AuthRateLimiter;
   private readonly verified = new Map<string, number>();
@@ -74,17 +85,19 @@ export class TcpAuth {
     }, now);
   }
 
-  async check(headers: Readonly<Record<string, string>>, query: URLSearchParams, ip: string): Promise<AuthOutcome> {
+  async check(req: AuthRequest): Promise<AuthOutcome> {
     const s = this.settings();
-    if (s.lanAuthBypass && isPrivateAddress(ip)) return { ok: true };
+    const { headers } = req;
+    if (s.lanAuthBypass && isPrivateAddress(req.remoteAddress)) return { ok: true };
     const cookie = cookieValue(headers['cookie']);
     if (s.sessionToken && cookie !== undefined && safeEqual(cookie, s.sessionToken)) return { ok: true };
-    const token = query.get('token');
+    const token = s.sessionToken ? req.query.get('token') : null;
     if (s.sessionToken && token !== null && safeEqual(token, s.sessionToken)) {
-      this.limiter.clear(ip);
+      this.limiter.clear(req.remoteAddress);
       return { ok: true, setCookie: this.cookie(s) };
     }
-    const wait = this.limiter.retryAfterSecs(ip);
+    // With no failure on record anywhere, nobody is locked out: the peer address is not needed.
+    const wait = this.limiter.isEmpty ? 0 : this.limiter.retryAfterSecs(req.remoteAddress);
     if (wait > 0) {
       return { ok: false, reply: { status: 429, headers: { 'Retry-After': String(wait), 'Content-Type': 'text/plain; charset=utf-8' }, body: 'Too many failed authentication attempts' } };
     }
@@ -93,7 +106,7 @@ export class TcpAuth {
       return { ok: false, reply: unauthorized('Scan the QR code or authenticate with Basic Auth') };
     }
     if (await this.basicMatches(header, s)) return { ok: true, ...(s.sessionToken ? { setCookie: this.cookie(s) } : {}) };
-    this.limiter.recordFailure(ip);
+    this.limiter.recordFailure(req.remoteAddress);
     return { ok: false, reply: unauthorized('Invalid credentials'), failure: true };
   }
 

@@ -14,6 +14,11 @@ export class AuthRateLimiter {
 
   constructor(private readonly settings: () => RateLimitSettings, private readonly now: () => number = Date.now) {}
 
+  /** No failure is on record for any address (some may have expired without being swept yet). */
+  get isEmpty(): boolean {
+    return this.failures.size === 0;
+  }
+
   /** Seconds the caller must wait (Retry-After), or 0 when it may try. */
   retryAfterSecs(ip: string): number {
     const { maxFailures, windowSecs } = this.settings();

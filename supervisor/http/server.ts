@@ -93,7 +93,7 @@ export class HttpServer {
         try {
           if (la.kind !== 'tcp') return finish();
           watchAbort(res, ex);
-          void this.opts.auth.check(ex.headers, ex.query, ex.remoteAddress).then((outcome) => {
+          void this.opts.auth.check(ex).then((outcome) => {
             if (ex.aborted) return;
             if (!outcome.ok) return this.send(res, ex, outcome.reply);
             finish();
@@ -152,7 +152,7 @@ export class HttpServer {
       const stream = route.handler;
       if (!needsAuth) return stream.stream(res, ex);
       watchAbort(res, ex);
-      void this.opts.auth.check(headers, ex.query, ex.remoteAddress).then((outcome) => {
+      void this.opts.auth.check(ex).then((outcome) => {
         if (ex.aborted) return;
         if (!outcome.ok) return this.send(res, ex, outcome.reply);
         res.cork(() => stream.stream(res, ex));
@@ -205,7 +205,7 @@ export class HttpServer {
   ): Promise<void> {
     let setCookie: string | undefined;
     if (needsAuth) {
-      const outcome = await this.opts.auth.check(ex.headers, ex.query, ex.remoteAddress);
+      const outcome = await this.opts.auth.check(ex);
       if (!outcome.ok) {
         // Let the body arrive (bounded) so the refusal is not lost to a connection reset.
         const got = bodyPromise ? await bodyPromise : null;

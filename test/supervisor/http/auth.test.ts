@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { hash, verify } from '@node-rs/bcrypt';
-import { AUTH_REALM, safeEqual, TcpAuth, type AuthOutcome, type AuthSettings } from '../../../supervisor/http/auth.js';
+import { AUTH_REALM, safeEqual, TcpAuth, type AuthOutcome, type AuthRequest, type AuthSettings } from '../../../supervisor/http/auth.js';
 
 const USER = 'alice';
 const PASSWORD = 'correct horse';
@@ -43,6 +43,28 @@ function makeCounting() {
   return { auth, clock, verifications: () => runs };
 }
 
+/** A request as the gate reads it. */
+const req = (headers: Record<string, string>, query: URLSearchParams, remoteAddress: string): AuthRequest => ({ headers, query, remoteAddress });
+
+/** The same, counting how often the gate reads the peer address and the query (uWS copies, URL parsing). */
+function watchedReq(headers: Record<string, string>) {
+  const reads = { address: 0, query: 0 };
+  return {
+    reads,
+    request: {
+      headers,
+      get query() {
+        reads.query++;
+        return NO_QUERY;
+      },
+      get remoteAddress() {
+        reads.address++;
+        return IP;
+      },
+    } satisfies AuthRequest,
+  };
+}
+
 function refused(outcome: AuthOutcome) {
   assert.equal(outcome.ok, false, 'expected a refusal');
   return outcome as Extract<AuthOutcome, { ok: false }>;
@@ -59,13 +81,13 @@ function assertUnauthorized(outcome: AuthOutcome, body: string): void {
 describe('TcpAuth', () => {
   it('answers 401 with the Basic challenge when no Authorization header comes', async () => {
     const { auth } = make();
-    assertUnauthorized(await auth.check({}, NO_QUERY, IP), 'Scan the QR code or authenticate with Basic Auth');
+    assertUnauthorized(await auth.check(req({}, NO_QUERY, IP)), 'Scan the QR code or authenticate with Basic Auth');
   });
 
   it('answers the same 401 for a non-Basic scheme, and does not count it', async () => {
     const { auth } = make();
     for (let i = 0; i < 6; i++) {
-      const out = await auth.check({ authorization: 'Bearer abc' }, NO_QUERY, IP);
+      const out = await auth.check(req({ authorization: 'Bearer abc' }, NO_QUERY, IP));
       assertUnauthorized(out, 'Scan the QR code or authenticate with Basic Auth');
       assert.notEqual(refused(out).failure, true);
     }
@@ -74,21 +96,21 @@ describe('TcpAuth', () => {
 
   it('accepts the right credentials and issues the session cookie', async () => {
     const { auth } = make();
-    const out = await auth.check({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP);
+    const out = await auth.check(req({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP));
     assert.deepEqual(out, { ok: true, setCookie: `tui-session=${TOKEN}; HttpOnly; SameSite=Strict; Path=/; Max-Age=3600` });
-    const lower = await auth.check({ authorization: 'basic ' + Buffer.from(`${USER}:${PASSWORD}`).toString('base64') }, NO_QUERY, IP);
+    const lower = await auth.check(req({ authorization: 'basic ' + Buffer.from(`${USER}:${PASSWORD}`).toString('base64') }, NO_QUERY, IP));
     assert.equal(lower.ok, true, 'the scheme is case-insensitive');
   });
 
   it('issues no cookie when there is no session token', async () => {
     const { auth } = make({ sessionToken: '' });
-    assert.deepEqual(await auth.check({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP), { ok: true });
+    assert.deepEqual(await auth.check(req({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP)), { ok: true });
   });
 
   it('refuses wrong credentials with 401 "Invalid credentials" and counts the failure', async () => {
     const { auth } = make();
     for (const header of [basic(USER, 'wrong'), basic('mallory', PASSWORD), 'Basic ' + Buffer.from('no-colon').toString('base64')]) {
-      const out = await auth.check({ authorization: header }, NO_QUERY, IP);
+      const out = await auth.check(req({ authorization: header }, NO_QUERY, IP));
       assertUnauthorized(out, 'Invalid credentials');
       assert.equal(refused(out).failure, true);
     }
@@ -98,75 +120,75 @@ describe('TcpAuth', () => {
 
   it('answers 429 with Retry-After after 5 wrong attempts, even for the right password', async () => {
     const { auth, clock } = make();
-    for (let i = 0; i < 5; i++) assertUnauthorized(await auth.check({ authorization: basic(USER, 'nope') }, NO_QUERY, IP), 'Invalid credentials');
+    for (let i = 0; i < 5; i++) assertUnauthorized(await auth.check(req({ authorization: basic(USER, 'nope') }, NO_QUERY, IP)), 'Invalid credentials');
     clock.t += 10_500;
     for (const pw of ['nope', PASSWORD]) {
-      const r = refused(await auth.check({ authorization: basic(USER, pw) }, NO_QUERY, IP)).reply;
+      const r = refused(await auth.check(req({ authorization: basic(USER, pw) }, NO_QUERY, IP))).reply;
       assert.equal(r.status, 429);
       assert.equal(r.headers?.['Retry-After'], '50'); // 49.5 s left, floored, + 1
       assert.equal(r.body, 'Too many failed authentication attempts');
     }
-    assertUnauthorized(await auth.check({ authorization: basic(USER, 'nope') }, NO_QUERY, '198.51.100.1'), 'Invalid credentials');
+    assertUnauthorized(await auth.check(req({ authorization: basic(USER, 'nope') }, NO_QUERY, '198.51.100.1')), 'Invalid credentials');
     clock.t += 50_000; // the window has passed
-    assert.equal((await auth.check({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP)).ok, true);
+    assert.equal((await auth.check(req({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP))).ok, true);
   });
 
   it('refuses Basic when no username or password hash is configured', async () => {
     for (const overrides of [{ username: '' }, { passwordHash: '' }]) {
       const { auth } = make(overrides);
-      assertUnauthorized(await auth.check({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP), 'Scan the QR code or authenticate with Basic Auth');
+      assertUnauthorized(await auth.check(req({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP)), 'Scan the QR code or authenticate with Basic Auth');
     }
   });
 
   it('treats a corrupt password hash as a wrong password', async () => {
     const { auth } = make({ passwordHash: 'not-a-bcrypt-hash' });
-    assertUnauthorized(await auth.check({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP), 'Invalid credentials');
+    assertUnauthorized(await auth.check(req({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP)), 'Invalid credentials');
   });
 
   it('accepts the session cookie among others without looking at Basic', async () => {
     // A hash bcrypt cannot verify: only the cookie can let this request in.
     const { auth } = make({ passwordHash: 'not-a-bcrypt-hash' });
-    assert.deepEqual(await auth.check({ cookie: `theme=dark; tui-session=${TOKEN}; x=1` }, NO_QUERY, IP), { ok: true });
-    assert.deepEqual(await auth.check({ cookie: `tui-session=${TOKEN}` }, NO_QUERY, IP), { ok: true });
+    assert.deepEqual(await auth.check(req({ cookie: `theme=dark; tui-session=${TOKEN}; x=1` }, NO_QUERY, IP)), { ok: true });
+    assert.deepEqual(await auth.check(req({ cookie: `tui-session=${TOKEN}` }, NO_QUERY, IP)), { ok: true });
   });
 
   it('refuses a wrong or empty session cookie', async () => {
     const { auth } = make();
-    assertUnauthorized(await auth.check({ cookie: 'tui-session=wrong' }, NO_QUERY, IP), 'Scan the QR code or authenticate with Basic Auth');
-    assertUnauthorized(await auth.check({ cookie: `xtui-session=${TOKEN}` }, NO_QUERY, IP), 'Scan the QR code or authenticate with Basic Auth');
+    assertUnauthorized(await auth.check(req({ cookie: 'tui-session=wrong' }, NO_QUERY, IP)), 'Scan the QR code or authenticate with Basic Auth');
+    assertUnauthorized(await auth.check(req({ cookie: `xtui-session=${TOKEN}` }, NO_QUERY, IP)), 'Scan the QR code or authenticate with Basic Auth');
     const { auth: noToken } = make({ sessionToken: '' });
-    assertUnauthorized(await noToken.check({ cookie: 'tui-session=' }, NO_QUERY, IP), 'Scan the QR code or authenticate with Basic Auth');
-    assertUnauthorized(await noToken.check({}, new URLSearchParams({ token: '' }), IP), 'Scan the QR code or authenticate with Basic Auth');
+    assertUnauthorized(await noToken.check(req({ cookie: 'tui-session=' }, NO_QUERY, IP)), 'Scan the QR code or authenticate with Basic Auth');
+    assertUnauthorized(await noToken.check(req({}, new URLSearchParams({ token: '' }), IP)), 'Scan the QR code or authenticate with Basic Auth');
   });
 
   it('accepts ?token=, sets the cookie and clears the IP from the limiter', async () => {
     const { auth } = make();
-    for (let i = 0; i < 5; i++) await auth.check({ authorization: basic(USER, 'nope') }, NO_QUERY, IP);
-    assert.equal(refused(await auth.check({}, NO_QUERY, IP)).reply.status, 429);
-    const out = await auth.check({}, new URLSearchParams({ token: TOKEN }), IP);
+    for (let i = 0; i < 5; i++) await auth.check(req({ authorization: basic(USER, 'nope') }, NO_QUERY, IP));
+    assert.equal(refused(await auth.check(req({}, NO_QUERY, IP))).reply.status, 429);
+    const out = await auth.check(req({}, new URLSearchParams({ token: TOKEN }), IP));
     assert.deepEqual(out, { ok: true, setCookie: `tui-session=${TOKEN}; HttpOnly; SameSite=Strict; Path=/; Max-Age=3600` });
     assert.equal(auth.limiter.retryAfterSecs(IP), 0);
-    assert.equal((await auth.check({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP)).ok, true);
+    assert.equal((await auth.check(req({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP))).ok, true);
   });
 
   it('refuses a wrong ?token=', async () => {
     const { auth } = make();
-    assertUnauthorized(await auth.check({}, new URLSearchParams({ token: 'guess' }), IP), 'Scan the QR code or authenticate with Basic Auth');
+    assertUnauthorized(await auth.check(req({}, new URLSearchParams({ token: 'guess' }), IP)), 'Scan the QR code or authenticate with Basic Auth');
   });
 
   it('bypasses auth for private addresses only when lanAuthBypass is on', async () => {
     const privateIps = ['10.1.2.3', '192.168.0.10', '172.16.0.1', '172.31.255.254', '127.0.0.1', '169.254.10.1', '::1', 'fd12:3456::1', 'fc00::1', 'fe80::1', 'febf::1'];
     const publicIps = ['8.8.8.8', '100.64.0.1', '11.0.0.1', '172.15.0.1', '172.32.0.1', '192.169.0.1', '2001:db8::1', 'fec0::1', 'fe8::1'];
     const { auth: on } = make({ lanAuthBypass: true });
-    for (const ip of privateIps) assert.deepEqual(await on.check({}, NO_QUERY, ip), { ok: true }, ip);
-    for (const ip of publicIps) assertUnauthorized(await on.check({}, NO_QUERY, ip), 'Scan the QR code or authenticate with Basic Auth');
+    for (const ip of privateIps) assert.deepEqual(await on.check(req({}, NO_QUERY, ip)), { ok: true }, ip);
+    for (const ip of publicIps) assertUnauthorized(await on.check(req({}, NO_QUERY, ip)), 'Scan the QR code or authenticate with Basic Auth');
     const { auth: off } = make({ lanAuthBypass: false });
-    for (const ip of privateIps) assertUnauthorized(await off.check({}, NO_QUERY, ip), 'Scan the QR code or authenticate with Basic Auth');
+    for (const ip of privateIps) assertUnauthorized(await off.check(req({}, NO_QUERY, ip)), 'Scan the QR code or authenticate with Basic Auth');
   });
 
   it('remembers a verified header for 60 s after its last use, on the injected clock', async () => {
     const { auth, clock, verifications } = makeCounting();
-    const ok = async (): Promise<boolean> => (await auth.check({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP)).ok;
+    const ok = async (): Promise<boolean> => (await auth.check(req({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP))).ok;
     assert.equal(await ok(), true);
     for (let i = 0; i < 3; i++) {
       clock.t += 59_000;
@@ -181,25 +203,54 @@ describe('TcpAuth', () => {
   it('runs one verification for requests that arrive together with the same header', async () => {
     const { auth, verifications } = makeCounting();
     const header = { authorization: basic(USER, PASSWORD) };
-    const outcomes = await Promise.all(Array.from({ length: 16 }, () => auth.check(header, NO_QUERY, IP)));
+    const outcomes = await Promise.all(Array.from({ length: 16 }, () => auth.check(req(header, NO_QUERY, IP))));
     assert.deepEqual(outcomes.map((o) => o.ok), Array(16).fill(true));
     assert.equal(verifications(), 1);
     const wrong = { authorization: basic(USER, 'wrong') };
-    const refusals = await Promise.all(Array.from({ length: 3 }, () => auth.check(wrong, NO_QUERY, IP)));
+    const refusals = await Promise.all(Array.from({ length: 3 }, () => auth.check(req(wrong, NO_QUERY, IP))));
     for (const r of refusals) assertUnauthorized(r, 'Invalid credentials');
     assert.equal(verifications(), 2, 'the wrong header was checked once for the three requests');
     assert.equal(auth.limiter.retryAfterSecs(IP), 0, 'three failures stay under the limit of five');
-    await auth.check(wrong, NO_QUERY, IP);
-    await auth.check(wrong, NO_QUERY, IP);
+    await auth.check(req(wrong, NO_QUERY, IP));
+    await auth.check(req(wrong, NO_QUERY, IP));
     assert.ok(auth.limiter.retryAfterSecs(IP) > 0, 'every refused request counts as a failure');
   });
 
   it('forgets a verified header when the password hash changes', async () => {
     const { auth, settings } = make();
-    assert.equal((await auth.check({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP)).ok, true);
+    assert.equal((await auth.check(req({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP))).ok, true);
     settings.passwordHash = await hash('another one', { cost: 4 });
-    assertUnauthorized(await auth.check({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP), 'Invalid credentials');
-    assert.equal((await auth.check({ authorization: basic(USER, 'another one') }, NO_QUERY, IP)).ok, true);
+    assertUnauthorized(await auth.check(req({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP)), 'Invalid credentials');
+    assert.equal((await auth.check(req({ authorization: basic(USER, 'another one') }, NO_QUERY, IP))).ok, true);
+  });
+});
+
+describe('TcpAuth reads only what it needs', () => {
+  it('reads no peer address and no query for a cached Basic check while no failure is on record', async () => {
+    const { auth } = makeCounting();
+    const first = watchedReq({ authorization: basic(USER, PASSWORD) });
+    assert.equal((await auth.check(first.request)).ok, true);
+    const cached = watchedReq({ authorization: basic(USER, PASSWORD) });
+    assert.equal((await auth.check(cached.request)).ok, true);
+    assert.deepEqual(cached.reads, { address: 0, query: 0 }, 'no session token configured: ?token= is not looked at either');
+  });
+
+  it('reads the address once a failure is on record, and for a failure itself', async () => {
+    const { auth } = makeCounting();
+    const wrong = watchedReq({ authorization: basic(USER, 'nope') });
+    assertUnauthorized(await auth.check(wrong.request), 'Invalid credentials');
+    assert.equal(wrong.reads.address, 1, 'the failure is recorded against the address');
+    const next = watchedReq({ authorization: basic(USER, PASSWORD) });
+    assert.equal((await auth.check(next.request)).ok, true);
+    assert.equal(next.reads.address, 1, 'a failure is on record: the lockout is checked by address');
+  });
+
+  it('reads the address for the LAN bypass and the query when a session token exists', async () => {
+    const { auth } = make({ lanAuthBypass: true });
+    const lan = watchedReq({});
+    assertUnauthorized(await auth.check(lan.request), 'Scan the QR code or authenticate with Basic Auth');
+    assert.equal(lan.reads.address, 1);
+    assert.equal(lan.reads.query, 1, 'a session token is configured: ?token= is looked at');
   });
 });
 
