@@ -14,6 +14,7 @@ import { spawn as spawnPty } from 'node-pty';
 import { type Client, connect } from '../../../shared/channel.js';
 import { PtyProtocol, type PtyProtocolT } from '../../../shared/protocol/pty.js';
 import { streamTransport } from '../../../shared/transports/stream.js';
+import { OutputAcks } from '../../../supervisor/hosts/outputAcks.js';
 import { type BenchContext, type BenchModule, type BenchRow, median, row } from '../../harness.js';
 
 /** Bytes each flood produces before the PTY's \n → \r\n; the 200 MB would take minutes over all runs. */
@@ -73,9 +74,14 @@ async function bareFlood(script: string): Promise<number> {
   return bytes / 1e6 / ((last - started) / 1000);
 }
 
-/** MB/s of the same command through the pty host, as the supervisor receives it, to the last byte; checks the count. */
+/**
+ * MB/s of the same command through the pty host, as the supervisor receives it, to the last byte;
+ * checks the count. Handled output is acked as tuicd acks it: the host holds a session's output
+ * once PtyConstants.UNACKED_OUTPUT_BYTES are unacked, so without acks a flood stops there.
+ */
 async function hostFlood(host: Host, script: string): Promise<number> {
   const id = randomUUID();
+  const acks = new OutputAcks(host.client);
   let bytes = 0;
   let resolveExit: (total: number) => void = () => {};
   const exited = new Promise<number>((resolve) => (resolveExit = resolve));
@@ -84,6 +90,7 @@ async function hostFlood(host: Host, script: string): Promise<number> {
     if (e.session_id !== id) return;
     bytes += payload?.length ?? 0;
     last = performance.now();
+    acks.add(id, payload?.length ?? 0);
   });
   const onExit = host.client.on('exit', (e) => {
     if (e.session_id === id) resolveExit(e.total_written);
