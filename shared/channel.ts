@@ -3,7 +3,7 @@
  * side a typed client, `serve()` registers handlers on the other. Wire format: shared/codec.ts.
  */
 
-import { type CancelListener, type Cancellation, CancelSource } from './cancellation.js';
+import { type CancelListener, type Cancellation, CancelSource, cancellationOf } from './cancellation.js';
 import { type Envelope, Kind, decodeEnvelope, encodeEnvelope } from './codec.js';
 import { type Disposable, DisposableStore, toDisposable } from './disposable.js';
 import { ErrorCode, SupervisorError, fromWire, toWire } from './errors.js';
@@ -44,7 +44,7 @@ export interface RequestOptions extends SendOptions {
   timeout?: number;
   /** Aborting fails the request with REQUEST_CANCELLED and tells the server to stop. */
   signal?: AbortSignal;
-  /** The same as `signal`, for a caller that holds a Cancellation: no AbortSignal is built for it. */
+  /** The same, for a caller that holds a Cancellation (no AbortSignal is built); wins over `signal`. */
   cancellation?: Cancellation;
 }
 
@@ -182,9 +182,7 @@ interface Pending {
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: Error) => void;
   timer: NodeJS.Timeout | undefined;
-  signal: AbortSignal | undefined;
-  onAbort: (() => void) | undefined;
-  /** Unsubscribes from the caller's Cancellation. */
+  /** Unsubscribes from the caller's Cancellation (or signal). */
   offCancel: (() => void) | undefined;
 }
 
@@ -269,9 +267,8 @@ export class Client<P extends Protocol> extends Endpoint<P> {
 
   private call(method: string, params: unknown, options: RequestOptions | undefined, full: boolean): Promise<unknown> {
     if (this.closeReason !== undefined) return Promise.reject(this.closedError(method, this.closeReason));
-    const signal = options?.signal;
-    if (signal?.aborted) return Promise.reject(cancelled(method, signal.reason));
-    const cancellation = options?.cancellation;
+    // One mechanism for both: a signal is followed as a Cancellation.
+    const cancellation = options?.cancellation ?? (options?.signal ? cancellationOf(options.signal) : undefined);
     if (cancellation?.cancelReason !== undefined) return Promise.reject(cancelled(method, cancellation.cancelReason));
     const timeoutMs = options?.timeout ?? this.defaultTimeoutMs;
     if (!(timeoutMs > 0)) return Promise.reject(new TypeError(`request timeout must be > 0 ms, got ${timeoutMs}`));
@@ -283,12 +280,8 @@ export class Client<P extends Protocol> extends Endpoint<P> {
       return Promise.reject(err);
     }
     return new Promise((resolve, reject) => {
-      const entry: Pending = { method, timeoutMs, full, resolve, reject, timer: undefined, signal, onAbort: undefined, offCancel: undefined };
+      const entry: Pending = { method, timeoutMs, full, resolve, reject, timer: undefined, offCancel: undefined };
       entry.timer = setTimeout(this.onTimeout, Math.min(timeoutMs, MAX_TIMER_MS), id);
-      if (signal !== undefined) {
-        entry.onAbort = () => this.abandon(id, cancelled(method, signal.reason));
-        signal.addEventListener('abort', entry.onAbort, { once: true });
-      }
       if (cancellation !== undefined) entry.offCancel = cancellation.onCancel((reason) => this.abandon(id, cancelled(method, reason)));
       this.pending.set(id, entry);
       this.sendFrame(header, options?.payload, options?.transfer ?? false);
@@ -314,7 +307,6 @@ export class Client<P extends Protocol> extends Endpoint<P> {
     if (entry === undefined) return undefined; // A late reply after a timeout or cancel: expected.
     this.pending.delete(id);
     clearTimeout(entry.timer);
-    if (entry.onAbort !== undefined) entry.signal?.removeEventListener('abort', entry.onAbort);
     entry.offCancel?.();
     return entry;
   }
@@ -349,9 +341,8 @@ export class Client<P extends Protocol> extends Endpoint<P> {
   }
 }
 
-function cancelled(method: string, reason: unknown): SupervisorError {
-  const why = reason instanceof Error ? `: ${reason.message}` : '';
-  return new SupervisorError(ErrorCode.REQUEST_CANCELLED, `'${method}' cancelled${why}`);
+function cancelled(method: string, reason: Error): SupervisorError {
+  return new SupervisorError(ErrorCode.REQUEST_CANCELLED, `'${method}' cancelled: ${reason.message}`);
 }
 
 /**

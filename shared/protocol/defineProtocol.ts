@@ -117,7 +117,6 @@ export interface Reply<R> {
   payload: Uint8Array | undefined;
 }
 
-/** What a handler gets besides its params. */
 /**
  * A request as its handler sees it. It is itself the request's Cancellation: pass `ctx` on to
  * work that should stop with the request, and that costs nothing unless the request is cancelled.

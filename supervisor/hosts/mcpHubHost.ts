@@ -4,9 +4,9 @@
  * worker once the settle gate is open), serves it secrets on a second port, restarts it within a
  * budget (replaying every registered upstream), and publishes statuses on the event bus.
  */
-import type { Cancellation } from '../../shared/cancellation.js';
 import { MessageChannel, Worker } from 'node:worker_threads';
 
+import type { Cancellation } from '../../shared/cancellation.js';
 import { connect, serve, type Client, type Server } from '../../shared/channel.js';
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { toDisposable, type Disposable } from '../../shared/disposable.js';

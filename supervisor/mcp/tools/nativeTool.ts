@@ -4,10 +4,10 @@
  * schema's `action` enum and the description's action lines are all generated from that one
  * declaration by `defineTool`, so they cannot drift.
  */
-import type { Cancellation } from '../../../shared/cancellation.js';
 import { Type } from 'typebox';
 import type { TObject, TProperties, TSchema } from 'typebox';
 
+import type { Cancellation } from '../../../shared/cancellation.js';
 import type { ListenerKind } from '../../http/types.js';
 import type { RawToolResult } from '../../../shared/mcpEnvelope.js';
 
