@@ -6,12 +6,11 @@
 import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { EVERYTHING_JS, everythingStdio, stdioServer, type ServerEntry } from '../../test/helpers/upstreamServers.js';
+import { EVERYTHING_JS, everythingStdio, freePort, stdioServer, type ServerEntry } from '../../test/helpers/upstreamServers.js';
 import { spawnTracked } from '../http/children.js';
 import { openSession, startTuicd, type CallCheck, type McpTarget, type TuicdSetup } from './toolsCallTargets.js';
 import type { ToolCall } from './toolsCallShared.js';
@@ -90,17 +89,6 @@ export function startHub(tmpDir: string, servers: ServerEntry[], setup: Pick<Tui
     shells: 0,
     files: { 'mcp-upstreams.json': JSON.stringify({ servers }) },
     ready: (socketPath) => waitUntilReady(socketPath, servers.map((s) => s.name)),
-  });
-}
-
-/** A port nothing listens on right now (server-everything takes its port from PORT, not 0). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer().once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
   });
 }
 

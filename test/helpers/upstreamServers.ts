@@ -33,7 +33,8 @@ export function writeUpstreams(configDir: string, servers: ServerEntry[]): void 
   writeFileSync(join(configDir, 'mcp-upstreams.json'), JSON.stringify({ servers }));
 }
 
-async function freePort(): Promise<number> {
+/** A port on 127.0.0.1 nothing listens on right now, for servers that take their port from the environment. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.once('error', reject);

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 
 import { CancelSource } from '../../../shared/cancellation.js';
 import { RawToolResult, toCallToolResult } from '../../../shared/mcpEnvelope.js';
@@ -26,7 +26,8 @@ function quietLog() {
   return { lines, log: { info: push, warn: push, error: push } };
 }
 
-test('the hub host serves the pushed list, dispatches, and survives its worker dying (restart + replay)', async (t) => {
+/** A hub host with the real worker, stopped after the test; `lines` collects what it logs. */
+function startHost(t: TestContext) {
   const bus = new EventBus();
   const { lines, log } = quietLog();
   const host = new McpHubHost({ version: 'test', bus, log, credential: async () => null, ownPort: () => null });
@@ -34,6 +35,11 @@ test('the hub host serves the pushed list, dispatches, and survives its worker d
     await host.stop();
     bus.dispose();
   });
+  return { bus, lines, host };
+}
+
+test('the hub host serves the pushed list, dispatches, and survives its worker dying (restart + replay)', async (t) => {
+  const { lines, host } = startHost(t);
   let changes = 0;
   host.onChanged(() => changes++);
 
@@ -67,13 +73,7 @@ test('the hub host serves the pushed list, dispatches, and survives its worker d
 });
 
 test('applyPlan connects, reconnects and disconnects; unknown reconnect is UpstreamNotFoundError', async (t) => {
-  const bus = new EventBus();
-  const { log } = quietLog();
-  const host = new McpHubHost({ version: 'test', bus, log, credential: async () => null, ownPort: () => null });
-  t.after(async () => {
-    await host.stop();
-    bus.dispose();
-  });
+  const { bus, host } = startHost(t);
   const published: Array<{ name: string; status: string }> = [];
   const original = bus.publish.bind(bus);
   bus.publish = (name: string, payload?: unknown) => {
@@ -100,13 +100,7 @@ test('applyPlan connects, reconnects and disconnects; unknown reconnect is Upstr
 });
 
 test('a proxied call cancelled by its caller ends in the hub at once; the upstream keeps serving, no breaker failure', async (t) => {
-  const bus = new EventBus();
-  const { log } = quietLog();
-  const host = new McpHubHost({ version: 'test', bus, log, credential: async () => null, ownPort: () => null });
-  t.after(async () => {
-    await host.stop();
-    bus.dispose();
-  });
+  const { host } = startHost(t);
   await host.boot([mock('alpha')]);
   const gate = host.settleGate();
   if (gate) await gate;
