@@ -3,7 +3,7 @@
  * side a typed client, `serve()` registers handlers on the other. Wire format: shared/codec.ts.
  */
 
-import { type CancelListener, type Cancellation, CancelSource, cancellationOf } from './cancellation.js';
+import { type Cancellation, CancelSource, cancellationOf } from './cancellation.js';
 import { type Envelope, Kind, decodeEnvelope, encodeEnvelope } from './codec.js';
 import { type Disposable, DisposableStore, toDisposable } from './disposable.js';
 import { ErrorCode, SupervisorError, fromWire, toWire } from './errors.js';
@@ -346,33 +346,21 @@ function cancelled(method: string, reason: Error): SupervisorError {
 }
 
 /**
- * Per-request state on the serving side. A handler that passes the context on as a Cancellation
- * costs nothing; the AbortSignal is built only if a handler asks for `signal`.
+ * Per-request state on the serving side, itself the request's CancelSource: a handler that passes
+ * the context on as a Cancellation costs nothing; the AbortSignal is built only if it asks for `signal`.
  */
-class RequestContext implements HandlerContext {
-  private readonly source = new CancelSource();
-
+class RequestContext extends CancelSource implements HandlerContext {
   constructor(
     readonly id: number,
     readonly method: string,
     readonly payload: Uint8Array | undefined,
     readonly deadline: number,
-  ) {}
-
-  get signal(): AbortSignal {
-    return this.source.signal;
-  }
-
-  get cancelReason(): Error | undefined {
-    return this.source.cancelReason;
-  }
-
-  onCancel(listener: CancelListener): () => void {
-    return this.source.onCancel(listener);
+  ) {
+    super();
   }
 
   abort(reason: SupervisorError): void {
-    this.source.cancel(reason);
+    this.cancel(reason);
   }
 }
 
