@@ -138,13 +138,24 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
 
   // ---- UpstreamControl ----------------------------------------------------------------------------
 
+  /**
+   * Every removed or changed upstream goes before any connects (as apply_config_diff does): a save
+   * may hand one upstream's old name to another. One refused connect does not stop the others; the
+   * first refusal is reported once all were tried.
+   */
   async applyPlan(plan: UpstreamDiffPlan): Promise<void> {
     for (const s of plan.disconnect) await this.disconnectOne(s.name);
-    for (const { before, after } of plan.reconnect) {
-      await this.disconnectOne(before.name);
-      await this.connectOne(after);
+    for (const { before } of plan.reconnect) await this.disconnectOne(before.name);
+    let refused: unknown;
+    for (const s of [...plan.reconnect.map((r) => r.after), ...plan.connect]) {
+      try {
+        await this.connectOne(s);
+      } catch (err) {
+        this.opts.log.error({ upstream: s.name, err: (err as Error).message }, 'upstream not connected after a save');
+        refused ??= err;
+      }
     }
-    for (const s of plan.connect) await this.connectOne(s);
+    if (refused !== undefined) throw refused;
   }
 
   async reconnect(name: string): Promise<void> {
