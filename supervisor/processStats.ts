@@ -55,6 +55,7 @@ export class ProcessStats {
       list.push(s.pid);
     }
     const now = Date.now();
+    const rootPids = new Set(roots.map((r) => r.pid));
     const rows: ProcessRow[] = [];
     for (const root of roots) {
       const top = all.get(root.pid);
@@ -63,7 +64,8 @@ export class ProcessStats {
       let rss = 0;
       let count = 0;
       const stack = [root.pid];
-      // A session's shell may itself be the pty host's child: never walk into another root's tree twice.
+      // The pty host is tuicd's child and each session's shell the pty host's: a tree stops where
+      // another root's begins, so every process is counted in exactly one row.
       while (stack.length > 0) {
         const pid = stack.pop()!;
         const s = all.get(pid);
@@ -71,7 +73,7 @@ export class ProcessStats {
         ticks += s.ticks;
         rss += s.rssKb;
         count++;
-        for (const c of children.get(pid) ?? []) if (root.kind !== 'pty-host' || !roots.some((r) => r.pid === c)) stack.push(c);
+        for (const c of children.get(pid) ?? []) if (!rootPids.has(c)) stack.push(c);
       }
       const prev = this.previous.get(root.pid);
       const cpu = prev && now > prev.atMs ? ((ticks - prev.ticks) / CLOCK_TICKS_PER_S / ((now - prev.atMs) / 1000)) * 100 : 0;

@@ -20,6 +20,13 @@ function intParam(ctx: RequestContext, name: string, max?: number): number | und
   return max !== undefined ? Math.min(n, max) : n;
 }
 
+/** A JSON object body; `null`, arrays and scalars are the caller's mistake (400), not a handler crash. */
+function objectBody<T extends object>(ctx: RequestContext): Partial<T> {
+  const body = parseJsonBody<unknown>(ctx);
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'body must be a JSON object');
+  return body as Partial<T>;
+}
+
 export function sessionRoutes(sessions: SessionService): Route[] {
   const id = (ctx: RequestContext) => ctx.params['id']!;
 
@@ -57,7 +64,9 @@ export function sessionRoutes(sessions: SessionService): Route[] {
         offset: log.offset,
         total_lines: log.total_lines,
         oldest_offset: log.oldest_offset,
-        cursor: log.total_lines,
+        // Where the next delta read starts: right after the last line returned. A read capped by
+        // `limit` must not jump to total_lines, or the lines between would never be read.
+        cursor: log.offset + log.lines.length,
         ...exitFields,
       };
       // Delta reads (since_cursor) return only new scrollback, no screen rows. The screen is not trimmed
@@ -74,8 +83,7 @@ export function sessionRoutes(sessions: SessionService): Route[] {
       method: 'POST',
       pattern: '/sessions',
       handler: async (ctx) => {
-        const body = ctx.body.length === 0 ? {} : parseJsonBody<Record<string, unknown>>(ctx);
-        if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'body must be a JSON object');
+        const body = ctx.body.length === 0 ? {} : objectBody<Record<string, unknown>>(ctx);
         const record = await sessions.create(body);
         return json({ session_id: record.session_id, alias: record.alias, tuic_session: record.tuic_session, pid: record.pid }, 201);
       },
@@ -84,7 +92,7 @@ export function sessionRoutes(sessions: SessionService): Route[] {
       method: 'POST',
       pattern: '/sessions/:id/write',
       handler: async (ctx) => {
-        const body = parseJsonBody<{ data?: unknown }>(ctx);
+        const body = objectBody<{ data: unknown }>(ctx);
         if (typeof body.data !== 'string') throw new HttpError(400, 'data must be a string');
         await sessions.write(id(ctx), Buffer.from(body.data, 'utf8'));
         return json({ ok: true });
@@ -94,7 +102,7 @@ export function sessionRoutes(sessions: SessionService): Route[] {
       method: 'POST',
       pattern: '/sessions/:id/resize',
       handler: async (ctx) => {
-        const body = parseJsonBody<{ rows?: unknown; cols?: unknown }>(ctx);
+        const body = objectBody<{ rows: unknown; cols: unknown }>(ctx);
         await sessions.resize(id(ctx), body.rows, body.cols);
         return json({ ok: true });
       },

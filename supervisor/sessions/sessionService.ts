@@ -104,12 +104,21 @@ export class SessionService {
     return [...this.sessions.values()].filter((r) => !r.exit);
   }
 
-  /** Resolves a session id, a tuic_session identity or an alias; tombstoned sessions included. */
+  /**
+   * Resolves a session id, a tuic_session identity or an alias; tombstoned sessions included. A tab
+   * that restarts its shell keeps its tuic_session, and a released alias may be handed out again,
+   * so the same name can belong to a tombstone and a live session: the live one wins, else the newest tombstone.
+   */
   resolve(ref: string): SessionRecord | undefined {
     const direct = this.sessions.get(ref);
     if (direct) return direct;
-    for (const r of this.sessions.values()) if (r.tuic_session === ref || r.alias === ref) return r;
-    return undefined;
+    let tombstone: SessionRecord | undefined;
+    for (const r of this.sessions.values()) {
+      if (r.tuic_session !== ref && r.alias !== ref) continue;
+      if (!r.exit) return r;
+      tombstone = r; // insertion order: the last one seen is the newest
+    }
+    return tombstone;
   }
 
   /** Like resolve, but a missing session is the spec's 404. */

@@ -23,6 +23,8 @@ export class LogViewer {
   private readonly timer: NodeJS.Timeout;
   private busy = false;
   private closed = false;
+  /** The `closed` frame went out: the session's log is final and fully sent, polling stopped. */
+  private sentClosed = false;
 
   constructor(
     private readonly ws: WebSocket<ViewerData>,
@@ -46,8 +48,12 @@ export class LogViewer {
   }
 
   private async poll(): Promise<void> {
-    if (this.busy || this.closed) return;
+    if (this.busy || this.closed || this.sentClosed) return;
     this.busy = true;
+    // Seen before the reads go out: the host finishes a session's log before it reports the exit,
+    // so reads sent after the exit was known hold its last lines.
+    const exit = this.sessions.resolve(this.sessionId)?.exit ?? null;
+    let drained = true;
     try {
       // Asked together: the host answers in order, so the screen is never older than the lines.
       const [log, screen] = await Promise.all([
@@ -68,11 +74,18 @@ export class LogViewer {
         if (changedScreen) this.lastScreen = screenKey;
       }
       this.next = log.offset + log.lines.length;
+      drained = this.next >= log.total_lines;
       this.sendState();
     } catch {
-      // The session is gone from the host (exited and forgotten): nothing more to stream.
+      // The session is gone from the host (exited and forgotten, or its host died): nothing more to stream.
     } finally {
       this.busy = false;
+    }
+    // An exited session's log never grows again: once every line went out, say so and stop polling.
+    if (exit && drained && !this.closed) {
+      this.sentClosed = true;
+      clearInterval(this.timer);
+      this.send(JSON.stringify({ type: 'closed', session_id: this.sessionId, reason: exit.reason }));
     }
   }
 
@@ -80,8 +93,9 @@ export class LogViewer {
     if (!this.closed) this.ws.cork(() => this.ws.send(text, false));
   }
 
-  onSessionClosed(reason: string): void {
-    void this.poll().then(() => this.send(JSON.stringify({ type: 'closed', session_id: this.sessionId, reason })));
+  /** The session closed: this poll (or, with one in flight, the next tick's) sends its last lines, then `closed`. */
+  onSessionClosed(): void {
+    void this.poll();
   }
 
   dispose(): void {
