@@ -32,22 +32,31 @@ export interface ValidationContext {
   ownPort: number;
 }
 
-function headersValid(server: UpstreamServer): boolean {
-  const headers = server.headers ?? [];
-  if (headers.length === 0) return true;
-  if (server.transport.type === 'stdio') return false;
+/** How many of the server's headers are refused: each one counts (and is reported) on its own. */
+function invalidHeaderCount(server: UpstreamServer): number {
   const names = new Set<string>();
   const refs = new Set<string>();
-  for (const h of headers) {
+  let invalid = 0;
+  for (const h of server.headers ?? []) {
     const name = h.name.toLowerCase();
-    if (!HEADER_TOKEN.test(h.name) || RESERVED_HEADERS.has(name)) return false;
-    if (!UUID_PATTERN.test(h.credential_ref)) return false;
-    if (names.has(name) || refs.has(h.credential_ref.toLowerCase())) return false;
-    // A custom Authorization would fight the configured auth for the same header.
-    if (name === 'authorization' && server.auth) return false;
-    names.add(name);
-    refs.add(h.credential_ref.toLowerCase());
+    // Short-circuits like the seed: a header refused for an earlier reason takes no name or ref.
+    const refused =
+      !HEADER_TOKEN.test(h.name) ||
+      RESERVED_HEADERS.has(name) ||
+      !UUID_PATTERN.test(h.credential_ref) ||
+      server.transport.type !== 'http' ||
+      !addNew(names, name) ||
+      !addNew(refs, h.credential_ref.toLowerCase()) ||
+      // A custom Authorization would fight the configured auth for the same header.
+      (name === 'authorization' && server.auth !== undefined);
+    if (refused) invalid++;
   }
+  return invalid;
+}
+
+function addNew(set: Set<string>, value: string): boolean {
+  if (set.has(value)) return false;
+  set.add(value);
   return true;
 }
 
@@ -78,10 +87,10 @@ export function validateUpstreamConfig(config: UpstreamConfig, ctx: ValidationCo
     } else if (t.command.trim() === '') {
       errors.push(`Server '${server.id}' has an empty stdio command`);
     }
+    for (let n = invalidHeaderCount(server); n > 0; n--) errors.push(HEADERS_ERROR);
     if (server.auth?.type === 'oauth2' && server.auth.client_id.trim() === '') {
       errors.push(`Server '${server.id}' has an OAuth2 auth with empty client_id`);
     }
-    if (!headersValid(server)) errors.push(HEADERS_ERROR);
   }
   return errors;
 }
