@@ -29,6 +29,13 @@ const enum S { Ground, Esc, EscInt, Csi, Osc, OscEsc, Str, StrEsc }
 const enum B { LF = 0x0a, CR = 0x0d, CAN = 0x18, SUB = 0x1a, ESC = 0x1b, SPACE = 0x20, DEL = 0x7f }
 
 const isContinuation = (b: number): boolean => (b & 0xc0) === 0x80;
+/** What an erase writes: at most a row of spaces. */
+const SPACES = new Uint8Array(StripConstants.MAX_COLUMNS).fill(B.SPACE);
+
+/** Bytes that separate fields but are never part of a token nor between a name and its value: a good place to cut a long line. */
+function isSeparator(b: number): boolean {
+  return b === 0x2c || b === 0x3b || b === 0x7c || b === 0x26 || b === 0x09 || b === 0x5b || b === 0x5d || b === 0x7b || b === 0x7d || b === 0x28 || b === 0x29 || b === 0x3c || b === 0x3e;
+}
 
 /** Number of bytes at the end of buf[from, to) that start a UTF-8 character not yet complete. */
 function incompleteTail(buf: Uint8Array, from: number, to: number): number {
@@ -262,17 +269,23 @@ export class AnsiStripper {
     for (; n > 0; n--) this.putByte(B.SPACE);
   }
 
-  /** EL 0: cursor to end; 1: start through the cursor; 2: the whole line. Columns left of the cursor stay, as spaces. */
+  /**
+   * EL 0: cursor to end; 1: row start through the cursor; 2: the whole row. Columns left of the cursor stay, as
+   * spaces. The cursor's row reaches at most MAX_COLUMNS columns left of it (no terminal row is wider; a longer
+   * logical line wrapped, and its earlier rows stay): so an EL costs O(MAX_COLUMNS), not O(line), and a flood
+   * of `ESC [ 2 K` after a 64 KiB line stays linear.
+   */
   private eraseLine(mode: number): void {
-    const cur = this.cur;
-    if (mode !== 1) this.len = cur;
+    if (mode !== 1) this.len = this.cur;
     if (mode === 0) return;
+    const under = this.cur < this.len ? 1 : 0; // EL 1 also erases the character under the cursor
+    let from = this.cur;
     let cols = 0;
-    for (let k = this.start; k < cur; k++) if (!isContinuation(this.buf[k]!)) cols++;
-    const erase = cur < this.len ? cols + 1 : cols; // EL 1 also erases the character under the cursor
-    this.cur = this.start;
-    if (erase > 0) this.overwrite(Buffer.alloc(erase, B.SPACE), 0, erase);
-    this.cur = this.start + cols;
+    for (; cols + under < StripConstants.MAX_COLUMNS && from > this.start; cols++) while (--from > this.start && isContinuation(this.buf[from]!));
+    const erase = cols + under;
+    this.cur = from;
+    if (erase > 0) this.overwrite(SPACES, 0, erase);
+    this.cur = from + cols;
   }
 
   /** Room for `bytes` bytes plus one (the LF a newline writes at the end). */
@@ -283,12 +296,20 @@ export class AnsiStripper {
     this.buf = next;
   }
 
-  /** Cuts an over-long line at its last space in the window (the space becomes the LF), else before an incomplete character. */
+  /**
+   * Cuts an over-long line at its last space in the window (the space becomes the LF); else after its last
+   * separator (`,;|&` or a bracket: minified JSON, query strings), so a token (a secret) is not cut in two and
+   * still redacted whole; else before an incomplete character.
+   */
   private softBreak(): void {
-    let cut = -1;
-    for (let k = this.len - 1; cut < 0 && k > this.start && k >= this.len - StripConstants.SOFT_BREAK_WINDOW_BYTES; k--) if (this.buf[k] === B.SPACE) cut = k;
-    if (cut < 0) {
-      cut = this.len - incompleteTail(this.buf, this.start, this.len);
+    const buf = this.buf;
+    const from = Math.max(this.start + 1, this.len - StripConstants.SOFT_BREAK_WINDOW_BYTES);
+    let cut = this.len - 1;
+    while (cut >= from && buf[cut] !== B.SPACE) cut--;
+    if (cut < from) {
+      cut = this.len - 1;
+      while (cut >= from && !isSeparator(buf[cut]!)) cut--;
+      cut = cut < from ? this.len - incompleteTail(buf, this.start, this.len) : cut + 1;
       this.ensure(this.len + 1);
       this.buf.copyWithin(cut + 1, cut, this.len++);
     }
