@@ -84,6 +84,8 @@ export class SessionService {
   /** Per live or tombstoned session: writer lock, composer, turn epoch (dropped with the tombstone). */
   private readonly inputs = new Map<string, SessionInput>();
   private readonly tombstoneTimers = new Map<string, NodeJS.Timeout>();
+  /** Ids whose spawn is on its way to the pty host: they hold a slot and their id like a live session. */
+  private readonly spawning = new Set<string>();
   readonly counters = { total_spawned: 0, failed_spawns: 0, bytes_emitted: 0, pauses_triggered: 0 };
 
   constructor(private readonly opts: SessionServiceOptions) {
@@ -131,13 +133,23 @@ export class SessionService {
   async create(o: CreateOptions): Promise<SessionRecord> {
     const rows = dimension(o.rows, 'rows', SessionConstants.DEFAULT_ROWS);
     const cols = dimension(o.cols, 'cols', SessionConstants.DEFAULT_COLS);
-    if (this.liveCount >= this.opts.maxSessions()) throw new HttpError(429, 'Max concurrent sessions reached');
+    // Concurrent creates each wait on the spawn: counting the ones in flight keeps the cap and ids exact.
+    if (this.liveCount + this.spawning.size >= this.opts.maxSessions()) throw new HttpError(429, 'Max concurrent sessions reached');
     const cwd = this.checkCwd(o.cwd);
     let id = typeof o.session_id === 'string' && o.session_id.length > 0 ? o.session_id : randomUUID();
-    if (this.sessions.has(id)) {
+    if (this.sessions.has(id) || this.spawning.has(id)) {
       if (o.session_id !== undefined) throw new HttpError(409, `session id ${id} is already in use`);
       id = randomUUID();
     }
+    this.spawning.add(id);
+    try {
+      return await this.spawn(id, o, cwd, rows, cols);
+    } finally {
+      this.spawning.delete(id);
+    }
+  }
+
+  private async spawn(id: string, o: CreateOptions, cwd: string, rows: number, cols: number): Promise<SessionRecord> {
     const shell = typeof o.shell === 'string' && o.shell ? expandHome(o.shell) : (this.opts.defaultShell() ?? this.opts.env['SHELL'] ?? '/bin/sh');
     const args = Array.isArray(o.args) ? o.args.filter((a): a is string => typeof a === 'string').map(expandHome) : [];
     const tuicSession = typeof o.tuic_session === 'string' && o.tuic_session ? o.tuic_session : id;

@@ -139,16 +139,42 @@ describe('review: sessions, output reads and log streaming', () => {
     }
   });
 
+  it('concurrent creates that name the same session id: one spawns, the rest get 409', async () => {
+    const body = JSON.stringify({ cwd: work, shell: '/bin/sh', session_id: 'contested-id' });
+    const answers = await Promise.all(Array.from({ length: 6 }, () => t.socket('POST', '/sessions', body)));
+    assert.deepEqual(answers.map((a) => a.status).sort(), [201, 409, 409, 409, 409, 409], answers.map((a) => a.text).join('\n'));
+    const w = await write('contested-id', 'echo contested-$((7*6))\n');
+    assert.equal(w.status, 200, w.text);
+    await waitUntil(() => raw('contested-id'), (o) => String(o.data).includes('contested-42'), 10_000, 'the one session runs');
+  });
+
+  it('concurrent creates never exceed max_sessions', async () => {
+    const live = ((await t.socket('GET', '/stats')).json() as { active_sessions: number }).active_sessions;
+    const put = (max: number) => t.socket('PUT', '/config', JSON.stringify({ services: { server: { max_sessions: max } } }));
+    assert.equal((await put(live + 2)).status, 200);
+    try {
+      const body = JSON.stringify({ cwd: work, shell: '/bin/sh' });
+      const answers = await Promise.all(Array.from({ length: 6 }, () => t.socket('POST', '/sessions', body)));
+      assert.deepEqual(answers.map((a) => a.status).sort(), [201, 201, 429, 429, 429, 429], answers.map((a) => a.text).join('\n'));
+      const stats = (await t.socket('GET', '/stats')).json() as { active_sessions: number; available_slots: number };
+      assert.equal(stats.active_sessions, live + 2);
+      for (const a of answers.filter((x) => x.status === 201)) await t.socket('DELETE', `/sessions/${a.json().session_id}`);
+    } finally {
+      assert.equal((await put(500)).status, 200);
+    }
+  });
+
   it('process stats count every process in one row only', async () => {
     await create();
     await create();
-    const rows = (await t.socket('GET', '/process/stats')).json() as Array<{ kind: string; pid: number; processes: number }>;
-    const tuicd = rows.find((r) => r.kind === 'tuicd')!;
-    const host = rows.find((r) => r.kind === 'pty-host')!;
-    assert.ok(tuicd && host);
-    const counted = rows.reduce((n, r) => n + r.processes, 0);
-    // Live sessions are all idle shells, so the tree is the same now as when the stats were read.
-    assert.equal(counted, processTree(t.child.pid!).size, 'the rows partition tuicd\'s process tree');
-    assert.ok(!processTree(host.pid).has(tuicd.pid));
+    type Row = { kind: string; pid: number; processes: number };
+    // Live sessions are idle shells; closed ones may take a moment to leave the tree, hence the retry.
+    const { rows, tree } = await waitUntil(
+      async () => ({ rows: (await t.socket('GET', '/process/stats')).json() as Row[], tree: processTree(t.child.pid!).size }),
+      ({ rows, tree }) => rows.reduce((n, r) => n + r.processes, 0) === tree,
+      5_000,
+      "the rows partition tuicd's process tree",
+    );
+    assert.ok(rows.some((r) => r.kind === 'tuicd') && rows.some((r) => r.kind === 'pty-host') && tree > 2);
   });
 });
