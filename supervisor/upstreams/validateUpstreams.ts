@@ -80,7 +80,8 @@ export function validateUpstreamConfig(config: UpstreamConfig, ctx: ValidationCo
       if (t.url.trim() === '') {
         errors.push(`Server '${server.id}' has an empty HTTP URL`);
       } else {
-        const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(t.url)?.[1]?.toLowerCase();
+        // `//` must follow the scheme (`http:x` names no host); the scheme itself is case-insensitive (RFC 3986).
+        const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(t.url)?.[1]?.toLowerCase();
         if (scheme !== 'http' && scheme !== 'https') errors.push(`URL '${t.url}' must use http:// or https:// scheme`);
         else if (isSelfReferential(t.url, ctx.ownPort)) errors.push(`URL '${t.url}' points to this TUIC instance (circular proxy)`);
       }

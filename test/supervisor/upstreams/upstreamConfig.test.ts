@@ -59,9 +59,11 @@ test('names: empty (and nothing else checked), uppercase, spaces, dots, duplicat
 
 test('URLs: empty, non-http schemes, self-referential hosts on our own port', () => {
   assert.deepEqual(errorsOf(http('a', '')), ["Server 'id-a' has an empty HTTP URL"]);
-  for (const url of ['ftp://x.example/mcp', 'file:///etc/passwd', 'javascript:alert(1)']) {
+  // A scheme without `//` (`http:x`) is no http URL either; the scheme itself is case-insensitive (RFC 3986).
+  for (const url of ['ftp://x.example/mcp', 'file:///etc/passwd', 'javascript:alert(1)', 'http:x.example/mcp', 'https:/x.example']) {
     assert.deepEqual(errorsOf(http('a', url)), [`URL '${url}' must use http:// or https:// scheme`]);
   }
+  assert.deepEqual(errorsOf(http('a', 'HTTPS://x.example/mcp')), []);
   for (const url of ['http://localhost:9876/mcp', 'http://127.0.0.1:9876/mcp', 'http://[::1]:9876/mcp', 'http://0.0.0.0:9876/mcp']) {
     assert.deepEqual(errorsOf(http('a', url)), [`URL '${url}' points to this TUIC instance (circular proxy)`]);
   }
