@@ -70,15 +70,14 @@ export class HttpServer {
       upgrade: (res, req, context) => {
         if (la.retired) return void res.close();
         const ex = this.exchangeFor(la, res, req);
-        const params: Record<string, string> = {};
-        names.forEach((name, i) => {
-          params[name] = decodeURIComponent(req.getParameter(i));
-        });
-        ex.params = params;
+        const params = wsParams(req, names);
+        if (params !== undefined) ex.params = params;
         const key = req.getHeader('sec-websocket-key');
         const protocol = req.getHeader('sec-websocket-protocol');
         const extensions = req.getHeader('sec-websocket-extensions');
         const finish = () => {
+          // A malformed %-escape names no session: the same 404 as on the REST routes, never a throw here.
+          if (params === undefined) return this.send(res, ex, { status: 404, body: { error: `no such endpoint: ${ex.path}` } });
           let userData: unknown;
           try {
             userData = b.accept(ex);
@@ -315,4 +314,17 @@ function statusLine(status: number): string {
 
 function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
   return typeof (value as Promise<T> | undefined)?.then === 'function';
+}
+
+/** The route's `:name` parameters, decoded; undefined when one has a malformed %-escape. */
+function wsParams(req: HttpRequest, names: string[]): Record<string, string> | undefined {
+  const params: Record<string, string> = {};
+  try {
+    names.forEach((name, i) => {
+      params[name] = decodeURIComponent(req.getParameter(i));
+    });
+  } catch {
+    return undefined;
+  }
+  return params;
 }

@@ -128,6 +128,19 @@ describe('server limits (socket and TCP)', () => {
     assert.equal(na.headers['allow'], 'GET');
   });
 
+  it('a WebSocket upgrade with a malformed %-escape gets 404 (401 without credentials on TCP), and the server lives on', async () => {
+    const upgrade = (auth: string) =>
+      `GET /sessions/%E0%A4%A/stream HTTP/1.1\r\nHost: x\r\n${auth}Upgrade: websocket\r\nConnection: Upgrade\r\n` +
+      `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`;
+    const viaSocket = await rawRequest({ path: t.socketPath }, upgrade(''), Buffer.alloc(0));
+    assert.equal(viaSocket.status, 404);
+    assert.deepEqual(JSON.parse(viaSocket.text), { error: 'no such endpoint: /sessions/%E0%A4%A/stream' });
+    const tcp = { host: '127.0.0.1', port: t.tcpPort! };
+    assert.equal((await rawRequest(tcp, upgrade(''), Buffer.alloc(0))).status, 401, 'credentials are checked before the path');
+    assert.equal((await rawRequest(tcp, upgrade(`Authorization: ${basic}\r\n`), Buffer.alloc(0))).status, 404);
+    assert.equal((await t.socket('GET', '/health')).status, 200);
+  });
+
   it('compresses responses over 860 bytes with br or gzip when accepted, never small ones', async () => {
     const plain = await t.socket('GET', '/config');
     assert.equal(plain.headers['content-encoding'], undefined);
