@@ -163,7 +163,8 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
       return {
         data,
         data_length: data.length,
-        cursor: log.total_lines,
+        // Right after the last line read: a delta capped by `limit` resumes where it stopped.
+        cursor: log.offset + log.lines.length,
         total_written: log.total_lines,
         scrollback_lines: log.total_lines - log.oldest_offset,
         oldest_offset: log.oldest_offset,

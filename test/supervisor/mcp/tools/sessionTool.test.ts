@@ -177,6 +177,14 @@ describe('session tool', () => {
     assert.ok(delta.cursor > first.cursor);
     const none = await call(h.session, { action: 'output', session_id: id, since_cursor: delta.cursor });
     assert.equal(none.data, '', 'nothing new since the last cursor');
+    // A delta capped by limit resumes right after its last line: nothing is skipped.
+    const capped = await call(h.session, { action: 'output', session_id: id, since_cursor: 0, limit: 1 });
+    assert.equal(capped.cursor, 1, 'the cursor follows the one line returned, not the end of the log');
+    assert.ok(delta.cursor > 1, 'the log has more lines than the capped read returned');
+    const next = await call(h.session, { action: 'output', session_id: id, since_cursor: capped.cursor, limit: 1 });
+    assert.equal(next.cursor, 2);
+    const whole = await call(h.session, { action: 'output', session_id: id, since_cursor: 0 });
+    assert.deepEqual([capped.data, next.data], whole.data.split('\n').slice(0, 2), 'capped deltas read the log line by line');
 
     const range = await call(h.session, { action: 'output', session_id: id, from_line: 0, limit: 1 });
     assert.equal(range.data.split('\n')[0].includes('second-49'), false, 'from_line reads from the start');
