@@ -271,7 +271,9 @@ function writeResponse(res: HttpResponse, ex: Exchange, reply: Reply, payload: s
   res.writeStatus(statusLine(reply.status));
   if (contentType) res.writeHeader('Content-Type', contentType);
   const origin = ex.headers['origin'];
-  if (origin !== undefined) writeHeaders(res, corsHeaders(ex.listener, origin));
+  // A reply that carries its own CORS headers (the preflight) keeps them: a second
+  // Access-Control-Allow-Origin line makes browsers refuse the answer.
+  if (origin !== undefined) writeHeaders(res, corsHeaders(ex.listener, origin), reply.headers);
   if (reply.headers) writeHeaders(res, reply.headers);
   if (encoding) res.writeHeader('Content-Encoding', encoding).writeHeader('Vary', 'Accept-Encoding');
   if (payload instanceof BodyParts) {
@@ -299,8 +301,10 @@ function watchAbort(res: HttpResponse, ex: Exchange): void {
   });
 }
 
-function writeHeaders(res: HttpResponse, headers: Record<string, string>): void {
-  for (const key in headers) res.writeHeader(key, headers[key]!);
+/** Writes `headers`, skipping any name `except` carries: the reply's own value wins (names compare case-insensitively). */
+function writeHeaders(res: HttpResponse, headers: Record<string, string>, except?: Record<string, string>): void {
+  const skip = except === undefined ? undefined : new Set(Object.keys(except).map((k) => k.toLowerCase()));
+  for (const key in headers) if (skip === undefined || !skip.has(key.toLowerCase())) res.writeHeader(key, headers[key]!);
 }
 
 
