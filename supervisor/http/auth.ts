@@ -88,16 +88,20 @@ export class TcpAuth {
   async check(req: AuthRequest): Promise<AuthOutcome> {
     const s = this.settings();
     const { headers } = req;
-    if (s.lanAuthBypass && isPrivateAddress(req.remoteAddress)) return { ok: true };
+    // Read at most once (a getter copying out of uWS), and before any wait: once the client has
+    // gone, uWS no longer knows its address.
+    let address: string | undefined;
+    const peer = () => (address ??= req.remoteAddress);
+    if (s.lanAuthBypass && isPrivateAddress(peer())) return { ok: true };
     const cookie = cookieValue(headers['cookie']);
     if (s.sessionToken && cookie !== undefined && safeEqual(cookie, s.sessionToken)) return { ok: true };
     const token = s.sessionToken ? req.query.get('token') : null;
     if (s.sessionToken && token !== null && safeEqual(token, s.sessionToken)) {
-      this.limiter.clear(req.remoteAddress);
+      this.limiter.clear(peer());
       return { ok: true, setCookie: this.cookie(s) };
     }
     // With no failure on record anywhere, nobody is locked out: the peer address is not needed.
-    const wait = this.limiter.isEmpty ? 0 : this.limiter.retryAfterSecs(req.remoteAddress);
+    const wait = this.limiter.isEmpty ? 0 : this.limiter.retryAfterSecs(peer());
     if (wait > 0) {
       return { ok: false, reply: { status: 429, headers: { 'Retry-After': String(wait), 'Content-Type': 'text/plain; charset=utf-8' }, body: 'Too many failed authentication attempts' } };
     }
@@ -105,24 +109,34 @@ export class TcpAuth {
     if (!header || !/^basic /i.test(header) || !s.username || !s.passwordHash) {
       return { ok: false, reply: unauthorized('Scan the QR code or authenticate with Basic Auth') };
     }
-    if (await this.basicMatches(header, s)) return { ok: true, ...(s.sessionToken ? { setCookie: this.cookie(s) } : {}) };
-    this.limiter.recordFailure(req.remoteAddress);
-    return { ok: false, reply: unauthorized('Invalid credentials'), failure: true };
-  }
-
-  private basicMatches(header: string, s: AuthSettings): Promise<boolean> {
     const cacheKey = digest(`${header}\0${s.username}\0${s.passwordHash}`).toString('base64');
     const until = this.verified.get(cacheKey);
     if (until !== undefined && until > this.now()) {
       this.remember(cacheKey);
-      return Promise.resolve(true);
+      return this.passed(s);
     }
+    const ip = peer();
     let verification = this.verifying.get(cacheKey);
-    if (verification === undefined) {
-      verification = this.verify(header, s, cacheKey).finally(() => this.verifying.delete(cacheKey));
-      this.verifying.set(cacheKey, verification);
+    if (verification !== undefined) {
+      // Same header as a check under way: one guess, one bcrypt; a refusal still counts per request.
+      if (await verification) return this.passed(s);
+      this.limiter.recordFailure(ip);
+      return { ok: false, reply: unauthorized('Invalid credentials'), failure: true };
     }
-    return verification;
+    // Counted as a failure before bcrypt runs and forgiven if it passes: recorded only afterwards,
+    // a burst of N different guesses all passed the lockout check above while none had failed yet.
+    const attempt = this.limiter.recordFailure(ip);
+    verification = this.verify(header, s, cacheKey).finally(() => this.verifying.delete(cacheKey));
+    this.verifying.set(cacheKey, verification);
+    if (await verification) {
+      this.limiter.forgive(ip, attempt);
+      return this.passed(s);
+    }
+    return { ok: false, reply: unauthorized('Invalid credentials'), failure: true };
+  }
+
+  private passed(s: AuthSettings): AuthOutcome {
+    return { ok: true, ...(s.sessionToken ? { setCookie: this.cookie(s) } : {}) };
   }
 
   private async verify(header: string, s: AuthSettings, cacheKey: string): Promise<boolean> {

@@ -30,14 +30,26 @@ export class AuthRateLimiter {
     return Math.max(0, Math.floor(leftMs / 1000)) + 1;
   }
 
-  recordFailure(ip: string): void {
+  /** Records a failure now; returns its time, which `forgive` takes to withdraw it. */
+  recordFailure(ip: string): number {
     const { windowSecs } = this.settings();
     const times = this.live(ip, windowSecs);
-    times.push(this.now());
+    const at = this.now();
+    times.push(at);
     if (!this.failures.has(ip)) {
       if (this.failures.size >= MAX_TRACKED_IPS) this.evictOldest();
       this.failures.set(ip, times);
     }
+    return at;
+  }
+
+  /** Withdraws one failure recorded at `at` (an attempt counted in advance that turned out right). */
+  forgive(ip: string, at: number): void {
+    const times = this.failures.get(ip);
+    if (!times) return;
+    const index = times.lastIndexOf(at);
+    if (index >= 0) times.splice(index, 1);
+    if (times.length === 0) this.failures.delete(ip);
   }
 
   clear(ip: string): void {
