@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 
+import { CancelSource, cancellationOf } from '../../shared/cancellation.js';
 import { serializeToolOutcome } from '../../shared/mcpEnvelope.js';
 import { BodyParts } from '../http/bodyParts.js';
 import type { Reply, RequestContext } from '../http/types.js';
@@ -73,6 +74,11 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** A request's key among its session's in-flight calls; 7 and "7" are different JSON-RPC ids. */
+function inFlightKey(sessionId: string, id: JsonRpcId): string {
+  return `${sessionId}\n${typeof id === 'number' ? 'n' : 's'}${id}`;
+}
+
 function stringField(obj: unknown, key: string): string | null {
   if (!isPlainObject(obj)) return null;
   const value = obj[key];
@@ -94,6 +100,13 @@ function repoPathOf(params: Record<string, unknown> | undefined): string | null 
 }
 
 export class McpTransport {
+  /**
+   * tools/call requests a `notifications/cancelled` may stop, keyed by protocol session and id.
+   * Streamable HTTP clients cancel with that notification on a new POST while the request's own
+   * POST stays open, so watching the connection alone keeps a cancelled wait running to its deadline.
+   */
+  private readonly inFlight = new Map<string, CancelSource>();
+
   constructor(private readonly deps: McpTransportDeps) {}
 
   async handlePost(ctx: RequestContext): Promise<Reply> {
@@ -109,6 +122,7 @@ export class McpTransport {
     if (message.kind === 'response') return { status: 202 };
     if (message.kind === 'notification') {
       if (presented !== null && this.deps.sessions.has(presented)) this.deps.sessions.touch(presented);
+      if (message.method === 'notifications/cancelled' && presented !== null) this.cancel(presented, message.params);
       return { status: 202 };
     }
     const id = message.id!;
@@ -197,12 +211,41 @@ export class McpTransport {
     if (rawArgs !== undefined && rawArgs !== null && !isPlainObject(rawArgs)) {
       return this.reply(id, null, null, JsonRpcCode.INVALID_PARAMS, "Invalid params: 'arguments' must be an object");
     }
-    const meta = presented === null ? null : this.deps.sessions.touch(presented).meta;
-    const result = await this.deps.catalog.call(name, rawArgs ?? {}, this.callerContext(ctx, meta));
-    return this.reply(id, serializeToolOutcome(result), meta);
+    if (presented === null) {
+      // No session, nothing can name this call in a notifications/cancelled: the connection is its only end.
+      const result = await this.deps.catalog.call(name, rawArgs ?? {}, this.callerContext(ctx, null, null));
+      return this.reply(id, serializeToolOutcome(result), null);
+    }
+    const meta = this.deps.sessions.touch(presented).meta;
+    // Cancelled by whichever comes first: the connection ending or the client's notifications/cancelled.
+    const source = new CancelSource();
+    const connection = ctx.cancellation ?? cancellationOf(ctx.signal);
+    if (connection.cancelReason !== undefined) source.cancel(connection.cancelReason);
+    const unlink = connection.onCancel((reason) => source.cancel(reason));
+    const key = inFlightKey(presented, id);
+    // An id reused while still in flight: a cancel naming it can only mean the newest request.
+    this.inFlight.set(key, source);
+    try {
+      const result = await this.deps.catalog.call(name, rawArgs ?? {}, this.callerContext(ctx, meta, source));
+      return this.reply(id, serializeToolOutcome(result), meta);
+    } finally {
+      unlink();
+      if (this.inFlight.get(key) === source) this.inFlight.delete(key);
+    }
   }
 
-  private callerContext(ctx: RequestContext, meta: McpSessionMeta | null): CallerContext {
+  /** `notifications/cancelled {requestId, reason?}` from the session that sent the request; anything else is ignored, as the spec allows. */
+  private cancel(sessionId: string, params: Record<string, unknown> | undefined): void {
+    const requestId = params?.['requestId'];
+    if (typeof requestId !== 'string' && (typeof requestId !== 'number' || !Number.isFinite(requestId))) return;
+    const source = this.inFlight.get(inFlightKey(sessionId, requestId));
+    if (source === undefined) return;
+    const reason = params?.['reason'];
+    source.cancel(new DOMException(typeof reason === 'string' && reason !== '' ? `cancelled by the client: ${reason}` : 'cancelled by the client', 'AbortError'));
+  }
+
+  /** `cancellation`: the call's own source (connection or notifications/cancelled); null = the connection's. */
+  private callerContext(ctx: RequestContext, meta: McpSessionMeta | null, cancellation: CancelSource | null): CallerContext {
     const tuicSession = meta?.tuic_session ?? null;
     return {
       isLoopback: ctx.isLoopback,
@@ -213,9 +256,9 @@ export class McpTransport {
       clientName: meta?.client_name ?? null,
       // A getter: most calls never need an AbortSignal, and building one per call is not free.
       get signal() {
-        return ctx.signal;
+        return cancellation === null ? ctx.signal : cancellation.signal;
       },
-      cancellation: ctx.cancellation,
+      cancellation: cancellation ?? ctx.cancellation,
       upstreamAllowlist: this.allowlistOf(meta),
     };
   }
