@@ -11,7 +11,7 @@ import { Type } from 'typebox';
 import { redactSecrets } from '../../../shared/redactor.js';
 import { sessionInfo } from '../../sessions/sessionRecord.js';
 import type { SessionRecord } from '../../sessions/sessionRecord.js';
-import { defineTool, requireAction, ToolError } from './nativeTool.js';
+import { defineTool, describeArgument, requireAction, ToolError } from './nativeTool.js';
 import type { NativeTool } from './nativeTool.js';
 
 export const DebugConstants = {
@@ -105,8 +105,9 @@ async function recentLogs(logDir: string, args: Record<string, unknown>): Promis
   const levelName = args['level'];
   let minLevel = 0;
   if (levelName !== undefined && levelName !== null) {
-    const n = typeof levelName === 'string' ? LOG_LEVELS[levelName] : undefined;
-    if (n === undefined) throw new ToolError(`Invalid level '${String(levelName)}'. Must be: ${Object.keys(LOG_LEVELS).join(', ')}`);
+    // Own keys only: "toString" or "__proto__" would otherwise read Object.prototype and filter out every record.
+    const n = typeof levelName === 'string' && Object.hasOwn(LOG_LEVELS, levelName) ? LOG_LEVELS[levelName] : undefined;
+    if (n === undefined) throw new ToolError(`Invalid level '${describeArgument(levelName)}'. Must be: ${Object.keys(LOG_LEVELS).join(', ')}`);
     minLevel = n;
   }
   const source = args['source'];

@@ -108,6 +108,17 @@ export function defineTool<P extends TProperties>(decl: ToolDeclaration<P>): Nat
   return { definition, actions, handler: decl.handler };
 }
 
+/**
+ * An argument as an error message shows it: strings as they are, anything else as JSON. String()
+ * would throw on a JSON object whose `toString` is not a function (`{"toString": 1}`), turning a
+ * validation error into a handler failure.
+ */
+export function describeArgument(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'object' && value !== null) return JSON.stringify(value);
+  return String(value);
+}
+
 /** `Unknown action '<a>' for tool '<t>'. Available: <list>` / missing action, as the spec words them. */
 export function requireAction(tool: NativeTool, args: Record<string, unknown>): string {
   const action = args['action'];
@@ -116,7 +127,7 @@ export function requireAction(tool: NativeTool, args: Record<string, unknown>): 
     throw new ToolError(`Missing required 'action' for tool '${tool.definition.name}'. Available: ${list}`);
   }
   if (typeof action !== 'string' || !tool.actions.includes(action)) {
-    throw new ToolError(`Unknown action '${String(action)}' for tool '${tool.definition.name}'. Available: ${list}`);
+    throw new ToolError(`Unknown action '${describeArgument(action)}' for tool '${tool.definition.name}'. Available: ${list}`);
   }
   return action;
 }

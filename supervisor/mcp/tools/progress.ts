@@ -13,7 +13,7 @@ import { ProgressConstants } from '../../progress/progressJournal.js';
 import type { ProgressJournal } from '../../progress/progressJournal.js';
 import { callerOrigin } from './callerOrigin.js';
 import type { CallerOriginDeps } from './callerOrigin.js';
-import { defineTool, ToolError } from './nativeTool.js';
+import { defineTool, describeArgument, ToolError } from './nativeTool.js';
 import type { NativeTool } from './nativeTool.js';
 
 /** What an agent may report. */
@@ -55,7 +55,7 @@ export function createProgressTool(deps: ProgressToolDeps): NativeTool {
       if (typeof type === 'string' && HOST_WRITTEN_KINDS.includes(type)) {
         throw new ToolError(`Progress type '${type}' is recorded by TUICommander itself and cannot be reported. Use: ${REPORTED_KINDS.join(', ')}`);
       }
-      if (type !== 'done' && type !== 'blocked') throw new ToolError(`Invalid type '${String(type)}'. Must be: ${REPORTED_KINDS.join(', ')}`);
+      if (type !== 'done' && type !== 'blocked') throw new ToolError(`Invalid type '${describeArgument(type)}'. Must be: ${REPORTED_KINDS.join(', ')}`);
       if (args['text'] === undefined || args['text'] === '') throw new ToolError("progress requires 'text' (what was done, or what blocks you)");
       const text = checkedText(args['text'], 'text', ProgressConstants.TEXT_MAX_CHARS);
       const step = args['step'] === undefined || args['step'] === null ? undefined : checkedText(args['step'], 'step', ProgressConstants.STEP_MAX_CHARS);

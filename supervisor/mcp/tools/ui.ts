@@ -8,7 +8,7 @@ import type { EventBus } from '../../events/eventBus.js';
 import type { ConfirmBroker } from '../confirmBroker.js';
 import { callerOrigin } from './callerOrigin.js';
 import type { CallerOriginDeps } from './callerOrigin.js';
-import { defineTool, requireAction, ToolError } from './nativeTool.js';
+import { defineTool, describeArgument, requireAction, ToolError } from './nativeTool.js';
 import type { NativeTool } from './nativeTool.js';
 
 export const TOAST_LEVELS = ['info', 'warn', 'error'] as const;
@@ -29,7 +29,7 @@ export interface UiToolDeps extends CallerOriginDeps {
 export function parseLevel(raw: unknown): ToastLevel {
   if (raw === undefined || raw === null) return 'info';
   if (typeof raw === 'string' && (TOAST_LEVELS as readonly string[]).includes(raw)) return raw as ToastLevel;
-  throw new ToolError(`Invalid level '${String(raw)}'. Must be: ${TOAST_LEVELS.join(', ')}`);
+  throw new ToolError(`Invalid level '${describeArgument(raw)}'. Must be: ${TOAST_LEVELS.join(', ')}`);
 }
 
 /** Resolves `sound` to a concrete name or silence; an unknown name is an error, never a silently silent toast. */
@@ -37,7 +37,7 @@ export function resolveToastSound(raw: unknown, level: ToastLevel): Notification
   if (raw === undefined || raw === null || raw === false) return null;
   if (raw === true) return SOUND_FOR_LEVEL[level];
   if (typeof raw === 'string' && (NOTIFICATION_SOUNDS as readonly string[]).includes(raw)) return raw as NotificationSound;
-  throw new ToolError(`Invalid sound '${String(raw)}'. Must be true, false or one of: ${NOTIFICATION_SOUNDS.join(', ')}`);
+  throw new ToolError(`Invalid sound '${describeArgument(raw)}'. Must be true, false or one of: ${NOTIFICATION_SOUNDS.join(', ')}`);
 }
 
 function requiredString(args: Record<string, unknown>, key: string, action: string): string {
