@@ -9,7 +9,7 @@ import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { atomicWriteFile } from './atomicWrite.js';
 import { withFileLock } from './fileLock.js';
 import { changedPaths, deepMerge, isPlainObject, pathTouches, type JsonObject } from './merge.js';
-import { assertKnownFields, defaultConfig, invalidConfig, normalizeConfig } from './normalize.js';
+import { assertDepth, assertKnownFields, defaultConfig, invalidConfig, normalizeConfig } from './normalize.js';
 import type { AppConfig, ConfigSnapshot } from './schema.js';
 import { preserveSecrets } from './secrets.js';
 import { overlaySecrets, readSecrets, secretValues, withoutSecrets, writeSecrets, type SecretVault } from './configVault.js';
@@ -167,6 +167,7 @@ export class ConfigStore implements Disposable {
    */
   async update(partial: unknown): Promise<ConfigUpdateResult> {
     if (!isPlainObject(partial)) throw invalidConfig('', 'must be a JSON object');
+    assertDepth(partial);
     const delta = structuredClone(partial);
     preserveSecrets(delta);
     let event: ConfigChangeEvent | undefined;

@@ -137,6 +137,20 @@ function declaredKeys(schema: unknown): Map<string, unknown> | undefined {
   return undefined;
 }
 
+/** Deepest nesting a save may have; the schema needs a handful of levels, foreign data a few more. */
+export const MAX_SAVE_DEPTH = 64;
+
+/**
+ * Refuses a save nested deeper than MAX_SAVE_DEPTH before anything recursive (structuredClone, the
+ * merge) walks it: a body of a few thousand `{"x":` overflowed the stack, a 500 instead of a 400.
+ */
+export function assertDepth(value: unknown, pointer = '', depth = 0): void {
+  if (typeof value !== 'object' || value === null) return;
+  if (depth >= MAX_SAVE_DEPTH) throw invalidConfig(pointer, `nests deeper than ${MAX_SAVE_DEPTH} levels`);
+  if (Array.isArray(value)) value.forEach((item, i) => assertDepth(item, `${pointer}/${i}`, depth + 1));
+  else for (const [key, child] of Object.entries(value)) assertDepth(child, `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`, depth + 1);
+}
+
 /**
  * Refuses keys in a save that the schema does not know (most often a typo such as `prot`), unless
  * the same key is already on disk: that is foreign data round-tripping, which we keep. `null` is
@@ -150,7 +164,8 @@ export function assertKnownFields(partial: JsonObject, current: unknown, schema:
     const childPointer = `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
     const childCurrent = isPlainObject(current) ? current[key] : undefined;
     if (!known.has(key)) {
-      if (isPlainObject(current) && key in current) continue;
+      // Own keys only: `in` also finds Object.prototype's names (toString, constructor, __proto__).
+      if (isPlainObject(current) && Object.hasOwn(current, key)) continue;
       throw invalidConfig(childPointer, 'unknown field');
     }
     if (isPlainObject(value)) assertKnownFields(value, childCurrent, known.get(key), childPointer);
