@@ -1,5 +1,5 @@
 /** Route table: exact paths by map lookup, parameterised paths by segment match; knows 404 from 405. */
-import type { HttpMethod, Route } from './types.js';
+import { type HttpMethod, isStreamHandler, type Route } from './types.js';
 
 export type Match =
   | { kind: 'found'; route: Route; params: Record<string, string> }
@@ -64,8 +64,15 @@ function shapeOf(segments: string[]): string {
   return segments.map((s) => (s.startsWith(':') ? ':' : s)).join('/');
 }
 
+/**
+ * HEAD is served by the GET route, which answers without a body; not by a stream (SSE), whose
+ * handler writes as it goes: a HEAD there is a 405 rather than a live subscription with a body.
+ */
 function pick(byMethod: Map<HttpMethod, Route>, method: HttpMethod): Route | undefined {
-  return byMethod.get(method) ?? (method === 'HEAD' ? byMethod.get('GET') : undefined);
+  const route = byMethod.get(method);
+  if (route !== undefined || method !== 'HEAD') return route;
+  const get = byMethod.get('GET');
+  return get !== undefined && !isStreamHandler(get.handler) ? get : undefined;
 }
 
 function addAllowed(into: Set<HttpMethod>, byMethod: Map<HttpMethod, Route>): Set<HttpMethod> {

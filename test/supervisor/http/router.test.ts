@@ -84,6 +84,15 @@ describe('Router', () => {
     assert.deepEqual(r.match('HEAD', '/only-post'), { kind: 'method-not-allowed', allowed: ['POST'] });
   });
 
+  it('does not serve HEAD from a GET stream: 405, never a live subscription', () => {
+    const r = new Router();
+    r.add({ method: 'GET', pattern: '/events', handler: { stream: () => undefined } });
+    r.add({ method: 'GET', pattern: '/streams/:id', handler: { stream: () => undefined } });
+    assert.deepEqual(r.match('HEAD', '/events'), { kind: 'method-not-allowed', allowed: ['GET'] });
+    assert.deepEqual(r.match('HEAD', '/streams/1'), { kind: 'method-not-allowed', allowed: ['GET'] });
+    assert.equal(found(r.match('GET', '/events')).route.method, 'GET');
+  });
+
   it('prefers an explicit HEAD route over the GET fallback', () => {
     const r = new Router();
     r.add(route('GET', '/x'));
