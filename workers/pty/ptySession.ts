@@ -5,7 +5,7 @@
  * buffered (libuv/libuv#4992; node-pty #72/#85/#726); holding the slave open keeps POLLHUP away.
  */
 
-import { closeSync, constants as fsConstants, openSync, statSync, writeSync } from 'node:fs';
+import { closeSync, constants as fsConstants, openSync, readSync, statSync, writeSync } from 'node:fs';
 
 import { type IPty, spawn as spawnPty } from 'node-pty';
 
@@ -84,6 +84,7 @@ export class PtySession implements Disposable {
   private resolveExit: (info: ExitInfo) => void = () => {};
   /** Raw capture tap (diagnostics), off unless set: sees every write and read with its own boundaries. */
   private capture: CaptureWriter | undefined;
+  private disposed = false;
 
   private constructor(
     private readonly pty: IPty,
@@ -118,6 +119,43 @@ export class PtySession implements Disposable {
     this.store.add(pty.onData(this.onPtyData as unknown as (data: string) => void));
     // node-pty reports the exit only after its read stream closed: every byte read came before.
     this.store.add(pty.onExit(({ exitCode, signal }) => this.finish(exitCode, signal ?? 0)));
+    this.drainBeforeClose();
+  }
+
+  /**
+   * With the slave held open the master never reaches EOF: 200 ms after the child exited node-pty
+   * destroys its read stream, dropping whatever it had not read yet. A session paused or held by
+   * flow control then lost all the child wrote last (a `printf big; exit 3` while paused). Just
+   * before that destroy, take what the stream buffered and what the kernel still holds.
+   */
+  private drainBeforeClose(): void {
+    const socket = (this.pty as unknown as { _socket?: NodeJS.ReadableStream & { destroy: (...args: unknown[]) => unknown; readableLength: number } })._socket;
+    const fd = (this.pty as unknown as { fd?: unknown }).fd;
+    if (socket === undefined || typeof socket.destroy !== 'function' || typeof fd !== 'number') return;
+    const destroy = socket.destroy;
+    socket.destroy = (...args: unknown[]) => {
+      if (!this.disposed && this.exitInfo === undefined) {
+        // read() emits 'data' for what it returns: the normal path (node-pty → onPtyData) takes it.
+        while (socket.readableLength > 0 && socket.read() !== null);
+        this.drainKernel(fd);
+      }
+      return destroy.apply(socket, args);
+    };
+  }
+
+  /** Reads the non-blocking master until EAGAIN (nothing left) or EIO (slave side gone). */
+  private drainKernel(fd: number): void {
+    const buf = Buffer.allocUnsafe(64 * 1024);
+    for (;;) {
+      let n: number;
+      try {
+        n = readSync(fd, buf, 0, buf.length, null);
+      } catch {
+        return;
+      }
+      if (n <= 0) return;
+      this.onPtyData(Buffer.from(buf.subarray(0, n)));
+    }
   }
 
   /** Starts `shell` (else $SHELL of the child env, else /bin/sh) on a new PTY. */
@@ -286,6 +324,7 @@ export class PtySession implements Disposable {
 
   /** Releases everything; a child still running is killed outright (its output has nobody left to read it). */
   dispose(): void {
+    this.disposed = true;
     if (this.exitInfo === undefined) signalGroup(this.pid, 'SIGKILL');
     this.clearTimers();
     this.coalescer.dispose();
