@@ -156,8 +156,10 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
         const scrollback = log.lines.slice(0, log.lines.length - screenOverlap(log.lines, screen.rows, screen.cols)).slice(-lines);
         rows = [...scrollback, ...screen.rows.filter((r) => r !== '')];
       } else {
-        // Delta reads carry only finished scrollback lines; a from_line range shows the unfinished line too.
-        rows = sinceCursor === undefined && log.partial !== '' ? [...log.lines, log.partial] : log.lines;
+        // Delta reads carry only finished scrollback lines; a from_line range that reaches the end of
+        // the log shows the unfinished line too (after a page from the middle it would not follow on).
+        const reachesEnd = log.offset + log.lines.length >= log.total_lines;
+        rows = sinceCursor === undefined && reachesEnd && log.partial !== '' ? [...log.lines, log.partial] : log.lines;
       }
       const data = rows.join('\n');
       return {
