@@ -32,7 +32,8 @@ export interface HttpServerOptions {
   auth: TcpAuth;
   /** Called once per finished response, for metrics. */
   onResponse?: (status: number, listener: ListenerKind) => void;
-  onHandlerError?: (err: unknown, ctx: RequestContext) => void;
+  /** A handler failed (500), or a WebSocket callback threw (that socket is closed): for the log. */
+  onHandlerError?: (err: unknown, ctx: Pick<RequestContext, 'method' | 'path'>) => void;
 }
 
 /** A uWS app bound to one listener kind; retired apps refuse everything (remote access was turned off). */
@@ -92,20 +93,39 @@ export class HttpServer {
         try {
           if (la.kind !== 'tcp') return finish();
           watchAbort(res, ex);
-          void this.opts.auth.check(ex).then((outcome) => {
-            if (ex.aborted) return;
-            if (!outcome.ok) return this.send(res, ex, outcome.reply);
-            finish();
-          });
+          void this.opts.auth
+            .check(ex)
+            .then((outcome) => {
+              if (ex.aborted) return;
+              if (!outcome.ok) return this.send(res, ex, outcome.reply);
+              finish();
+            })
+            .catch((err: unknown) => this.failUnhandled(res, ex, err));
         } finally {
           ex.inCallback = false;
         }
       },
-      open: b.open ? (ws) => b.open!(ws) : undefined,
-      message: b.message ? (ws, msg, isBinary) => b.message!(ws, msg, isBinary) : undefined,
-      drain: b.drain ? (ws) => b.drain!(ws) : undefined,
-      close: b.close ? (ws, code) => b.close!(ws, code) : undefined,
+      // uWS turns an exception in any callback into the death of the process: a failing viewer
+      // loses its socket, never the server.
+      open: b.open ? (ws) => this.guardWs(route, ws, () => b.open!(ws)) : undefined,
+      message: b.message ? (ws, msg, isBinary) => this.guardWs(route, ws, () => b.message!(ws, msg, isBinary)) : undefined,
+      drain: b.drain ? (ws) => this.guardWs(route, ws, () => b.drain!(ws)) : undefined,
+      close: b.close ? (ws, code) => this.guardWs(route, undefined, () => b.close!(ws, code)) : undefined,
     } as uws.WebSocketBehavior<unknown>);
+  }
+
+  /** Runs a WebSocket callback; if it throws, logs and closes that socket (1011) instead of letting uWS kill the process. */
+  private guardWs(route: WsRoute, ws: uws.WebSocket<unknown> | undefined, run: () => void): void {
+    try {
+      run();
+    } catch (err) {
+      this.opts.onHandlerError?.(err, { method: 'GET', path: route.pattern });
+      try {
+        ws?.end(1011, 'internal error');
+      } catch {
+        // Already closed: nothing left to end.
+      }
+    }
   }
 
   private exchangeFor(la: ListenerApp, res: HttpResponse, req: HttpRequest): Exchange {
@@ -127,8 +147,25 @@ export class HttpServer {
     const ex = this.exchangeFor(la, res, req);
     try {
       this.route(la, res, ex);
+    } catch (err) {
+      // A handler that threw where nothing caught it (a stream's start): 500 if nothing went out yet.
+      // uWS would turn the exception into the death of the process.
+      this.failUnhandled(res, ex, err);
     } finally {
       ex.inCallback = false;
+    }
+  }
+
+  private failUnhandled(res: HttpResponse, ex: Exchange, err: unknown): void {
+    try {
+      this.send(res, ex, this.errorReply(err, ex));
+    } catch {
+      // The handler had started its answer: all that is left is to drop the connection.
+      try {
+        res.close();
+      } catch {
+        // Already ended or aborted.
+      }
     }
   }
 
@@ -151,11 +188,15 @@ export class HttpServer {
       const stream = route.handler;
       if (!needsAuth) return stream.stream(res, ex);
       watchAbort(res, ex);
-      void this.opts.auth.check(ex).then((outcome) => {
-        if (ex.aborted) return;
-        if (!outcome.ok) return this.send(res, ex, outcome.reply);
-        res.cork(() => stream.stream(res, ex));
-      });
+      void this.opts.auth
+        .check(ex)
+        .then((outcome) => {
+          if (ex.aborted) return;
+          if (!outcome.ok) return this.send(res, ex, outcome.reply);
+          res.cork(() => stream.stream(res, ex));
+        })
+        // An unhandled rejection would end the process as surely as a throw inside uWS.
+        .catch((err: unknown) => this.failUnhandled(res, ex, err));
       return;
     }
 
