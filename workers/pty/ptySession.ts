@@ -18,7 +18,7 @@ import { Coalescer } from './coalescer.js';
 import { Listeners } from './listeners.js';
 import { lowerPriority } from './sessionPriority.js';
 import { OutputRing, type RingReadOptions } from './outputRing.js';
-import { isClosingSignal, normalizeSignal, signalGroup } from './processGroup.js';
+import { isClosingSignal, normalizeSignal, signalGroup, signalGroupOnly } from './processGroup.js';
 import { ScreenModel, type ScreenSnapshot } from './screenModel.js';
 import { ShellActivity, type ShellState } from './shellActivity.js';
 
@@ -288,24 +288,34 @@ export class PtySession implements Disposable {
 
   /**
    * Signals the whole process group (the shell leads it: node-pty's helper calls setsid). A closing
-   * signal (default SIGHUP, as a terminal closing) escalates to SIGKILL after KILL_GRACE_MS.
+   * signal (default SIGHUP, as a terminal closing) escalates to SIGKILL after KILL_GRACE_MS, for the
+   * whole group: a job that ignores SIGHUP outlives a shell that died of it.
    */
   kill(signal = 'SIGHUP'): void {
     const name = normalizeSignal(signal);
     if (this.exitInfo !== undefined) return;
-    // Output still queued in the kernel would be lost with the child; read it into the ring (at most
-    // the kernel's buffer, whatever the flow control says: the child is going away).
-    this.paused = false;
-    this.held = false;
-    this.applyReading();
+    const closing = isClosingSignal(name);
+    if (closing || name === 'SIGKILL') {
+      // The session is going away: read what the child writes until then, whatever the pause or
+      // the flow control says (at exit the rest is drained anyway). Other signals (SIGINT, SIGWINCH...)
+      // leave both as they are.
+      this.paused = false;
+      this.held = false;
+      this.applyReading();
+    }
     signalGroup(this.pid, name);
-    if (isClosingSignal(name) && this.killTimer === undefined) {
-      this.killTimer = setTimeout(() => {
-        if (this.exitInfo === undefined) signalGroup(this.pid, 'SIGKILL');
-      }, PtySessionConstants.KILL_GRACE_MS);
+    if (closing && this.killTimer === undefined) {
+      this.killTimer = setTimeout(this.escalate, PtySessionConstants.KILL_GRACE_MS);
       this.killTimer.unref();
     }
   }
+
+  /** The grace after a closing signal is over: SIGKILL for the group, even if its leader has exited. */
+  private readonly escalate = (): void => {
+    this.killTimer = undefined;
+    if (this.exitInfo === undefined) signalGroup(this.pid, 'SIGKILL');
+    else signalGroupOnly(this.pid, 'SIGKILL');
+  };
 
   readRaw(options: RingReadOptions): { start: number; total_written: number; bytes: Buffer } {
     const { start, bytes } = this.ring.read(options);
@@ -326,6 +336,7 @@ export class PtySession implements Disposable {
   dispose(): void {
     this.disposed = true;
     if (this.exitInfo === undefined) signalGroup(this.pid, 'SIGKILL');
+    else if (this.killTimer !== undefined) signalGroupOnly(this.pid, 'SIGKILL'); // a closing kill's escalation, due anyway
     this.clearTimers();
     this.coalescer.dispose();
     this.store.dispose();
@@ -363,7 +374,8 @@ export class PtySession implements Disposable {
   /** Last batch, final idle, then exit: the supervisor sees every byte before it hears of the exit. */
   private finish(exitCode: number, signal: number): void {
     if (this.exitInfo !== undefined) return;
-    this.clearTimers();
+    // A pending kill escalation stays: what else of the group ignored the closing signal still gets SIGKILL.
+    this.activity.dispose();
     this.coalescer.flush();
     this.coalescer.dispose();
     if (this.textLog !== undefined) this.flushText();
