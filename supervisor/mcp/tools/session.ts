@@ -3,18 +3,21 @@
  * Every session_id accepts the three addresses SessionService.resolve knows; a reference that
  * resolves to nothing passes through and the action reports its own error.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
+
 import { Type } from 'typebox';
 
 import { PtyConstants } from '../../../shared/protocol/pty.js';
 import { HttpError } from '../../http/types.js';
 import { ProcessStats } from '../../processStats.js';
-import { foregroundForListing } from '../../sessions/foreground.js';
+import { foregroundForListing, foregroundOf } from '../../sessions/foreground.js';
 import { screenOverlap } from '../../sessions/screenOverlap.js';
 import { exitStatus, type SessionRecord } from '../../sessions/sessionRecord.js';
 import type { SessionService } from '../../sessions/sessionService.js';
 import { SessionConstants } from '../../sessions/sessionService.js';
 import { WAIT_UNTIL, clampWaitTimeout, waitForSession, type WaitUntil } from '../../sessions/sessionWaiter.js';
-import { clampAckTimeout, commandText, submitCommand } from '../../sessions/submission.js';
+import { shellFamily } from '../../sessions/shellFamily.js';
+import { clampAckTimeout, commandText, submitCommand, SubmitConstants } from '../../sessions/submission.js';
 import { defineTool, requireAction, ToolError } from './nativeTool.js';
 import type { CallerContext, NativeTool, ToolValue } from './nativeTool.js';
 import { SPECIAL_KEY_NAMES, translateSpecialKey } from './specialKeys.js';
@@ -37,6 +40,49 @@ const LOOPBACK_ONLY: ReadonlySet<string> = new Set(['create', 'submit', 'input',
 const LOOPBACK_REFUSAL = 'This session action is restricted to localhost connections';
 
 const NOT_FOUND_OR_REAPED = { reason: 'session_not_found_or_reaped' } as const;
+
+/** Agents whose composer only prefills: text and Enter in one chunk is a paste, the Enter a newline in it. */
+const PREFILL_ONLY_AGENTS: ReadonlySet<string> = new Set(['codex', 'opencode']);
+const ENTER_KEY = translateSpecialKey('enter');
+const PASTE_ON = Buffer.from('\x1b[?2004h', 'latin1');
+const PASTE_OFF = Buffer.from('\x1b[?2004l', 'latin1');
+
+function runsPrefillOnlyAgent(record: SessionRecord): boolean {
+  const name = foregroundOf(record.pid)?.name.toLowerCase();
+  return name !== undefined && PREFILL_ONLY_AGENTS.has(name);
+}
+
+/** True when the application last switched bracketed paste on (DECSET 2004): only then is a paste frame understood. */
+async function pasteModeOn(sessions: SessionService, record: SessionRecord): Promise<boolean> {
+  const { bytes } = await sessions.readRaw(record.session_id, undefined, SubmitConstants.PASTE_PROBE_BYTES);
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return buf.lastIndexOf(PASTE_ON) > buf.lastIndexOf(PASTE_OFF);
+}
+
+/**
+ * The legacy combined text + Enter into a prefill-only agent (REFERENCE §2.10): Ctrl-U, the text
+ * (one bracketed paste when multi-line), the INJECT_ENTER_GAP, then CR — under one hold of the
+ * writer lock, with the same raw bookkeeping as any input write. Write-only: no receipt.
+ */
+async function writePrefillInput(sessions: SessionService, record: SessionRecord, text: string): Promise<void> {
+  const paste = text.includes('\n') && (await pasteModeOn(sessions, record));
+  const first = Buffer.from((shellFamily(record.shell) === 'posix' ? '\x15' : '') + (paste ? `\x1b[200~${text}\x1b[201~` : text), 'utf8');
+  const enter = Buffer.from('\r');
+  const input = sessions.inputOf(record);
+  // A function, not a property read: the exit can land during the awaits in between.
+  const refuseIfExited = (when: string): void => {
+    if (record.exit) throw new ToolError(`Session has exited (${record.exit.reason})${when}`);
+  };
+  await input.lock.run(async () => {
+    refuseIfExited('');
+    await sessions.writeHeld(record, first);
+    input.noteRawWrite(first);
+    await sleep(SubmitConstants.ENTER_GAP_MS);
+    refuseIfExited(' before Enter');
+    await sessions.writeHeld(record, enter);
+    input.noteRawWrite(enter);
+  });
+}
 
 function optionalString(args: Record<string, unknown>, key: string): string | undefined {
   const value = args[key];
@@ -196,10 +242,15 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
         throw new ToolError((err as Error).message);
       }
     }
-    const parts: Uint8Array[] = [];
-    if (hasText) parts.push(Buffer.from(text, 'utf8'));
-    if (keyBytes) parts.push(keyBytes);
-    if (parts.length > 0) await sessions.writeSequence(ref, parts);
+    const record = hasText && keyBytes?.equals(ENTER_KEY) ? sessions.resolve(ref) : undefined;
+    if (hasText && record && !record.exit && runsPrefillOnlyAgent(record)) {
+      await writePrefillInput(sessions, record, text);
+    } else {
+      const parts: Uint8Array[] = [];
+      if (hasText) parts.push(Buffer.from(text, 'utf8'));
+      if (keyBytes) parts.push(keyBytes);
+      if (parts.length > 0) await sessions.writeSequence(ref, parts);
+    }
     if (description !== undefined) sessions.setDescription(ref, description);
     return { ok: true };
   };
@@ -296,7 +347,7 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
       list: 'all live sessions in one call: session_id, is_caller (your own session), alias, display_name, pty_description, cwd, foreground_process, shell_state (busy|idle; absent until observed), tuic_session',
       create: 'start a shell (shell, cwd, rows/cols 1-500, default 24x80) → {session_id}',
       submit: 'run one command: clears the line, types input (multi-line as one paste), presses Enter, waits up to timeout_ms (default 3000, 250-10000) for the terminal to move → receipt {submission_id, submitted, write_state, acknowledged, retry_safe, turn_epoch, composer_state, acknowledgement|reason}',
-      input: 'raw keystrokes: input text and/or special_key, no Enter unless sent → {ok:true} (proves the write only)',
+      input: 'raw keystrokes: input text and/or special_key, no Enter unless sent (text + enter into Codex/OpenCode goes framed: Ctrl-U, paste, gap, CR) → {ok:true} (proves the write only)',
       output: 'text (default; ANSI-stripped, redacted): the last limit lines (default 50) then the non-empty current screen rows; from_line, or since_cursor=<cursor> for only newer lines (no screen) → {data, data_length, cursor, total_written, scrollback_lines, oldest_offset, exited, exit_code?}; format=raw keeps escapes, limit in bytes (default 8192)',
       status: '{session_id, shell_state?, last_activity_ms, exit_code?, idle_since_ms?, busy_duration_ms?, …}',
       wait: 'block until until=idle (default: output quiet, shell at its prompt) or exited; timeout_ms default 60000, 300000+ runs as 295000 → {met, timed_out, until, shell_state?, exit_code?}. Prefer it to polling',
