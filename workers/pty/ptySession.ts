@@ -5,7 +5,8 @@
  * buffered (libuv/libuv#4992; node-pty #72/#85/#726); holding the slave open keeps POLLHUP away.
  */
 
-import { closeSync, constants as fsConstants, openSync, readSync, statSync, writeSync } from 'node:fs';
+import { accessSync, closeSync, constants as fsConstants, openSync, readSync, statSync, writeSync } from 'node:fs';
+import { delimiter, resolve } from 'node:path';
 
 import { type IPty, spawn as spawnPty } from 'node-pty';
 
@@ -162,6 +163,11 @@ export class PtySession implements Disposable {
   static spawn(options: PtySpawnOptions, textLog?: TextLog): PtySession {
     const shell = options.shell || options.env.SHELL || process.env.SHELL || PtySessionConstants.FALLBACK_SHELL;
     if (!isDirectory(options.cwd)) throw new SupervisorError(PTY_SPAWN_FAILED, `cwd '${options.cwd}' is not a directory`, { cwd: options.cwd });
+    // node-pty only finds out in the forked child (execvp fails there, the "session" prints that and
+    // exits 1): check first, so a shell that cannot start is a spawn failure and leaves nothing behind.
+    if (!findExecutable(shell, options.env.PATH ?? process.env.PATH ?? '', options.cwd)) {
+      throw new SupervisorError(PTY_SPAWN_FAILED, `cannot start '${shell}': not an executable file`, { shell });
+    }
     let pty: IPty;
     try {
       pty = spawnPty(shell, options.args ?? [], {
@@ -428,6 +434,22 @@ function holdSlave(pty: IPty): number | undefined {
   } catch (err) {
     process.stderr.write(`pty host: cannot hold ${ptsName} open (${(err as Error).message}); the last output before exit may be cut\n`);
     return undefined;
+  }
+}
+
+/** Like execvp in the child (which has already changed to `cwd`): a name with a slash is the file itself, a bare name is looked up on `path`. */
+function findExecutable(shell: string, path: string, cwd: string): boolean {
+  if (shell.includes('/')) return isExecutableFile(resolve(cwd, shell));
+  return path.split(delimiter).some((dir) => isExecutableFile(resolve(cwd, dir, shell)));
+}
+
+function isExecutableFile(path: string): boolean {
+  try {
+    if (!statSync(path).isFile()) return false;
+    accessSync(path, fsConstants.X_OK);
+    return true;
+  } catch {
+    return false;
   }
 }
 
