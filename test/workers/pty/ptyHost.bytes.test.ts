@@ -70,7 +70,7 @@ describe('pty host: bytes arrive exactly', () => {
     for (const chunk of r.chunks) assert.ok(chunk.length <= MAX_EVENT_BYTES, `a data event of ${chunk.length} bytes`);
     // Coalescing: fewer events than the PTY's reads (at most 4095 bytes each, so at least 1 per 4 KiB).
     // Not a tighter bound: on a loaded machine a 4 ms window can hold only a read or two (144 events
-    // were seen under a parallel test run, against ~40 on a quiet one).
+    // were seen once under a parallel test run).
     assert.ok(r.chunks.length < expected.length / 4096, `${r.chunks.length} data events for ${expected.length} bytes`);
   });
 
