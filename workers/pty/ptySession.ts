@@ -77,6 +77,8 @@ export class PtySession implements Disposable {
   private readonly stateListeners = new Listeners<[ShellState]>();
   private readonly activity = new ShellActivity(PtyConstants.SHELL_IDLE_MS, (state) => this.stateListeners.fire(state));
   private killTimer: NodeJS.Timeout | undefined;
+  /** node-pty closed the master (its read stream was destroyed) before the exit was reported. */
+  private masterClosed = false;
   private paused = false;
   /** Held back by flow control: the supervisor has not acknowledged enough of what was sent. */
   private held = false;
@@ -140,6 +142,9 @@ export class PtySession implements Disposable {
         while (socket.readableLength > 0 && socket.read() !== null);
         this.drainKernel(fd);
       }
+      // The destroy closes the master fd, and the exit is reported only later: from here on its
+      // number may belong to the next PTY opened (another session's), so nothing may use it.
+      this.masterClosed = true;
       return destroy.apply(socket, args);
     };
   }
@@ -218,7 +223,7 @@ export class PtySession implements Disposable {
 
   /** Input to the terminal; dropped once the child exited (like typing into a closed terminal). */
   write(bytes: Uint8Array): void {
-    if (this.exitInfo !== undefined || bytes.length === 0) return;
+    if (this.exitInfo !== undefined || this.masterClosed || bytes.length === 0) return;
     this.capture?.record('in', bytes);
     let rest = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
     // node-pty writes through the libuv threadpool (fs.write): a thread wake-up and a completion
@@ -257,7 +262,7 @@ export class PtySession implements Disposable {
   }
 
   resize(rows: number, cols: number): void {
-    if (this.exitInfo !== undefined) return;
+    if (this.exitInfo !== undefined || this.masterClosed) return;
     this.pty.resize(cols, rows);
     this.screen.resize(rows, cols);
   }
