@@ -31,6 +31,14 @@ async function main(): Promise<number> {
     return status.alive ? 0 : 1;
   }
 
+  // Handlers go in before the start: a signal while it runs (keyring probe, binds) must still end in a
+  // clean stop, not the default action that leaves the socket file and the children behind.
+  let signalled: string | null = null;
+  let onSignal: (signal: string) => void = (signal) => {
+    signalled ??= signal;
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => onSignal(signal));
+
   let supervisor: Supervisor;
   try {
     supervisor = await Supervisor.start({ paths, env: process.env, logLevel: cli.logLevel });
@@ -38,17 +46,24 @@ async function main(): Promise<number> {
     process.stderr.write(`tuicd: ${(err as Error).message}\n`);
     return 1;
   }
-  process.stdout.write(`${supervisor.describe()}\n`);
+  if (signalled === null) process.stdout.write(`${supervisor.describe()}\n`);
+  if (supervisor.tcpStartError !== null) {
+    process.stderr.write(`tuicd: TCP listener not started (${supervisor.tcpStartError}); serving on the unix socket only\n`);
+  }
   return await new Promise<number>((resolve) => {
     let stopping = false;
-    const stop = (signal: string) => {
+    onSignal = (signal) => {
       if (stopping) return;
       stopping = true;
-      void supervisor.stop(`signal ${signal}`).then(() => resolve(0));
+      supervisor.stop(`signal ${signal}`).then(
+        () => resolve(0),
+        (err: unknown) => {
+          process.stderr.write(`tuicd: stop failed: ${err instanceof Error ? err.message : String(err)}\n`);
+          resolve(1);
+        },
+      );
     };
-    process.on('SIGINT', () => stop('SIGINT'));
-    process.on('SIGTERM', () => stop('SIGTERM'));
-    process.on('SIGHUP', () => stop('SIGHUP'));
+    if (signalled !== null) onSignal(signalled);
   });
 }
 

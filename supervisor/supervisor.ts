@@ -67,6 +67,8 @@ export class Supervisor {
   private socket: { app: ListenerApp; binding: UnixBinding } | null = null;
   private tcp: { app: ListenerApp; binding: TcpBinding } | null = null;
   private tcpTransition: Promise<void> = Promise.resolve();
+  /** Why the TCP listener that config asks for is not serving (its bind failed); null when it is, or is off. */
+  tcpStartError: string | null = null;
   private readonly http: HttpServer;
   readonly ptyHost: PtyHost;
   readonly sessions: SessionService;
@@ -185,7 +187,16 @@ export class Supervisor {
       sup.credentials = await credentials;
       // The session token and the other config secrets live in the store: load them before TCP serves.
       await config.attachVault(sup.credentials);
-      if (config.get().services.server.enabled) await sup.startTcp('start');
+      // A taken port must not take the always-on socket down with it: TCP stays off, said at start and in
+      // the log, and the next server-settings save tries again.
+      if (config.get().services.server.enabled) {
+        try {
+          await sup.startTcp('start');
+        } catch (err) {
+          sup.tcpStartError = (err as Error).message;
+          log.error({ listener: 'tcp', err }, 'TCP listener not started; socket listener serving');
+        }
+      }
       // Saved upstreams connect in the background: nothing here waits for a handshake.
       // A corrupt mcp-upstreams.json is named in the log and left alone; the server still comes up.
       const saved = await sup.upstreams.load().catch((err: unknown) => {
@@ -317,6 +328,7 @@ export class Supervisor {
     const app = this.http.createApp('tcp');
     const binding = await bindTcp(app.app, host, port);
     this.tcp = { app, binding };
+    this.tcpStartError = null;
     this.log.info({ listener: 'tcp', host: binding.host, port: binding.port, reason }, 'TCP listener started (remote access, Basic Auth); socket listener untouched');
   }
 
@@ -332,10 +344,12 @@ export class Supervisor {
   restartTcp(reason: string): Promise<void> {
     this.tcpTransition = this.tcpTransition.then(async () => {
       this.stopTcp(reason);
+      this.tcpStartError = null;
       if (!this.config.get().services.server.enabled) return;
       try {
         await this.startTcp(reason);
       } catch (err) {
+        this.tcpStartError = (err as Error).message;
         this.log.error({ listener: 'tcp', err, reason }, 'TCP listener failed to rebind; socket listener untouched');
       }
     });

@@ -111,14 +111,14 @@ export class PtyHost implements Disposable {
       throw err;
     }
     this.running = running;
-    this.log.info({ pid: worker.pid }, 'pty host started');
+    this.log.info({ host_pid: worker.pid }, 'pty host started');
     return client;
   }
 
   private beat(running: Running): void {
     running.client.request('ping', {}, { timeout: PtyHostConstants.HEARTBEAT_TIMEOUT_MS }).catch((err: unknown) => {
       if (this.running !== running) return;
-      this.log.error({ pid: running.worker.pid, err: String(err) }, 'pty host missed its heartbeat; killing it');
+      this.log.error({ host_pid: running.worker.pid, err: String(err) }, 'pty host missed its heartbeat; killing it');
       running.worker.kill('SIGKILL');
     });
   }
@@ -128,7 +128,7 @@ export class PtyHost implements Disposable {
     running.client.dispose();
     if (this.running === running) this.running = null;
     if (running.expectedExit || this.disposed) return;
-    this.log.error({ pid: running.worker.pid, code, signal }, 'pty host exited unexpectedly');
+    this.log.error({ host_pid: running.worker.pid, code, signal }, 'pty host exited unexpectedly');
     for (const fn of this.exitListeners) fn({ pid: running.worker.pid, code, signal });
   }
 

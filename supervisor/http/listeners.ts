@@ -6,6 +6,7 @@ import uws from '@trufflesuite/uws-js-unofficial';
 import type { TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
+import { withFileLock } from '../config/fileLock.js';
 
 export const ListenerConstants = {
   /** The spec's retry bind: a crashed run leaves a dead socket file; each try clears it. */
@@ -52,6 +53,13 @@ export async function bindUnix(app: TemplatedApp, path: string, onStale?: (path:
   if (Buffer.byteLength(path) >= MAX_UNIX_PATH_BYTES) {
     throw new SupervisorError(ErrorCode.BIND_FAILED, `unix socket path is ${Buffer.byteLength(path)} bytes, over the ${MAX_UNIX_PATH_BYTES}-byte limit: ${path}`);
   }
+  // uWS unlinks whatever sits at the path before bind(2), so check-then-bind is only safe when no other
+  // starter runs the same steps at once: two that both saw a stale file (or none) would each bind, the
+  // later one unlinking the earlier one's live socket. `<path>.lock` makes the whole step exclusive.
+  return withFileLock(path, () => bindUnixLocked(app, path, onStale));
+}
+
+async function bindUnixLocked(app: TemplatedApp, path: string, onStale?: (path: string) => void): Promise<UnixBinding> {
   for (let attempt = 1; attempt <= ListenerConstants.UNIX_BIND_ATTEMPTS; attempt++) {
     if (existsSync(path)) {
       if (!lstatSync(path).isSocket()) {
