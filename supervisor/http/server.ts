@@ -318,25 +318,26 @@ function writeResponse(res: HttpResponse, ex: Exchange, reply: Reply, payload: s
   if (reply.headers) writeHeaders(res, reply.headers);
   if (encoding) res.writeHeader('Content-Encoding', encoding).writeHeader('Vary', 'Accept-Encoding');
   if (payload instanceof BodyParts) {
-    if (ex.method === 'HEAD') endHead(res, close);
+    if (ex.method === 'HEAD') endHead(res, payload.byteLength, close);
     // tryEnd cannot close the connection afterwards; no reply that closes is that large.
     else if (close || payload.byteLength === 0) res.end(payload.join(), close);
     else writeParts(res, payload, () => watchAbort(res, ex));
     return;
   }
-  if (ex.method === 'HEAD') endHead(res, close);
+  if (ex.method === 'HEAD') endHead(res, Buffer.byteLength(payload), close);
   else res.end(payload, close);
 }
 
 /**
- * Ends a HEAD answer. This uWS build's endWithoutBody finishes the response only when called with
- * no arguments: given a length (or any argument) it waits for a body, and uWS then aborts the whole
- * process. So a HEAD answer carries no Content-Length (RFC 9110 §8.6 allows that); one that must
- * close the connection (an error answer) says Content-Length: 0 instead.
+ * Ends a HEAD answer with the Content-Length a GET would have. This uWS build's endWithoutBody
+ * finishes the response only when called with no arguments: given a length (or any argument) it
+ * waits for a body, and uWS then aborts the whole process. So the length is written as a header of
+ * our own. An answer that must close the connection (an error answer) says Content-Length: 0 instead.
  */
-function endHead(res: HttpResponse, close: boolean): void {
-  if (close) res.end('', true);
-  else res.endWithoutBody();
+function endHead(res: HttpResponse, getLength: number, close: boolean): void {
+  if (close) return void res.end('', true);
+  res.writeHeader('Content-Length', String(getLength));
+  res.endWithoutBody();
 }
 
 /** A string's length never exceeds its UTF-8 size, so short strings skip the byte count. */

@@ -145,7 +145,7 @@ export function httpRequest(opts: RequestOptions, body?: string | Buffer): Promi
  * closes before reading the whole body (node:http may drop the response on EPIPE in that race).
  * Send `Connection: close` so the server ends the exchange.
  */
-export function rawRequest(target: { path: string } | { host: string; port: number }, head: string, body: Buffer): Promise<{ status: number; text: string }> {
+export function rawRequest(target: { path: string } | { host: string; port: number }, head: string, body: Buffer): Promise<{ status: number; head: string; text: string }> {
   return new Promise((resolve, reject) => {
     const sock = 'path' in target ? connect({ path: target.path }) : connect({ host: target.host, port: target.port });
     let received = '';
@@ -158,10 +158,12 @@ export function rawRequest(target: { path: string } | { host: string; port: numb
       const m = /^HTTP\/1\.1 (\d{3})/.exec(received);
       if (!m) return reject(new Error(`no HTTP answer: ${JSON.stringify(received.slice(0, 200))}`));
       const split = received.indexOf('\r\n\r\n');
-      resolve({ status: Number(m[1]), text: split >= 0 ? received.slice(split + 4) : '' });
+      resolve({ status: Number(m[1]), head: split >= 0 ? received.slice(0, split + 2) : received, text: split >= 0 ? received.slice(split + 4) : '' });
     });
     // No end(): uWS treats a client's half-close as a hang-up and may drop the answer.
     sock.write(head);
-    sock.write(body);
+    // No empty write: with it, about half of the answers to `Connection: close` requests came back
+    // empty (70 of 150 GETs of /health), without it none did.
+    if (body.length > 0) sock.write(body);
   });
 }

@@ -141,10 +141,12 @@ describe('server limits (socket and TCP)', () => {
     assert.equal((await t.socket('GET', '/health')).status, 200);
   });
 
-  it('HEAD is served bodiless from a GET route, and refused with 405 on the /events stream', async () => {
-    const head = await rawRequest({ path: t.socketPath }, 'HEAD /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', Buffer.alloc(0));
+  it('HEAD is served bodiless from a GET route with its Content-Length, and refused with 405 on the /events stream', async () => {
+    const head = await rawRequest({ path: t.socketPath }, 'HEAD /config HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', Buffer.alloc(0));
     assert.equal(head.status, 200);
     assert.equal(head.text, '');
+    const get = await t.socket('GET', '/config');
+    assert.match(head.head, new RegExp(`\\r\\ncontent-length: ${get.body.length}\\r\\n`, 'i'), 'HEAD says the length GET sends');
     const events = await rawRequest({ path: t.socketPath }, 'HEAD /events HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', Buffer.alloc(0));
     assert.equal(events.status, 405);
     assert.equal(events.text, '', 'no event stream written on a HEAD');
