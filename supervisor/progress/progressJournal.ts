@@ -93,6 +93,12 @@ export class ProgressJournal {
   private loaded: Promise<void> | undefined;
   /** Appends and compactions run one at a time, in call order. */
   private queue: Promise<unknown> = Promise.resolve();
+  /**
+   * The file may end mid-line (a crash or a failed append cut a line short): the next append starts
+   * with a newline, else its line is glued onto the torn one and lost at the next load. A spare
+   * newline only makes an empty line, which load skips.
+   */
+  private tailMayBeTorn = false;
 
   readonly path: string;
   private readonly keepPerProject: number;
@@ -122,7 +128,14 @@ export class ProgressJournal {
     return this.serialized(async () => {
       await this.load();
       await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
-      await appendFile(this.path, `${JSON.stringify(entry)}\n`, { mode: ProgressConstants.FILE_MODE });
+      const line = `${this.tailMayBeTorn ? '\n' : ''}${JSON.stringify(entry)}\n`;
+      try {
+        await appendFile(this.path, line, { mode: ProgressConstants.FILE_MODE });
+      } catch (err) {
+        this.tailMayBeTorn = true; // part of the line may have been written (e.g. ENOSPC)
+        throw err;
+      }
+      this.tailMayBeTorn = false;
       this.entries.push(entry);
       const count = (this.perProject.get(entry.project) ?? 0) + 1;
       this.perProject.set(entry.project, count);
@@ -161,6 +174,7 @@ export class ProgressJournal {
     }
     // An older file might have been created with a wider mode: tighten it.
     await chmod(this.path, ProgressConstants.FILE_MODE);
+    this.tailMayBeTorn = text.length > 0 && !text.endsWith('\n');
     for (const line of text.split('\n')) {
       if (line.trim() === '') continue;
       try {
@@ -187,6 +201,7 @@ export class ProgressJournal {
     }
     kept.reverse();
     await atomicWriteFile(this.path, kept.map((e) => `${JSON.stringify(e)}\n`).join(''), { mode: ProgressConstants.FILE_MODE });
+    this.tailMayBeTorn = false;
     this.entries = kept;
     this.perProject.clear();
     for (const [project, n] of seen) this.perProject.set(project, Math.min(n, this.keepPerProject));
