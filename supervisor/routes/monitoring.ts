@@ -62,11 +62,13 @@ export function monitoringRoutes(src: HealthSource, metrics: Metrics): Route[] {
     return json(metrics.toJson());
   };
   const hashPassword = async (ctx: RequestContext): Promise<Reply> => {
-    const body = parseJsonBody<{ password?: unknown }>(ctx);
-    if (typeof body.password !== 'string' || body.password.length === 0) throw new HttpError(400, 'password is required');
-    if (Buffer.byteLength(body.password) > MAX_PASSWORD_BYTES) throw new HttpError(400, `password must be at most ${MAX_PASSWORD_BYTES} bytes`);
+    const body = parseJsonBody<unknown>(ctx);
+    // JSON `null` (or any non-object) is a client's mistake, not a 500 from reading a property of it.
+    const password = typeof body === 'object' && body !== null ? (body as { password?: unknown }).password : undefined;
+    if (typeof password !== 'string' || password.length === 0) throw new HttpError(400, 'password is required');
+    if (Buffer.byteLength(password) > MAX_PASSWORD_BYTES) throw new HttpError(400, `password must be at most ${MAX_PASSWORD_BYTES} bytes`);
     // Runs on the libuv thread pool: ~250 ms of work never blocks the event loop.
-    return json({ hash: await bcryptHash(body.password, { cost: BCRYPT_COST }) });
+    return json({ hash: await bcryptHash(password, { cost: BCRYPT_COST }) });
   };
   return [
     { method: 'GET', pattern: '/health', handler: health, public: true },

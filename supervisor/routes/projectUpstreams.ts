@@ -21,13 +21,23 @@ function namesOf(value: unknown): string[] | null {
   return value as string[];
 }
 
+/**
+ * REFERENCE §1 `validate_path_string` (HTTP variant: 400), in its order: required, no traversal,
+ * absolute. `..` would otherwise be resolved away and save the allowlist under another repository;
+ * a NUL would be saved as a key no file system path can match.
+ */
+function validRepoPath(value: unknown): string {
+  if (typeof value !== 'string' || value === '') throw new HttpError(400, "path is required (missing 'repoPath')");
+  if (value.includes('..') || value.includes('\0')) throw new HttpError(400, 'Path traversal is not allowed');
+  if (!isAbsolute(value)) throw new HttpError(400, `Path must be absolute: 'repoPath' must be an absolute path, got ${JSON.stringify(value)}`);
+  return value;
+}
+
 export function projectUpstreamsRoutes(projects: ProjectUpstreams): Route[] {
   const set = async (ctx: RequestContext) => {
     const body = ctx.body.length === 0 ? {} : parseJsonBody(ctx);
     if (!isPlainObject(body)) throw new HttpError(400, 'request body must be a JSON object');
-    const repoPath = body['repoPath'];
-    if (typeof repoPath !== 'string' || repoPath === '') throw new HttpError(400, "missing 'repoPath'");
-    if (!isAbsolute(repoPath)) throw new HttpError(400, `'repoPath' must be an absolute path, got '${repoPath}'`);
+    const repoPath = validRepoPath(body['repoPath']);
     await projects.set(repoPath, namesOf(body['upstreamNames']));
     return JSON_NULL;
   };
