@@ -34,7 +34,14 @@ interface Running {
   worker: StartedWorker;
   client: PtyClient;
   heartbeat: NodeJS.Timeout;
+  /** One ping at a time: a wedged host is killed once, not once per interval that passed meanwhile. */
+  pingInFlight: boolean;
   expectedExit: boolean;
+}
+
+export interface PtyHostTimings {
+  heartbeatIntervalMs: number;
+  heartbeatTimeoutMs: number;
 }
 
 export class PtyHost implements Disposable {
@@ -45,7 +52,18 @@ export class PtyHost implements Disposable {
   private readonly exitListeners = new Set<(info: { pid: number; code: number | null; signal: string | null }) => void>();
   private disposed = false;
 
-  constructor(private readonly starter: WorkerStarter, private readonly log: HostLogger) {}
+  private readonly timings: PtyHostTimings;
+
+  constructor(
+    private readonly starter: WorkerStarter,
+    private readonly log: HostLogger,
+    timings: Partial<PtyHostTimings> = {},
+  ) {
+    this.timings = {
+      heartbeatIntervalMs: timings.heartbeatIntervalMs ?? PtyHostConstants.HEARTBEAT_INTERVAL_MS,
+      heartbeatTimeoutMs: timings.heartbeatTimeoutMs ?? PtyHostConstants.HEARTBEAT_TIMEOUT_MS,
+    };
+  }
 
   get pid(): number | null {
     return this.running?.worker.pid ?? null;
@@ -100,7 +118,7 @@ export class PtyHost implements Disposable {
       // Fanned out (viewers queue or drop on their own): the host may send this much more.
       if (payload !== undefined) acks.add(data.session_id, payload.length);
     });
-    const running: Running = { worker, client, heartbeat: setInterval(() => this.beat(running), PtyHostConstants.HEARTBEAT_INTERVAL_MS), expectedExit: false };
+    const running: Running = { worker, client, heartbeat: setInterval(() => this.beat(running), this.timings.heartbeatIntervalMs), pingInFlight: false, expectedExit: false };
     running.heartbeat.unref();
     void worker.exited.then(({ code, signal }) => this.onWorkerExit(running, code, signal));
     try {
@@ -116,11 +134,22 @@ export class PtyHost implements Disposable {
   }
 
   private beat(running: Running): void {
-    running.client.request('ping', {}, { timeout: PtyHostConstants.HEARTBEAT_TIMEOUT_MS }).catch((err: unknown) => {
-      if (this.running !== running) return;
-      this.log.error({ host_pid: running.worker.pid, err: String(err) }, 'pty host missed its heartbeat; killing it');
-      running.worker.kill('SIGKILL');
-    });
+    // Not yet ready (or already replaced): nothing to check. One ping at a time.
+    if (this.running !== running || running.pingInFlight) return;
+    running.pingInFlight = true;
+    running.client.request('ping', {}, { timeout: this.timings.heartbeatTimeoutMs }).then(
+      () => {
+        running.pingInFlight = false;
+      },
+      (err: unknown) => {
+        running.pingInFlight = false;
+        if (this.running !== running) return;
+        // Killed once: no further pings (they would fail on the closing channel and log again).
+        clearInterval(running.heartbeat);
+        this.log.error({ host_pid: running.worker.pid, err: String(err) }, 'pty host missed its heartbeat; killing it');
+        running.worker.kill('SIGKILL');
+      },
+    );
   }
 
   private onWorkerExit(running: Running, code: number | null, signal: string | null): void {
