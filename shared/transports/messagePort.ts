@@ -33,6 +33,14 @@ const COMBINED_PREFIX_BYTES = 4;
  */
 const BATCH_MARK = 0xffffffff;
 const BATCH_RECORD_PREFIX_BYTES = 4;
+/**
+ * First u32 of a close notice ([u32 CLOSE_MARK][reason, UTF-8]), posted by the side that closes.
+ * A Worker object has no 'close' event for its parentPort, so without it a worker that closed its
+ * side left the parent's requests waiting for their timeout; and a worker never heard the parent close.
+ */
+const CLOSE_MARK = 0xfffffffe;
+const utf8 = new TextEncoder();
+const utf8Decoder = new TextDecoder();
 
 /** Writes [u32 header length][header][payload] at `at`. */
 function writeCombined(target: Uint8Array, at: number, header: Uint8Array, payload: Uint8Array | undefined): void {
@@ -99,9 +107,28 @@ abstract class PortTransportBase extends TransportBase {
     this.target.postMessage(batch, [batch.buffer as ArrayBuffer]);
   };
 
+  /** Flushes what was sent, then tells the peer the link is closed and why. */
+  protected postClose(reason: SupervisorError): void {
+    this.flush();
+    const why = utf8.encode(reason.message);
+    const notice = new Uint8Array(COMBINED_PREFIX_BYTES + why.length);
+    writeU32(notice, 0, CLOSE_MARK);
+    notice.set(why, COMBINED_PREFIX_BYTES);
+    try {
+      this.target.postMessage(notice, [notice.buffer]);
+    } catch {
+      // The peer is already gone: nobody is left to tell.
+    }
+  }
+
   protected readonly onPortMessage = (message: unknown): void => {
     if (message instanceof Uint8Array && message.length >= COMBINED_PREFIX_BYTES) {
-      if (readU32(message, 0) === BATCH_MARK) return this.deliverBatch(message);
+      const mark = readU32(message, 0);
+      if (mark === BATCH_MARK) return this.deliverBatch(message);
+      if (mark === CLOSE_MARK) {
+        this.finish(new SupervisorError(ErrorCode.CHANNEL_CLOSED, `peer closed the link: ${utf8Decoder.decode(message.subarray(COMBINED_PREFIX_BYTES))}`));
+        return;
+      }
       if (this.deliverCombined(message)) return;
     } else if (Array.isArray(message) && message.length === 2 && message[0] instanceof Uint8Array && message[1] instanceof Uint8Array) {
       this.deliver(message[0], message[1]);
@@ -147,8 +174,8 @@ class PortTransport extends PortTransportBase {
     target.on('close', this.onPortClose);
   }
 
-  protected release(): void {
-    this.flush(); // what was sent before the close still reaches the peer
+  protected release(reason: SupervisorError): void {
+    this.postClose(reason); // what was sent before the close still reaches the peer, then the close
     this.target.off('message', this.onPortMessage);
     this.target.off('messageerror', this.onMessageError);
     this.target.off('close', this.onPortClose);
@@ -178,8 +205,8 @@ class WorkerTransport extends PortTransportBase {
     target.on('exit', this.onExit);
   }
 
-  protected release(): void {
-    this.flush();
+  protected release(reason: SupervisorError): void {
+    this.postClose(reason); // the worker's side hears it and can stop serving
     this.target.off('message', this.onPortMessage);
     this.target.off('messageerror', this.onMessageError);
     this.target.off('exit', this.onExit);

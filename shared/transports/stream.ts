@@ -83,6 +83,14 @@ class StreamTransport extends TransportBase {
     // Ending our side tells a child to exit (EOF on its stdin); destroying the reader stops
     // buffering bytes nobody will read.
     if (this.corked) this.uncork();
+    if ((this.readable as unknown) === this.writable) {
+      // One duplex (the pty host's fd 3 socket): destroying it now would drop the frames still
+      // queued for writing, a big payload sent just before the close among them. Drain what the
+      // peer still sends, and destroy once our end is flushed (or failed).
+      this.readable.resume();
+      this.writable.end(() => this.readable.destroy());
+      return;
+    }
     this.writable.end();
     this.readable.destroy();
   }

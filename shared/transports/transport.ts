@@ -76,8 +76,8 @@ export abstract class TransportBase implements Transport {
 
   /** Writes one frame to the underlying link; only called while open. */
   protected abstract write(header: Uint8Array, payload: Uint8Array | undefined, transfer: boolean): void;
-  /** Detaches from the underlying link; called once, on close. */
-  protected abstract release(): void;
+  /** Detaches from the underlying link; called once, on close, with the reason close listeners get. */
+  protected abstract release(reason: SupervisorError): void;
 
   protected deliver(header: Uint8Array, payload: Uint8Array | undefined): void {
     if (this.closeReason !== undefined) return;
@@ -93,7 +93,7 @@ export abstract class TransportBase implements Transport {
     this.closeReason = reason;
     this.early = undefined;
     try {
-      this.release();
+      this.release(reason);
     } finally {
       const listeners = [...this.closeListeners];
       this.closeListeners.clear();
