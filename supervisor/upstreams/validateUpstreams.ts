@@ -71,6 +71,10 @@ export function validateUpstreamConfig(config: UpstreamConfig, ctx: ValidationCo
     }
     if (!NAME_PATTERN.test(server.name)) {
       errors.push(`Name '${server.name}' is invalid: must contain only lowercase letters, digits, hyphens, and underscores`);
+    } else if (server.name.includes('__') || server.name.endsWith('_')) {
+      // Beyond REFERENCE's rule: tools are named `{upstream}__{tool}` and split on the first `__`, so
+      // `a_` + `echo` (`a___echo`) or `a__b` + `echo` would route to upstream `a`.
+      errors.push(`Name '${server.name}' is invalid: must not contain '__' or end with '_' (tool names are '<upstream>__<tool>')`);
     }
     if (seen.has(server.name)) errors.push(`Duplicate server name: '${server.name}'`);
     seen.add(server.name);

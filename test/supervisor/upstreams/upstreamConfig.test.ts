@@ -48,6 +48,13 @@ test('shape errors name the field; a header carrying a value is refused (values 
   assert.throws(() => parseUpstreamConfig([]), /must be a JSON object/);
 });
 
+test('names that would split wrongly in <upstream>__<tool>: a double underscore or a trailing underscore', () => {
+  for (const bad of ['a__b', 'a_', 'fs__']) {
+    assert.deepEqual(errorsOf(http(bad, 'https://x.example')), [`Name '${bad}' is invalid: must not contain '__' or end with '_' (tool names are '<upstream>__<tool>')`]);
+  }
+  for (const good of ['a_b', '_a', 'my-fs_2']) assert.deepEqual(errorsOf(http(good, 'https://x.example')), []);
+});
+
 test('names: empty (and nothing else checked), uppercase, spaces, dots, duplicates', () => {
   assert.deepEqual(errorsOf({ ...http('', ''), id: 'srv-1' }), ["Server 'srv-1' has an empty name"]);
   for (const bad of ['GitHub', 'my server', 'a.b']) {
