@@ -4,10 +4,10 @@ import { basename } from 'node:path';
 /** Prefixes grow to at most this many characters when two repositories collide. */
 const MAX_PREFIX_CHARS = 5;
 
-/** Splits a directory name into lower-cased segments on -, _, . and camelCase boundaries. */
+/** Splits a directory name into lower-cased segments on -, _, . and lower→upper camelCase boundaries (`Web3Auth` is one). */
 export function segments(name: string): string[] {
   return name
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
     .split(/[-_.\s]+/)
     .map((s) => s.toLowerCase().replace(/[^a-z0-9]/g, ''))
     .filter((s) => s.length > 0);
@@ -38,14 +38,19 @@ export class AliasAllocator {
     const base = basePrefix(repo);
     let prefix = base;
     if (this.repoByPrefix.has(prefix)) {
-      const longest = segments(repo).sort((a, b) => b.length - a.length)[0] ?? '';
-      for (const ch of longest.slice(base.length > 1 ? 1 : 0)) {
+      const segs = segments(repo);
+      const longest = [...segs].sort((a, b) => b.length - a.length)[0] ?? '';
+      // One segment: the base already is its first characters, so continue after them (tumbler: tu → tum).
+      // Several: the base holds each initial, so continue after the longest segment's first one.
+      const extension = segs.length === 1 ? longest.slice(base.length) : longest.slice(1);
+      for (const ch of extension) {
         if (!this.repoByPrefix.has(prefix)) break;
         if (prefix.length >= MAX_PREFIX_CHARS) break;
         prefix += ch;
       }
       for (let n = 2; this.repoByPrefix.has(prefix) && n <= 9; n++) prefix = `${base}${n}`;
-      while (this.repoByPrefix.has(prefix)) prefix = `${base}${this.repoByPrefix.size}`;
+      // Past 9 (rare): count on until free; the number must move, a taken one would spin forever.
+      for (let n = 10; this.repoByPrefix.has(prefix); n++) prefix = `${base}${n}`;
     }
     this.prefixByRepo.set(repo, prefix);
     this.repoByPrefix.set(prefix, repo);
