@@ -5,19 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
+import { until } from '../helpers/poll.js';
 import { SseClient } from '../helpers/sseClient.js';
 import { Tuicd } from '../helpers/tuicdProcess.js';
 import { WsViewer } from '../helpers/wsViewer.js';
-
-async function waitUntil<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms: ${JSON.stringify(v).slice(0, 500)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** Every process in the tree under `root` (root included), read from /proc. */
 function processTree(root: number): Set<number> {
@@ -80,7 +71,7 @@ describe('review: sessions, output reads and log streaming', () => {
     for (const ref of ['restarted-tab', first.alias]) {
       const w = await write(ref, `echo via-${ref}-$((2*3))\n`);
       assert.equal(w.status, 200, `${ref}: ${w.text}`);
-      await waitUntil(() => raw(second.session_id), (o) => String(o.data).includes(`via-${ref}-6`), 10_000, `write via ${ref}`);
+      await until(() => raw(second.session_id), (o) => String(o.data).includes(`via-${ref}-6`), `write via ${ref}`);
     }
     const out = (await t.socket('GET', '/sessions/restarted-tab/output')).json();
     assert.equal(out.exit_code, undefined, 'the output read is the live session, which has no exit code');
@@ -100,7 +91,7 @@ describe('review: sessions, output reads and log streaming', () => {
   it('a delta log read capped by limit returns a cursor that resumes right after its last line', async () => {
     const s = await create();
     await write(s.session_id, "stty -echo; awk 'BEGIN{for(i=0;i<30;i++) print \"row-\" i}'; echo ROWS-$((5+5))-DONE\n");
-    await waitUntil(() => raw(s.session_id), (o) => String(o.data).includes('ROWS-10-DONE'), 10_000, 'rows printed');
+    await until(() => raw(s.session_id), (o) => String(o.data).includes('ROWS-10-DONE'), 'rows printed');
     const seen: string[] = [];
     let cursor = 0;
     for (let reads = 0; reads < 50 && !seen.includes('ROWS-10-DONE'); reads++) {
@@ -145,7 +136,7 @@ describe('review: sessions, output reads and log streaming', () => {
     assert.deepEqual(answers.map((a) => a.status).sort(), [201, 409, 409, 409, 409, 409], answers.map((a) => a.text).join('\n'));
     const w = await write('contested-id', 'echo contested-$((7*6))\n');
     assert.equal(w.status, 200, w.text);
-    await waitUntil(() => raw('contested-id'), (o) => String(o.data).includes('contested-42'), 10_000, 'the one session runs');
+    await until(() => raw('contested-id'), (o) => String(o.data).includes('contested-42'), 'the one session runs');
   });
 
   it('concurrent creates never exceed max_sessions', async () => {
@@ -169,11 +160,11 @@ describe('review: sessions, output reads and log streaming', () => {
     await create();
     type Row = { kind: string; pid: number; processes: number };
     // Live sessions are idle shells; closed ones may take a moment to leave the tree, hence the retry.
-    const { rows, tree } = await waitUntil(
+    const { rows, tree } = await until(
       async () => ({ rows: (await t.socket('GET', '/process/stats')).json() as Row[], tree: processTree(t.child.pid!).size }),
       ({ rows, tree }) => rows.reduce((n, r) => n + r.processes, 0) === tree,
-      5_000,
       "the rows partition tuicd's process tree",
+      5_000,
     );
     assert.ok(rows.some((r) => r.kind === 'tuicd') && rows.some((r) => r.kind === 'pty-host') && tree > 2);
   });
