@@ -7,18 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { ScreenGrid } from '../../../workers/pty/screenGrid.js';
+import { prng } from '../../helpers/prng.js';
 
-/** Deterministic, so a failure names a case that can be replayed. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function feed(rows: number, cols: number, input: string): ScreenGrid {
   const g = new ScreenGrid(rows, cols);
@@ -93,7 +83,7 @@ function checkRepeat(k: Case, prefix: string, between: string, n: number): void 
 
 describe('ScreenGrid REP', () => {
   test('REP n leaves the grid, wrap flags, cursor and pending wrap of n printed characters (rows 1..6, cols 1..9, every mode)', () => {
-    const rand = mulberry32(0x5eed);
+    const rand = prng(0x5eed);
     let cases = 0;
     for (let rows = 1; rows <= 6; rows++) {
       for (let cols = 1; cols <= 9; cols++) {
