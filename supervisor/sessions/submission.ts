@@ -133,9 +133,7 @@ async function writeFramed(
   text: string,
   submissionId: string,
 ): Promise<Written | SubmitReceipt> {
-  const body = commandText(text);
-  const paste = body.includes('\n') && (await pasteModeOn(sessions, record));
-  const first = Buffer.from((shellFamily(record.shell) === 'posix' ? CTRL_U : '') + (paste ? `\x1b[200~${body}\x1b[201~` : body), 'utf8');
+  const first = await framedLine(sessions, record, commandText(text));
   let ack: AckWatch | undefined;
   let textWritten = false;
   try {
@@ -165,6 +163,15 @@ async function writeFramed(
       reason: `write_failed: ${(err as Error).message}`,
     };
   }
+}
+
+/**
+ * What goes before the Enter of a framed line (REFERENCE §2.10): Ctrl-U on posix shells to clear the
+ * line, then the text, as one bracketed paste when it is multi-line and the application asked for paste mode.
+ */
+export async function framedLine(sessions: SessionService, record: SessionRecord, text: string): Promise<Buffer> {
+  const paste = text.includes('\n') && (await pasteModeOn(sessions, record));
+  return Buffer.from((shellFamily(record.shell) === 'posix' ? CTRL_U : '') + (paste ? `\x1b[200~${text}\x1b[201~` : text), 'utf8');
 }
 
 /** True when the application last switched bracketed paste on (DECSET 2004): only then is a paste frame understood. */

@@ -16,8 +16,7 @@ import { exitStatus, type SessionRecord } from '../../sessions/sessionRecord.js'
 import type { SessionService } from '../../sessions/sessionService.js';
 import { SessionConstants } from '../../sessions/sessionService.js';
 import { WAIT_UNTIL, clampWaitTimeout, waitForSession, type WaitUntil } from '../../sessions/sessionWaiter.js';
-import { shellFamily } from '../../sessions/shellFamily.js';
-import { clampAckTimeout, commandText, submitCommand, SubmitConstants } from '../../sessions/submission.js';
+import { clampAckTimeout, commandText, framedLine, submitCommand, SubmitConstants } from '../../sessions/submission.js';
 import { defineTool, requireAction, ToolError } from './nativeTool.js';
 import type { CallerContext, NativeTool, ToolValue } from './nativeTool.js';
 import { SPECIAL_KEY_NAMES, translateSpecialKey } from './specialKeys.js';
@@ -44,19 +43,10 @@ const NOT_FOUND_OR_REAPED = { reason: 'session_not_found_or_reaped' } as const;
 /** Agents whose composer only prefills: text and Enter in one chunk is a paste, the Enter a newline in it. */
 const PREFILL_ONLY_AGENTS: ReadonlySet<string> = new Set(['codex', 'opencode']);
 const ENTER_KEY = translateSpecialKey('enter');
-const PASTE_ON = Buffer.from('\x1b[?2004h', 'latin1');
-const PASTE_OFF = Buffer.from('\x1b[?2004l', 'latin1');
 
 function runsPrefillOnlyAgent(record: SessionRecord): boolean {
   const name = foregroundOf(record.pid)?.name.toLowerCase();
   return name !== undefined && PREFILL_ONLY_AGENTS.has(name);
-}
-
-/** True when the application last switched bracketed paste on (DECSET 2004): only then is a paste frame understood. */
-async function pasteModeOn(sessions: SessionService, record: SessionRecord): Promise<boolean> {
-  const { bytes } = await sessions.readRaw(record.session_id, undefined, SubmitConstants.PASTE_PROBE_BYTES);
-  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  return buf.lastIndexOf(PASTE_ON) > buf.lastIndexOf(PASTE_OFF);
 }
 
 /**
@@ -65,9 +55,7 @@ async function pasteModeOn(sessions: SessionService, record: SessionRecord): Pro
  * writer lock, with the same raw bookkeeping as any input write. Write-only: no receipt.
  */
 async function writePrefillInput(sessions: SessionService, record: SessionRecord, text: string): Promise<void> {
-  const paste = text.includes('\n') && (await pasteModeOn(sessions, record));
-  const first = Buffer.from((shellFamily(record.shell) === 'posix' ? '\x15' : '') + (paste ? `\x1b[200~${text}\x1b[201~` : text), 'utf8');
-  const enter = Buffer.from('\r');
+  const first = await framedLine(sessions, record, text);
   const input = sessions.inputOf(record);
   // A function, not a property read: the exit can land during the awaits in between.
   const refuseIfExited = (when: string): void => {
@@ -79,8 +67,8 @@ async function writePrefillInput(sessions: SessionService, record: SessionRecord
     input.noteRawWrite(first);
     await sleep(SubmitConstants.ENTER_GAP_MS);
     refuseIfExited(' before Enter');
-    await sessions.writeHeld(record, enter);
-    input.noteRawWrite(enter);
+    await sessions.writeHeld(record, ENTER_KEY);
+    input.noteRawWrite(ENTER_KEY);
   });
 }
 
