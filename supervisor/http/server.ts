@@ -92,15 +92,7 @@ export class HttpServer {
         };
         try {
           if (la.kind !== 'tcp') return finish();
-          watchAbort(res, ex);
-          void this.opts.auth
-            .check(ex)
-            .then((outcome) => {
-              if (ex.aborted) return;
-              if (!outcome.ok) return this.send(res, ex, outcome.reply);
-              finish();
-            })
-            .catch((err: unknown) => this.failUnhandled(res, ex, err));
+          this.afterAuth(res, ex, finish);
         } finally {
           ex.inCallback = false;
         }
@@ -156,6 +148,22 @@ export class HttpServer {
     }
   }
 
+  /**
+   * TCP: checks the credentials, then runs `next`. A refusal is answered here; a failure (in the
+   * check or in `next`) is a 500, never an unhandled rejection, which would end the process.
+   */
+  private afterAuth(res: HttpResponse, ex: Exchange, next: () => void): void {
+    watchAbort(res, ex);
+    void this.opts.auth
+      .check(ex)
+      .then((outcome) => {
+        if (ex.aborted) return;
+        if (!outcome.ok) return this.send(res, ex, outcome.reply);
+        next();
+      })
+      .catch((err: unknown) => this.failUnhandled(res, ex, err));
+  }
+
   private failUnhandled(res: HttpResponse, ex: Exchange, err: unknown): void {
     try {
       this.send(res, ex, this.errorReply(err, ex));
@@ -187,16 +195,7 @@ export class HttpServer {
     if (isStreamHandler(route.handler)) {
       const stream = route.handler;
       if (!needsAuth) return stream.stream(res, ex);
-      watchAbort(res, ex);
-      void this.opts.auth
-        .check(ex)
-        .then((outcome) => {
-          if (ex.aborted) return;
-          if (!outcome.ok) return this.send(res, ex, outcome.reply);
-          res.cork(() => stream.stream(res, ex));
-        })
-        // An unhandled rejection would end the process as surely as a throw inside uWS.
-        .catch((err: unknown) => this.failUnhandled(res, ex, err));
+      this.afterAuth(res, ex, () => res.cork(() => stream.stream(res, ex)));
       return;
     }
 
