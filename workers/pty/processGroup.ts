@@ -35,14 +35,3 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/**
- * Signals the group led by `pid` only, for a leader that already exited: the group id stays taken
- * while any member lives, but the pid alone may by now belong to an unrelated process.
- */
-export function signalGroupOnly(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // ESRCH: nothing is left in the group.
-  }
-}

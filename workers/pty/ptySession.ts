@@ -12,6 +12,8 @@ import { type IPty, spawn as spawnPty } from 'node-pty';
 
 import { type Disposable, DisposableStore } from '../../shared/disposable.js';
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
+// The group alone, never the bare pid: for a leader that already exited, whose pid may be reused.
+import { signalGroup as signalGroupOnly } from '../../shared/processGroup.js';
 import type { EventOf, ResultOf } from '../../shared/protocol/defineProtocol.js';
 import { PtyConstants, type PtyProtocolT } from '../../shared/protocol/pty.js';
 import type { CaptureWriter } from './captureWriter.js';
@@ -19,7 +21,7 @@ import { Coalescer } from './coalescer.js';
 import { Listeners } from './listeners.js';
 import { lowerPriority } from './sessionPriority.js';
 import { OutputRing, type RingReadOptions } from './outputRing.js';
-import { isClosingSignal, normalizeSignal, signalGroup, signalGroupOnly } from './processGroup.js';
+import { isClosingSignal, normalizeSignal, signalGroup } from './processGroup.js';
 import { ScreenModel, type ScreenSnapshot } from './screenModel.js';
 import { ShellActivity, type ShellState } from './shellActivity.js';
 
