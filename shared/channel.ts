@@ -37,6 +37,8 @@ export interface SendOptions {
   payload?: Uint8Array;
   /** Let a MessagePort move (detach) the payload's buffer instead of copying it. Default false. */
   transfer?: boolean;
+  /** Put this frame on the wire now, not at the end of the tick (Transport.flush). Default false. */
+  flush?: boolean;
 }
 
 export interface RequestOptions extends SendOptions {
@@ -83,6 +85,7 @@ abstract class Endpoint<P extends Protocol> implements Disposable {
   emit<E extends EventNameOf<P>>(event: E, data: EventOf<P, E>, options?: SendOptions): void {
     if (this.closeReason !== undefined) return;
     this.sendFrame(encodeEnvelope([Kind.Event, event, data]), options?.payload, options?.transfer ?? false);
+    if (options?.flush === true) this.transport.flush();
   }
 
   /** Listens to one event (validated before the listener runs); throws TypeError for a name not in the contract. */

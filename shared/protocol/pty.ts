@@ -7,7 +7,7 @@ import { Type } from 'typebox';
 import { defineProtocol } from './defineProtocol.js';
 
 /** Bumped on any incompatible change; the handshake refuses a stale pty host build. */
-export const PTY_PROTOCOL_VERSION = 2;
+export const PTY_PROTOCOL_VERSION = 3;
 
 /** Limits both sides rely on. */
 export const PtyConstants = {
@@ -138,6 +138,12 @@ export const PtyProtocol = defineProtocol({
     /** The child exited; the host keeps its buffers readable until `forget`. */
     exit: Type.Object({ ...SessionRef, exit_code: Type.Union([Type.Integer(), Type.Null()]), signal: Type.Union([Type.Integer(), Type.Null()]), total_written: Type.Integer() }),
     state: Type.Object({ ...SessionRef, shell_state: ShellState }),
+    /**
+     * Supervisor → host: bytes a viewer typed (payload), written like `write` but with no reply: the
+     * keystroke path skips a round of request bookkeeping on both sides. Only sent while no `write`
+     * of the session is in flight, so the two keep their order.
+     */
+    input: Type.Object({ ...SessionRef }),
     /** Supervisor → host: `bytes` more of the session's output were handled (UNACKED_OUTPUT_BYTES). */
     ack: Type.Object({ ...SessionRef, bytes: Type.Integer({ minimum: 0 }) }),
   },

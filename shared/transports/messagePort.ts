@@ -61,7 +61,7 @@ abstract class PortTransportBase extends TransportBase {
 
   protected write(header: Uint8Array, payload: Uint8Array | undefined, transfer: boolean): void {
     if (payload !== undefined && payload.length >= SEPARATE_PAYLOAD_MIN_BYTES) {
-      this.flush(); // frames keep their order
+      this.postPending(); // frames keep their order
       let body = payload;
       if (!transfer || !ownsBuffer(payload)) {
         body = allocate(payload.length);
@@ -77,12 +77,16 @@ abstract class PortTransportBase extends TransportBase {
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       // After the I/O callbacks of this turn: everything they wrote leaves in one message.
-      setImmediate(this.flush);
+      setImmediate(this.postPending);
     }
   }
 
+  override flush(): void {
+    this.postPending();
+  }
+
   /** Posts the pending frames: one alone as a combined frame, several as one batch. */
-  protected readonly flush = (): void => {
+  private readonly postPending = (): void => {
     this.flushScheduled = false;
     const frames = this.pending;
     if (frames.length === 0) return;

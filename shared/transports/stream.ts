@@ -35,6 +35,7 @@ class StreamTransport extends TransportBase {
 
   /** Writes made in one tick leave in one writev: PTY events come in bursts. */
   private readonly uncork = (): void => {
+    if (!this.corked) return; // flushed earlier in this tick
     this.corked = false;
     this.writable.uncork();
   };
@@ -68,6 +69,10 @@ class StreamTransport extends TransportBase {
     head.set(header, FRAME_PREFIX_BYTES);
     this.writable.write(head);
     if (payload !== undefined && payload.length > 0) this.writable.write(payload);
+  }
+
+  override flush(): void {
+    if (this.corked) this.uncork();
   }
 
   protected release(): void {

@@ -18,6 +18,11 @@ export interface Transport {
    * into a larger buffer, and an empty payload arrives as `undefined`.
    */
   send(header: Uint8Array, payload?: Uint8Array, transfer?: boolean): void;
+  /**
+   * Puts the frames sent so far on the wire now rather than at the end of the tick: for a frame
+   * someone is waiting on (a keystroke, its echo), where the work left in this tick would delay it.
+   */
+  flush(): void;
   /** Frames that arrive before the first listener are kept for it, so wiring order cannot lose a hello. */
   onMessage(listener: MessageListener): Disposable;
   /** Fires once; a listener added after the close is called on the next microtask. */
@@ -46,6 +51,9 @@ export abstract class TransportBase implements Transport {
   send(header: Uint8Array, payload?: Uint8Array, transfer = false): void {
     if (this.closeReason === undefined) this.write(header, payload, transfer);
   }
+
+  /** Links that write each frame at once have nothing to flush; the stream transport batches per tick. */
+  flush(): void {}
 
   onMessage(listener: MessageListener): Disposable {
     this.messageListeners.push(listener);

@@ -212,26 +212,57 @@ export class SessionService {
 
   /** A live session's host client; an exited one refuses with 409 (its output stays readable). */
   private async live(ref: string): Promise<{ record: SessionRecord; client: Awaited<ReturnType<PtyHost['client']>> }> {
-    const record = this.get(ref);
-    if (record.exit) throw new HttpError(409, `Session has exited (${record.exit.reason})`);
+    const record = this.liveRecord(ref);
     return { record, client: await this.opts.host.client() };
   }
 
-  /** A raw write (REST write, MCP input): waits its turn on the writer lock, then feeds the composer. */
+  private liveRecord(ref: string): SessionRecord {
+    const record = this.get(ref);
+    if (record.exit) throw new HttpError(409, `Session has exited (${record.exit.reason})`);
+    return record;
+  }
+
+  /**
+   * A raw write (REST write, MCP input): waits its turn on the writer lock, then feeds the composer.
+   * The lock is taken before anything is awaited, so a viewer's keystroke sent after this call
+   * (writeFromViewer) sees the lock busy and queues behind it.
+   */
   async write(ref: string, bytes: Uint8Array): Promise<void> {
-    const { record, client } = await this.live(ref);
+    const record = this.liveRecord(ref);
     const input = this.inputOf(record);
     await input.lock.run(async () => {
+      const client = await this.opts.host.client();
       await client.request('write', { session_id: record.session_id }, { payload: bytes });
       input.noteRawWrite(bytes);
     });
   }
 
+  /**
+   * What a WebSocket viewer types. The hot path of keystroke echo: with nobody holding or waiting
+   * for the writer lock and the host up, the bytes leave at once as a one-way `input` event (no
+   * promise, timer or reply on either side). Otherwise they queue like any write. Failures are
+   * dropped, as typing into a closed terminal is.
+   */
+  writeFromViewer(ref: string, bytes: Uint8Array): void {
+    const record = this.sessions.get(ref);
+    const client = this.opts.host.runningClient();
+    if (record !== undefined && record.exit === null && client !== null) {
+      const input = this.inputOf(record);
+      if (!input.lock.busy) {
+        client.emit('input', { session_id: record.session_id }, { payload: bytes, flush: true });
+        input.noteRawWrite(bytes);
+        return;
+      }
+    }
+    this.write(ref, bytes).catch(() => undefined);
+  }
+
   /** Several raw writes under one hold of the writer lock, so no other writer lands between them. */
   async writeSequence(ref: string, parts: readonly Uint8Array[]): Promise<void> {
-    const { record, client } = await this.live(ref);
+    const record = this.liveRecord(ref);
     const input = this.inputOf(record);
     await input.lock.run(async () => {
+      const client = await this.opts.host.client();
       for (const bytes of parts) {
         await client.request('write', { session_id: record.session_id }, { payload: bytes });
         input.noteRawWrite(bytes);

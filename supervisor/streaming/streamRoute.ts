@@ -53,7 +53,7 @@ export function streamRoute(sessions: SessionService): WsRoute<StreamData> {
       message(ws: WebSocket<StreamData>, message: ArrayBuffer) {
         const d = ws.getUserData();
         // Closing or stalling a viewer never signals the shell; only what the viewer types reaches it.
-        void sessions.write(d.sessionId, new Uint8Array(message.slice(0))).catch(() => undefined);
+        sessions.writeFromViewer(d.sessionId, new Uint8Array(message.slice(0)));
       },
       drain(ws: WebSocket<StreamData>) {
         const v = ws.getUserData().active;

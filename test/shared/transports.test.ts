@@ -1,13 +1,16 @@
 /** Transport details the channel relies on: early frames kept, close semantics, foreign values refused. */
 
 import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 import { MessageChannel } from 'node:worker_threads';
 
 import { connect } from '../../shared/channel.js';
+import { encodeEnvelope, Kind } from '../../shared/codec.js';
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { createLinkedPair } from '../../shared/transports/inMemory.js';
 import { messagePortTransport } from '../../shared/transports/messagePort.js';
+import { streamTransport } from '../../shared/transports/stream.js';
 import { serveTest, TestProtocol } from '../fixtures/channelProtocol.js';
 
 function portPair(t: { after: (fn: () => void) => void }) {
@@ -166,4 +169,42 @@ test('a throwing event listener is reported and does not stop other listeners or
   assert.deepEqual(seen, [0, 1]);
   assert.deepEqual(errors, [ErrorCode.HANDLER_FAILED, ErrorCode.HANDLER_FAILED]);
   assert.equal(await client.request('add', { a: 1, b: 2 }), 3);
+});
+
+test('stream: frames of one tick leave together at its end, or at once after flush()', async () => {
+  const out = new PassThrough();
+  const transport = streamTransport(new PassThrough(), out);
+  try {
+    const header = encodeEnvelope([Kind.Event, 'note', { text: 'a' }]);
+    transport.send(header, Buffer.from('xy'));
+    assert.equal(out.readableLength, 0, 'held (corked) until the end of the tick');
+    await new Promise<void>((resolve) => process.nextTick(resolve));
+    const batched = out.readableLength;
+    assert.ok(batched > 0, 'written at the end of the tick');
+
+    transport.send(header, Buffer.from('xy'));
+    transport.flush();
+    assert.equal(out.readableLength, 2 * batched, 'flush() put the second frame on the wire before the tick ended');
+    transport.flush(); // nothing left: harmless
+    transport.send(header);
+    assert.equal(out.readableLength, 2 * batched, 'corked again for the rest of the tick');
+    await new Promise<void>((resolve) => process.nextTick(resolve));
+    assert.ok(out.readableLength > 2 * batched);
+  } finally {
+    transport.close();
+  }
+});
+
+test('channel emit with flush: the event is on the wire before the tick ends', () => {
+  const out = new PassThrough();
+  const server = serveTest(streamTransport(new PassThrough(), out));
+  try {
+    const before = out.readableLength;
+    server.emit('note', { text: 'later' });
+    assert.equal(out.readableLength, before, 'a plain emit waits for the end of the tick');
+    server.emit('note', { text: 'now' }, { flush: true });
+    assert.ok(out.readableLength > before, 'flush: true wrote both frames now, in order');
+  } finally {
+    server.dispose();
+  }
 });

@@ -13,9 +13,10 @@ export interface CoalescerOptions {
   maxBatchBytes: number;
   /**
    * Receives each batch and the absolute offset of its first byte. Batches are contiguous and in
-   * order; the bytes are handed over (never reused by the coalescer).
+   * order; the bytes are handed over (never reused by the coalescer). `first` marks the chunk that
+   * ended a quiet window: an echo or a prompt someone may be waiting on.
    */
-  onFlush: (bytes: Uint8Array, offset: number) => void;
+  onFlush: (bytes: Uint8Array, offset: number, first: boolean) => void;
 }
 
 export class Coalescer implements Disposable {
@@ -34,7 +35,7 @@ export class Coalescer implements Disposable {
     if (this.timer === undefined) {
       // Idle: this is probably an echo or a prompt; send it now and open a window for what follows.
       this.timer = setTimeout(this.onWindowEnd, this.options.windowMs);
-      this.options.onFlush(chunk, offset);
+      this.options.onFlush(chunk, offset, true);
       return;
     }
     if (this.parts.length === 0) this.start = offset;
@@ -50,7 +51,7 @@ export class Coalescer implements Disposable {
     const offset = this.start;
     this.parts.length = 0;
     this.size = 0;
-    this.options.onFlush(bytes, offset);
+    this.options.onFlush(bytes, offset, false);
   }
 
   dispose(): void {

@@ -19,7 +19,7 @@ type Result<M extends keyof HandlersOf<P>> = ResultOf<P, M>;
 
 /** Where events go: the channel server (structurally), or a recorder in tests. */
 export interface PtyEventSink {
-  emit<E extends EventNameOf<P>>(event: E, data: EventOf<P, E>, options?: { payload?: Uint8Array }): void;
+  emit<E extends EventNameOf<P>>(event: E, data: EventOf<P, E>, options?: { payload?: Uint8Array; flush?: boolean }): void;
 }
 
 export interface PtyServiceOptions {
@@ -53,8 +53,8 @@ export class PtyService implements HandlersOf<P>, Disposable {
     this.sessions.set(id, session);
     // Payloads are handed to the transport as they are: the coalescer never reuses a batch.
     this.unacked.set(id, 0);
-    session.onData((payload, offset) => {
-      this.events.emit('data', { session_id: id, offset }, { payload });
+    session.onData((payload, offset, first) => {
+      this.events.emit('data', { session_id: id, offset }, { payload, flush: first });
       const unacked = (this.unacked.get(id) ?? 0) + payload.length;
       this.unacked.set(id, unacked);
       if (unacked > PtyConstants.UNACKED_OUTPUT_BYTES) session.holdOutput(true);
@@ -63,6 +63,11 @@ export class PtyService implements HandlersOf<P>, Disposable {
     session.onExit((info: ExitInfo) => this.events.emit('exit', { session_id: id, ...info }));
     if (this.captureState.enabled && (this.captureState.filter === null || this.captureState.filter === id)) this.startCapture(id, session);
     return { pid: session.pid, shell: session.shell };
+  }
+
+  /** A viewer's keystrokes (the `input` event): a session that closed meanwhile drops them, like a closed terminal. */
+  input(sessionId: string, payload: Uint8Array | undefined): void {
+    if (payload !== undefined) this.sessions.get(sessionId)?.write(payload);
   }
 
   write(params: Params<'write'>, ctx: HandlerContext): Result<'write'> {

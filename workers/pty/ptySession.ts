@@ -63,7 +63,8 @@ export interface TextLog {
   flush(): void;
 }
 
-type DataListener = (bytes: Uint8Array, offset: number) => void;
+/** `first`: the batch ended a quiet window (an echo, a prompt), so it should not wait for the end of the tick. */
+type DataListener = (bytes: Uint8Array, offset: number, first: boolean) => void;
 
 export class PtySession implements Disposable {
   readonly pid: number;
@@ -74,7 +75,7 @@ export class PtySession implements Disposable {
   private batchedTo = 0;
   private readonly coalescer: Coalescer;
   private readonly store = new DisposableStore();
-  private readonly dataListeners = new Listeners<[Uint8Array, number]>();
+  private readonly dataListeners = new Listeners<[Uint8Array, number, boolean]>();
   private readonly exitListeners = new Listeners<[ExitInfo]>();
   private readonly stateListeners = new Listeners<[ShellState]>();
   private readonly activity = new ShellActivity(PtyConstants.SHELL_IDLE_MS, (state) => this.stateListeners.fire(state));
@@ -367,11 +368,14 @@ export class PtySession implements Disposable {
     this.coalescer.push(chunk, offset);
   };
 
-  /** One coalesced batch: the text log sees it before the supervisor does, so readLog never lags a data event. */
-  private readonly onBatch = (bytes: Uint8Array, offset: number): void => {
+  /**
+   * One coalesced batch. Listeners first, so an echo leaves before the text stage runs; readLog still
+   * never lags a data event, because the supervisor's next request is read only after this returns.
+   */
+  private readonly onBatch = (bytes: Uint8Array, offset: number, first: boolean): void => {
     this.batchedTo = offset + bytes.length;
+    this.dataListeners.fire(bytes, offset, first);
     if (this.textLog !== undefined) this.pushText(bytes);
-    this.dataListeners.fire(bytes, offset);
   };
 
   /** A failing text stage costs the session its log, never its raw output. */

@@ -20,6 +20,25 @@ function setup(t: TestContext, maxBatchBytes = 1024) {
 }
 
 describe('Coalescer', () => {
+  test('only the chunk that ends a quiet window is marked first (it leaves the host without waiting for the tick)', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const marks: Array<[string, boolean]> = [];
+    const coalescer = new Coalescer({ windowMs: WINDOW_MS, maxBatchBytes: 4, onFlush: (bytes, _offset, first) => marks.push([Buffer.from(bytes).toString(), first]) });
+    coalescer.push(Buffer.from('a'), 0);
+    coalescer.push(Buffer.from('bcde'), 1); // reaches maxBatchBytes: sent now, as a batch
+    coalescer.push(Buffer.from('f'), 5);
+    t.mock.timers.tick(WINDOW_MS); // the window ends with 'f' held
+    t.mock.timers.tick(WINDOW_MS); // a quiet window: idle again
+    coalescer.push(Buffer.from('g'), 6);
+    coalescer.flush();
+    assert.deepEqual(marks, [
+      ['a', true],
+      ['bcde', false],
+      ['f', false],
+      ['g', true],
+    ]);
+  });
+
   test('the first chunk after quiet is sent synchronously; the next ones wait for the window', (t) => {
     const { sent, push } = setup(t);
     push('a');

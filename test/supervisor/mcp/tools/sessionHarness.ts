@@ -23,6 +23,8 @@ const quiet = { info() {}, warn() {}, error() {} };
 
 export interface Harness {
   sessions: SessionService;
+  /** The real pty host behind `sessions`. */
+  host: PtyHost;
   bus: EventBus;
   tasks: TaskRegistry;
   session: NativeTool;
@@ -54,6 +56,7 @@ export function startHarness(): Harness {
   const tasks = new TaskRegistry({ sessions });
   return {
     sessions,
+    host,
     bus,
     tasks,
     session: createSessionTool({ sessions }),
