@@ -11,6 +11,7 @@ import { LoadClient } from './sessions/clientProc.js';
 import type { EchoSpec, StreamResult } from './sessions/protocol.js';
 import { base64Flood, ECHO_SCRIPT, SHELL, zeroFlood, type StreamScript } from './sessions/scripts.js';
 import { fmt, goal, percentile } from './sessions/stats.js';
+import { startOnePtyServer, type OnePtyServer } from './sessions/onePtyPeer.js';
 import { createSession, deleteSession, ptyHostPid, startTuicd, type TuicdUnderTest } from './sessions/tuicd.js';
 
 const StreamBenchConstants = {
@@ -172,6 +173,18 @@ async function measureEcho(ctx: BenchContext, client: LoadClient, tuicd: TuicdUn
   const spec = ctx.quick ? StreamBenchConstants.ECHO_QUICK : StreamBenchConstants.ECHO;
   const bare = { p50: [] as number[], p99: [] as number[], errors: [] as string[] };
   const ours = { p50: [] as number[], p99: [] as number[], errors: [] as string[] };
+  const onePeer = { p50: [] as number[], p99: [] as number[], errors: [] as string[] };
+  let peer: OnePtyServer | undefined;
+  let peerError: string | undefined;
+  try {
+    peer = await startOnePtyServer(ECHO_SCRIPT);
+  } catch (err) {
+    peerError = errorText(err);
+  }
+  const runPeer = async (): Promise<number[]> => {
+    if (!peer) throw new Error(peerError ?? 'the one-process server is not running');
+    return (await client.call({ op: 'echo', socket: peer.socketPath, sessionId: 'peer', ...spec }, StreamBenchConstants.ECHO_CALL_TIMEOUT_MS)).samples;
+  };
   const runTuicd = async (): Promise<number[]> => {
     if (!tuicd) throw new Error(tuicdError ?? 'tuicd is not running');
     const id = await createSession(tuicd.socketPath, SHELL, ['-c', ECHO_SCRIPT]);
@@ -192,20 +205,28 @@ async function measureEcho(ctx: BenchContext, client: LoadClient, tuicd: TuicdUn
       target.errors.push(errorText(err));
     }
   };
-  for (let rep = 0; rep < Math.max(3, ctx.repetitions); rep++) {
-    if (rep % 2 === 0) {
-      await into(bare, runBare);
-      await into(ours, runTuicd);
-    } else {
-      await into(ours, runTuicd);
-      await into(bare, runBare);
+  try {
+    // Rotated, so no variant always runs first (or right after the same one).
+    const order: Array<[typeof bare, () => Promise<number[]>]> = [
+      [bare, runBare],
+      [ours, runTuicd],
+      [onePeer, runPeer],
+    ];
+    for (let rep = 0; rep < Math.max(3, ctx.repetitions); rep++) {
+      for (let i = 0; i < order.length; i++) {
+        const [target, run] = order[(rep + i) % order.length]!;
+        await into(target, run);
+      }
     }
+  } finally {
+    await peer?.stop();
   }
 
   const group = 'keystroke echo (WS text frame → PTY echo → WS)';
   const unit = 'ms (lower is better)';
   const bareVariant = (p: string): string => `bare node-pty in-process, ${p}`;
   const oursVariant = (p: string): string => `tuicd, ${p}`;
+  const peerVariant = (p: string): string => `one-process node-pty + uWS server, ${p}`;
   const perRun = `${spec.keystrokes} keystrokes/run, ${spec.gapMinMs}–${spec.gapMaxMs} ms apart`;
   const out: BenchRow[] = [];
   for (const [p, goalMs] of [
@@ -216,12 +237,19 @@ async function measureEcho(ctx: BenchContext, client: LoadClient, tuicd: TuicdUn
     const o = ours[p];
     if (b.length === 0) out.push(failedRow(group, bareVariant(p), ctx, unit, bare.errors[0] ?? 'no run finished'));
     else out.push(withNote(row(group, bareVariant(p), ctx, unit, b), `${perRun}; write() + onData in the load process`));
+    const one = onePeer[p];
+    if (one.length === 0) out.push(failedRow(group, peerVariant(p), ctx, unit, onePeer.errors[0] ?? peerError ?? 'no run finished'));
+    else {
+      const r = row(group, peerVariant(p), ctx, unit, one, b.length ? { name: `bare ${p}`, median: median(b) } : undefined);
+      out.push(withNote(r, 'ttyd\'s shape: node-pty and the WebSocket in one process (no pty host, ring or text stage); ratio = this / bare'));
+    }
     if (o.length === 0) {
       out.push(failedRow(group, oursVariant(p), ctx, unit, ours.errors[0] ?? tuicdError ?? 'no run finished'));
       continue;
     }
     const r = row(group, oursVariant(p), ctx, unit, o, b.length ? { name: `bare ${p}`, median: median(b) } : undefined);
     const extra = [`goal ${p} ≤ ${goalMs} ms: ${goal(r.median <= goalMs)}`, 'ratio = tuicd / bare (lower is better)'];
+    if (one.length) extra.push(`${fmt(r.median / median(one))}× the one-process server`);
     if (ours.errors.length) extra.push(`${ours.errors.length} run(s) failed: ${ours.errors[0]}`);
     out.push(withNote(r, extra.join('; ')));
   }

@@ -1,0 +1,34 @@
+/** Starts and stops the one-process echo peer (onePtyServer.ts) on a unix socket in a temp dir. */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { spawnTracked } from '../../http/children.js';
+import { parseReadyLine, READY_LINE_RE } from '../../http/readyLine.js';
+
+const READY_TIMEOUT_MS = 10_000;
+/** A hard bound on the peer's life, should the bench die without stopping it. */
+const MAX_SECONDS = 1_800;
+
+export interface OnePtyServer {
+  socketPath: string;
+  stop(): Promise<void>;
+}
+
+export async function startOnePtyServer(script: string): Promise<OnePtyServer> {
+  const dir = await mkdtemp(join(tmpdir(), 'tuicd-bench-onepty-'));
+  const entry = fileURLToPath(new URL('./onePtyServer.js', import.meta.url));
+  const proc = spawnTracked(process.execPath, [entry, '--socket', join(dir, 'pty.sock'), '--script', script, '--max-seconds', String(MAX_SECONDS)]);
+  const stop = async (): Promise<void> => {
+    await proc.stop();
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    const m = await proc.waitForLine(READY_LINE_RE, READY_TIMEOUT_MS);
+    return { socketPath: parseReadyLine(m).socketPath, stop };
+  } catch (err) {
+    await stop();
+    throw new Error(`the one-process pty server did not start: ${(err as Error).message}`);
+  }
+}
