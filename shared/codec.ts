@@ -132,6 +132,17 @@ export const readU32 = (source: Uint8Array, at: number): number => ((source[at]!
 
 /** Below this, a frame split across reads is assembled in Node's Buffer pool (cheaper to allocate). */
 const UNPOOLED_BODY_MIN_BYTES = 4 * 1024;
+/**
+ * A split frame up to this size gets its buffer when its prefix arrives. A bigger one keeps its
+ * pieces until the last arrives and is copied once then: a prefix alone (a corrupt one, or a peer
+ * that dies mid-frame) never costs the up-to-256 MiB it claims.
+ */
+const EAGER_BODY_MAX_BYTES = 1024 * 1024;
+
+/** Big frames get an unpooled exact-sized buffer, so their payload owns it and may be moved on. */
+function allocateBody(bytes: number): Uint8Array {
+  return bytes >= UNPOOLED_BODY_MIN_BYTES ? Buffer.allocUnsafeSlow(bytes) : Buffer.allocUnsafe(bytes);
+}
 
 export type FrameListener = (header: Uint8Array, payload: Uint8Array | undefined) => void;
 
@@ -145,6 +156,9 @@ export class FrameDecoder {
   private readonly prefix = new Uint8Array(FRAME_PREFIX_BYTES);
   private prefixFilled = 0;
   private body: Uint8Array | undefined;
+  /** Pieces of a frame above EAGER_BODY_MAX_BYTES, while `body` is not allocated yet. */
+  private pieces: Uint8Array[] | undefined;
+  private bodyLength = 0;
   private bodyFilled = 0;
   private headerBytes = 0;
   private failed = false;
@@ -155,7 +169,11 @@ export class FrameDecoder {
     if (this.failed) return;
     let off = 0;
     while (off < chunk.length) {
-      if (this.body === undefined && this.prefixFilled === 0 && chunk.length - off >= FRAME_PREFIX_BYTES) {
+      if (this.inBody()) {
+        off = this.fillBody(chunk, off);
+        continue;
+      }
+      if (this.prefixFilled === 0 && chunk.length - off >= FRAME_PREFIX_BYTES) {
         const [h, p] = this.readPrefix(chunk, off);
         const end = off + FRAME_PREFIX_BYTES + h + p;
         if (end <= chunk.length) {
@@ -165,7 +183,7 @@ export class FrameDecoder {
         }
         this.startBody(h, p);
         off += FRAME_PREFIX_BYTES;
-      } else if (this.body === undefined) {
+      } else {
         const n = Math.min(FRAME_PREFIX_BYTES - this.prefixFilled, chunk.length - off);
         this.prefix.set(chunk.subarray(off, off + n), this.prefixFilled);
         this.prefixFilled += n;
@@ -175,8 +193,11 @@ export class FrameDecoder {
         this.prefixFilled = 0;
         this.startBody(h, p);
       }
-      if (this.body !== undefined) off = this.fillBody(chunk, off);
     }
+  }
+
+  private inBody(): boolean {
+    return this.body !== undefined || this.pieces !== undefined;
   }
 
   private readPrefix(src: Uint8Array, off: number): [number, number] {
@@ -194,19 +215,32 @@ export class FrameDecoder {
 
   private startBody(h: number, p: number): void {
     this.headerBytes = h;
-    // Big frames get an unpooled exact-sized buffer, so their payload owns it and may be moved on.
-    this.body = h + p >= UNPOOLED_BODY_MIN_BYTES ? Buffer.allocUnsafeSlow(h + p) : Buffer.allocUnsafe(h + p);
+    this.bodyLength = h + p;
     this.bodyFilled = 0;
+    if (this.bodyLength > EAGER_BODY_MAX_BYTES) this.pieces = [];
+    else this.body = allocateBody(this.bodyLength);
   }
 
   private fillBody(chunk: Uint8Array, off: number): number {
-    const body = this.body!;
-    const n = Math.min(body.length - this.bodyFilled, chunk.length - off);
-    body.set(chunk.subarray(off, off + n), this.bodyFilled);
+    const n = Math.min(this.bodyLength - this.bodyFilled, chunk.length - off);
+    const piece = chunk.subarray(off, off + n);
+    // Pieces are views: a stream hands out a fresh Buffer per read, so holding them is safe.
+    if (this.pieces !== undefined) this.pieces.push(piece);
+    else this.body!.set(piece, this.bodyFilled);
     this.bodyFilled += n;
-    if (this.bodyFilled === body.length) {
+    if (this.bodyFilled === this.bodyLength) {
+      let body = this.body;
+      if (this.pieces !== undefined) {
+        body = allocateBody(this.bodyLength);
+        let at = 0;
+        for (const p of this.pieces) {
+          body.set(p, at);
+          at += p.length;
+        }
+      }
       this.body = undefined;
-      this.emit(body, this.headerBytes);
+      this.pieces = undefined;
+      this.emit(body!, this.headerBytes);
     }
     return off + n;
   }

@@ -78,3 +78,27 @@ test('bad prefixes throw INVALID_MESSAGE and the decoder stays dead', () => {
     assert.equal(frames.length, 0);
   }
 });
+
+test('a prefix claiming a huge payload costs only the bytes that arrived; the frame still assembles whole', () => {
+  const claimed = 200 * 1024 * 1024;
+  const header = encodeEnvelope([Kind.Result, 1, null]);
+  const prefix = new Uint8Array(FRAME_PREFIX_BYTES);
+  writeFramePrefix(prefix, 0, header.length, claimed);
+  const { frames, decoder } = collect();
+  const before = process.memoryUsage().arrayBuffers;
+  decoder.push(prefix);
+  decoder.push(header);
+  decoder.push(randomBytes(1024));
+  const grown = process.memoryUsage().arrayBuffers - before;
+  assert.ok(grown < 32 * 1024 * 1024, `held ${grown} bytes for a frame of which 1 KiB arrived`);
+  assert.equal(frames.length, 0);
+
+  // The same path (pieces kept, copied once at the end) for a frame just over the eager limit, fed unevenly.
+  const payload = randomBytes(1024 * 1024 + 777);
+  const stream = frame(encodeEnvelope([Kind.Result, 2, null]), payload);
+  const next = collect();
+  for (let off = 0, step = 1; off < stream.length; off += step, step = (step * 7 + 13) % 70_001) next.decoder.push(stream.subarray(off, off + step));
+  assert.equal(next.frames.length, 1);
+  assert.deepEqual(next.frames[0]![0], [Kind.Result, 2, null]);
+  assert.ok(Buffer.from(next.frames[0]![1]!).equals(payload));
+});
