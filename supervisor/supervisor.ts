@@ -45,7 +45,7 @@ import type { Paths } from './paths.js';
 import { configRoutes } from './routes/config.js';
 import { eventRoutes } from './routes/events.js';
 import { monitoringRoutes } from './routes/monitoring.js';
-import { VERSION } from './version.js';
+import { GIT_HASH, VERSION } from './version.js';
 
 export interface SupervisorOptions {
   paths: Paths;
@@ -260,6 +260,7 @@ export class Supervisor {
       ...monitoringRoutes(
         {
           version: VERSION,
+          gitHash: GIT_HASH,
           instanceId: this.instanceId,
           startedAtMs: this.startedAtMs,
           socketPath: this.opts.paths.socketPath,

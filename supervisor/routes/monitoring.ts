@@ -12,6 +12,8 @@ const MAX_PASSWORD_BYTES = 72;
 
 export interface HealthSource {
   version: string;
+  /** The commit tuicd runs from; null without a .git checkout. */
+  gitHash: string | null;
   instanceId: string;
   startedAtMs: number;
   socketPath: string;
@@ -72,7 +74,7 @@ export function monitoringRoutes(src: HealthSource, metrics: Metrics): Route[] {
   };
   return [
     { method: 'GET', pattern: '/health', handler: health, public: true },
-    { method: 'GET', pattern: '/api/version', handler: () => json({ version: src.version }) },
+    { method: 'GET', pattern: '/api/version', handler: () => json({ version: src.version, git_hash: src.gitHash }) },
     { method: 'GET', pattern: '/stats', handler: stats },
     { method: 'GET', pattern: '/metrics', handler: metricsRoute },
     { method: 'POST', pattern: '/auth/hash-password', handler: hashPassword },
