@@ -3,7 +3,9 @@
  * the benchmark"): bytes → screen rows on realistic TUI output, for @xterm/headless, tuicd's
  * hand-written ScreenGrid and strip-ansi (the baseline every text-path ratio uses), in one run. Both
  * emulators must render the fixture identically (checked at several points) before they are timed;
- * then the real ScreenModel: a first read replaying a full ring, and warm reads of new output.
+ * then the real ScreenModel: a first read replaying a full ring, and warm reads of new output. Last,
+ * the worst case for scrolling: a full ring of short lines replayed at 80×24 and 200×500, where every
+ * line feed scrolls the whole screen.
  */
 
 import { StringDecoder } from 'node:string_decoder';
@@ -31,6 +33,8 @@ const ROWS = 40;
 const CHECKPOINTS = 16;
 /** Output between two screen reads in the incremental rows (an agent polling a busy session). */
 const INCREMENT_BYTES = 64 * 1024;
+/** Screen sizes (rows × cols) for the short-lines replay: a common terminal, and the largest a viewer is likely to ask for. */
+const SHORT_LINE_SIZES: ReadonlyArray<readonly [number, number]> = [[24, 80], [200, 500]];
 
 interface Screen {
   rows: string[];
@@ -142,6 +146,25 @@ async function incrementalReads(input: Buffer, reps: number): Promise<number[]> 
   return rates;
 }
 
+/** A full output ring of 4-byte lines (`NN\r\n`): a line feed every 4 bytes, each at the bottom of the screen. */
+function shortLines(bytes: number): Buffer {
+  const out = Buffer.alloc(bytes);
+  for (let i = 0; i + 4 <= bytes; i += 4) out.write(`${String((i / 4) % 100).padStart(2, '0')}\r\n`, i, 'latin1');
+  return out;
+}
+
+/** ScreenGrid fed the whole input at once, as ScreenModel's first read does, then rendered; MB/s. */
+function replayShortLines(input: Buffer, rows: number, cols: number): number {
+  const t = performance.now();
+  const grid = new ScreenGrid(rows, cols);
+  grid.write(input);
+  const last = grid.rowText(rows - 2).trimEnd();
+  const ms = performance.now() - t;
+  const expected = String((input.length / 4 - 1) % 100).padStart(2, '0');
+  if (last !== expected) throw new Error(`${rows}×${cols}: the last line shown is ${JSON.stringify(last)}, expected ${expected}`);
+  return input.length / 1e6 / (ms / 1000);
+}
+
 /** Heap bytes one idle 80×24 emulator holds, or undefined when no gc can be had. */
 async function bytesPerEmulator(make: () => object): Promise<number | undefined> {
   setFlagsFromString('--expose-gc');
@@ -194,6 +217,27 @@ export const run: BenchModule = async (ctx: BenchContext): Promise<BenchRow[]> =
   for (let r = 0; r < reps; r++) replay.push(ringMb / (replayFullRing(ring) / 1000));
   const incremental = await incrementalReads(input, reps);
 
+  const lines = shortLines(PtyConstants.OUTPUT_RING_BYTES);
+  const linesMb = lines.length / 1e6;
+  const linesStrip = await VARIANTS.stripAnsi([lines]); // warm-up
+  if (linesStrip !== lines.length) throw new Error(`strip-ansi kept ${linesStrip} of ${lines.length} characters of plain text`);
+  const shortLineRows: BenchRow[] = [];
+  const stripLines: number[] = [];
+  for (let r = 0; r < reps; r++) {
+    const t = performance.now();
+    await VARIANTS.stripAnsi([lines]);
+    stripLines.push(linesMb / ((performance.now() - t) / 1000));
+  }
+  const stripLinesBase = { name: 'strip-ansi (short lines)', median: row('', '', ctx, '', stripLines).median };
+  shortLineRows.push(withNote(row('screen: 2 MiB of 4-byte lines', 'strip-ansi (StringDecoder + strip-ansi)', ctx, 'MB/s', stripLines), 'the same bytes as text, no screen'));
+  for (const [rows, cols] of SHORT_LINE_SIZES) {
+    replayShortLines(lines, rows, cols); // warm-up
+    const rates: number[] = [];
+    for (let r = 0; r < reps; r++) rates.push(replayShortLines(lines, rows, cols));
+    const ms = (linesMb / row('', '', ctx, '', rates).median) * 1000;
+    shortLineRows.push(withNote(row('screen: 2 MiB of 4-byte lines', `ScreenGrid replay, ${rows}×${cols} (rows×cols)`, ctx, 'MB/s', rates, stripLinesBase), `ms per replay = ${ms.toFixed(0)}; a scroll rotates the row map`));
+  }
+
   const kb = (b: number | undefined): string => (b === undefined ? 'n/a (no gc)' : `${(b / 1024).toFixed(1)} KB`);
 
   const base = (name: string, n: VariantName) => ({ name, median: row('', '', ctx, '', m.get(n)!).median });
@@ -207,5 +251,6 @@ export const run: BenchModule = async (ctx: BenchContext): Promise<BenchRow[]> =
     withNote(row('screen: xterm vs ScreenGrid', '@xterm/headless', ctx, 'MB/s', m.get('xterm')!, grid), 'ratio < 1: xterm is slower'),
     withNote(row('screen: ScreenModel', 'first read: replay the whole ring', ctx, 'MB/s', replay, strip), `ms per read = ${((ringMb / row('', '', ctx, '', replay).median) * 1000).toFixed(0)}`),
     withNote(row('screen: ScreenModel', `warm: ${INCREMENT_BYTES / 1024} KiB new output per read`, ctx, 'MB/s', incremental, strip), 'fed from the ring on read'),
+    ...shortLineRows,
   ];
 };

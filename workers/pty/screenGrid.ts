@@ -3,6 +3,7 @@
  * Uint32 cells, one code point (or combined cluster) per cell, covering what TUIs send: cursor moves,
  * erase, insert/delete, scroll regions, the alternate screen, DEC line drawing, tab stops, wide and
  * combining characters, deferred wrap. Colours and attributes are not text and are skipped.
+ * Rows are reached through a row map, so a scroll moves row offsets, not cells (see Page).
  * Chosen over @xterm/headless (bench/workers/screen.bench.ts): the same rows on realistic TUI output,
  * ~3× its speed on a quiet machine (xterm 0.33-0.36× the grid, 0.18-0.20× strip-ansi) and ~9 KB per
  * 80×24 grid against ~163 KB. Not modelled: reflow of wrapped lines on resize (apps redraw).
@@ -39,13 +40,27 @@ interface Cursor {
   graphics: boolean;
 }
 
-/** One screen: cells row-major, and per row whether it continues the row above (auto-wrapped). */
+/**
+ * One screen. `cells` holds `rows` physical rows of `cols` cells in no set order; `rowAt[y]` is where
+ * screen row y starts in it. A scroll rotates the row map and blanks the rows it recycles, O(rows +
+ * k × cols), where moving the cells cost rows × cols per line feed at the bottom of the region (the
+ * replay of a full output ring of short lines on a 200×500 grid: seconds of a pty host shared by every
+ * session). Every cell access goes through `rowAt`; a row's cells stay contiguous.
+ */
 class Page {
-  cells: Uint32Array;
-  wrapped: Uint8Array;
+  readonly cells: Uint32Array;
+  /** Screen row → index of its first cell in `cells`. */
+  readonly rowAt: Uint32Array;
+  /** Per screen row: it continues the row above (auto-wrapped). */
+  readonly wrapped: Uint8Array;
+  /** Scratch for the row offsets a scroll recycles. */
+  readonly spare: Uint32Array;
   constructor(rows: number, cols: number) {
     this.cells = new Uint32Array(rows * cols);
+    this.rowAt = new Uint32Array(rows);
+    for (let y = 0; y < rows; y++) this.rowAt[y] = y * cols;
     this.wrapped = new Uint8Array(rows);
+    this.spare = new Uint32Array(rows);
   }
 }
 
@@ -117,7 +132,8 @@ export class ScreenGrid {
   /** Row `y` as text, one character per cell (wide characters once), untrimmed. */
   rowText(y: number): string {
     const cells = this.page.cells;
-    const start = y * this.nCols;
+    const start = this.page.rowAt[y];
+    if (start === undefined) throw new RangeError(`row ${y} is not on a ${this.nRows}-row screen`);
     let s = '';
     for (let i = start; i < start + this.nCols; i++) {
       const v = cells[i]!;
@@ -191,9 +207,10 @@ export class ScreenGrid {
       const to = new Page(rows, cols);
       const width = Math.min(cols, this.nCols);
       for (let r = 0; r < rows && r + shift < this.nRows; r++) {
-        const src = (r + shift) * this.nCols;
-        to.cells.set(from.cells.subarray(src, src + width), r * cols);
-        if (width < this.nCols && to.cells[r * cols + width - 1] !== BLANK && from.cells[src + width] === WIDE_TAIL) to.cells[r * cols + width - 1] = BLANK;
+        const src = from.rowAt[r + shift]!;
+        const dst = to.rowAt[r]!;
+        to.cells.set(from.cells.subarray(src, src + width), dst);
+        if (width < this.nCols && to.cells[dst + width - 1] !== BLANK && from.cells[src + width] === WIDE_TAIL) to.cells[dst + width - 1] = BLANK;
         to.wrapped[r] = from.wrapped[r + shift]!;
       }
       return to;
@@ -232,16 +249,22 @@ export class ScreenGrid {
     }
     if (w === 2 && this.x === cols - 1) {
       if (!this.autowrap) return;
-      this.page.cells[this.y * cols + this.x] = BLANK;
+      this.page.cells[this.page.rowAt[this.y]! + this.x] = BLANK;
       this.wrapToNextRow();
     }
     const cells = this.page.cells;
-    const row = this.y * cols;
-    if (this.insertMode) cells.copyWithin(row + this.x + w, row + this.x, row + cols - w);
+    const row = this.page.rowAt[this.y]!;
+    // Guarded: in a one-column grid `row + cols - w` is -1 for the row stored first, which copyWithin reads from the end.
+    if (this.insertMode && this.x + w < cols) cells.copyWithin(row + this.x + w, row + this.x, row + cols - w);
     const at = row + this.x;
     if (cells[at] === WIDE_TAIL && this.x > 0) cells[at - 1] = BLANK; // overwrote the right half of a wide char
     cells[at] = cp;
-    if (w === 2) cells[at + 1] = WIDE_TAIL;
+    if (w === 2) {
+      if (this.x + 1 < cols) cells[at + 1] = WIDE_TAIL;
+      // Only in a one-column grid: the right half goes to the first cell of the row below (none past the
+      // last row), where it went when rows lay in screen order; kept so that output stays the same.
+      else if (this.y + 1 < this.nRows) cells[this.page.rowAt[this.y + 1]!] = WIDE_TAIL;
+    }
     if (this.x + w < cols && cells[at + w] === WIDE_TAIL) cells[at + w] = BLANK; // overwrote its left half
     if (this.x + w >= cols) {
       this.x = cols - 1;
@@ -288,20 +311,20 @@ export class ScreenGrid {
    */
   private fillWrappedRows(c: number, w: number, count: number): void {
     const cols = this.nCols;
-    const { cells, wrapped } = this.page;
+    const { cells, wrapped, rowAt } = this.page;
     const perRow = Math.floor(cols / w);
     const row = new Uint32Array(cols);
     for (let i = 0; i < perRow; i++) {
       row[i * w] = c;
       if (w === 2) row[i * w + 1] = WIDE_TAIL;
     }
-    if (!this.wrapPending) cells[this.y * cols + cols - 1] = BLANK; // a wide character did not fit there
+    if (!this.wrapPending) cells[rowAt[this.y]! + cols - 1] = BLANK; // a wide character did not fit there
     // Line feeds move the cursor down to the bottom of the region (or of the screen, below the region)...
     const stop = this.y <= this.bottom ? this.bottom : this.nRows - 1;
     const down = Math.min(count, stop - this.y);
     for (let k = 0; k < down; k++) {
       this.y++;
-      cells.set(row, this.y * cols);
+      cells.set(row, rowAt[this.y]!);
       wrapped[this.y] = 1;
     }
     // ...then scroll the region (or rewrite the last row in place, below the region).
@@ -310,12 +333,12 @@ export class ScreenGrid {
       this.scrollUp(rest, this.top);
       const fresh = Math.min(rest, this.bottom - this.top + 1);
       for (let y = this.bottom - fresh + 1; y <= this.bottom; y++) {
-        cells.set(row, y * cols);
+        cells.set(row, rowAt[y]!);
         wrapped[y] = 1;
       }
       if (this.top < this.bottom) wrapped[this.top] = 0; // each scroll leaves the top row unwrapped
     } else if (rest > 0) {
-      cells.set(row, this.y * cols);
+      cells.set(row, rowAt[this.y]!);
       wrapped[this.y] = 1;
     }
     this.x = cols - 1;
@@ -330,10 +353,11 @@ export class ScreenGrid {
 
   /** A zero-width character joins the cell printed last (e + U+0301, ZWJ sequences). */
   private combine(cp: number): void {
-    let at = this.y * this.nCols + (this.wrapPending ? this.x : this.x - 1);
-    if (at < this.y * this.nCols) return;
+    const rowStart = this.page.rowAt[this.y]!;
+    let at = rowStart + (this.wrapPending ? this.x : this.x - 1);
+    if (at < rowStart) return;
     const cells = this.page.cells;
-    if (cells[at] === WIDE_TAIL && at > this.y * this.nCols) at--;
+    if (cells[at] === WIDE_TAIL && at > rowStart) at--;
     const base = cells[at]!;
     if (base === BLANK || base === WIDE_TAIL) return;
     const text = (base >= CLUSTER_BASE ? this.clusters[base - CLUSTER_BASE]! : String.fromCodePoint(base)) + String.fromCodePoint(cp);
@@ -471,7 +495,7 @@ export class ScreenGrid {
     const cols = this.nCols;
     const n = this.count(0);
     const cells = this.page.cells;
-    const row = this.y * cols;
+    const row = this.page.rowAt[this.y]!;
     // Cursor moves and edits at the cursor cancel a pending wrap (xterm: the cursor comes back from past
     // the margin); erase in line/display, scrolling and SGR leave it, so the next character still wraps.
     if (CANCELS_PENDING_WRAP.has(final)) this.wrapPending = false;
@@ -654,14 +678,18 @@ export class ScreenGrid {
     for (let k = 0; k < n && this.x < this.nCols - 1; k++) do this.x++; while (this.x < this.nCols - 1 && this.tabStops[this.x] === 0);
   }
 
+  /** `x` is at most `cols` (past the margin while a wrap is pending). */
   private eraseDisplay(mode: number, x: number): void {
-    const { cells, wrapped } = this.page;
-    const at = this.y * this.nCols + x;
+    const { cells, wrapped, rowAt } = this.page;
+    const cols = this.nCols;
+    const row = rowAt[this.y]!;
     if (mode === 0) {
-      cells.fill(BLANK, at);
+      cells.fill(BLANK, row + x, row + cols);
+      for (let y = this.y + 1; y < this.nRows; y++) cells.fill(BLANK, rowAt[y]!, rowAt[y]! + cols);
       wrapped.fill(0, this.y + 1);
     } else if (mode === 1) {
-      cells.fill(BLANK, 0, Math.min(at + 1, (this.y + 1) * this.nCols));
+      for (let y = 0; y < this.y; y++) cells.fill(BLANK, rowAt[y]!, rowAt[y]! + cols);
+      cells.fill(BLANK, row, row + Math.min(x + 1, cols));
       wrapped.fill(0, 0, this.y + 1);
     } else if (mode === 2 || mode === 3) clearPage(this.page);
   }
@@ -676,26 +704,41 @@ export class ScreenGrid {
     else if (this.y > 0) this.y--;
   }
 
-  /** Rows [from, bottom] move up by n; blank rows come in at the bottom of the region. */
+  /**
+   * Rows [from, bottom] move up by n; blank rows come in at the bottom of the region: the k rows that
+   * leave at `from` are blanked and mapped there (`from` is never below `bottom`).
+   */
   private scrollUp(n: number, from: number): void {
     const cols = this.nCols;
-    const { cells, wrapped } = this.page;
-    const k = Math.min(n, this.bottom - from + 1);
-    cells.copyWithin(from * cols, (from + k) * cols, (this.bottom + 1) * cols);
-    cells.fill(BLANK, (this.bottom + 1 - k) * cols, (this.bottom + 1) * cols);
-    wrapped.copyWithin(from, from + k, this.bottom + 1);
-    wrapped.fill(0, this.bottom + 1 - k, this.bottom + 1);
+    const { cells, wrapped, rowAt, spare } = this.page;
+    const end = this.bottom + 1;
+    const k = Math.min(n, end - from);
+    for (let i = 0; i < k; i++) spare[i] = rowAt[from + i]!;
+    rowAt.copyWithin(from, from + k, end);
+    for (let i = 0; i < k; i++) {
+      const at = spare[i]!;
+      rowAt[end - k + i] = at;
+      cells.fill(BLANK, at, at + cols);
+    }
+    wrapped.copyWithin(from, from + k, end);
+    wrapped.fill(0, end - k, end);
     if (from < this.nRows) wrapped[from] = 0; // its predecessor scrolled away or was not its line
   }
 
-  /** Rows [from, bottom] move down by n; blank rows come in at `from`. */
+  /** Rows [from, bottom] move down by n; blank rows come in at `from`: the k rows that leave at the bottom, blanked. */
   private scrollDown(n: number, from: number): void {
     const cols = this.nCols;
-    const { cells, wrapped } = this.page;
-    const k = Math.min(n, this.bottom - from + 1);
-    cells.copyWithin((from + k) * cols, from * cols, (this.bottom + 1 - k) * cols);
-    cells.fill(BLANK, from * cols, (from + k) * cols);
-    wrapped.copyWithin(from + k, from, this.bottom + 1 - k);
+    const { cells, wrapped, rowAt, spare } = this.page;
+    const end = this.bottom + 1;
+    const k = Math.min(n, end - from);
+    for (let i = 0; i < k; i++) spare[i] = rowAt[end - k + i]!;
+    rowAt.copyWithin(from + k, from, end - k);
+    for (let i = 0; i < k; i++) {
+      const at = spare[i]!;
+      rowAt[from + i] = at;
+      cells.fill(BLANK, at, at + cols);
+    }
+    wrapped.copyWithin(from + k, from, end - k);
     wrapped.fill(0, from, from + k);
     if (from + k < this.nRows) wrapped[from + k] = 0;
   }
@@ -718,6 +761,7 @@ export class ScreenGrid {
   }
 }
 
+/** Every cell blank: the row map's order does not matter then. */
 function clearPage(page: Page): void {
   page.cells.fill(BLANK);
   page.wrapped.fill(0);
