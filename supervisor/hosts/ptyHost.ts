@@ -102,7 +102,8 @@ export class PtyHost implements Disposable {
     while (this.restarts.length > 0 && this.restarts[0]! <= now - PtyHostConstants.RESTART_WINDOW_MS) this.restarts.shift();
     if (this.restarts.length >= PtyHostConstants.RESTART_BUDGET) {
       const waitS = Math.ceil((this.restarts[0]! + PtyHostConstants.RESTART_WINDOW_MS - now) / 1000);
-      throw new SupervisorError(ErrorCode.WORKER_EXITED, `pty host started ${this.restarts.length} times in the last minute; next try in ${waitS}s`);
+      // retry_after_s: a temporary refusal, which HTTP answers with 503 and Retry-After.
+      throw new SupervisorError(ErrorCode.WORKER_EXITED, `pty host started ${this.restarts.length} times in the last minute; next try in ${waitS}s`, { retry_after_s: waitS });
     }
     this.restarts.push(now);
     const worker = this.starter.start();

@@ -3,6 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import uws from '@trufflesuite/uws-js-unofficial';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t } from '@trufflesuite/uws-js-unofficial';
 
+import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import type { TcpAuth } from './auth.js';
 import { BodyParts } from './bodyParts.js';
 import { COMPRESSION_MIN_BYTES, maybeCompress } from './compression.js';
@@ -271,6 +272,8 @@ export class HttpServer {
 
   private errorReply(err: unknown, ctx: RequestContext): Reply {
     if (err instanceof HttpError) return { status: err.status, ...(err.headers ? { headers: err.headers } : {}), body: { error: err.message } };
+    const unavailable = unavailableReply(err);
+    if (unavailable) return unavailable;
     this.opts.onHandlerError?.(err, ctx);
     return { status: 500, body: { error: err instanceof Error ? err.message : String(err) } };
   }
@@ -359,6 +362,17 @@ function writeHeaders(res: HttpResponse, headers: Record<string, string>, except
   for (const key in headers) if (skip === undefined || !skip.has(key.toLowerCase())) res.writeHeader(key, headers[key]!);
 }
 
+
+/**
+ * A worker that cannot serve now (the pty host past its restart budget, or shut down) is the
+ * server being unavailable, not failing: 503, with Retry-After when the error says how long.
+ */
+function unavailableReply(err: unknown): Reply | undefined {
+  if (!(err instanceof SupervisorError) || err.code !== ErrorCode.WORKER_EXITED) return undefined;
+  const retryAfterS = (err.data as { retry_after_s?: unknown } | undefined)?.retry_after_s;
+  const headers = typeof retryAfterS === 'number' && Number.isInteger(retryAfterS) && retryAfterS >= 0 ? { 'Retry-After': String(retryAfterS) } : undefined;
+  return { status: 503, ...(headers ? { headers } : {}), body: { error: err.message } };
+}
 
 const statusLines = new Map<number, string>();
 /** "200 OK" and friends, built once per status. */
