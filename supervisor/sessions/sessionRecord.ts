@@ -8,6 +8,11 @@ export interface ExitInfo {
   signal: number | null;
   reason: string;
   at_ms: number;
+  /**
+   * The status above is final: the host reported the exit, or the host died (no report will come).
+   * False between a kill or close, which mark the session closed at once, and the host's report.
+   */
+  reported: boolean;
 }
 
 export interface SessionRecord {

@@ -37,6 +37,10 @@ export interface CreateOptions {
 
 /** Output listeners of one session (WebSocket viewers): bytes with their absolute offset. */
 export type OutputListener = (offset: number, bytes: Uint8Array) => void;
+/**
+ * `closed`: the session ended (its tombstone is set). `exit`: a session closed earlier by a kill or
+ * close got its final exit status (ExitInfo.reported), from the host's report or the host's death.
+ */
 export type LifecycleListener = (event: 'exit' | 'closed', record: SessionRecord) => void;
 /** Fires after a session's shell_state changed (busy/idle), once its input bookkeeping has seen the change. */
 export type ShellStateListener = (record: SessionRecord) => void;
@@ -429,21 +433,33 @@ export class SessionService {
     if (!record) return;
     record.total_written = e.total_written;
     this.opts.bus.publish('pty-exit', { session_id: e.session_id, exit_code: e.exit_code });
-    // Closed or killed first: the tombstone learns the real status now.
-    if (record.exit && record.exit.exit_code === null && record.exit.signal === null) {
-      record.exit.exit_code = e.exit_code;
-      record.exit.signal = e.signal;
+    if (!record.exit) {
+      this.markClosed(record, 'exit', e.exit_code, e.signal, true);
+      return;
     }
-    this.markClosed(record, 'exit', e.exit_code, e.signal);
+    // Closed or killed first: the tombstone learns the real status now.
+    if (record.exit.reported) return;
+    record.exit.exit_code = e.exit_code;
+    record.exit.signal = e.signal;
+    this.statusFinal(record);
   }
 
   private onHostExited(): void {
-    for (const record of this.sessions.values()) if (!record.exit) this.markClosed(record, 'pty_host_exited', null, null);
+    for (const record of this.sessions.values()) {
+      if (!record.exit) this.markClosed(record, 'pty_host_exited', null, null, true);
+      // Killed or closed, its report still to come: it never will.
+      else if (!record.exit.reported) this.statusFinal(record);
+    }
   }
 
-  private markClosed(record: SessionRecord, reason: string, exitCode: number | null, signal: number | null): void {
+  private statusFinal(record: SessionRecord): void {
+    record.exit!.reported = true;
+    for (const fn of this.lifecycleListeners) fn('exit', record);
+  }
+
+  private markClosed(record: SessionRecord, reason: string, exitCode: number | null, signal: number | null, reported = false): void {
     if (record.exit) return;
-    record.exit = { exit_code: exitCode, signal, reason, at_ms: Date.now() };
+    record.exit = { exit_code: exitCode, signal, reason, at_ms: Date.now(), reported };
     if (record.shell_state !== 'idle') record.shell_state_since_ms = record.exit.at_ms;
     record.shell_state = 'idle';
     this.aliases.release(record.alias);

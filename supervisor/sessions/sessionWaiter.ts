@@ -4,12 +4,11 @@
  * already-met condition (the exit tombstone included), refuse an id that is not a session without
  * subscribing, then subscribe and re-check so a transition between the two is never lost.
  *
- * `exited` means the exit status is in. Kill and close mark the session closed at once (REFERENCE:
- * session-closed before the pty exit) and the host reports the real status a moment later: the
- * wait holds out for that report, woken by the bus's pty-exit, for at most EXIT_REPORT_GRACE_MS
- * after the close (a host that dies meanwhile never sends it).
+ * `exited` means the exit status is final (ExitInfo.reported). Kill and close mark the session
+ * closed at once (REFERENCE: session-closed before the pty exit) and the host reports the real status
+ * a moment later (a hung-up child gets SIGKILL after 3 s): the wait holds out for that report, or for
+ * the host's death, both of which SessionService announces as a lifecycle `exit`.
  */
-import type { EventBus } from '../events/eventBus.js';
 import { foregroundJobRuns, foregroundOf } from './foreground.js';
 import type { SessionInput } from './sessionInput.js';
 import { exitStatus } from './sessionRecord.js';
@@ -22,11 +21,6 @@ export const WaitConstants = {
   MAX_MS: 300_000,
   /** What a request at or above the cap runs as: clients that abort their own call at 300 s still get the answer. */
   EFFECTIVE_MAX_MS: 295_000,
-  /**
-   * How long after a kill or close the host's exit report may take: a hung-up child gets the pty
-   * session's KILL_GRACE_MS (3 s) before SIGKILL, plus the report's way back.
-   */
-  EXIT_REPORT_GRACE_MS: 5_000,
 } as const;
 
 export const WAIT_UNTIL = ['idle', 'exited'] as const;
@@ -50,15 +44,8 @@ export function sessionIdle(record: SessionRecord, input: SessionInput): boolean
   return record.shell_state === 'idle' && !input.claimed && !foregroundJobRuns(foregroundOf(record.pid));
 }
 
-/** Closed by the supervisor and the host's report of the real status not in yet: the ms left to wait for it, else 0. */
-function exitReportPendingMs(record: SessionRecord, now = Date.now()): number {
-  const exit = record.exit;
-  if (!exit || exitStatus(exit) !== null || exit.reason === 'pty_host_exited') return 0;
-  return Math.max(0, exit.at_ms + WaitConstants.EXIT_REPORT_GRACE_MS - now);
-}
-
 function conditionMet(sessions: SessionService, record: SessionRecord, until: WaitUntil): boolean {
-  if (until === 'exited') return record.exit !== null && exitReportPendingMs(record) === 0;
+  if (until === 'exited') return record.exit?.reported === true;
   return sessionIdle(record, sessions.inputOf(record));
 }
 
@@ -70,11 +57,7 @@ function metAnswer(record: SessionRecord, until: WaitUntil): WaitAnswer {
   return answer;
 }
 
-/**
- * `events`: the bus SessionService publishes pty-exit on; without it a kill or close is answered
- * once EXIT_REPORT_GRACE_MS passed (with the status if it came meanwhile).
- */
-export async function waitForSession(sessions: SessionService, ref: string, until: WaitUntil, timeoutMs: number, signal?: AbortSignal, events?: EventBus): Promise<WaitAnswer> {
+export async function waitForSession(sessions: SessionService, ref: string, until: WaitUntil, timeoutMs: number, signal?: AbortSignal): Promise<WaitAnswer> {
   // 1. Already met: the tombstone outlives the process, so an exited child answers here.
   const record = sessions.resolve(ref);
   if (record && conditionMet(sessions, record, until)) return metAnswer(record, until);
@@ -89,30 +72,18 @@ export async function waitForSession(sessions: SessionService, ref: string, unti
       if (done) return;
       done = true;
       clearTimeout(timer);
-      clearTimeout(graceTimer);
       state.dispose();
       lifecycle.dispose();
-      exitReports?.dispose();
       signal?.removeEventListener('abort', onAbort);
       resolve(answer);
     };
-    let graceTimer: NodeJS.Timeout | undefined;
     const check = (r: SessionRecord): void => {
       if (r !== record || done) return;
-      if (conditionMet(sessions, record, until)) return finish(metAnswer(record, until));
-      // Closed, the status still to come: answer without it if it never does.
-      const pendingMs = until === 'exited' ? exitReportPendingMs(record) : 0;
-      if (pendingMs > 0 && graceTimer === undefined) graceTimer = setTimeout(() => finish(metAnswer(record, until)), pendingMs);
+      if (conditionMet(sessions, record, until)) finish(metAnswer(record, until));
     };
     const onAbort = (): void => finish({ met: false, timed_out: false, until });
     const state = sessions.onShellState(check);
     const lifecycle = sessions.onLifecycle((_event, r) => check(r));
-    // pty-exit is published just before SessionService writes the reported status into the
-    // tombstone, in the same call: re-check once that call is done.
-    const onExitReport = (_name: string, payload: unknown): void => {
-      if ((payload as { session_id?: unknown } | null)?.session_id === record.session_id) queueMicrotask(() => check(record));
-    };
-    const exitReports = until === 'exited' ? events?.on('pty-exit', onExitReport) : undefined;
     // A closed session has exited for a caller whose deadline comes first, with or without its status.
     const timer = setTimeout(() => finish(record.exit ? metAnswer(record, until) : { met: false, timed_out: true, until }), timeoutMs);
     signal?.addEventListener('abort', onAbort, { once: true });

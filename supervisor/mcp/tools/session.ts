@@ -8,7 +8,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Type } from 'typebox';
 
 import { PtyConstants } from '../../../shared/protocol/pty.js';
-import type { EventBus } from '../../events/eventBus.js';
 import { HttpError } from '../../http/types.js';
 import { ProcessStats } from '../../processStats.js';
 import { foregroundForListing, foregroundOf } from '../../sessions/foreground.js';
@@ -24,8 +23,6 @@ import { SPECIAL_KEY_NAMES, translateSpecialKey } from './specialKeys.js';
 
 export interface SessionToolDeps {
   sessions: SessionService;
-  /** wait until=exited after kill/close: its pty-exit tells the wait that the real exit status is in. */
-  bus?: EventBus;
 }
 
 export const SessionToolConstants = {
@@ -260,7 +257,7 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
     const ref = requireSessionId(args, 'wait');
     const until = args['until'] ?? 'idle';
     if (typeof until !== 'string' || !(WAIT_UNTIL as readonly string[]).includes(until)) throw new ToolError("wait 'until' must be 'idle' or 'exited'");
-    return waitForSession(sessions, ref, until as WaitUntil, clampWaitTimeout(args['timeout_ms']), caller.signal, deps.bus);
+    return waitForSession(sessions, ref, until as WaitUntil, clampWaitTimeout(args['timeout_ms']), caller.signal);
   };
 
   const close = async (args: Record<string, unknown>, caller: CallerContext): Promise<ToolValue> => {
