@@ -471,6 +471,8 @@ export class SessionService {
   }
 
   private forget(record: SessionRecord): void {
+    // A forgotten session's report never comes (the host drops it, and onExit would not find it).
+    if (record.exit && !record.exit.reported) this.statusFinal(record);
     clearTimeout(this.tombstoneTimers.get(record.session_id));
     this.tombstoneTimers.delete(record.session_id);
     this.sessions.delete(record.session_id);

@@ -72,6 +72,17 @@ describe('session wait until=exited after kill or close', () => {
     assert.deepEqual(await answeredBeforeDeadline(pending), { met: true, timed_out: false, until: 'exited', shell_state: 'idle', exit_code: 137 });
   });
 
+  it('a wait pending when the killed session is forgotten (DELETE on its tombstone) answers at once', async () => {
+    const id = await idleShell(h);
+    await h.sessions.kill(id);
+    const pending = call(session, { action: 'wait', session_id: id, until: 'exited', timeout_ms: FAR_DEADLINE_MS });
+    // close() on a tombstone forgets it: the host drops the session, so no exit report will ever come.
+    await h.sessions.close(id);
+    const answer = await answeredBeforeDeadline(pending);
+    assert.equal(answer.met, true, JSON.stringify(answer));
+    assert.equal(answer.until, 'exited');
+  });
+
   it('a live session still times out, with nothing left behind', async () => {
     const id = await idleShell(h);
     const baseline = h.sessions.listenerCounts;
