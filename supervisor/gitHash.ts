@@ -3,7 +3,7 @@
  * no `git` process, and nothing when tuicd was installed without its .git (then null).
  */
 import { readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 
 const HASH_RE = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
@@ -16,12 +16,19 @@ export function readGitHash(root: string): string | null {
   if (HASH_RE.test(head)) return head; // detached HEAD
   const ref = /^ref: (refs\/[^\s]+)$/.exec(head)?.[1];
   if (ref === undefined || ref.split('/').includes('..')) return null;
-  const loose = readText(join(gitDir, ref));
-  if (loose !== null && HASH_RE.test(loose)) return loose;
+  // A linked worktree's git dir holds its HEAD; branch refs live in the shared dir `commondir` names.
+  const common = readText(join(gitDir, 'commondir'));
+  const refDirs = common === null ? [gitDir] : [gitDir, isAbsolute(common) ? common : join(gitDir, common)];
+  for (const dir of refDirs) {
+    const loose = readText(join(dir, ref));
+    if (loose !== null && HASH_RE.test(loose)) return loose;
+  }
   // After `git gc` the ref lives only in packed-refs: "<hash> <ref>" lines.
-  for (const line of (readText(join(gitDir, 'packed-refs')) ?? '').split('\n')) {
-    const [hash, name] = line.split(' ');
-    if (name === ref && hash !== undefined && HASH_RE.test(hash)) return hash;
+  for (const dir of refDirs) {
+    for (const line of (readText(join(dir, 'packed-refs')) ?? '').split('\n')) {
+      const [hash, name] = line.split(' ');
+      if (name === ref && hash !== undefined && HASH_RE.test(hash)) return hash;
+    }
   }
   return null;
 }
@@ -35,7 +42,7 @@ function resolveGitDir(root: string): string | null {
     return null;
   }
   const pointer = /^gitdir: (.+)$/.exec(readText(dotGit) ?? '')?.[1];
-  return pointer === undefined ? null : pointer.startsWith('/') ? pointer : join(root, pointer);
+  return pointer === undefined ? null : isAbsolute(pointer) ? pointer : join(root, pointer);
 }
 
 function readText(path: string): string | null {

@@ -38,6 +38,32 @@ describe('readGitHash', () => {
     assert.equal(readGitHash(repo({ '.git': `gitdir: ${join(real, 'store')}\n` })), A);
   });
 
+  it('reads a linked worktree as git lays it out: HEAD in its own git dir, branch refs in the common dir', () => {
+    const main = repo({ '.git/HEAD': 'ref: refs/heads/main\n', '.git/refs/heads/main': A, '.git/packed-refs': `${B} refs/heads/feature\n` });
+    const wt = join(main, '.git/worktrees/wt');
+    mkdirSync(wt, { recursive: true });
+    writeFileSync(join(wt, 'HEAD'), 'ref: refs/heads/feature\n');
+    writeFileSync(join(wt, 'commondir'), '../..\n');
+    assert.equal(readGitHash(repo({ '.git': `gitdir: ${wt}\n` })), B);
+  });
+
+  it('agrees with git itself in a real repository and a real linked worktree', (t) => {
+    const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' } }).trim();
+    const main = join(root, 'real');
+    mkdirSync(main);
+    try {
+      git(main, 'init', '-q', '-b', 'main');
+    } catch {
+      t.skip('no git binary on this machine');
+      return;
+    }
+    git(main, 'commit', '-q', '--allow-empty', '-m', 'one');
+    git(main, 'worktree', 'add', '-q', '-b', 'feature', join(root, 'real-wt'));
+    git(join(root, 'real-wt'), 'commit', '-q', '--allow-empty', '-m', 'two');
+    git(main, 'pack-refs', '--all');
+    for (const dir of [main, join(root, 'real-wt')]) assert.equal(readGitHash(dir), git(dir, 'rev-parse', 'HEAD'), dir);
+  });
+
   it('answers null without a checkout, for an unborn branch, a malformed HEAD or a ref that leaves the git dir', () => {
     assert.equal(readGitHash(repo({ 'package.json': '{}' })), null);
     assert.equal(readGitHash(repo({ '.git/HEAD': 'ref: refs/heads/unborn\n' })), null);
