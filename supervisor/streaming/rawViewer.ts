@@ -112,7 +112,11 @@ export class RawViewer {
         const r = await this.sessions.readRaw(this.sessionId, at, limit);
         if (this.closed) return;
         // The ring no longer holds [at, start): say so instead of silently skipping.
-        if (r.start > at && !wholeRing) this.sendJson({ type: 'resync', from: at, to: r.start, missed: r.start - at });
+        if (r.start > at && !wholeRing) {
+          this.sendJson({ type: 'resync', from: at, to: r.start, missed: r.start - at });
+          // A character cut by the gap must not be completed by unrelated bytes from after it.
+          this.decoder.end();
+        }
         // After the first read `next` is `at` (all of the last read went out): the ring's start either way.
         this.next = r.start;
         for (let i = 0; i < r.bytes.length && !this.lagging; i += PtyConstants.CATCH_UP_CHUNK_BYTES) {
