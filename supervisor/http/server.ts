@@ -272,8 +272,8 @@ export class HttpServer {
 
   private errorReply(err: unknown, ctx: RequestContext): Reply {
     if (err instanceof HttpError) return { status: err.status, ...(err.headers ? { headers: err.headers } : {}), body: { error: err.message } };
-    const unavailable = unavailableReply(err);
-    if (unavailable) return unavailable;
+    const internal = internalFailureReply(err);
+    if (internal) return internal;
     this.opts.onHandlerError?.(err, ctx);
     return { status: 500, body: { error: err instanceof Error ? err.message : String(err) } };
   }
@@ -362,16 +362,24 @@ function writeHeaders(res: HttpResponse, headers: Record<string, string>, except
   for (const key in headers) if (skip === undefined || !skip.has(key.toLowerCase())) res.writeHeader(key, headers[key]!);
 }
 
-
 /**
- * A worker that cannot serve now (the pty host past its restart budget, or shut down) is the
- * server being unavailable, not failing: 503, with Retry-After when the error says how long.
+ * A worker behind the route that cannot answer is the server being unavailable, not a handler bug:
+ * the pty host past its restart budget or shut down, a worker link that closed under a request
+ * (its process died), a worker that did not answer in time.
  */
-function unavailableReply(err: unknown): Reply | undefined {
-  if (!(err instanceof SupervisorError) || err.code !== ErrorCode.WORKER_EXITED) return undefined;
-  const retryAfterS = (err.data as { retry_after_s?: unknown } | undefined)?.retry_after_s;
+const INTERNAL_FAILURE_STATUS: Partial<Record<string, number>> = {
+  [ErrorCode.WORKER_EXITED]: 503,
+  [ErrorCode.CHANNEL_CLOSED]: 503,
+  [ErrorCode.REQUEST_TIMEOUT]: 504,
+};
+
+/** The reply for a SupervisorError the table above names, with Retry-After when the error says how long. */
+function internalFailureReply(err: unknown): Reply | undefined {
+  const status = err instanceof SupervisorError ? INTERNAL_FAILURE_STATUS[err.code] : undefined;
+  if (status === undefined) return undefined;
+  const retryAfterS = ((err as SupervisorError).data as { retry_after_s?: unknown } | undefined)?.retry_after_s;
   const headers = typeof retryAfterS === 'number' && Number.isInteger(retryAfterS) && retryAfterS >= 0 ? { 'Retry-After': String(retryAfterS) } : undefined;
-  return { status: 503, ...(headers ? { headers } : {}), body: { error: err.message } };
+  return { status, ...(headers ? { headers } : {}), body: { error: (err as Error).message } };
 }
 
 const statusLines = new Map<number, string>();
