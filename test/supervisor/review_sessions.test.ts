@@ -1,13 +1,12 @@
 // Review findings for sessions, output reads, log-mode streaming and process stats: a real tuicd, real shells.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { readdirSync, readFileSync } from 'node:fs';
+import { before, describe, it } from 'node:test';
 
 import { until } from '../helpers/poll.js';
-import { SseClient } from '../helpers/sseClient.js';
-import { Tuicd } from '../helpers/tuicdProcess.js';
+import { sessionSuite } from '../helpers/sessionSuite.js';
+import type { SseClient } from '../helpers/sseClient.js';
+import type { Tuicd } from '../helpers/tuicdProcess.js';
 import { WsViewer } from '../helpers/wsViewer.js';
 
 /** Every process in the tree under `root` (root included), read from /proc. */
@@ -37,26 +36,12 @@ function processTree(root: number): Set<number> {
 }
 
 describe('review: sessions, output reads and log streaming', () => {
+  const suite = sessionSuite('tuicd-review-');
+  const { create, write, raw, work } = suite;
   let t: Tuicd;
   let sse: SseClient;
-  const work = mkdtempSync(join(tmpdir(), 'tuicd-review-'));
-  before(async () => {
-    t = await Tuicd.start({ env: { SHELL: '/bin/sh' } });
-    sse = await SseClient.open({ socketPath: t.socketPath, path: '/events' });
-  });
-  after(async () => {
-    sse.close();
-    await t.stop();
-    rmSync(work, { recursive: true, force: true });
-  });
+  before(() => ({ t, sse } = suite));
 
-  const create = async (body: object = {}) => {
-    const r = await t.socket('POST', '/sessions', JSON.stringify({ cwd: work, shell: '/bin/sh', ...body }));
-    assert.equal(r.status, 201, r.text);
-    return r.json() as { session_id: string; alias: string; tuic_session: string };
-  };
-  const write = (id: string, data: string) => t.socket('POST', `/sessions/${encodeURIComponent(id)}/write`, JSON.stringify({ data }));
-  const raw = async (id: string) => (await t.socket('GET', `/sessions/${encodeURIComponent(id)}/output?limit=65536`)).json();
   const exitAndWait = async (id: string, code: number) => {
     await write(id, `exit ${code}\n`);
     await sse.waitFor((e) => e.event === 'session-closed' && JSON.parse(e.data).session_id === id);

@@ -1,12 +1,12 @@
 // Terminal sessions end to end: a real tuicd, its real pty host, real shells, REST and WebSocket viewers.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 
-import { SseClient } from '../../helpers/sseClient.js';
-import { Tuicd } from '../../helpers/tuicdProcess.js';
+import { sessionSuite } from '../../helpers/sessionSuite.js';
+import type { SseClient } from '../../helpers/sseClient.js';
+import type { Tuicd } from '../../helpers/tuicdProcess.js';
 import { WsViewer } from '../../helpers/wsViewer.js';
 
 async function waitUntil<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000, what = 'condition'): Promise<T> {
@@ -19,35 +19,13 @@ async function waitUntil<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeout
   }
 }
 
-/** One tuicd per suite with an /events reader and a scratch cwd, all torn down after the suite. */
-function suiteServer(prefix: string): { t: Tuicd; sse: SseClient; work: string } {
-  const ctx = { work: mkdtempSync(join(tmpdir(), prefix)) } as { t: Tuicd; sse: SseClient; work: string };
-  before(async () => {
-    ctx.t = await Tuicd.start({ env: { SHELL: '/bin/sh' } });
-    ctx.sse = await SseClient.open({ socketPath: ctx.t.socketPath, path: '/events' });
-  });
-  after(async () => {
-    ctx.sse.close();
-    await ctx.t.stop();
-    rmSync(ctx.work, { recursive: true, force: true });
-  });
-  return ctx;
-}
-
 describe('terminal sessions', () => {
-  const ctx = suiteServer('tuicd-sessions-');
+  const ctx = sessionSuite('tuicd-sessions-');
+  const { create, write, raw } = ctx;
   let t: Tuicd;
   let sse: SseClient;
   let work: string;
   before(() => ({ t, sse, work } = ctx));
-
-  const create = async (body: object = {}) => {
-    const r = await t.socket('POST', '/sessions', JSON.stringify({ cwd: work, shell: '/bin/sh', ...body }));
-    assert.equal(r.status, 201, r.text);
-    return r.json() as { session_id: string; alias: string; tuic_session: string };
-  };
-  const write = (id: string, data: string) => t.socket('POST', `/sessions/${encodeURIComponent(id)}/write`, JSON.stringify({ data }));
-  const raw = async (id: string) => (await t.socket('GET', `/sessions/${encodeURIComponent(id)}/output?limit=65536`)).json();
 
   it('creates a session, runs a command and reads the output back raw and as log lines', async () => {
     const repo = join(work, 'tuicommander');
@@ -272,7 +250,7 @@ describe('terminal sessions', () => {
 });
 
 describe('process stats and a dying pty host', () => {
-  const ctx = suiteServer('tuicd-host-');
+  const ctx = sessionSuite('tuicd-host-');
   let t: Tuicd;
   let sse: SseClient;
   let work: string;
