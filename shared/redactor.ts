@@ -152,6 +152,14 @@ export class Redactor {
   private inPem = false;
   private pemLines = 0;
 
+  /**
+   * True when `line(text)` would neither move the PEM state nor drop the line: its result is then
+   * `redactLineText(text)`, which a caller may compute later (only for lines someone reads).
+   */
+  deferrable(text: string): boolean {
+    return !this.inPem && !text.includes('PRIVATE KEY');
+  }
+
   /** Redacts one completed line; null = the line is PEM key material and is dropped. */
   line(text: string): string | null {
     if (this.inPem) return this.pemLine(text);

@@ -34,9 +34,14 @@ export interface LineReadOptions {
   limit?: number;
 }
 
-/** A ring of the last `capacity` lines (and at most `maxChars` characters), addressed by absolute line index. */
+/**
+ * A ring of the last `capacity` lines (and at most `maxChars` characters), addressed by absolute line index.
+ * A line may be appended still to be redacted: `read` redacts it then, once, and keeps the result.
+ */
 export class LineLog {
   private readonly ring: string[];
+  /** 1 where the slot's line was appended unredacted: in a flood most lines are dropped before anyone reads them. */
+  private readonly unredacted: Uint8Array;
   private readonly capacity: number;
   private total = 0;
   /** Absolute index of the oldest line kept; lines before it were dropped by count or by size. */
@@ -51,6 +56,7 @@ export class LineLog {
     if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`capacity must be a positive integer, got ${capacity}`);
     this.capacity = capacity;
     this.ring = new Array<string>(capacity);
+    this.unredacted = new Uint8Array(capacity);
   }
 
   get totalLines(): number {
@@ -61,11 +67,13 @@ export class LineLog {
     return this.oldest;
   }
 
-  append(line: string): void {
+  /** `unredacted`: the line still holds whatever was printed; `read` passes it through its `redact` first. */
+  append(line: string, unredacted = false): void {
     const slot = this.total % this.capacity;
     // The line this one replaces (dropped by count), unless its size already dropped it.
     this.chars -= this.ring[slot]?.length ?? 0;
     this.ring[slot] = line;
+    this.unredacted[slot] = unredacted ? 1 : 0;
     this.chars += line.length;
     this.total++;
     this.oldest = Math.max(this.oldest, this.total - this.capacity);
@@ -78,13 +86,28 @@ export class LineLog {
     }
   }
 
-  read(opts: LineReadOptions = {}): LineRead {
+  /** `redact` is applied to each line appended unredacted (required once such a line was appended). */
+  read(opts: LineReadOptions = {}, redact?: (line: string) => string): LineRead {
     const oldest = this.oldestOffset;
     const limit = Math.max(0, Math.min(opts.limit ?? LineLogConstants.DEFAULT_LIMIT_LINES, this.capacity));
     const start = opts.offset === undefined ? Math.max(oldest, this.total - limit) : Math.min(Math.max(opts.offset, oldest), this.total);
     const end = Math.min(this.total, start + limit);
     const lines = new Array<string>(end - start);
-    for (let i = start; i < end; i++) lines[i - start] = this.ring[i % this.capacity]!;
+    for (let i = start; i < end; i++) {
+      const slot = i % this.capacity;
+      if (this.unredacted[slot] === 1) this.redactSlot(slot, redact);
+      lines[i - start] = this.ring[slot]!;
+    }
     return { lines, offset: start, total_lines: this.total, oldest_offset: oldest };
+  }
+
+  /** Redacts one slot in place; its size changes by the markers, and the next append settles the budget. */
+  private redactSlot(slot: number, redact: ((line: string) => string) | undefined): void {
+    if (redact === undefined) throw new Error('LineLog.read: unredacted lines need a redact function');
+    const line = this.ring[slot]!;
+    const clean = redact(line);
+    this.ring[slot] = clean;
+    this.chars += clean.length - line.length;
+    this.unredacted[slot] = 0;
   }
 }

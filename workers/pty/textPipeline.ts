@@ -1,11 +1,12 @@
 /**
- * Per-session text for agents (issue #3 item 4): PTY bytes → ANSI/VT stripper → redaction once per
- * completed line → bounded line log. `read` answers the pty host's `readLog` request.
+ * Per-session text for agents (issue #3 item 4): PTY bytes → ANSI/VT stripper → bounded line log, each
+ * completed line redacted once: when first read, or at once if it touches a PEM block. `read` answers
+ * the pty host's `readLog` request, so no line leaves unredacted.
  */
 
 import { AnsiStripper } from './ansiStrip.js';
 import { LineLog, type LineRead, type LineReadOptions } from './lineLog.js';
-import { Redactor } from '../../shared/redactor.js';
+import { Redactor, redactLineText } from '../../shared/redactor.js';
 
 export interface TextPipelineOptions {
   /** Lines kept (default PtyConstants.LOG_LINES). */
@@ -39,7 +40,7 @@ export class TextPipeline {
 
   /** Lines from `offset` (clamped to the oldest kept), or the last `limit` lines; `partial` is redacted on each read. */
   read(opts: LineReadOptions = {}): TextRead {
-    const r = this.log.read(opts);
+    const r = this.log.read(opts, redactLineText);
     return { ...r, partial: this.redactor.peek(this.stripper.partial()) };
   }
 
@@ -52,7 +53,16 @@ export class TextPipeline {
     return this.log.totalLines;
   }
 
+  /**
+   * Lines that cannot touch the PEM state are kept as printed and redacted when first read: the log
+   * keeps 10,000 lines, so in a flood most are dropped unread, and the secret scan was most of the
+   * text stage's cost (the reading thread's time between PTY reads is what a producer waits on).
+   */
   private completed(text: string): void {
+    if (this.redactor.deferrable(text)) {
+      this.log.append(text, true);
+      return;
+    }
     const redacted = this.redactor.line(text);
     if (redacted !== null) this.log.append(redacted);
   }

@@ -9,6 +9,7 @@ import stripAnsi from 'strip-ansi';
 
 import { AnsiStripper } from '../../../workers/pty/ansiStrip.js';
 import { Redactor } from '../../../shared/redactor.js';
+import { PtyConstants } from '../../../shared/protocol/pty.js';
 import { TextPipeline } from '../../../workers/pty/textPipeline.js';
 import { type BenchContext, type BenchModule, type BenchRow, row, withNote } from '../../harness.js';
 import { agentOutput } from './fixtures/agentOutput.js';
@@ -129,11 +130,13 @@ const VARIANTS = {
     for (const l of input.lines) n += redactor.line(l)?.length ?? 0;
     return n;
   },
+  // Reads every line the log keeps, so each is redacted (lines redact on first read); lines that
+  // scrolled out unread are never scanned, as in a real session.
   ourPipeline: (input: Input): number => {
     const p = new TextPipeline();
     for (const r of input.reads) p.push(r);
     p.flush();
-    return p.totalLines + p.read().lines.length;
+    return p.totalLines + p.read({ offset: 0, limit: PtyConstants.LOG_LINES }).lines.length;
   },
 } satisfies Record<string, Variant>;
 
@@ -183,6 +186,6 @@ export const run: BenchModule = async (ctx: BenchContext): Promise<BenchRow[]> =
     withNote(row('text: strip + redact', 'tuicd AnsiStripper + Redactor', ctx, 'MB/s', m.get('ourStripRedact')!, naive), 'goal ≥ 3×'),
     withNote(row('text: redact only', 'regex per rule, 4 KB pieces', ctx, 'MB/s', m.get('regexesOnPieces')!), `${text.toFixed(1)} MB stripped text`),
     withNote(row('text: redact only', 'tuicd Redactor, per line', ctx, 'MB/s', m.get('ourRedactLines')!, seq), 'goal ≥ 100 MB/s; one combined alternation'),
-    withNote(row('text: full pipeline', 'tuicd TextPipeline (strip+redact+log)', ctx, 'MB/s', m.get('ourPipeline')!, naive), 'ratio vs strip-ansi + regex per rule'),
+    withNote(row('text: full pipeline', 'tuicd TextPipeline (strip+redact+log)', ctx, 'MB/s', m.get('ourPipeline')!, naive), 'then reads all kept lines (redacted on first read); ratio vs strip-ansi + regex per rule'),
   ];
 };

@@ -104,3 +104,34 @@ test('a flood of maximum-length lines holds MAX_CHARS, not CAPACITY_LINES of the
   assert.ok(kept * line.length <= LineLogConstants.MAX_CHARS, `${kept} lines of 64 KiB kept`);
   assert.equal(kept, Math.floor(LineLogConstants.MAX_CHARS / line.length));
 });
+
+test('a line appended unredacted is redacted once, when first read, and only if it is read', () => {
+  const log = new LineLog(4);
+  const seen: string[] = [];
+  const redact = (line: string): string => {
+    seen.push(line);
+    return line.replace('secret', '[X]');
+  };
+  for (const line of ['a secret', 'b', 'c secret', 'd', 'e secret']) log.append(line, true); // 'a secret' drops unread
+  assert.deepEqual(log.read({ offset: 3, limit: 2 }, redact).lines, ['d', 'e [X]']);
+  assert.deepEqual(seen, ['d', 'e secret']);
+  assert.deepEqual(log.read({ offset: 0, limit: 10 }, redact).lines, ['b', 'c [X]', 'd', 'e [X]']);
+  assert.deepEqual(seen, ['d', 'e secret', 'b', 'c secret'], 'each line redacted once');
+});
+
+test('a read of unredacted lines without a redact function fails instead of leaking them', () => {
+  const log = new LineLog(4);
+  log.append('kept clean');
+  assert.deepEqual(log.read().lines, ['kept clean']);
+  log.append('printed as is', true);
+  assert.throws(() => log.read(), /redact/);
+});
+
+test('the character budget follows a line redacted at read', () => {
+  const log = new LineLog(10, 20);
+  log.append('0123456789abcdef', true); // 16 characters as printed
+  assert.deepEqual(log.read({}, () => 'short').lines, ['short']); // now 5
+  log.append('0123456789', false); // 15 in all: both fit under 20
+  assert.deepEqual(log.read().lines, ['short', '0123456789']);
+  assert.equal(log.oldestOffset, 0);
+});
