@@ -141,13 +141,16 @@ describe('task tool on real sessions', () => {
     assert.equal((await get(task.task_id)).status, 'cancelled', 'the kill did not overwrite the cancel');
   });
 
-  it('a kill fails the task with the reason; a cancel racing the exit reports the state that stands', async () => {
+  it('a kill fails the task with the reason and the exit status the host reports; a cancel racing the exit reports the state that stands', async () => {
     const id = await idleShell(h);
     const task = h.tasks.create(id, 'orchestrator-1');
     await call(h.session, { action: 'kill', session_id: id });
+    // The kill closes the session at once; its status comes with the host's exit report.
+    await call(h.session, { action: 'wait', session_id: id, until: 'exited', timeout_ms: 20_000 });
     const failed = await get(task.task_id);
     assert.equal(failed.status, 'failed');
     assert.match(failed.error_detail, /killed/);
+    assert.deepEqual(failed.result, { session_id: id, exit_code: 137 }, 'SIGKILL: 128 + 9');
     const late = await call(h.task, { action: 'cancel', task_id: task.task_id }, owner);
     assert.deepEqual({ status: late.status, cancelled: late.cancelled }, { status: 'failed', cancelled: false });
   });
