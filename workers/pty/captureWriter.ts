@@ -41,10 +41,18 @@ export interface CaptureFileStatus {
   error?: string;
 }
 
-/** Session ids may be caller-chosen: keep them to one harmless file name. */
+/**
+ * Session ids may be caller-chosen: each becomes one harmless file name, and distinct ids stay distinct
+ * (`a/b` and `a_b` must not share a file). Bytes outside [A-Za-z0-9._-], `%` included, and a leading
+ * dot are written `%XX`, so the mapping is one-to-one and no name is hidden, `.` or `..`.
+ */
 export function captureFileName(sessionId: string): string {
-  const safe = sessionId.replace(/[^A-Za-z0-9._-]/g, '_');
-  return (safe.startsWith('.') ? `_${safe}` : safe) + CaptureConstants.FILE_EXTENSION;
+  let name = '';
+  for (const byte of Buffer.from(sessionId, 'utf8')) {
+    const safe = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a) || byte === 0x5f || byte === 0x2d || (byte === 0x2e && name !== '');
+    name += safe ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return name + CaptureConstants.FILE_EXTENSION;
 }
 
 export class CaptureWriter {

@@ -57,8 +57,14 @@ describe('capture writer', () => {
   });
 
   it('names files safely and reads a legacy .raw fixture as one output record', () => {
-    assert.equal(captureFileName('../etc/passwd'), '_.._etc_passwd.tcap');
+    assert.equal(captureFileName('../etc/passwd'), '%2E.%2Fetc%2Fpasswd.tcap');
     assert.equal(captureFileName('0b6c-uuid'), '0b6c-uuid.tcap');
+    assert.equal(captureFileName('.hidden'), '%2Ehidden.tcap');
+    // Distinct ids never share a file, whatever characters they use.
+    const ids = ['a/b', 'a_b', 'a%2Fb', 'a b', 'a\\b', 'é', '%C3%A9', '.', '..', '%2E', 'x.y'];
+    const names = ids.map(captureFileName);
+    assert.equal(new Set(names).size, ids.length, names.join(' '));
+    for (const n of names) assert.match(n, /^[A-Za-z0-9_%-][A-Za-z0-9._%-]*\.tcap$/);
     const legacy = parseCapture(Buffer.from('plain output\r\n'));
     assert.equal(legacy.session_id, null);
     assert.deepEqual(legacy.records.map((r) => [r.direction, r.bytes.toString()]), [['out', 'plain output\r\n']]);
