@@ -1,6 +1,8 @@
 /**
  * POST /mcp/confirm-response {request_id, confirmed}: a client answers a pending `ui action=confirm`.
  * Open to the socket and to authenticated TCP (the HTTP layer authenticates); the first answer wins.
+ * REFERENCE §5: `{ok:true}`, and answers to unknown or already answered ids are ignored, not refused:
+ * two viewers answering the same prompt is a normal race. `ignored` says why an answer changed nothing.
  */
 import type { ConfirmBroker } from '../mcp/confirmBroker.js';
 import { HttpError, json, parseJsonBody } from '../http/types.js';
@@ -18,9 +20,9 @@ export function mcpConfirmRoutes(broker: ConfirmBroker): Route[] {
       case 'accepted':
         return json({ ok: true });
       case 'already_answered':
-        throw new HttpError(409, `confirm request ${requestId} was already resolved; only the first answer counts`);
+        return json({ ok: true, ignored: 'already_answered', message: `confirm request ${requestId} was already resolved; only the first answer counts` });
       case 'unknown':
-        throw new HttpError(404, `no pending confirm request ${requestId}`);
+        return json({ ok: true, ignored: 'unknown', message: `no pending confirm request ${requestId}` });
     }
   };
   return [{ method: 'POST', pattern: '/mcp/confirm-response', handler: answer }];

@@ -75,13 +75,14 @@ describe('notifications/cancelled stops a tools/call in flight', () => {
       });
 
     // Another session's cancel, and the owner's cancel of "7" for the request 7, leave it running:
-    // the answer that follows is accepted (a withdrawn confirm would refuse it with 409).
+    // the answer that follows is accepted (a withdrawn confirm would ignore it: `ignored` set).
     const kept = confirmCall(7, 'Keep me?');
     const keptAsk = JSON.parse((await askedFor('Keep me?')).data);
     assert.equal((await cancel(stranger, 7)).status, 202);
     assert.equal((await cancel(owner, '7')).status, 202);
     const answer = await t.socket('POST', '/mcp/confirm-response', JSON.stringify({ request_id: keptAsk.request_id, confirmed: true }), { 'Content-Type': 'application/json' });
     assert.equal(answer.status, 200, answer.text);
+    assert.deepEqual(answer.json(), { ok: true }, answer.text);
     const keptResult = (await kept).json();
     assert.equal(keptResult.id, 7);
     assert.deepEqual(JSON.parse(keptResult.result.content[0].text), { confirmed: true });

@@ -97,7 +97,7 @@ test('confirm broker dispose resolves every waiting confirm', async () => {
   assert.equal(broker.size, 0);
 });
 
-test('POST /mcp/confirm-response: 200 first, 409 second, 404 unknown, 400 bad bodies', async () => {
+test('POST /mcp/confirm-response: the first answer counts, a second or an unknown id is ignored with a reason, bad bodies are 400', async () => {
   const bus = new EventBus();
   const events = record(bus);
   const broker = new ConfirmBroker({ bus, timeoutMs: 10_000 });
@@ -118,8 +118,14 @@ test('POST /mcp/confirm-response: 200 first, 409 second, 404 unknown, 400 bad bo
     }
     return 'no error';
   };
-  assert.match(status(JSON.stringify({ request_id: id, confirmed: false })), /^409 .*already resolved; only the first answer counts/);
-  assert.match(status(JSON.stringify({ request_id: 'x', confirmed: false })), /^404 no pending confirm request x/);
+  assert.deepEqual(await handler(post(JSON.stringify({ request_id: id, confirmed: false }))), {
+    status: 200,
+    body: { ok: true, ignored: 'already_answered', message: `confirm request ${id} was already resolved; only the first answer counts` },
+  });
+  assert.deepEqual(await handler(post(JSON.stringify({ request_id: 'x', confirmed: false }))), {
+    status: 200,
+    body: { ok: true, ignored: 'unknown', message: 'no pending confirm request x' },
+  });
   assert.match(status(JSON.stringify({ confirmed: true })), /^400 request_id is required/);
   assert.match(status(JSON.stringify({ request_id: id, confirmed: 'yes' })), /^400 confirmed must be a boolean/);
   assert.match(status('[1]'), /^400 body must be a JSON object/);
