@@ -19,7 +19,9 @@ import { McpHubHost } from './hosts/mcpHubHost.js';
 import { PtyHost } from './hosts/ptyHost.js';
 import { ProcessStarter } from './hosts/processStarter.js';
 import { createLogger } from './log.js';
+import { LogRing } from './logs/logRing.js';
 import { diagnosticsRoutes } from './routes/diagnostics.js';
+import { logRoutes } from './routes/logs.js';
 import { ConfirmBroker } from './mcp/confirmBroker.js';
 import { confirmTimeoutFromEnv } from './mcp/deadlines.js';
 import { McpService } from './mcp/mcpService.js';
@@ -64,6 +66,8 @@ export class Supervisor {
   readonly startedAtMs = Date.now();
   readonly bus = new EventBus();
   readonly metrics = new Metrics();
+  /** The monitoring log ring behind /logs (REFERENCE §1.3). */
+  readonly logRing = new LogRing();
   private socket: { app: ListenerApp; binding: UnixBinding } | null = null;
   private tcp: { app: ListenerApp; binding: TcpBinding } | null = null;
   private tcpTransition: Promise<void> = Promise.resolve();
@@ -286,6 +290,7 @@ export class Supervisor {
       ...projectUpstreamsRoutes(this.projects),
       ...progressRoutes(this.progressJournal),
       ...diagnosticsRoutes({ sessions: this.sessions, host: this.ptyHost, configDir: this.opts.paths.configDir, env: this.opts.env }),
+      ...logRoutes(this.logRing),
     ];
   }
 
