@@ -1,8 +1,15 @@
 /**
  * Supervisor-side proxy of the upstream hub worker thread (workers/mcp): starts it when the first
  * upstream is configured, keeps the pushed merged tool list (so tools/list never waits on the
- * worker once the settle gate is open), serves it secrets on a second port, restarts it within a
- * budget (replaying every registered upstream), and publishes statuses on the event bus.
+ * worker once the settle gate is open), serves it secrets on a second port, and publishes statuses
+ * on the event bus.
+ *
+ * The hub may die (an uncaught exception or process.exit in the thread, its channel closing). The
+ * host holds the registered upstreams itself, so a hub that is gone loses nothing: requests in
+ * flight fail at once with an error that says so, the thread is restarted within a budget with
+ * every registered upstream replayed, and a save made while it is down is recorded and replayed
+ * too. Past the budget, requests get WORKER_EXITED with retry_after_s (HTTP 503 + Retry-After) and
+ * the hub starts again by itself when the window allows.
  */
 import { MessageChannel, Worker } from 'node:worker_threads';
 
@@ -21,11 +28,13 @@ import type { UpstreamDiffPlan } from '../upstreams/configDiff.js';
 import { UpstreamNotFoundError, type UpstreamControl } from '../upstreams/upstreamControl.js';
 import type { UpstreamStatusRow } from '../upstreams/upstreamStatus.js';
 import type { HostLogger } from './ptyHost.js';
+import { RestartBudget } from './restartBudget.js';
 
 /** The hub's entry, by path: the supervisor never imports worker code. */
 const HUB_ENTRY = new URL('../../workers/mcp/main.js', import.meta.url);
 
 export const McpHubHostConstants = {
+  /** At most this many hub starts inside the window; past it the hub stays down until the window moves. */
   RESTART_BUDGET: 5,
   RESTART_WINDOW_MS: 60_000,
   /** A stopping hub gets this long to close its upstreams (stdio: 2 s grace, then kill) before terminate(). */
@@ -43,6 +52,9 @@ export interface McpHubHostOptions {
   settleTimeoutMs?: number;
   /** Test knobs passed to the worker. */
   workerData?: { healthIntervalMs?: number; minRetryMs?: { http: number; stdio: number } };
+  /** Test knobs: a smaller restart budget or a shorter window than McpHubHostConstants. */
+  restartBudget?: number;
+  restartWindowMs?: number;
 }
 
 interface Running {
@@ -50,10 +62,13 @@ interface Running {
   hub: Client<McpHubProtocolT>;
   hostServer: Server<HubHostProtocolT>;
   expectedExit: boolean;
+  /** The host has seen it go (channel closed or thread exited); set once. */
+  lost: boolean;
 }
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
+const noop = (): void => {};
 
 function asDefinition(tool: Record<string, unknown>): ToolDefinition {
   const description = typeof tool['description'] === 'string' ? tool['description'] : '';
@@ -61,38 +76,65 @@ function asDefinition(tool: Record<string, unknown>): ToolDefinition {
   return { ...(tool as object), name: String(tool['name']), description, inputSchema: schema };
 }
 
+/** Why a request failed because its hub went away: the close reason inside CHANNEL_CLOSED, else the message. */
+function lostReason(err: unknown): string {
+  const inner = err instanceof SupervisorError ? (err.data as { reason?: { message?: unknown } } | undefined)?.reason?.message : undefined;
+  return typeof inner === 'string' ? inner : (err as Error).message;
+}
+
 export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposable {
+  /** The hub in service: every registered upstream has been sent to it. */
   private running: Running | null = null;
-  /** Everything registered on the hub, in order: replayed after a worker restart. */
+  /** A hub started and still being sent the registered upstreams; promoted to `running` once done. */
+  private candidate: Running | null = null;
+  /**
+   * Every upstream the hub should hold, in order: the source of truth, not the hub. Replayed to each
+   * new hub; a save while the hub is down lands here and reaches the next one.
+   */
   private readonly registered = new Map<string, UpstreamServerWire>();
+  /** Hub starts and everything that changes what it holds run one at a time, so a replay never interleaves with a save. */
+  private ops: Promise<void> = Promise.resolve();
+  private readonly budget: RestartBudget;
+  private readonly restartWindowMs: number;
+  /** Armed when the budget refused a start: the hub comes back by itself once the window allows. */
+  private retryTimer: NodeJS.Timeout | null = null;
   private bootComplete = false;
   private fragment = '';
   private defs: ToolDefinition[] | null = [];
   private fragmentJson = '[]';
   private readonly changeListeners = new Set<() => void>();
-  private readonly restarts: number[] = [];
   private disposed = false;
 
   /** The settle gate (REFERENCE §7): closed until boot connects settle; re-armed by a later connect. */
   private gateOpen = false;
   private readonly gateWaiters = new Set<() => void>();
 
-  constructor(private readonly opts: McpHubHostOptions) {}
+  constructor(private readonly opts: McpHubHostOptions) {
+    this.restartWindowMs = opts.restartWindowMs ?? McpHubHostConstants.RESTART_WINDOW_MS;
+    this.budget = new RestartBudget(opts.restartBudget ?? McpHubHostConstants.RESTART_BUDGET, this.restartWindowMs);
+  }
 
   // ---- boot ---------------------------------------------------------------------------------------
 
   /** Registers the saved upstreams without waiting for any handshake, then marks boot complete. */
   async boot(servers: readonly UpstreamServerWire[]): Promise<void> {
-    for (const server of servers) {
-      try {
-        await this.connectOne(server);
-      } catch (err) {
-        this.opts.log.error({ upstream: server.name, err: (err as Error).message }, 'upstream not registered at boot');
+    await this.serial(async () => {
+      for (const server of servers) {
+        try {
+          const down = await this.connectOne(server);
+          if (down) this.opts.log.warn({ upstream: server.name, err: down.message }, 'upstream hub not running at boot: the upstream connects when it restarts');
+        } catch (err) {
+          this.opts.log.error({ upstream: server.name, err: (err as Error).message }, 'upstream not registered at boot');
+        }
       }
-    }
-    this.bootComplete = true;
-    if (this.running) await this.running.hub.request('initialConnectComplete', {});
-    else this.openGate();
+      this.bootComplete = true;
+      const running = this.running;
+      if (!running) return this.openGate();
+      // A hub that dies here is told by its successor's replay, which runs after boot completed.
+      await running.hub.request('initialConnectComplete', {}).catch((err: unknown) => {
+        if (!running.hub.closed) throw err;
+      });
+    });
   }
 
   // ---- UpstreamToolSource -------------------------------------------------------------------------
@@ -121,13 +163,21 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
     });
   }
 
+  /**
+   * Never retried on a restarted hub: the call may have run. A hub that dies under it fails it at
+   * once, saying so; a hub that is down is started first (within the budget).
+   */
   async call(upstream: string, tool: string, args: Record<string, unknown>, cancellation?: Cancellation): Promise<ToolCallOutcome> {
-    if (!this.registered.has(upstream) || !this.running) return textEnvelope({ error: `Unknown upstream '${upstream}'` });
+    if (this.disposed || !this.registered.has(upstream)) return textEnvelope({ error: `Unknown upstream '${upstream}'` });
+    const failed = (why: string) => textEnvelope({ error: `Upstream '${upstream}' call to '${tool}' failed: ${why}` });
+    let hub: Client<McpHubProtocolT> | undefined;
     try {
-      const reply = await this.running.hub.requestWithPayload('call', { upstream, tool }, { payload: encoder.encode(JSON.stringify(args)), timeout: 2 ** 31 - 1, ...(cancellation ? { cancellation } : {}) });
+      hub = this.running?.hub ?? (await this.serial(() => this.hub()));
+      const reply = await hub.requestWithPayload('call', { upstream, tool }, { payload: encoder.encode(JSON.stringify(args)), timeout: 2 ** 31 - 1, ...(cancellation ? { cancellation } : {}) });
       return new RawToolResult(decoder.decode(reply.payload));
     } catch (err) {
-      return textEnvelope({ error: `Upstream '${upstream}' call to '${tool}' failed: ${(err as Error).message}` });
+      if (hub?.closed && !this.disposed) return failed(`the upstream hub stopped during the call (${lostReason(err)}) and is being restarted; the call was not retried`);
+      return failed((err as Error).message);
     }
   }
 
@@ -141,53 +191,66 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
   /**
    * Every removed or changed upstream goes before any connects (as apply_config_diff does): a save
    * may hand one upstream's old name to another. One refused connect does not stop the others; the
-   * first refusal is reported once all were tried.
+   * first refusal is reported once all were tried. A hub that is down or dies meanwhile refuses
+   * nothing: the save is recorded, and this resolves once a restarted hub holds it (or rejects with
+   * WORKER_EXITED saying when the hub will start with it).
    */
   async applyPlan(plan: UpstreamDiffPlan): Promise<void> {
-    for (const s of plan.disconnect) await this.disconnectOne(s.name);
-    for (const { before } of plan.reconnect) await this.disconnectOne(before.name);
-    let refused: unknown;
-    for (const s of [...plan.reconnect.map((r) => r.after), ...plan.connect]) {
-      try {
-        await this.connectOne(s);
-      } catch (err) {
-        this.opts.log.error({ upstream: s.name, err: (err as Error).message }, 'upstream not connected after a save');
-        refused ??= err;
+    await this.serial(async () => {
+      for (const s of plan.disconnect) await this.disconnectOne(s.name);
+      for (const { before } of plan.reconnect) await this.disconnectOne(before.name);
+      let refused: unknown;
+      let down: SupervisorError | null = null;
+      for (const s of [...plan.reconnect.map((r) => r.after), ...plan.connect]) {
+        try {
+          down ??= await this.connectOne(s);
+        } catch (err) {
+          this.opts.log.error({ upstream: s.name, err: (err as Error).message }, 'upstream not connected after a save');
+          refused ??= err;
+        }
       }
-    }
-    if (refused !== undefined) throw refused;
+      if (down) await this.hub();
+      if (refused !== undefined) throw refused;
+    });
   }
 
   async reconnect(name: string): Promise<void> {
-    if (!this.registered.has(name) || !this.running) throw new UpstreamNotFoundError(name);
-    try {
-      await this.running.hub.request('reconnect', { name });
-    } catch (err) {
-      if (err instanceof SupervisorError && err.code === ErrorCode.UPSTREAM_NOT_FOUND) throw new UpstreamNotFoundError(name);
-      throw err;
-    }
+    await this.serial(async () => {
+      if (!this.registered.has(name)) throw new UpstreamNotFoundError(name);
+      const hub = await this.hub();
+      try {
+        await hub.request('reconnect', { name });
+      } catch (err) {
+        if (err instanceof SupervisorError && err.code === ErrorCode.UPSTREAM_NOT_FOUND) throw new UpstreamNotFoundError(name);
+        if (!hub.closed) throw err;
+        // It died under the request: its successor connects every upstream afresh, which is what was asked.
+        await this.hub();
+      }
+    });
   }
 
+  /** A read, so asked once more of a restarted hub when the hub dies under it. */
   async status(): Promise<UpstreamStatusRow[]> {
-    if (!this.running) return [];
-    return (await this.running.hub.request('status', {})).upstreams;
+    if (!this.running && this.registered.size === 0) return [];
+    for (let attempt = 1; ; attempt++) {
+      const hub = this.running?.hub ?? (await this.serial(() => this.hub()));
+      try {
+        return (await hub.request('status', {})).upstreams;
+      } catch (err) {
+        if (!hub.closed || attempt === 2) throw err;
+      }
+    }
   }
 
   async stop(): Promise<void> {
     this.disposed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
     this.openGate();
-    const running = this.running;
+    const hubs = [this.running, this.candidate].filter((r): r is Running => r !== null);
     this.running = null;
-    if (!running) return;
-    running.expectedExit = true;
-    try {
-      await running.hub.request('shutdown', {}, { timeout: McpHubHostConstants.STOP_GRACE_MS });
-    } catch {
-      // A wedged hub: terminate() below still ends the thread; stdio children die with their pipes.
-    }
-    running.hub.dispose();
-    running.hostServer.dispose();
-    await running.worker.terminate();
+    this.candidate = null;
+    await Promise.all(hubs.map((r) => this.shutDown(r)));
   }
 
   dispose(): void {
@@ -196,12 +259,33 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
 
   // ---- internals ----------------------------------------------------------------------------------
 
-  private async connectOne(server: UpstreamServerWire): Promise<void> {
-    const hub = await this.hub();
-    await hub.request('connect', { server, own_port: this.opts.ownPort() });
+  /** Runs `op` after every op queued before it (each op's failure is its caller's alone). */
+  private serial<T>(op: () => Promise<T>): Promise<T> {
+    const result = this.ops.then(op);
+    this.ops = result.then(noop, noop);
+    return result;
+  }
+
+  /**
+   * Registers one upstream (inside an op). A hub refusal throws and records nothing. A hub that is
+   * down, or dies under the request, records it anyway (the next hub's replay connects it) and the
+   * reason is returned.
+   */
+  private async connectOne(server: UpstreamServerWire): Promise<SupervisorError | null> {
+    let hub: Client<McpHubProtocolT> | undefined;
+    let down: SupervisorError | null = null;
+    try {
+      hub = await this.hub();
+      await hub.request('connect', { server, own_port: this.opts.ownPort() });
+    } catch (err) {
+      const hubGone = hub?.closed === true || (err instanceof SupervisorError && err.code === ErrorCode.WORKER_EXITED);
+      if (!hubGone || this.disposed) throw err;
+      down = err as SupervisorError;
+    }
     this.registered.set(server.name, server);
     // Connecting after boot re-arms the gate: the next tools/list waits for this handshake (≤ 3 s).
     if (this.bootComplete && server.enabled) this.gateOpen = false;
+    return down;
   }
 
   private async disconnectOne(name: string): Promise<void> {
@@ -209,8 +293,76 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
     try {
       await this.running.hub.request('disconnect', { name });
     } catch (err) {
+      // A hub that died here takes the upstream with it; its successor never hears of it.
       this.opts.log.warn({ upstream: name, err: (err as Error).message }, 'upstream disconnect failed');
     }
+  }
+
+  /**
+   * The hub in service (inside an op), starting one with every registered upstream when there is
+   * none. A hub that dies during its replay is replaced at once; the budget bounds how often.
+   */
+  private async hub(): Promise<Client<McpHubProtocolT>> {
+    for (;;) {
+      if (this.disposed) throw new SupervisorError(ErrorCode.WORKER_EXITED, 'the upstream hub is shut down');
+      if (this.running) return this.running.hub;
+      const waitMs = this.budget.take();
+      if (waitMs !== null) {
+        const waitS = Math.ceil(waitMs / 1000);
+        this.retryLater(waitMs);
+        // retry_after_s: a temporary refusal, which HTTP answers with 503 and Retry-After.
+        throw new SupervisorError(
+          ErrorCode.WORKER_EXITED,
+          `the upstream hub stopped too often (${this.budget.used} starts in ${Math.round(this.restartWindowMs / 1000)} s); it starts again in ${waitS}s with every saved upstream`,
+          { retry_after_s: waitS },
+        );
+      }
+      const running = this.start();
+      if ((await this.replay(running)) && !this.disposed) {
+        this.running = running;
+        return running.hub;
+      }
+    }
+  }
+
+  /** Sends a new hub every registered upstream; false when it died meanwhile. */
+  private async replay(running: Running): Promise<boolean> {
+    this.candidate = running;
+    try {
+      for (const server of [...this.registered.values()]) {
+        try {
+          await running.hub.request('connect', { server, own_port: this.opts.ownPort() });
+          if (this.bootComplete && server.enabled) this.gateOpen = false;
+        } catch (err) {
+          if (running.hub.closed) return false;
+          // A refusal a fresh hub can still give (the circular-proxy check, our port having changed).
+          this.registered.delete(server.name);
+          this.opts.log.error({ upstream: server.name, err: (err as Error).message }, 'upstream not re-registered after a hub restart');
+        }
+      }
+      if (this.bootComplete) await running.hub.request('initialConnectComplete', {}).catch(noop);
+      return !running.hub.closed;
+    } finally {
+      if (this.candidate === running) this.candidate = null;
+    }
+  }
+
+  /** Starts the hub again soon (queued behind any op in progress), when something is registered. */
+  private restartSoon(): void {
+    if (this.disposed || this.running || this.registered.size === 0) return;
+    void this.serial(() => this.hub()).catch((err: unknown) => {
+      if (!this.disposed) this.opts.log.error({ err: (err as Error).message }, 'upstream hub not restarted');
+    });
+  }
+
+  private retryLater(waitMs: number): void {
+    if (this.retryTimer) return;
+    this.opts.log.error({ budget: this.budget.used, retry_in_ms: waitMs }, 'upstream hub restart budget exhausted; upstream tools are unavailable until it starts again');
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.restartSoon();
+    }, waitMs);
+    this.retryTimer.unref();
   }
 
   private get settleTimeout(): number {
@@ -234,12 +386,6 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
     if (data.settled && this.bootComplete) this.openGate();
   }
 
-  private hub(): Promise<Client<McpHubProtocolT>> {
-    if (this.disposed) return Promise.reject(new Error('the upstream hub is shut down'));
-    if (this.running) return Promise.resolve(this.running.hub);
-    return Promise.resolve(this.start().hub);
-  }
-
   private start(): Running {
     const { port1, port2 } = new MessageChannel();
     const worker = new Worker(HUB_ENTRY, {
@@ -250,7 +396,7 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
     const hostServer = serve(messagePortTransport(port1), HubHostProtocol, {
       credential: async ({ account }) => ({ value: await this.opts.credential(account) }),
     });
-    const running: Running = { worker, hub, hostServer, expectedExit: false };
+    const running: Running = { worker, hub, hostServer, expectedExit: false, lost: false };
     hub.on('tools', (data, payload) => this.onTools(data, payload));
     hub.on('status', ({ name, status, last_error }) => {
       this.opts.bus.publish('upstream-status-changed', { name, status });
@@ -259,32 +405,43 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
     });
     hub.on('log', ({ level, msg, fields }) => this.opts.log[level]({ source: 'mcp-hub', ...fields }, msg));
     worker.on('error', (err) => this.opts.log.error({ err }, 'upstream hub worker crashed'));
-    worker.once('exit', (code) => this.onExit(running, code));
-    this.running = running;
+    // The channel closes when the thread exits (the reason carries the exit code and any uncaught
+    // error) and when either side closes the link; the exit is watched too in case the link let go first.
+    hub.onClose((reason) => this.onLost(running, reason.message));
+    worker.once('exit', (code) => this.onLost(running, `worker exited with code ${code}`));
+    // A hub that cannot read secrets is of no use; ending the thread closes the channel above with the exit's reason.
+    hostServer.onClose(() => void running.worker.terminate().catch(noop));
     return running;
   }
 
-  /** An unexpected exit: restart within the budget and register every upstream again. */
-  private onExit(running: Running, code: number): void {
+  /** The hub is gone or unusable: end its thread, and replace it unless that was asked for. */
+  private onLost(running: Running, reason: string): void {
+    if (running.lost) return;
+    running.lost = true;
+    // A link that closed under a live thread: end the thread, so it does not keep upstreams its successor also starts.
+    running.worker.terminate().catch(noop);
+    running.hub.dispose();
     running.hostServer.dispose();
+    if (running.expectedExit || this.disposed) return;
+    // A hub lost during its replay: the replay sees its requests fail and starts another.
     if (this.running !== running) return;
     this.running = null;
-    if (running.expectedExit || this.disposed) return;
-    this.opts.log.error({ code, upstreams: this.registered.size }, 'upstream hub worker exited; restarting it');
-    // Its tools are gone with it until the replay below reconnects them.
+    this.opts.log.error({ reason, upstreams: this.registered.size }, 'upstream hub worker exited; restarting it');
+    // Its tools are gone with it until the restarted hub connects them again.
     this.onTools({ settled: false }, encoder.encode('[]'));
-    const now = Date.now();
-    while (this.restarts.length > 0 && now - this.restarts[0]! > McpHubHostConstants.RESTART_WINDOW_MS) this.restarts.shift();
-    if (this.restarts.length >= McpHubHostConstants.RESTART_BUDGET) {
-      this.opts.log.error({ budget: McpHubHostConstants.RESTART_BUDGET }, 'upstream hub restart budget exhausted; upstream tools stay unavailable until the next save or reconnect');
-      return;
+    this.restartSoon();
+  }
+
+  /** Asks the hub to close its upstreams (stdio children closed, then killed), then ends the thread. */
+  private async shutDown(running: Running): Promise<void> {
+    running.expectedExit = true;
+    try {
+      await running.hub.request('shutdown', {}, { timeout: McpHubHostConstants.STOP_GRACE_MS });
+    } catch {
+      // A wedged or dead hub: terminate() below still ends the thread; stdio children die with their pipes.
     }
-    this.restarts.push(now);
-    const servers = [...this.registered.values()];
-    this.registered.clear();
-    void (async () => {
-      for (const server of servers) await this.connectOne(server).catch((err: Error) => this.opts.log.error({ upstream: server.name, err: err.message }, 'upstream not re-registered after a hub restart'));
-      if (this.running) await this.running.hub.request('initialConnectComplete', {}).catch(() => undefined);
-    })();
+    running.hub.dispose();
+    running.hostServer.dispose();
+    await running.worker.terminate();
   }
 }
