@@ -8,6 +8,7 @@ import { PtyProtocol } from '../../shared/protocol/pty.js';
 import type { PtyProtocolT } from '../../shared/protocol/pty.js';
 import { OutputAcks } from './outputAcks.js';
 import type { StartedWorker, WorkerStarter } from './processStarter.js';
+import { RestartBudget } from './restartBudget.js';
 
 export const PtyHostConstants = {
   /** How often the supervisor asks the host whether it is alive. */
@@ -47,7 +48,7 @@ export interface PtyHostTimings {
 export class PtyHost implements Disposable {
   private running: Running | null = null;
   private starting: Promise<PtyClient> | null = null;
-  private readonly restarts: number[] = [];
+  private readonly restarts = new RestartBudget(PtyHostConstants.RESTART_BUDGET, PtyHostConstants.RESTART_WINDOW_MS);
   private readonly listeners = new Map<EventName, Set<(data: any, payload?: Uint8Array) => void>>();
   private readonly exitListeners = new Set<(info: { pid: number; code: number | null; signal: string | null }) => void>();
   private disposed = false;
@@ -98,14 +99,12 @@ export class PtyHost implements Disposable {
   }
 
   private async start(): Promise<PtyClient> {
-    const now = Date.now();
-    while (this.restarts.length > 0 && this.restarts[0]! <= now - PtyHostConstants.RESTART_WINDOW_MS) this.restarts.shift();
-    if (this.restarts.length >= PtyHostConstants.RESTART_BUDGET) {
-      const waitS = Math.ceil((this.restarts[0]! + PtyHostConstants.RESTART_WINDOW_MS - now) / 1000);
+    const waitMs = this.restarts.take();
+    if (waitMs !== null) {
+      const waitS = Math.ceil(waitMs / 1000);
       // retry_after_s: a temporary refusal, which HTTP answers with 503 and Retry-After.
-      throw new SupervisorError(ErrorCode.WORKER_EXITED, `pty host started ${this.restarts.length} times in the last minute; next try in ${waitS}s`, { retry_after_s: waitS });
+      throw new SupervisorError(ErrorCode.WORKER_EXITED, `pty host started ${this.restarts.used} times in the last minute; next try in ${waitS}s`, { retry_after_s: waitS });
     }
-    this.restarts.push(now);
     const worker = this.starter.start();
     const client = connect(worker.transport, PtyProtocol);
     for (const event of ['exit', 'state'] as const) {
