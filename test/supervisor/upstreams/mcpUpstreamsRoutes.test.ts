@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { hash } from '@node-rs/bcrypt';
 
+import { ErrorCode, SupervisorError } from '../../../shared/errors.js';
 import { bindTcp, bindUnix, closeTcp, closeUnix, type TcpBinding, type UnixBinding } from '../../../supervisor/http/listeners.js';
 import { HttpServer } from '../../../supervisor/http/server.js';
 import { mcpUpstreamsRoutes } from '../../../supervisor/routes/mcpUpstreams.js';
@@ -30,7 +31,8 @@ class RecordingControl implements UpstreamControl {
   plans: UpstreamDiffPlan[] = [];
   reconnects: string[] = [];
   known = new Set<string>();
-  failApply: string | null = null;
+  /** A message (a plain Error) or the error itself. */
+  failApply: string | Error | null = null;
   rows: UpstreamStatusRow[] = [
     {
       name: 'alpha',
@@ -47,9 +49,9 @@ class RecordingControl implements UpstreamControl {
 
   async applyPlan(plan: UpstreamDiffPlan): Promise<void> {
     if (this.failApply !== null) {
-      const message = this.failApply;
+      const failure = this.failApply;
       this.failApply = null;
-      throw new Error(message);
+      throw typeof failure === 'string' ? new Error(failure) : failure;
     }
     this.plans.push(plan);
     for (const s of plan.disconnect) this.known.delete(s.name);
@@ -157,7 +159,7 @@ describe('/mcp/upstreams routes', () => {
     assert.equal(control.plans.length, plans, 'nothing applied to the hub');
   });
 
-  it('PUT answers 500 for a concurrent same-id add, and for a hub that refuses the plan (the file is saved)', async () => {
+  it('PUT answers 500 for a concurrent same-id add and for a hub that refuses the plan, 503 + Retry-After for a hub past its restart budget (the file is saved each time)', async () => {
     const seen = (await call('GET', '/mcp/upstreams')).json();
     // Another client adds e1 first; this one, still holding the old copy, adds e1 too.
     assert.equal((await call('PUT', '/mcp/upstreams', { base: seen, config: { servers: [...seen.servers, http('e1', 'epsilon')] } })).status, 200);
@@ -171,6 +173,15 @@ describe('/mcp/upstreams routes', () => {
     assert.equal(failed.status, 500);
     assert.match(failed.json().error, /saved, but applying it to the running hub failed: hub worker is not running/);
     assert.ok(fileText().includes('"zeta"'));
+
+    // A hub past its restart budget is the server being unavailable for a while, not a failure: 503 + Retry-After.
+    control.failApply = new SupervisorError(ErrorCode.WORKER_EXITED, 'the upstream hub starts again in 7s with every saved upstream', { retry_after_s: 7 });
+    const current = (await call('GET', '/mcp/upstreams')).json();
+    const later = await call('PUT', '/mcp/upstreams', { base: current, config: { servers: [...current.servers, http('y1', 'ypsilon')] } });
+    assert.equal(later.status, 503, later.text);
+    assert.equal(later.headers['retry-after'], '7');
+    assert.match(later.json().error, /saved, but applying it to the running hub failed: the upstream hub starts again in 7s/);
+    assert.ok(fileText().includes('"ypsilon"'));
   });
 
   it('reconnect: 200 null for a known upstream, 404 for an unknown one, 400 without a name', async () => {
