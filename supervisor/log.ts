@@ -43,6 +43,8 @@ export interface LogOptions {
   level?: string;
   /** Tests keep stderr quiet but still want the file. */
   stderr?: boolean;
+  /** Also receives every warn, error and fatal record as its serialized (already censored) JSON line. */
+  warnings?: (jsonLine: string) => void;
 }
 
 export function createLogger(opts: LogOptions): Logger {
@@ -55,8 +57,12 @@ export function createLogger(opts: LogOptions): Logger {
     },
   ];
   if (opts.stderr !== false) targets.push({ target: 'pino/file', level: opts.level ?? 'info', options: { destination: 2 } });
-  return pino(
-    { level: opts.level ?? 'info', base: { pid: process.pid }, redact: { paths: REDACT_PATHS, censor: '[REDACTED]' } },
-    pino.transport({ targets }),
-  );
+  const options = { level: opts.level ?? 'info', base: { pid: process.pid }, redact: { paths: REDACT_PATHS, censor: '[REDACTED]' } };
+  const files = pino.transport({ targets });
+  if (opts.warnings === undefined) return pino(options, files);
+  const warnings = opts.warnings;
+  // In this thread, after serialization: the tee sees the censored line, and only warn and above.
+  const streams = pino.multistream([{ level: options.level as pino.Level, stream: files }, { level: 'warn', stream: { write: (line: string) => warnings(line) } }]);
+  // logger.flush(cb) needs the stream's flush, which a multistream lacks: the files are what need it.
+  return pino(options, Object.assign(streams, { flush: (cb: (err?: Error) => void) => files.flush(cb) }));
 }

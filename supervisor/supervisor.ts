@@ -19,6 +19,7 @@ import { McpHubHost } from './hosts/mcpHubHost.js';
 import { PtyHost } from './hosts/ptyHost.js';
 import { ProcessStarter } from './hosts/processStarter.js';
 import { createLogger } from './log.js';
+import { appLogSink } from './logs/appLogSink.js';
 import { LogRing } from './logs/logRing.js';
 import { diagnosticsRoutes } from './routes/diagnostics.js';
 import { logRoutes } from './routes/logs.js';
@@ -66,8 +67,6 @@ export class Supervisor {
   readonly startedAtMs = Date.now();
   readonly bus = new EventBus();
   readonly metrics = new Metrics();
-  /** The monitoring log ring behind /logs (REFERENCE §1.3). */
-  readonly logRing = new LogRing();
   private socket: { app: ListenerApp; binding: UnixBinding } | null = null;
   private tcp: { app: ListenerApp; binding: TcpBinding } | null = null;
   private tcpTransition: Promise<void> = Promise.resolve();
@@ -92,6 +91,8 @@ export class Supervisor {
     private readonly opts: SupervisorOptions,
     readonly log: Logger,
     readonly config: ConfigStore,
+    /** GET/POST/DELETE /logs (REFERENCE §1.3); tuicd's own warnings and errors land here too. */
+    readonly logRing: LogRing,
   ) {
     this.metrics.counter('http_requests_total', 'HTTP responses sent, by listener and status');
     this.metrics.gauge('uptime_seconds', 'Seconds since start', () => Math.floor((Date.now() - this.startedAtMs) / 1000));
@@ -177,8 +178,9 @@ export class Supervisor {
     // A corrupt config refuses the start; the error names the file and the parse error.
     await config.load();
     effectiveTcpPort(config.get(), opts.env); // a bad TUIC_PORT fails the start, not the first rebind
-    const log = createLogger({ logDir: opts.paths.logDir, level: opts.logLevel ?? opts.env['TUIC_LOG_LEVEL'] ?? 'info' });
-    const sup = new Supervisor(opts, log, config);
+    const logRing = new LogRing();
+    const log = createLogger({ logDir: opts.paths.logDir, level: opts.logLevel ?? opts.env['TUIC_LOG_LEVEL'] ?? 'info', warnings: appLogSink(logRing) });
+    const sup = new Supervisor(opts, log, config, logRing);
     try {
       // The keyring probe runs in a child process (a hung D-Bus must not hang us): overlap it with binding.
       const service = opts.paths.instance === null ? DEFAULT_SERVICE : `${DEFAULT_SERVICE}-${opts.paths.instance}`;
