@@ -1,7 +1,8 @@
 /**
  * Session streaming (issue #3 "Benchmarks"): bytes/s a WebSocket viewer of a tuicd session receives
  * against a bare node-pty Buffer read of the same command, and keystroke echo latency through
- * tuicd against the same round trip on a bare node-pty. tuicd runs as its own process
+ * tuicd against the same round trip on a bare node-pty. Both also run against a one-process node-pty
+ * + uWS server (ttyd's shape), which shows what tuicd's split into supervisor and pty host costs. tuicd runs as its own process
  * (`node dist/supervisor/main.js`, unix socket only); the viewers, the keystroke timer and the bare
  * node-pty baselines all run in one separate load process (sessions/client.ts).
  */
@@ -38,6 +39,8 @@ const StreamBenchConstants = {
 } as const;
 
 const BARE = 'bare node-pty (Buffer read)';
+/** ttyd's shape in node: a fresh PTY per viewer, so only the one-viewer case has a like-for-like peer. */
+const ONE_PROCESS = 'one-process node-pty + uWS server, 1 viewer';
 const viewersVariant = (n: number): string => `tuicd, ${n} WebSocket viewer${n === 1 ? '' : 's'}`;
 
 /** Everything measured for one variant across repetitions. */
@@ -76,13 +79,25 @@ async function measureFlood(
   sizeNote: string,
 ): Promise<BenchRow[]> {
   const spec = { expected: flood.expected, check: flood.check, idleTimeoutMs: StreamBenchConstants.IDLE_TIMEOUT_MS };
-  const variants = [BARE, ...StreamBenchConstants.VIEWER_COUNTS.map(viewersVariant)];
+  const variants = [BARE, ONE_PROCESS, ...StreamBenchConstants.VIEWER_COUNTS.map(viewersVariant)];
   const series = new Map(variants.map((v) => [v, newSeries()]));
+  let peer: OnePtyServer | undefined;
+  let peerError: string | undefined;
+  try {
+    peer = await startOnePtyServer(flood.script);
+  } catch (err) {
+    peerError = errorText(err);
+  }
   const runVariant = async (variant: string): Promise<void> => {
     const s = series.get(variant)!;
     if (variant === BARE) {
       const r = await client.call({ op: 'bareStream', script: flood.script, ...spec }, StreamBenchConstants.STREAM_CALL_TIMEOUT_MS);
       record(s, r);
+      return;
+    }
+    if (variant === ONE_PROCESS) {
+      if (!peer) throw new Error(peerError ?? 'the one-process server is not running');
+      record(s, await client.call({ op: 'stream', socket: peer.socketPath, sessionId: 'peer', viewers: 1, ...spec }, StreamBenchConstants.STREAM_CALL_TIMEOUT_MS));
       return;
     }
     if (!tuicd) throw new Error(tuicdError ?? 'tuicd is not running');
@@ -121,16 +136,20 @@ async function measureFlood(
     await runVariant(viewersVariant(1)).catch(() => undefined);
     series.set(viewersVariant(1), newSeries());
   }
-  for (let rep = 0; rep < Math.max(3, ctx.repetitions); rep++) {
-    // Rotate the order so drift on the machine hits every variant alike.
-    const order = variants.map((_, i) => variants[(i + rep) % variants.length]!);
-    for (const v of order) {
-      try {
-        await runVariant(v);
-      } catch (err) {
-        series.get(v)!.errors.push(errorText(err));
+  try {
+    for (let rep = 0; rep < Math.max(3, ctx.repetitions); rep++) {
+      // Rotate the order so drift on the machine hits every variant alike.
+      const order = variants.map((_, i) => variants[(i + rep) % variants.length]!);
+      for (const v of order) {
+        try {
+          await runVariant(v);
+        } catch (err) {
+          series.get(v)!.errors.push(errorText(err));
+        }
       }
     }
+  } finally {
+    await peer?.stop();
   }
 
   const group = `session stream: ${name}`;
@@ -143,15 +162,22 @@ async function measureFlood(
     out.push(withNote(row(group, BARE, ctx, unit, bare.values), notes(bare, [sizeNote, 'one reader, in the load process'])));
   }
   const baseline = bare.values.length ? { name: 'bare node-pty', median: median(bare.values) } : undefined;
+  const onePeer = series.get(ONE_PROCESS)!;
   for (const v of variants.slice(1)) {
     const s = series.get(v)!;
     if (s.values.length === 0) {
-      out.push(failedRow(group, v, ctx, unit, s.problems.length ? `NOT BYTE-EXACT in every run: ${s.problems[0]}` : (s.errors[0] ?? tuicdError ?? 'no run finished')));
+      out.push(failedRow(group, v, ctx, unit, s.problems.length ? `NOT BYTE-EXACT in every run: ${s.problems[0]}` : (s.errors[0] ?? (v === ONE_PROCESS ? peerError : tuicdError) ?? 'no run finished')));
       continue;
     }
     const r = row(group, v, ctx, unit, s.values, baseline);
     const extra: string[] = [];
+    if (v === ONE_PROCESS) {
+      extra.push("ttyd's shape: node-pty and the WebSocket in one process, no ring, coalescer or text stage; ratio = this / bare");
+      out.push(withNote(r, notes(s, extra)));
+      continue;
+    }
     if (r.ratio !== undefined) extra.push(`goal ≥ ${goalRatio}${goalNote}: ${goal(r.ratio >= goalRatio)}`);
+    if (v === viewersVariant(1) && onePeer.values.length) extra.push(`${fmt(r.median / median(onePeer.values), 2)}× the one-process server`);
     if (s.viewerEvenness.length) extra.push(`slowest/fastest viewer ${fmt(median(s.viewerEvenness), 2)}`);
     if (s.supervisorCpuMsPerMb.length) extra.push(`CPU ms/MB: supervisor ${fmt(median(s.supervisorCpuMsPerMb), 2)}, pty host ${fmt(median(s.hostCpuMsPerMb), 2)}`);
     out.push(withNote(r, notes(s, extra)));
