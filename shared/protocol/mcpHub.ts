@@ -72,6 +72,8 @@ export const McpHubProtocol = defineProtocol({
      */
     call: { params: Type.Object({ upstream: Type.String(), tool: Type.String() }), result: Type.Object({ upstream_error: Type.Boolean() }) },
     status: { params: Type.Object({}), result: Type.Object({ upstreams: Type.Array(UpstreamStatusRowSchema) }) },
+    /** Liveness: the supervisor's heartbeat (as the pty protocol's ping); a thread stuck in a loop never answers. */
+    ping: { params: Type.Object({}), result: Type.Object({}) },
     /** Stops every upstream (stdio children closed then killed) before the worker exits. */
     shutdown: { params: Type.Object({}), result: Type.Object({}) },
   },

@@ -10,6 +10,9 @@
  * every registered upstream replayed, and a save made while it is down is recorded and replayed
  * too. Past the budget, requests get WORKER_EXITED with retry_after_s (HTTP 503 + Retry-After) and
  * the hub starts again by itself when the window allows.
+ *
+ * A hub that is alive but wedged (a thread stuck in a synchronous loop) is found by a heartbeat: a
+ * ping it does not answer in time ends its thread, and the death path above replaces it.
  */
 import { MessageChannel, Worker } from 'node:worker_threads';
 
@@ -21,6 +24,7 @@ import { RawToolResult, textEnvelope, type ToolCallOutcome } from '../../shared/
 import { HubConstants, HubHostProtocol, McpHubProtocol, type HubHostProtocolT, type McpHubProtocolT } from '../../shared/protocol/mcpHub.js';
 import type { UpstreamServerWire } from '../../shared/protocol/upstreamServer.js';
 import { messagePortTransport, workerTransport } from '../../shared/transports/messagePort.js';
+import type { Transport } from '../../shared/transports/transport.js';
 import type { EventBus } from '../events/eventBus.js';
 import type { UpstreamToolSource } from '../mcp/upstreamTools.js';
 import type { ToolDefinition } from '../mcp/tools/nativeTool.js';
@@ -34,6 +38,14 @@ import { RestartBudget } from './restartBudget.js';
 const HUB_ENTRY = new URL('../../workers/mcp/main.js', import.meta.url);
 
 export const McpHubHostConstants = {
+  /**
+   * How often the supervisor asks the hub whether it is alive. The pty host's values: the hub only
+   * waits on I/O and parses small JSON, so an event loop that stays silent this long is wedged, not
+   * busy; a wedged hub is replaced within interval + timeout (20 s) instead of never.
+   */
+  HEARTBEAT_INTERVAL_MS: 5_000,
+  /** A ping unanswered this long means the thread is stuck (a loop); terminate() ends even that. */
+  HEARTBEAT_TIMEOUT_MS: 15_000,
   /** At most this many hub starts inside the window; past it the hub stays down until the window moves. */
   RESTART_BUDGET: 5,
   RESTART_WINDOW_MS: 60_000,
@@ -55,12 +67,22 @@ export interface McpHubHostOptions {
   /** Test knobs: a smaller restart budget or a shorter window than McpHubHostConstants. */
   restartBudget?: number;
   restartWindowMs?: number;
+  /** Test knobs: a faster heartbeat than McpHubHostConstants. */
+  heartbeatIntervalMs?: number;
+  heartbeatTimeoutMs?: number;
 }
 
 interface Running {
   worker: Worker;
+  /** The hub channel's link, closed with the heartbeat's reason when a ping goes unanswered. */
+  link: Transport;
   hub: Client<McpHubProtocolT>;
   hostServer: Server<HubHostProtocolT>;
+  heartbeat: NodeJS.Timeout;
+  /** The handshake is done: pings before it would count the thread's start-up as silence. */
+  ready: boolean;
+  /** One ping at a time: a wedged hub is ended once, not once per interval that passed meanwhile. */
+  pingInFlight: boolean;
   expectedExit: boolean;
   /** The host has seen it go (channel closed or thread exited); set once. */
   lost: boolean;
@@ -392,11 +414,23 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
       workerData: { hostPort: port2, version: this.opts.version, ...this.opts.workerData },
       transferList: [port2],
     });
-    const hub = connect(workerTransport(worker), McpHubProtocol);
+    const link = workerTransport(worker);
+    const hub = connect(link, McpHubProtocol);
     const hostServer = serve(messagePortTransport(port1), HubHostProtocol, {
       credential: async ({ account }) => ({ value: await this.opts.credential(account) }),
     });
-    const running: Running = { worker, hub, hostServer, expectedExit: false, lost: false };
+    const intervalMs = this.opts.heartbeatIntervalMs ?? McpHubHostConstants.HEARTBEAT_INTERVAL_MS;
+    const running: Running = {
+      worker,
+      link,
+      hub,
+      hostServer,
+      heartbeat: setInterval(() => this.beat(running), intervalMs),
+      ready: false,
+      pingInFlight: false,
+      expectedExit: false,
+      lost: false,
+    };
     hub.on('tools', (data, payload) => this.onTools(data, payload));
     hub.on('status', ({ name, status, last_error }) => {
       this.opts.bus.publish('upstream-status-changed', { name, status });
@@ -411,13 +445,40 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
     worker.once('exit', (code) => this.onLost(running, `worker exited with code ${code}`));
     // A hub that cannot read secrets is of no use; ending the thread closes the channel above with the exit's reason.
     hostServer.onClose(() => void running.worker.terminate().catch(noop));
+    running.heartbeat.unref();
+    hub.ready.then(() => (running.ready = true), noop);
     return running;
+  }
+
+  /**
+   * Pings the hub (the one in service, or one being replayed into: a wedged candidate would hold
+   * the replay). No answer in time: the link closes with that reason, so in-flight calls say why,
+   * and onLost ends the thread and replaces it.
+   */
+  private beat(running: Running): void {
+    if (!running.ready || running.pingInFlight || running.lost || running.expectedExit) return;
+    running.pingInFlight = true;
+    const timeoutMs = this.opts.heartbeatTimeoutMs ?? McpHubHostConstants.HEARTBEAT_TIMEOUT_MS;
+    running.hub.request('ping', {}, { timeout: timeoutMs }).then(
+      () => {
+        running.pingInFlight = false;
+      },
+      (err: unknown) => {
+        running.pingInFlight = false;
+        // Gone already (or being stopped): the death or stop path has it.
+        if (running.lost || running.expectedExit || running.hub.closed) return;
+        this.opts.log.error({ err: (err as Error).message, timeout_ms: timeoutMs }, 'upstream hub missed its heartbeat; ending its thread');
+        running.link.close(new SupervisorError(ErrorCode.CHANNEL_CLOSED, `the upstream hub did not answer its heartbeat within ${timeoutMs} ms (wedged)`));
+        void running.worker.terminate().catch(noop);
+      },
+    );
   }
 
   /** The hub is gone or unusable: end its thread, and replace it unless that was asked for. */
   private onLost(running: Running, reason: string): void {
     if (running.lost) return;
     running.lost = true;
+    clearInterval(running.heartbeat);
     // A link that closed under a live thread: end the thread, so it does not keep upstreams its successor also starts.
     running.worker.terminate().catch(noop);
     running.hub.dispose();
@@ -435,6 +496,7 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
   /** Asks the hub to close its upstreams (stdio children closed, then killed), then ends the thread. */
   private async shutDown(running: Running): Promise<void> {
     running.expectedExit = true;
+    clearInterval(running.heartbeat);
     try {
       await running.hub.request('shutdown', {}, { timeout: McpHubHostConstants.STOP_GRACE_MS });
     } catch {

@@ -102,6 +102,7 @@ server = serve(messagePortTransport(parentPort!), McpHubProtocol, {
     return withPayload({ upstream_error: outcome.upstreamError }, encoder.encode(outcome.json), { transfer: true });
   },
   status: () => ({ upstreams: registry.statusRows() }),
+  ping: () => ({}),
   shutdown: async () => {
     await registry.dispose();
     return {};
