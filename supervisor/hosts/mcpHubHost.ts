@@ -32,6 +32,7 @@ import type { UpstreamDiffPlan } from '../upstreams/configDiff.js';
 import { UpstreamNotFoundError, type UpstreamControl } from '../upstreams/upstreamControl.js';
 import type { UpstreamStatusRow } from '../upstreams/upstreamStatus.js';
 import type { HostLogger } from './ptyHost.js';
+import { Heartbeat } from './heartbeat.js';
 import { RestartBudget } from './restartBudget.js';
 
 /** The hub's entry, by path: the supervisor never imports worker code. */
@@ -78,11 +79,9 @@ interface Running {
   link: Transport;
   hub: Client<McpHubProtocolT>;
   hostServer: Server<HubHostProtocolT>;
-  heartbeat: NodeJS.Timeout;
+  heartbeat: Heartbeat;
   /** The handshake is done: pings before it would count the thread's start-up as silence. */
   ready: boolean;
-  /** One ping at a time: a wedged hub is ended once, not once per interval that passed meanwhile. */
-  pingInFlight: boolean;
   expectedExit: boolean;
   /** The host has seen it go (channel closed or thread exited); set once. */
   lost: boolean;
@@ -419,15 +418,27 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
     const hostServer = serve(messagePortTransport(port1), HubHostProtocol, {
       credential: async ({ account }) => ({ value: await this.opts.credential(account) }),
     });
-    const intervalMs = this.opts.heartbeatIntervalMs ?? McpHubHostConstants.HEARTBEAT_INTERVAL_MS;
+    const timeoutMs = this.opts.heartbeatTimeoutMs ?? McpHubHostConstants.HEARTBEAT_TIMEOUT_MS;
     const running: Running = {
       worker,
       link,
       hub,
       hostServer,
-      heartbeat: setInterval(() => this.beat(running), intervalMs),
+      // The hub in service, or one being replayed into (a wedged candidate would hold the replay).
+      // No answer in time: the link closes with that reason, so in-flight calls say why, and onLost
+      // ends the thread and replaces it.
+      heartbeat: new Heartbeat({
+        intervalMs: this.opts.heartbeatIntervalMs ?? McpHubHostConstants.HEARTBEAT_INTERVAL_MS,
+        timeoutMs,
+        ping: (timeout) => hub.request('ping', {}, { timeout }),
+        active: () => running.ready && !running.lost && !running.expectedExit && !hub.closed,
+        onMissed: (err) => {
+          this.opts.log.error({ err: (err as Error).message, timeout_ms: timeoutMs }, 'upstream hub missed its heartbeat; ending its thread');
+          link.close(new SupervisorError(ErrorCode.CHANNEL_CLOSED, `the upstream hub did not answer its heartbeat within ${timeoutMs} ms (wedged)`));
+          void worker.terminate().catch(noop);
+        },
+      }),
       ready: false,
-      pingInFlight: false,
       expectedExit: false,
       lost: false,
     };
@@ -445,40 +456,15 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
     worker.once('exit', (code) => this.onLost(running, `worker exited with code ${code}`));
     // A hub that cannot read secrets is of no use; ending the thread closes the channel above with the exit's reason.
     hostServer.onClose(() => void running.worker.terminate().catch(noop));
-    running.heartbeat.unref();
     hub.ready.then(() => (running.ready = true), noop);
     return running;
-  }
-
-  /**
-   * Pings the hub (the one in service, or one being replayed into: a wedged candidate would hold
-   * the replay). No answer in time: the link closes with that reason, so in-flight calls say why,
-   * and onLost ends the thread and replaces it.
-   */
-  private beat(running: Running): void {
-    if (!running.ready || running.pingInFlight || running.lost || running.expectedExit) return;
-    running.pingInFlight = true;
-    const timeoutMs = this.opts.heartbeatTimeoutMs ?? McpHubHostConstants.HEARTBEAT_TIMEOUT_MS;
-    running.hub.request('ping', {}, { timeout: timeoutMs }).then(
-      () => {
-        running.pingInFlight = false;
-      },
-      (err: unknown) => {
-        running.pingInFlight = false;
-        // Gone already (or being stopped): the death or stop path has it.
-        if (running.lost || running.expectedExit || running.hub.closed) return;
-        this.opts.log.error({ err: (err as Error).message, timeout_ms: timeoutMs }, 'upstream hub missed its heartbeat; ending its thread');
-        running.link.close(new SupervisorError(ErrorCode.CHANNEL_CLOSED, `the upstream hub did not answer its heartbeat within ${timeoutMs} ms (wedged)`));
-        void running.worker.terminate().catch(noop);
-      },
-    );
   }
 
   /** The hub is gone or unusable: end its thread, and replace it unless that was asked for. */
   private onLost(running: Running, reason: string): void {
     if (running.lost) return;
     running.lost = true;
-    clearInterval(running.heartbeat);
+    running.heartbeat.dispose();
     // A link that closed under a live thread: end the thread, so it does not keep upstreams its successor also starts.
     running.worker.terminate().catch(noop);
     running.hub.dispose();
@@ -496,7 +482,7 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
   /** Asks the hub to close its upstreams (stdio children closed, then killed), then ends the thread. */
   private async shutDown(running: Running): Promise<void> {
     running.expectedExit = true;
-    clearInterval(running.heartbeat);
+    running.heartbeat.dispose();
     try {
       await running.hub.request('shutdown', {}, { timeout: McpHubHostConstants.STOP_GRACE_MS });
     } catch {

@@ -8,6 +8,7 @@ import { PtyProtocol } from '../../shared/protocol/pty.js';
 import type { PtyProtocolT } from '../../shared/protocol/pty.js';
 import { OutputAcks } from './outputAcks.js';
 import type { StartedWorker, WorkerStarter } from './processStarter.js';
+import { Heartbeat } from './heartbeat.js';
 import { RestartBudget } from './restartBudget.js';
 
 export const PtyHostConstants = {
@@ -34,9 +35,7 @@ export interface HostLogger {
 interface Running {
   worker: StartedWorker;
   client: PtyClient;
-  heartbeat: NodeJS.Timeout;
-  /** One ping at a time: a wedged host is killed once, not once per interval that passed meanwhile. */
-  pingInFlight: boolean;
+  heartbeat: Heartbeat;
   expectedExit: boolean;
 }
 
@@ -118,8 +117,22 @@ export class PtyHost implements Disposable {
       // Fanned out (viewers queue or drop on their own): the host may send this much more.
       if (payload !== undefined) acks.add(data.session_id, payload.length);
     });
-    const running: Running = { worker, client, heartbeat: setInterval(() => this.beat(running), this.timings.heartbeatIntervalMs), pingInFlight: false, expectedExit: false };
-    running.heartbeat.unref();
+    const running: Running = {
+      worker,
+      client,
+      // Checked once it is the running host (after the handshake), until it exits or is replaced.
+      heartbeat: new Heartbeat({
+        intervalMs: this.timings.heartbeatIntervalMs,
+        timeoutMs: this.timings.heartbeatTimeoutMs,
+        ping: (timeout) => client.request('ping', {}, { timeout }),
+        active: () => this.running === running,
+        onMissed: (err) => {
+          this.log.error({ host_pid: worker.pid, err: String(err) }, 'pty host missed its heartbeat; killing it');
+          worker.kill('SIGKILL');
+        },
+      }),
+      expectedExit: false,
+    };
     void worker.exited.then(({ code, signal }) => this.onWorkerExit(running, code, signal));
     try {
       await client.ready;
@@ -133,27 +146,8 @@ export class PtyHost implements Disposable {
     return client;
   }
 
-  private beat(running: Running): void {
-    // Not yet ready (or already replaced): nothing to check. One ping at a time.
-    if (this.running !== running || running.pingInFlight) return;
-    running.pingInFlight = true;
-    running.client.request('ping', {}, { timeout: this.timings.heartbeatTimeoutMs }).then(
-      () => {
-        running.pingInFlight = false;
-      },
-      (err: unknown) => {
-        running.pingInFlight = false;
-        if (this.running !== running) return;
-        // Killed once: no further pings (they would fail on the closing channel and log again).
-        clearInterval(running.heartbeat);
-        this.log.error({ host_pid: running.worker.pid, err: String(err) }, 'pty host missed its heartbeat; killing it');
-        running.worker.kill('SIGKILL');
-      },
-    );
-  }
-
   private onWorkerExit(running: Running, code: number | null, signal: string | null): void {
-    clearInterval(running.heartbeat);
+    running.heartbeat.dispose();
     running.client.dispose();
     if (this.running === running) this.running = null;
     if (running.expectedExit || this.disposed) return;
@@ -168,7 +162,7 @@ export class PtyHost implements Disposable {
     this.running = null;
     if (!running) return;
     running.expectedExit = true;
-    clearInterval(running.heartbeat);
+    running.heartbeat.dispose();
     running.client.dispose();
     running.worker.kill('SIGTERM');
     const timer = setTimeout(() => running.worker.kill('SIGKILL'), PtyHostConstants.STOP_GRACE_MS);
