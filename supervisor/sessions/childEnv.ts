@@ -11,8 +11,12 @@ const CAPABILITY_VARS: Readonly<Record<string, string>> = {
   CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS: '1',
 };
 
-/** CLAUDECODE makes a nested agent think it runs inside another; NO_COLOR may belong to a parent agent. */
-const REMOVED_VARS = ['CLAUDECODE', 'NO_COLOR'];
+/**
+ * CLAUDECODE makes a nested agent think it runs inside another; NO_COLOR may belong to a parent agent
+ * (REFERENCE §2.2). TMUX/TMUX_PANE/STY describe the multiplexer tuicd was started from, not the
+ * session's terminal: left in, `tmux` commands and tmux-aware tools in the session act on that pane.
+ */
+const REMOVED_VARS = ['CLAUDECODE', 'NO_COLOR', 'TMUX', 'TMUX_PANE', 'STY'];
 
 export function childEnv(base: NodeJS.ProcessEnv, opts: { tuicSession: string; configDir: string }): Record<string, string> {
   const env: Record<string, string> = {};
