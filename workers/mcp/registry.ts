@@ -62,6 +62,12 @@ interface Entry {
   connecting: Promise<void> | null;
   /** A handshake has succeeded on this client at least once (else a probe re-runs it). */
   initialized: boolean;
+  /**
+   * A health check failed on this connection: the recovery probe re-runs the handshake (respawns a
+   * dead stdio child, opens a new HTTP session) instead of checking again. Any success clears it,
+   * so a connection a call has just proven is not torn down by a handshake.
+   */
+  handshakeDue: boolean;
   retryTimer: NodeJS.Timeout | null;
   removed: boolean;
 }
@@ -117,6 +123,7 @@ export class UpstreamRegistry {
       lastError: null,
       connecting: null,
       initialized: false,
+      handshakeDue: false,
       retryTimer: null,
       removed: false,
     };
@@ -269,6 +276,7 @@ export class UpstreamRegistry {
 
   private recordSuccess(entry: Entry, handshake = false): void {
     entry.breaker.recordSuccess();
+    entry.handshakeDue = false;
     if (handshake) entry.lastError = null;
     if (entry.status === 'circuit_open' || entry.status === 'connecting' || entry.status === 'failed') {
       entry.lastError = null;
@@ -286,7 +294,7 @@ export class UpstreamRegistry {
     const state = entry.breaker.recordFailure();
     if (state === 'failed') this.setStatus(entry, 'failed');
     else if (state === 'open') this.setStatus(entry, 'circuit_open');
-    if (!entry.initialized && state !== 'failed') this.scheduleRetry(entry);
+    if ((!entry.initialized || entry.handshakeDue) && state !== 'failed') this.scheduleRetry(entry);
     else if (state === 'open') this.scheduleRetry(entry);
   }
 
@@ -301,12 +309,12 @@ export class UpstreamRegistry {
     entry.retryTimer.unref();
   }
 
-  /** Health probe: re-run the handshake when none has succeeded (or the probe failed), else a cheap check. */
+  /** Health probe: re-run the handshake when none has succeeded (or the last check failed), else a cheap check. */
   private async probe(entry: Entry): Promise<void> {
     if (entry.connecting) return entry.connecting;
     const client = entry.client;
     if (!client) return;
-    if (!entry.initialized) return this.initialize(entry);
+    if (!entry.initialized || entry.handshakeDue) return this.initialize(entry);
     try {
       const tools = await client.healthCheck();
       if (entry.removed) return;
@@ -314,10 +322,15 @@ export class UpstreamRegistry {
       this.recordSuccess(entry);
     } catch (err) {
       if (entry.removed) return;
-      // A dead stdio child or an expired HTTP session: one fresh handshake (respawn) before counting a failure.
-      entry.initialized = false;
-      this.opts.events.log('info', 'health check failed; re-initializing', { upstream: entry.server.name, error: message(err) });
-      await this.initialize(entry);
+      // REFERENCE §7: a failed check "records `last_error`, opens circuit / marks failed, emits status +
+      // tools-changed": a ready upstream is unlisted at once and the failure counts toward the breaker
+      // (which blocks calls from the third). The recovery probe is a handshake, scheduled by recordFailure.
+      entry.handshakeDue = true;
+      const wasReady = entry.status === 'ready';
+      // Loud on the way out of ready only: a failed upstream is probed every tick.
+      this.opts.events.log(wasReady ? 'warn' : 'info', 'health check failed', { upstream: entry.server.name, error: message(err) });
+      this.recordFailure(entry, err);
+      if (entry.status === 'ready') this.setStatus(entry, 'circuit_open');
     }
   }
 

@@ -10,6 +10,7 @@ import type { UpstreamServerWire } from '../../../shared/protocol/upstreamServer
 import { UpstreamRegistry } from '../../../workers/mcp/registry.js';
 import { UpstreamNeedsAuthError, UpstreamRpcError } from '../../../workers/mcp/upstreamClient.js';
 import type { UpstreamClient, UpstreamTool } from '../../../workers/mcp/upstreamClient.js';
+import { waitFor } from '../../helpers/poll.js';
 
 class ScriptedClient implements UpstreamClient {
   pid: number | null = null;
@@ -47,7 +48,7 @@ function server(name: string, extra: Partial<UpstreamServerWire> = {}): Upstream
   return { id: `id-${name}`, name, transport: { type: 'http', url: `http://example.test/${name}` }, enabled: true, timeout_secs: 30, ...extra };
 }
 
-function harness(opts: { healthIntervalMs?: number } = {}) {
+function harness(opts: { healthIntervalMs?: number; minRetryMs?: number; breakerBaseMs?: number } = {}) {
   const clients = new Map<string, ScriptedClient>();
   const statuses: Array<[string, string]> = [];
   let toolsChanged = 0;
@@ -64,13 +65,15 @@ function harness(opts: { healthIntervalMs?: number } = {}) {
       log: (_level, msg) => logs.push(msg),
     },
     healthIntervalMs: opts.healthIntervalMs ?? 60_000,
-    minRetryMs: { http: 20, stdio: 20 },
-    breaker: { baseMs: 30, maxMs: 100 },
+    minRetryMs: { http: opts.minRetryMs ?? 20, stdio: opts.minRetryMs ?? 20 },
+    breaker: { baseMs: opts.breakerBaseMs ?? 30, maxMs: Math.max(100, opts.breakerBaseMs ?? 0) },
   });
   const settle = async () => {
     for (let i = 0; i < 100 && !registry.settled; i++) await new Promise((r) => setTimeout(r, 5));
   };
-  return { registry, clients, statuses, logs, settle, toolsChanged: () => toolsChanged };
+  /** One health-checker tick now (the interval is left at 60 s so ticks come only from here). */
+  const healthTick = () => (registry as unknown as { runHealthChecks(): Promise<void> }).runHealthChecks();
+  return { registry, clients, statuses, logs, settle, healthTick, toolsChanged: () => toolsChanged };
 }
 
 test('aggregated_tools_empty_when_no_upstreams, and settled only after the boot connects are marked complete', () => {
@@ -221,20 +224,100 @@ test('a connect that keeps failing retries, opens the circuit, and is failed aft
   assert.ok(client.closed >= 1, 'the old client was shut down');
 });
 
-test('health_check_failure_records_last_error and re-runs the handshake (a respawn re-lists tools)', async (t) => {
-  const h = harness({ healthIntervalMs: 30 });
+/*
+ * A failed health check of a ready upstream (REFERENCE §7, health checker): "Failure records
+ * `last_error`, opens circuit / marks failed, emits status + tools-changed"; tools/list lists only
+ * ready upstreams (spec: "Non-Ready upstreams are silently omitted"). The breaker itself opens on
+ * "3 consecutive failures", so a call is still let through until then, and "A successful tool call
+ * or health check resets the failure count and closes the circuit." The recovery probe re-runs the
+ * handshake (a dead stdio child is respawned, an HTTP session opened again).
+ */
+test('health_check_failure_records_last_error: the upstream leaves ready at once (unlisted, status + tools-changed), then the recovery probe re-runs the handshake', async (t) => {
+  const h = harness();
+  t.after(() => h.registry.dispose());
+  const client = new ScriptedClient();
+  h.clients.set('up', client);
+  h.registry.connect(server('up'), null);
+  h.registry.markInitialConnectComplete();
+  await h.settle();
+  assert.equal(h.registry.mergedToolsJson().count, 1);
+
+  // The recovery handshake is held until the test has looked at the state in between.
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let recoveryHandshakes = 0;
+  const connect = client.connect.bind(client);
+  client.connect = async () => {
+    recoveryHandshakes++;
+    await held;
+    return connect();
+  };
+  client.healthError = new Error('child exited');
+  client.tools = [{ name: 'echo' }, { name: 'added_after_respawn' }];
+  const changesBefore = h.toolsChanged();
+  void h.healthTick();
+
+  await waitFor(() => h.registry.statusRows()[0]!.status === 'circuit_open', 'a failed health check takes the upstream out of ready before any new handshake', 2_000);
+  const row = h.registry.statusRows()[0]!;
+  assert.equal(row.last_error, 'child exited');
+  assert.equal(h.registry.mergedToolsJson().count, 0, 'tools/list no longer lists it');
+  assert.deepEqual(h.statuses.at(-1), ['up', 'circuit_open']);
+  assert.ok(h.toolsChanged() > changesBefore, 'tools-changed fired');
+
+  await waitFor(() => recoveryHandshakes === 1, 'the recovery probe re-runs the handshake', 2_000);
+  release();
+  await waitFor(() => h.registry.statusRows()[0]!.status === 'ready', 'the recovered upstream is ready again', 2_000);
+  const after = h.registry.statusRows()[0]!;
+  assert.deepEqual(after.tools, ['echo', 'added_after_respawn'], 'the handshake re-listed the tools');
+  assert.equal(after.last_error, null);
+  assert.equal(h.registry.mergedToolsJson().count, 2);
+  assert.equal(client.connects, 2, 'one recovery handshake');
+});
+
+test('after one failed health check the breaker is not open yet: a call goes through, its success restores ready, and no handshake is re-run on the proven connection', async (t) => {
+  const h = harness({ minRetryMs: 40 });
+  t.after(() => h.registry.dispose());
+  const client = new ScriptedClient();
+  h.clients.set('up', client);
+  h.registry.connect(server('up'), null);
+  await h.settle();
+  client.healthError = new Error('timed out');
+  await h.healthTick();
+  assert.equal(h.registry.statusRows()[0]!.status, 'circuit_open');
+
+  client.healthError = null;
+  const out = await h.registry.call('up', 'echo', {});
+  assert.equal(JSON.parse(out.json).content[0].text, 'hi', 'one failure does not refuse calls (the breaker opens on the third)');
+  assert.equal(h.registry.statusRows()[0]!.status, 'ready');
+  assert.equal(h.registry.mergedToolsJson().count, 1);
+  // The recovery probe was due in 40 ms; the call proved the connection, so it is a plain health check now.
+  await new Promise((r) => setTimeout(r, 80));
+  await h.healthTick();
+  assert.equal(client.connects, 1, 'a working connection is not torn down by a handshake (a stdio respawn would kill the child)');
+  assert.equal(h.registry.statusRows()[0]!.status, 'ready');
+});
+
+test('a ready upstream that stays dead: the failed health check and two failed recovery handshakes are the three failures that open the breaker', async (t) => {
+  const h = harness({ breakerBaseMs: 10_000 });
   t.after(() => h.registry.dispose());
   const client = new ScriptedClient();
   h.clients.set('up', client);
   h.registry.connect(server('up'), null);
   await h.settle();
   client.healthError = new Error('child exited');
-  client.tools = [{ name: 'echo' }, { name: 'added_after_respawn' }];
-  for (let i = 0; i < 100 && client.connects < 2; i++) await new Promise((r) => setTimeout(r, 10));
-  assert.ok(client.connects >= 2, 'the probe re-initialized');
-  await new Promise((r) => setTimeout(r, 20));
-  assert.deepEqual(h.registry.statusRows()[0]!.tools, ['echo', 'added_after_respawn']);
-  assert.equal(h.registry.statusRows()[0]!.status, 'ready');
+  client.connectError = new Error('spawn failed');
+  client.callError = new Error('dead');
+  await h.healthTick();
+  assert.equal(h.registry.statusRows()[0]!.status, 'circuit_open');
+  await waitFor(() => client.connects === 3, 'two recovery handshakes after the first one', 2_000);
+  await new Promise((r) => setTimeout(r, 50));
+  assert.match((await h.registry.call('up', 'echo', {})).json, /Circuit open for upstream 'up' \(backoff active, will retry\)/);
+  assert.equal(client.calls.length, 0, 'the breaker refused the call without reaching the upstream');
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(client.connects, 3, 'nothing more until the 10 s backoff expires');
+  const row = h.registry.statusRows()[0]!;
+  assert.equal(row.status, 'circuit_open');
+  assert.equal(row.last_error, 'spawn failed');
 });
 
 test('needs_auth does not trip the breaker and calls get the -32001 error string', async (t) => {
