@@ -241,6 +241,8 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
       const hub = await this.hub();
       try {
         await hub.request('reconnect', { name });
+        // A reconnect is a disconnect + connect (REFERENCE §1.6), and a connect after boot re-arms the gate (§7).
+        if (this.bootComplete && this.registered.get(name)?.enabled) this.gateOpen = false;
       } catch (err) {
         if (err instanceof SupervisorError && err.code === ErrorCode.UPSTREAM_NOT_FOUND) throw new UpstreamNotFoundError(name);
         if (!hub.closed) throw err;

@@ -15,6 +15,7 @@ import { waitFor } from '../../helpers/poll.js';
 import { processAlive } from '../../helpers/upstreamServers.js';
 
 const MOCK_JS = new URL('../../fixtures/upstreams/mockUpstream.js', import.meta.url).pathname;
+const SLOW_JS = new URL('../../fixtures/upstreams/slowHandshake.js', import.meta.url).pathname;
 
 function mock(name: string): UpstreamServer {
   return { id: randomUUID(), name, transport: { type: 'stdio', command: process.execPath, args: [MOCK_JS, 'normal'], env: {} }, enabled: true, timeout_secs: 10 };
@@ -27,10 +28,10 @@ function quietLog() {
 }
 
 /** A hub host with the real worker, stopped after the test; `lines` collects what it logs. */
-function startHost(t: TestContext) {
+function startHost(t: TestContext, settleTimeoutMs?: number) {
   const bus = new EventBus();
   const { lines, log } = quietLog();
-  const host = new McpHubHost({ version: 'test', bus, log, credential: async () => null, ownPort: () => null });
+  const host = new McpHubHost({ version: 'test', bus, log, credential: async () => null, ownPort: () => null, ...(settleTimeoutMs !== undefined ? { settleTimeoutMs } : {}) });
   t.after(async () => {
     await host.stop();
     bus.dispose();
@@ -123,4 +124,33 @@ test('a proxied call cancelled by its caller ends in the hub at once; the upstre
   assert.equal(after.last_error, null, 'a cancel is not an upstream failure');
   assert.equal(after.pid, pid, 'the upstream was not torn down');
   assert.match(toCallToolResult(await host.call('alpha', 'echo', { text: 'still here' })).content[0]!['text'] as string, /still here/);
+});
+
+/*
+ * REFERENCE §7: "connecting a new upstream after boot re-arms the gate"; §1.6: POST
+ * /mcp/upstreams/reconnect "Emits status `connecting`, disconnects, reconnects" (in the system the
+ * spec describes, reconnect is disconnect_upstream + connect_upstream, and connect_upstream is where
+ * the gate is re-armed for an enabled upstream). So the next tools/list after a manual reconnect
+ * waits for its handshake instead of serving a list without it.
+ */
+test('a manual reconnect re-arms the settle gate: the next list waits for the handshake; a disabled upstream does not arm it', async (t) => {
+  // A long gate (test knob): a loaded box may take over 3 s to respawn the upstream.
+  const { host } = startHost(t, 30_000);
+  const slow: UpstreamServer = { id: randomUUID(), name: 'slow', transport: { type: 'stdio', command: process.execPath, args: [SLOW_JS, '700'], env: {} }, enabled: true, timeout_secs: 10 };
+  const off: UpstreamServer = { ...mock('off'), enabled: false };
+  await host.boot([slow, off]);
+  const boot = host.settleGate();
+  if (boot) await boot;
+  assert.match(host.listFragment(), /"name":"slow__ping"/);
+  assert.equal(host.settleGate(), null, 'latched open after boot');
+
+  await host.reconnect('slow');
+  const gate = host.settleGate();
+  assert.ok(gate, 'the reconnect re-armed the gate');
+  await gate;
+  assert.match(host.listFragment(), /"name":"slow__ping"/, 'the list served after the gate holds the reconnected upstream');
+  assert.equal(host.settleGate(), null, 'and it latches open again');
+
+  await host.reconnect('off');
+  assert.equal(host.settleGate(), null, 'a disabled upstream has no handshake to wait for');
 });
