@@ -106,9 +106,12 @@ test('failed_multi_secret_commit_restores_every_vault_value when the file write 
 
 test('through a real tuicd: PUT /config puts the token in the store, GET /config shows only the flag, a restart still has it', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'tuicd-config-vault-e2e-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
   let tuicd = await Tuicd.start({ configDir: dir });
-  t.after(() => tuicd.stop());
+  // Stopped first: a stopping tuicd still writes its log, which would bring the directory back.
+  t.after(async () => {
+    await tuicd.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
   const put = await tuicd.socket('PUT', '/config', JSON.stringify({ services: { auth: { session_token: 'e2e-session-token' } } }), { 'Content-Type': 'application/json' });
   assert.equal(put.status, 200, put.text);
   assert.ok(!fileText(join(dir, 'config.json')).includes('e2e-session-token'));

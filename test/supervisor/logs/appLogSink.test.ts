@@ -54,10 +54,13 @@ test('the sink ignores what is not a JSON record and drops data too big to keep 
 
 test('a real tuicd lists its own start-up warnings under source app', async (t) => {
   const configDir = mkdtempSync(join(tmpdir(), 'tuicd-applog-real-'));
-  t.after(() => rmSync(configDir, { recursive: true, force: true }));
   writeFileSync(join(configDir, 'repo-settings.json'), '{ not json');
   const tuicd = await Tuicd.start({ configDir });
-  t.after(() => tuicd.stop());
+  // Stopped first: a stopping tuicd still writes its log, which would bring the directory back.
+  t.after(async () => {
+    await tuicd.stop();
+    rmSync(configDir, { recursive: true, force: true });
+  });
   const entries = await until(
     async () => (await tuicd.socket('GET', '/logs?source=app')).json<Array<{ level: string; message: string; data_json?: string }>>(),
     (list) => list.some((e) => e.message.startsWith('repo-settings.json is unreadable')) && list.some((e) => e.message.startsWith('no OS keyring reachable')),
