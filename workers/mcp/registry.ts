@@ -309,12 +309,26 @@ export class UpstreamRegistry {
     entry.retryTimer.unref();
   }
 
-  /** Health probe: re-run the handshake when none has succeeded (or the last check failed), else a cheap check. */
+  /** Health probe: the handshake when none has succeeded, else a cheap check (then the handshake if the last check failed and this one does too). */
   private async probe(entry: Entry): Promise<void> {
     if (entry.connecting) return entry.connecting;
     const client = entry.client;
     if (!client) return;
-    if (!entry.initialized || entry.handshakeDue) return this.initialize(entry);
+    if (!entry.initialized) return this.initialize(entry);
+    if (entry.handshakeDue) {
+      // A call may have brought it back meanwhile (a stdio client restarts its child by itself): a
+      // live upstream needs no handshake, and one would restart the child under that call.
+      try {
+        const tools = await client.healthCheck();
+        if (entry.removed) return;
+        if (tools) this.setTools(entry, tools);
+        this.recordSuccess(entry);
+        return;
+      } catch {
+        if (entry.removed) return;
+        return this.initialize(entry);
+      }
+    }
     try {
       const tools = await client.healthCheck();
       if (entry.removed) return;
