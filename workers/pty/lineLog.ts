@@ -77,7 +77,11 @@ export class LineLog {
     this.chars += line.length;
     this.total++;
     this.oldest = Math.max(this.oldest, this.total - this.capacity);
-    // Too much text: drop the oldest lines until it fits; the newest line always stays.
+    this.fitBudget();
+  }
+
+  /** Too much text: drop the oldest lines until it fits; the newest line always stays. */
+  private fitBudget(): void {
     while (this.chars > this.maxChars && this.oldest < this.total - 1) {
       const old = this.oldest % this.capacity;
       this.chars -= this.ring[old]!.length;
@@ -88,20 +92,29 @@ export class LineLog {
 
   /** `redact` is applied to each line appended unredacted (required once such a line was appended). */
   read(opts: LineReadOptions = {}, redact?: (line: string) => string): LineRead {
-    const oldest = this.oldestOffset;
     const limit = Math.max(0, Math.min(opts.limit ?? LineLogConstants.DEFAULT_LIMIT_LINES, this.capacity));
-    const start = opts.offset === undefined ? Math.max(oldest, this.total - limit) : Math.min(Math.max(opts.offset, oldest), this.total);
-    const end = Math.min(this.total, start + limit);
+    const range = (): [number, number] => {
+      const start = opts.offset === undefined ? Math.max(this.oldest, this.total - limit) : Math.min(Math.max(opts.offset, this.oldest), this.total);
+      return [start, Math.min(this.total, start + limit)];
+    };
+    // Redacting can lengthen lines (a marker for a short secret): the budget is settled before the
+    // answer, so the read shows what the log keeps and an exited session's log stays bounded.
+    let [start, end] = range();
+    for (let i = start; i < end; i++) if (this.unredacted[i % this.capacity] === 1) this.redactSlot(i % this.capacity, redact);
+    if (this.chars > this.maxChars) {
+      this.fitBudget();
+      [start, end] = range();
+    }
     const lines = new Array<string>(end - start);
     for (let i = start; i < end; i++) {
       const slot = i % this.capacity;
       if (this.unredacted[slot] === 1) this.redactSlot(slot, redact);
       lines[i - start] = this.ring[slot]!;
     }
-    return { lines, offset: start, total_lines: this.total, oldest_offset: oldest };
+    return { lines, offset: start, total_lines: this.total, oldest_offset: this.oldest };
   }
 
-  /** Redacts one slot in place; its size changes by the markers, and the next append settles the budget. */
+  /** Redacts one slot in place; its size changes by the markers (read settles the budget after). */
   private redactSlot(slot: number, redact: ((line: string) => string) | undefined): void {
     if (redact === undefined) throw new Error('LineLog.read: unredacted lines need a redact function');
     const line = this.ring[slot]!;

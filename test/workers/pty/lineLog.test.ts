@@ -135,3 +135,13 @@ test('the character budget follows a line redacted at read', () => {
   assert.deepEqual(log.read().lines, ['short', '0123456789']);
   assert.equal(log.oldestOffset, 0);
 });
+
+test('a read that lengthens lines by redacting them settles the character budget before it answers', () => {
+  const log = new LineLog(100, 100);
+  for (let i = 0; i < 10; i++) log.append(`s${i}`.padEnd(10, '.'), true); // 100 characters as printed
+  const read = log.read({ offset: 0, limit: 100 }, (line) => `${line}[REDACTED]`); // each becomes 20
+  assert.equal(read.oldest_offset, 5, 'half the lines no longer fit');
+  assert.deepEqual(read.lines, ['s5........[REDACTED]', 's6........[REDACTED]', 's7........[REDACTED]', 's8........[REDACTED]', 's9........[REDACTED]']);
+  assert.equal(read.offset, 5);
+  assert.equal(log.read({ offset: 0, limit: 100 }).oldest_offset, 5, 'and it stays so with no append after (an exited session)');
+});
