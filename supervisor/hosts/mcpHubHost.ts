@@ -353,9 +353,11 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
     this.candidate = running;
     try {
       for (const server of [...this.registered.values()]) {
+        // Stopped meanwhile: stop() opened the gate and shuts this hub down; nothing more goes to it.
+        if (this.disposed) return false;
         try {
           await running.hub.request('connect', { server, own_port: this.opts.ownPort() });
-          if (this.bootComplete && server.enabled) this.gateOpen = false;
+          if (this.bootComplete && server.enabled && !this.disposed) this.gateOpen = false;
         } catch (err) {
           if (running.hub.closed) return false;
           // A refusal a fresh hub can still give (the circular-proxy check, our port having changed).
@@ -363,6 +365,7 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
           this.opts.log.error({ upstream: server.name, err: (err as Error).message }, 'upstream not re-registered after a hub restart');
         }
       }
+      if (this.disposed) return false;
       if (this.bootComplete) await running.hub.request('initialConnectComplete', {}).catch(noop);
       return !running.hub.closed;
     } finally {
