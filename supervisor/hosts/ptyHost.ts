@@ -158,6 +158,8 @@ export class PtyHost implements Disposable {
   /** Stops the host: closing the channel makes it kill its sessions; SIGKILL after a grace. */
   async stop(): Promise<void> {
     this.disposed = true;
+    // A host still starting becomes the running one (or fails) first, so it is stopped below too.
+    await this.starting?.catch(() => undefined);
     const running = this.running;
     this.running = null;
     if (!running) return;
