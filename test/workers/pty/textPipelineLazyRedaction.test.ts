@@ -10,18 +10,7 @@ import { test } from 'node:test';
 import { Redactor } from '../../../shared/redactor.js';
 import { AnsiStripper } from '../../../workers/pty/ansiStrip.js';
 import { TextPipeline } from '../../../workers/pty/textPipeline.js';
-
-/** Deterministic PRNG (mulberry32): a failure names its seed and replays. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../../helpers/prng.js';
 
 const PEM_BODY = 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7'.padEnd(64, 'x');
 const LINES: string[] = [
@@ -69,7 +58,7 @@ function eager(input: Uint8Array): string[] {
 
 for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
   test(`seed ${seed}: lazily redacted lines equal eager redaction, in any read pattern`, () => {
-    const random = rng(seed);
+    const random = prng(seed);
     const input = new Uint8Array(Buffer.from(corpus(random, 400), 'utf8'));
     const expected = eager(input);
     const p = new TextPipeline({ capacityLines: 1_000 });
