@@ -4,13 +4,12 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { type TestContext, test } from 'node:test';
+import { test } from 'node:test';
 
 import { CancelSource } from '../../../shared/cancellation.js';
 import { RawToolResult, toCallToolResult } from '../../../shared/mcpEnvelope.js';
 import type { UpstreamServer } from '../../../supervisor/upstreams/upstreamConfig.js';
-import { EventBus } from '../../../supervisor/events/eventBus.js';
-import { McpHubHost } from '../../../supervisor/hosts/mcpHubHost.js';
+import { startHubHost } from '../../helpers/hubHost.js';
 import { waitFor } from '../../helpers/poll.js';
 import { processAlive } from '../../helpers/upstreamServers.js';
 
@@ -21,26 +20,9 @@ function mock(name: string): UpstreamServer {
   return { id: randomUUID(), name, transport: { type: 'stdio', command: process.execPath, args: [MOCK_JS, 'normal'], env: {} }, enabled: true, timeout_secs: 10 };
 }
 
-function quietLog() {
-  const lines: string[] = [];
-  const push = (_obj: object, msg: string) => void lines.push(msg);
-  return { lines, log: { info: push, warn: push, error: push } };
-}
-
-/** A hub host with the real worker, stopped after the test; `lines` collects what it logs. */
-function startHost(t: TestContext, settleTimeoutMs?: number) {
-  const bus = new EventBus();
-  const { lines, log } = quietLog();
-  const host = new McpHubHost({ version: 'test', bus, log, credential: async () => null, ownPort: () => null, ...(settleTimeoutMs !== undefined ? { settleTimeoutMs } : {}) });
-  t.after(async () => {
-    await host.stop();
-    bus.dispose();
-  });
-  return { bus, lines, host };
-}
 
 test('the hub host serves the pushed list, dispatches, and survives its worker dying (restart + replay)', async (t) => {
-  const { lines, host } = startHost(t);
+  const { lines, host } = startHubHost(t);
   let changes = 0;
   host.onChanged(() => changes++);
 
@@ -74,7 +56,7 @@ test('the hub host serves the pushed list, dispatches, and survives its worker d
 });
 
 test('applyPlan connects, reconnects and disconnects; unknown reconnect is UpstreamNotFoundError', async (t) => {
-  const { bus, host } = startHost(t);
+  const { bus, host } = startHubHost(t);
   const published: Array<{ name: string; status: string }> = [];
   const original = bus.publish.bind(bus);
   bus.publish = (name: string, payload?: unknown) => {
@@ -101,7 +83,7 @@ test('applyPlan connects, reconnects and disconnects; unknown reconnect is Upstr
 });
 
 test('a proxied call cancelled by its caller ends in the hub at once; the upstream keeps serving, no breaker failure', async (t) => {
-  const { host } = startHost(t);
+  const { host } = startHubHost(t);
   await host.boot([mock('alpha')]);
   const gate = host.settleGate();
   if (gate) await gate;
@@ -135,7 +117,7 @@ test('a proxied call cancelled by its caller ends in the hub at once; the upstre
  */
 test('a manual reconnect re-arms the settle gate: the next list waits for the handshake; a disabled upstream does not arm it', async (t) => {
   // A long gate (test knob): a loaded box may take over 3 s to respawn the upstream.
-  const { host } = startHost(t, 30_000);
+  const { host } = startHubHost(t, { settleTimeoutMs: 30_000 });
   const slow: UpstreamServer = { id: randomUUID(), name: 'slow', transport: { type: 'stdio', command: process.execPath, args: [SLOW_JS, '700'], env: {} }, enabled: true, timeout_secs: 10 };
   const off: UpstreamServer = { ...mock('off'), enabled: false };
   await host.boot([slow, off]);

@@ -5,36 +5,22 @@
 // calls work again. A hub that is only busy for a while (shorter than the timeout) is left alone.
 import assert from 'node:assert/strict';
 import { Session } from 'node:inspector/promises';
-import { after, type TestContext, test } from 'node:test';
+import { after, test } from 'node:test';
 import type { Worker } from 'node:worker_threads';
 
 import { toCallToolResult } from '../../../shared/mcpEnvelope.js';
-import { EventBus } from '../../../supervisor/events/eventBus.js';
-import { McpHubHost, type McpHubHostOptions } from '../../../supervisor/hosts/mcpHubHost.js';
+import type { McpHubHost } from '../../../supervisor/hosts/mcpHubHost.js';
 import type { UpstreamServer } from '../../../supervisor/upstreams/upstreamConfig.js';
+import { startHubHost } from '../../helpers/hubHost.js';
 import { until, waitFor } from '../../helpers/poll.js';
 import { everythingStdio } from '../../helpers/upstreamServers.js';
 
-const unhandled: unknown[] = [];
-process.on('unhandledRejection', (reason) => void unhandled.push(reason));
 
 const upstream = (name: string) => everythingStdio(name) as unknown as UpstreamServer;
 
 /** The hub's thread, reached behind the host's back: the test wedges it. */
 const runningWorker = (host: McpHubHost): Worker | undefined => (host as unknown as { running: { worker: Worker } | null }).running?.worker;
 
-function startHost(t: TestContext, extra: Partial<McpHubHostOptions>) {
-  const bus = new EventBus();
-  const lines: string[] = [];
-  const push = (_obj: object, msg: string) => void lines.push(msg);
-  const host = new McpHubHost({ version: 'test', bus, log: { info: push, warn: push, error: push }, credential: async () => null, ownPort: () => null, ...extra });
-  t.after(async () => {
-    await host.stop();
-    bus.dispose();
-    assert.deepEqual(unhandled, [], 'no unhandled rejection');
-  });
-  return { lines, host };
-}
 
 /**
  * The inspector's sessions on worker threads (threadId → sessionId). One inspector session for the
@@ -87,7 +73,7 @@ const readyPid = async (host: McpHubHost) => (await host.status()).find((r) => r
 const echo = async (host: McpHubHost, text: string) => toCallToolResult(await host.call('alpha', 'echo', { message: text }));
 
 test('a hub stuck in a synchronous loop misses its heartbeat, is replaced with its upstream, and calls work again', { timeout: 25_000 }, async (t) => {
-  const { lines, host } = startHost(t, { heartbeatIntervalMs: 100, heartbeatTimeoutMs: 700 });
+  const { lines, host } = startHubHost(t, { heartbeatIntervalMs: 100, heartbeatTimeoutMs: 700 });
   await host.boot([upstream('alpha')]);
   const firstPid = await until(() => readyPid(host), (pid) => pid !== null, 'alpha ready', 15_000);
   assert.match(toCallToolResult(await echo(host, 'before')).content[0]!['text'] as string, /before/);
@@ -111,7 +97,7 @@ test('a hub stuck in a synchronous loop misses its heartbeat, is replaced with i
 });
 
 test('a hub busy for several heartbeat intervals but less than the timeout is not ended', { timeout: 20_000 }, async (t) => {
-  const { lines, host } = startHost(t, { heartbeatIntervalMs: 100, heartbeatTimeoutMs: 3_000 });
+  const { lines, host } = startHubHost(t, { heartbeatIntervalMs: 100, heartbeatTimeoutMs: 3_000 });
   await host.boot([upstream('alpha')]);
   await until(() => readyPid(host), (pid) => pid !== null, 'alpha ready', 15_000);
   const busy = runningWorker(host)!;

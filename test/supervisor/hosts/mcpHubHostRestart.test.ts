@@ -3,19 +3,17 @@
 // channel is replaced; past the restart budget requests are refused with retry_after_s (a save is
 // kept), and the hub starts again by itself with every upstream once the window allows.
 import assert from 'node:assert/strict';
-import { type TestContext, test } from 'node:test';
+import { test } from 'node:test';
 import type { Worker } from 'node:worker_threads';
 
 import { ErrorCode, SupervisorError } from '../../../shared/errors.js';
 import { toCallToolResult } from '../../../shared/mcpEnvelope.js';
-import { EventBus } from '../../../supervisor/events/eventBus.js';
-import { McpHubHost, type McpHubHostOptions } from '../../../supervisor/hosts/mcpHubHost.js';
+import type { McpHubHost } from '../../../supervisor/hosts/mcpHubHost.js';
 import type { UpstreamServer } from '../../../supervisor/upstreams/upstreamConfig.js';
+import { startHubHost } from '../../helpers/hubHost.js';
 import { until, waitFor } from '../../helpers/poll.js';
 import { everythingStdio } from '../../helpers/upstreamServers.js';
 
-const unhandled: unknown[] = [];
-process.on('unhandledRejection', (reason) => void unhandled.push(reason));
 
 const upstream = (name: string) => everythingStdio(name) as unknown as UpstreamServer;
 
@@ -31,26 +29,13 @@ function hubWorker(host: McpHubHost): Worker {
   return worker;
 }
 
-/** A hub host with the real worker, stopped after the test; `lines` collects what it logs. */
-function startHost(t: TestContext, extra: Partial<McpHubHostOptions> = {}) {
-  const bus = new EventBus();
-  const lines: string[] = [];
-  const push = (_obj: object, msg: string) => void lines.push(msg);
-  const host = new McpHubHost({ version: 'test', bus, log: { info: push, warn: push, error: push }, credential: async () => null, ownPort: () => null, ...extra });
-  t.after(async () => {
-    await host.stop();
-    bus.dispose();
-    assert.deepEqual(unhandled, [], 'no unhandled rejection');
-  });
-  return { lines, host };
-}
 
 const readyPids = async (host: McpHubHost) => Object.fromEntries((await host.status()).filter((r) => r.status === 'ready').map((r) => [r.name, r.pid]));
 
 const echo = async (host: McpHubHost, name: string, text: string) => toCallToolResult(await host.call(name, 'echo', { message: text })).content[0]!['text'] as string;
 
 test('a hub that dies again while the upstreams are replayed into it loses none of them', { timeout: 25_000 }, async (t) => {
-  const { lines, host } = startHost(t);
+  const { lines, host } = startHubHost(t);
   await host.boot([upstream('alpha'), upstream('beta')]);
   const first = await until(() => readyPids(host), (p) => p['alpha'] !== undefined && p['beta'] !== undefined, 'alpha and beta ready', 15_000);
 
@@ -73,7 +58,7 @@ test('a hub that dies again while the upstreams are replayed into it loses none 
 });
 
 test('a hub that closes its channel (a frame it cannot read) is replaced, with its upstream', { timeout: 20_000 }, async (t) => {
-  const { host } = startHost(t);
+  const { host } = startHubHost(t);
   await host.boot([upstream('alpha')]);
   const first = await until(() => readyPids(host), (p) => p['alpha'] !== undefined, 'alpha ready', 15_000);
   // Not a channel frame: the hub closes the link, then its thread exits on its own (code 0).
@@ -84,7 +69,7 @@ test('a hub that closes its channel (a frame it cannot read) is replaced, with i
 
 test('past the restart budget: status refused with retry_after_s, calls and saves say when; then the hub starts by itself with every upstream', { timeout: 40_000 }, async (t) => {
   // The window must outlast boot plus one restart on a loaded 2-core machine (4 s did not, once in four runs).
-  const { lines, host } = startHost(t, { restartBudget: 2, restartWindowMs: 8_000 });
+  const { lines, host } = startHubHost(t, { restartBudget: 2, restartWindowMs: 8_000 });
   await host.boot([upstream('alpha')]); // start 1
   const firstWorker = hubWorker(host);
   await firstWorker.terminate();

@@ -6,9 +6,9 @@ import { setImmediate as tick } from 'node:timers/promises';
 import { test } from 'node:test';
 import type { Worker } from 'node:worker_threads';
 
-import { EventBus } from '../../../supervisor/events/eventBus.js';
-import { McpHubHost } from '../../../supervisor/hosts/mcpHubHost.js';
+import type { McpHubHost } from '../../../supervisor/hosts/mcpHubHost.js';
 import type { UpstreamServer } from '../../../supervisor/upstreams/upstreamConfig.js';
+import { startHubHost } from '../../helpers/hubHost.js';
 
 const MOCK_JS = new URL('../../fixtures/upstreams/mockUpstream.js', import.meta.url).pathname;
 
@@ -21,9 +21,7 @@ interface Internals {
 }
 
 test('stop() during a replay sends nothing more and leaves the settle gate open', { timeout: 30_000 }, async (t) => {
-  const noop = () => {};
-  const host = new McpHubHost({ version: 'test', bus: new EventBus(), log: { info: noop, warn: noop, error: noop }, credential: async () => null, ownPort: () => null, settleTimeoutMs: 3_000 });
-  t.after(() => host.stop());
+  const { host } = startHubHost(t, { settleTimeoutMs: 3_000 });
   const internals = host as unknown as Internals;
   const servers = Array.from({ length: 20 }, (_, i) => ({ id: `u${i}`, name: `u${i}`, enabled: true, timeout_secs: 30, transport: { type: 'stdio', command: process.execPath, args: [MOCK_JS], env: {} } })) as unknown as UpstreamServer[];
   await host.boot(servers);
