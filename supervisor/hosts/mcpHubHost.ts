@@ -190,15 +190,14 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
    */
   async call(upstream: string, tool: string, args: Record<string, unknown>, cancellation?: Cancellation): Promise<ToolCallOutcome> {
     if (this.disposed || !this.registered.has(upstream)) return textEnvelope({ error: `Unknown upstream '${upstream}'` });
-    const failed = (why: string) => textEnvelope({ error: `Upstream '${upstream}' call to '${tool}' failed: ${why}` });
     let hub: Client<McpHubProtocolT> | undefined;
     try {
       hub = this.running?.hub ?? (await this.serial(() => this.hub()));
       const reply = await hub.requestWithPayload('call', { upstream, tool }, { payload: encoder.encode(JSON.stringify(args)), timeout: 2 ** 31 - 1, ...(cancellation ? { cancellation } : {}) });
       return new RawToolResult(decoder.decode(reply.payload));
     } catch (err) {
-      if (hub?.closed && !this.disposed) return failed(`the upstream hub stopped during the call (${lostReason(err)}) and is being restarted; the call was not retried`);
-      return failed((err as Error).message);
+      const why = hub?.closed && !this.disposed ? `the upstream hub stopped during the call (${lostReason(err)}) and is being restarted; the call was not retried` : (err as Error).message;
+      return textEnvelope({ error: `Upstream '${upstream}' call to '${tool}' failed: ${why}` });
     }
   }
 
@@ -241,8 +240,8 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
       const hub = await this.hub();
       try {
         await hub.request('reconnect', { name });
-        // A reconnect is a disconnect + connect (REFERENCE §1.6), and a connect after boot re-arms the gate (§7).
-        if (this.bootComplete && this.registered.get(name)?.enabled) this.gateOpen = false;
+        // A reconnect is a disconnect + connect (REFERENCE §1.6).
+        this.rearmGate(this.registered.get(name));
       } catch (err) {
         if (err instanceof SupervisorError && err.code === ErrorCode.UPSTREAM_NOT_FOUND) throw new UpstreamNotFoundError(name);
         if (!hub.closed) throw err;
@@ -306,8 +305,7 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
       down = err as SupervisorError;
     }
     this.registered.set(server.name, server);
-    // Connecting after boot re-arms the gate: the next tools/list waits for this handshake (≤ 3 s).
-    if (this.bootComplete && server.enabled) this.gateOpen = false;
+    this.rearmGate(server);
     return down;
   }
 
@@ -357,7 +355,7 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
         if (this.disposed) return false;
         try {
           await running.hub.request('connect', { server, own_port: this.opts.ownPort() });
-          if (this.bootComplete && server.enabled && !this.disposed) this.gateOpen = false;
+          this.rearmGate(server);
         } catch (err) {
           if (running.hub.closed) return false;
           // A refusal a fresh hub can still give (the circular-proxy check, our port having changed).
@@ -389,6 +387,14 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
       this.restartSoon();
     }, waitMs);
     this.retryTimer.unref();
+  }
+
+  /**
+   * A connect after boot re-arms the settle gate (REFERENCE §7): the next tools/list waits for that
+   * handshake (≤ 3 s). Not once stopped: stop() opened the gate for good.
+   */
+  private rearmGate(server: UpstreamServerWire | undefined): void {
+    if (this.bootComplete && server?.enabled && !this.disposed) this.gateOpen = false;
   }
 
   private get settleTimeout(): number {
