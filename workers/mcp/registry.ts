@@ -315,20 +315,6 @@ export class UpstreamRegistry {
     const client = entry.client;
     if (!client) return;
     if (!entry.initialized) return this.initialize(entry);
-    if (entry.handshakeDue) {
-      // A call may have brought it back meanwhile (a stdio client restarts its child by itself): a
-      // live upstream needs no handshake, and one would restart the child under that call.
-      try {
-        const tools = await client.healthCheck();
-        if (entry.removed) return;
-        if (tools) this.setTools(entry, tools);
-        this.recordSuccess(entry);
-        return;
-      } catch {
-        if (entry.removed) return;
-        return this.initialize(entry);
-      }
-    }
     try {
       const tools = await client.healthCheck();
       if (entry.removed) return;
@@ -336,6 +322,10 @@ export class UpstreamRegistry {
       this.recordSuccess(entry);
     } catch (err) {
       if (entry.removed) return;
+      // Still down after a failed check: now the handshake. Checked first because a call may have
+      // brought it back meanwhile (a stdio client restarts its child by itself), and a handshake
+      // would restart the child under that call.
+      if (entry.handshakeDue) return this.initialize(entry);
       // REFERENCE §7: a failed check "records `last_error`, opens circuit / marks failed, emits status +
       // tools-changed": a ready upstream is unlisted at once and the failure counts toward the breaker
       // (which blocks calls from the third). The recovery probe is a handshake, scheduled by recordFailure.
