@@ -93,25 +93,23 @@ export class LineLog {
   /** `redact` is applied to each line appended unredacted (required once such a line was appended). */
   read(opts: LineReadOptions = {}, redact?: (line: string) => string): LineRead {
     const limit = Math.max(0, Math.min(opts.limit ?? LineLogConstants.DEFAULT_LIMIT_LINES, this.capacity));
-    const range = (): [number, number] => {
+    const collect = (): LineRead => {
       const start = opts.offset === undefined ? Math.max(this.oldest, this.total - limit) : Math.min(Math.max(opts.offset, this.oldest), this.total);
-      return [start, Math.min(this.total, start + limit)];
+      const end = Math.min(this.total, start + limit);
+      const lines = new Array<string>(end - start);
+      for (let i = start; i < end; i++) {
+        const slot = i % this.capacity;
+        if (this.unredacted[slot] === 1) this.redactSlot(slot, redact);
+        lines[i - start] = this.ring[slot]!;
+      }
+      return { lines, offset: start, total_lines: this.total, oldest_offset: this.oldest };
     };
+    const read = collect();
     // Redacting can lengthen lines (a marker for a short secret): the budget is settled before the
     // answer, so the read shows what the log keeps and an exited session's log stays bounded.
-    let [start, end] = range();
-    for (let i = start; i < end; i++) if (this.unredacted[i % this.capacity] === 1) this.redactSlot(i % this.capacity, redact);
-    if (this.chars > this.maxChars) {
-      this.fitBudget();
-      [start, end] = range();
-    }
-    const lines = new Array<string>(end - start);
-    for (let i = start; i < end; i++) {
-      const slot = i % this.capacity;
-      if (this.unredacted[slot] === 1) this.redactSlot(slot, redact);
-      lines[i - start] = this.ring[slot]!;
-    }
-    return { lines, offset: start, total_lines: this.total, oldest_offset: this.oldest };
+    if (this.chars <= this.maxChars) return read;
+    this.fitBudget();
+    return collect();
   }
 
   /** Redacts one slot in place; its size changes by the markers (read settles the budget after). */
