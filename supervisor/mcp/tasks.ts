@@ -66,8 +66,8 @@ export class TaskRegistry implements Disposable {
   constructor(opts: TaskRegistryOptions = {}) {
     this.now = opts.now ?? Date.now;
     this.subscription = opts.sessions?.onLifecycle((event, record) => {
-      // A kill or close closes the session before the host reports its status: wait for that ('exit').
-      if (!record.exit || (event === 'closed' && !record.exit.reported)) return;
+      // `exit`, not `closed`: a kill or close closes the session before the host reports its status.
+      if (event !== 'exit' || !record.exit) return;
       const code = exitStatus(record.exit);
       this.markSessionExited(record.session_id, code, record.exit.reason);
     });

@@ -38,8 +38,9 @@ export interface CreateOptions {
 /** Output listeners of one session (WebSocket viewers): bytes with their absolute offset. */
 export type OutputListener = (offset: number, bytes: Uint8Array) => void;
 /**
- * `closed`: the session ended (its tombstone is set). `exit`: a session closed earlier by a kill or
- * close got its final exit status (ExitInfo.reported), from the host's report or the host's death.
+ * `closed`: the session ended (its tombstone is set). `exit`, once per session after `closed`: its
+ * exit status is final (ExitInfo.reported), at once when the child exited or the host died, or
+ * later for a kill or close, from the host's report or the host's death.
  */
 export type LifecycleListener = (event: 'exit' | 'closed', record: SessionRecord) => void;
 /** Fires after a session's shell_state changed (busy/idle), once its input bookkeeping has seen the change. */
@@ -465,6 +466,8 @@ export class SessionService {
     this.aliases.release(record.alias);
     this.opts.bus.publish('session-closed', { session_id: record.session_id, reason });
     for (const fn of this.lifecycleListeners) fn('closed', record);
+    // Its status is final already (the child exited, the host died): `exit` now, as for a kill's report.
+    if (reported) this.statusFinal(record);
     const timer = setTimeout(() => this.forget(record), SessionConstants.TOMBSTONE_TTL_MS);
     timer.unref();
     this.tombstoneTimers.set(record.session_id, timer);
