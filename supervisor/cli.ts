@@ -6,6 +6,8 @@ export interface CliOptions {
   configDir?: string;
   instance?: string;
   logLevel?: string;
+  /** --http-engine: force uws or node instead of the fastest that loads. */
+  httpEngine?: string;
   json: boolean;
 }
 
@@ -22,6 +24,8 @@ Options:
   --config-dir DIR    config directory (default: $TUIC_CONFIG_DIR, else ~/.config/com.tuic.commander)
   --instance NAME     a named instance: own config subdirectory and a short socket in the temp dir
   --log-level LEVEL   trace|debug|info|warn|error (default info)
+  --http-engine NAME  uws|node: force an HTTP engine (default: uWebSockets.js where a build
+                      loads on this Node and libc, else Node's http + ws)
   --json              status: print the /health answer as JSON
   -h, --help          this text
   -v, --version       print the version
@@ -30,6 +34,7 @@ Environment:
   TUIC_CONFIG_DIR     config directory when --config-dir is absent
   TUIC_PORT           TCP port for this process only (not saved)
   TUIC_APP_INSTANCE   instance name when --instance is absent
+  TUIC_HTTP_ENGINE    uws|node when --http-engine is absent
 `;
 
 export function parseCli(argv: string[]): CliOptions {
@@ -41,6 +46,7 @@ export function parseCli(argv: string[]): CliOptions {
       'config-dir': { type: 'string' },
       instance: { type: 'string' },
       'log-level': { type: 'string' },
+      'http-engine': { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
       version: { type: 'boolean', short: 'v', default: false },
@@ -57,5 +63,6 @@ export function parseCli(argv: string[]): CliOptions {
   if (values['config-dir'] !== undefined) opts.configDir = values['config-dir'];
   if (values.instance !== undefined) opts.instance = values.instance;
   if (values['log-level'] !== undefined) opts.logLevel = values['log-level'];
+  if (values['http-engine'] !== undefined) opts.httpEngine = values['http-engine'];
   return opts;
 }

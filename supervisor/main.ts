@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** Entry point of `tuicd`: parse flags, start the supervisor, print where it serves, stop cleanly on signals. */
 import { parseCli, HELP_TEXT } from './cli.js';
+import { HTTP_ENGINE_ENV, parseEngineName, selectEngine } from './http/engine/select.js';
 import { resolvePaths } from './paths.js';
 import { probeStatus } from './status.js';
 import { Supervisor } from './supervisor.js';
@@ -41,7 +42,8 @@ async function main(): Promise<number> {
 
   let supervisor: Supervisor;
   try {
-    supervisor = await Supervisor.start({ paths, env: process.env, logLevel: cli.logLevel });
+    const engine = selectEngine(parseEngineName(cli.httpEngine, '--http-engine') ?? parseEngineName(process.env[HTTP_ENGINE_ENV], HTTP_ENGINE_ENV));
+    supervisor = await Supervisor.start({ paths, env: process.env, logLevel: cli.logLevel, engine });
   } catch (err) {
     process.stderr.write(`tuicd: ${(err as Error).message}\n`);
     return 1;

@@ -15,6 +15,7 @@ import type { TcpBinding, UnixBinding } from './http/listeners.js';
 import { HttpServer } from './http/server.js';
 import type { ListenerApp } from './http/server.js';
 import type { Route } from './http/types.js';
+import type { HttpEngine } from './http/engine/types.js';
 import { McpHubHost } from './hosts/mcpHubHost.js';
 import { PtyHost } from './hosts/ptyHost.js';
 import { ProcessStarter } from './hosts/processStarter.js';
@@ -54,6 +55,8 @@ export interface SupervisorOptions {
   paths: Paths;
   env: NodeJS.ProcessEnv;
   logLevel?: string | undefined;
+  /** The HTTP engine both listeners run on (selectEngine picks it at start). */
+  engine: HttpEngine;
 }
 
 /** The pty host's entry, by path: the supervisor never imports worker code. */
@@ -160,6 +163,7 @@ export class Supervisor {
     this.metrics.gauge('mcp_streams', 'Open GET /mcp streams', () => this.mcp.streams.openCount);
     const auth = new TcpAuth(() => this.authSettings());
     this.http = new HttpServer({
+      engine: opts.engine,
       routes: this.routes(),
       wsRoutes: [streamRoute(this.sessions)],
       limits: () => {
@@ -230,7 +234,7 @@ export class Supervisor {
   /** The one line printed at start: where clients find us. */
   describe(): string {
     const tcp = this.tcp ? ` and tcp http://${this.tcp.binding.host}:${this.tcp.binding.port}` : '';
-    return `tuicd ${VERSION} serving on unix socket ${this.opts.paths.socketPath}${tcp}`;
+    return `tuicd ${VERSION} serving on unix socket ${this.opts.paths.socketPath}${tcp} (http engine ${this.opts.engine.name}: ${this.opts.engine.detail})`;
   }
 
   /** Our own port for the circular-proxy checks: the bound TCP port, else the one configured. */
@@ -274,6 +278,7 @@ export class Supervisor {
           sessionCount: () => this.sessions.liveCount,
           maxSessions: () => this.config.get().services.server.max_sessions,
           credentialStore: () => this.credentials?.status() ?? { backend: 'probing' },
+          httpEngine: { name: this.opts.engine.name, detail: this.opts.engine.detail },
         },
         this.metrics,
       ),

@@ -1,5 +1,5 @@
 /** One request/response in flight: the request context handlers see plus the bookkeeping of its answer. */
-import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
+import type { EngineResponse } from './engine/types.js';
 
 import { type CancelListener, type Cancellation, CancelSource } from '../../shared/cancellation.js';
 import { isLoopbackIp, normalizeIp } from './remoteAddress.js';
@@ -40,7 +40,7 @@ export class Exchange implements RequestContext, Cancellation {
     private readonly rawQuery: string,
     readonly headers: Readonly<Record<string, string>>,
     readonly listener: ListenerKind,
-    private readonly peerSource: HttpResponse | null,
+    private readonly peerSource: EngineResponse | null,
   ) {}
 
   /**
@@ -51,7 +51,7 @@ export class Exchange implements RequestContext, Cancellation {
     if (this.peer !== undefined) return this.peer;
     if (this.peerSource === null) return (this.peer = 'unix');
     if (this.aborted || this.done) return '';
-    return (this.peer = normalizeIp(Buffer.from(this.peerSource.getRemoteAddressAsText()).toString()));
+    return (this.peer = normalizeIp(Buffer.from(this.peerSource.getRemoteAddressAsText() as ArrayBuffer).toString()));
   }
 
   /** The socket listener is always loopback; on TCP the peer address decides. */

@@ -2,11 +2,10 @@
 import { chmodSync, existsSync, lstatSync, unlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import uws from '@trufflesuite/uws-js-unofficial';
-import type { TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { withFileLock } from '../config/fileLock.js';
+import type { EngineApp, EngineListenSocket } from './engine/types.js';
 
 export const ListenerConstants = {
   /** The spec's retry bind: a crashed run leaves a dead socket file; each try clears it. */
@@ -43,23 +42,23 @@ export function isSocketLive(path: string, timeoutMs: number = ListenerConstants
 }
 
 export interface UnixBinding {
-  listenSocket: us_listen_socket;
+  listenSocket: EngineListenSocket;
   path: string;
   /** Inode of the file we created, so shutdown never unlinks a successor's socket. */
   ino: number;
 }
 
-export async function bindUnix(app: TemplatedApp, path: string, onStale?: (path: string) => void): Promise<UnixBinding> {
+export async function bindUnix(app: EngineApp, path: string, onStale?: (path: string) => void): Promise<UnixBinding> {
   if (Buffer.byteLength(path) >= MAX_UNIX_PATH_BYTES) {
     throw new SupervisorError(ErrorCode.BIND_FAILED, `unix socket path is ${Buffer.byteLength(path)} bytes, over the ${MAX_UNIX_PATH_BYTES}-byte limit: ${path}`);
   }
-  // uWS unlinks whatever sits at the path before bind(2), so check-then-bind is only safe when no other
+  // uWS unlinks whatever sits at the path before bind(2) (Node's http refuses an existing file), so check-then-bind is only safe when no other
   // starter runs the same steps at once: two that both saw a stale file (or none) would each bind, the
   // later one unlinking the earlier one's live socket. `<path>.lock` makes the whole step exclusive.
   return withFileLock(path, () => bindUnixLocked(app, path, onStale));
 }
 
-async function bindUnixLocked(app: TemplatedApp, path: string, onStale?: (path: string) => void): Promise<UnixBinding> {
+async function bindUnixLocked(app: EngineApp, path: string, onStale?: (path: string) => void): Promise<UnixBinding> {
   for (let attempt = 1; attempt <= ListenerConstants.UNIX_BIND_ATTEMPTS; attempt++) {
     if (existsSync(path)) {
       if (!lstatSync(path).isSocket()) {
@@ -76,15 +75,15 @@ async function bindUnixLocked(app: TemplatedApp, path: string, onStale?: (path: 
       }
     }
     // Owner-only from the first instant: the socket has no auth of its own.
+    // Both engines bind(2) synchronously inside the listen call, so the umask covers the creation.
     const previousUmask = process.umask(0o177);
-    let listenSocket: us_listen_socket | false = false;
+    let listening: Promise<EngineListenSocket | null>;
     try {
-      app.listen_unix((ls) => {
-        listenSocket = ls;
-      }, path);
+      listening = app.listenUnix(path);
     } finally {
       process.umask(previousUmask);
     }
+    const listenSocket = await listening;
     if (listenSocket) {
       chmodSync(path, 0o600);
       return { listenSocket, path, ino: lstatSync(path).ino };
@@ -95,7 +94,7 @@ async function bindUnixLocked(app: TemplatedApp, path: string, onStale?: (path: 
 }
 
 export function closeUnix(binding: UnixBinding): void {
-  uws.us_listen_socket_close(binding.listenSocket);
+  binding.listenSocket.close();
   try {
     if (lstatSync(binding.path).ino === binding.ino) unlinkSync(binding.path);
   } catch {
@@ -104,26 +103,19 @@ export function closeUnix(binding: UnixBinding): void {
 }
 
 export interface TcpBinding {
-  listenSocket: us_listen_socket;
+  listenSocket: EngineListenSocket;
   host: string;
   port: number;
 }
 
-function listenOnce(app: TemplatedApp, host: string, port: number): us_listen_socket | false {
-  let result: us_listen_socket | false = false;
-  app.listen(host, port, (ls) => {
-    result = ls;
-  });
-  return result;
-}
-
 /** Tries port, port+1, port+2 (just the one when 0 = any), in rounds with a pause between. */
-export async function bindTcp(app: TemplatedApp, host: string, port: number): Promise<TcpBinding> {
+export async function bindTcp(app: EngineApp, host: string, port: number): Promise<TcpBinding> {
   const candidates = port === 0 ? [0] : Array.from({ length: ListenerConstants.TCP_PORT_ATTEMPTS }, (_, i) => port + i).filter((p) => p <= 65535);
   for (let round = 1; round <= ListenerConstants.TCP_ROUNDS; round++) {
     for (const candidate of candidates) {
-      const ls = listenOnce(app, host, candidate);
-      if (ls) return { listenSocket: ls, host, port: uws.us_socket_local_port(ls) };
+      // Exclusive on both engines: a port another process holds (tuicd or not) is never shared.
+      const ls = await app.listenTcp(host, candidate);
+      if (ls) return { listenSocket: ls, host, port: ls.port };
     }
     if (round < ListenerConstants.TCP_ROUNDS) await sleep(ListenerConstants.TCP_ROUND_BACKOFF_MS);
   }
@@ -131,5 +123,5 @@ export async function bindTcp(app: TemplatedApp, host: string, port: number): Pr
 }
 
 export function closeTcp(binding: TcpBinding): void {
-  uws.us_listen_socket_close(binding.listenSocket);
+  binding.listenSocket.close();
 }

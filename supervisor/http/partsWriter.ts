@@ -3,7 +3,7 @@
  * Content-Length, no chunked framing), and when the socket will not take more, resume from
  * `getWriteOffset()` in `onWritable`. uWS then never copies the unsent rest into its own buffer.
  */
-import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
+import type { EngineResponse } from './engine/types.js';
 
 import type { BodyParts } from './bodyParts.js';
 
@@ -12,7 +12,7 @@ import type { BodyParts } from './bodyParts.js';
  * `onPending` is called once if the body could not go out at once: the caller must then watch for
  * the client going away (uWS requires an abort handler on a response still in flight).
  */
-export function writeParts(res: HttpResponse, body: BodyParts, onPending: () => void): void {
+export function writeParts(res: EngineResponse, body: BodyParts, onPending: () => void): void {
   let index = 0;
   /** Body offset at which parts[index] begins. */
   let start = 0;

@@ -1,5 +1,5 @@
 /** Reads a request body from uWS, counting bytes as they arrive and refusing past the limit without keeping them. */
-import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
+import type { EngineResponse } from './engine/types.js';
 
 /**
  * Bytes past the limit read and dropped before answering 413. Answering while the client is still
@@ -14,7 +14,7 @@ export type BodyResult = { ok: true; body: Buffer } | { ok: false; tooLarge: tru
  * Must be called synchronously in the uWS handler (uWS drops body chunks that arrive with no
  * onData attached). Resolves once the last chunk arrived, or once an oversized body has been drained.
  */
-export function readBody(res: HttpResponse, declaredLength: number | undefined, maxBytes: number): Promise<BodyResult> {
+export function readBody(res: EngineResponse, declaredLength: number | undefined, maxBytes: number): Promise<BodyResult> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let total = 0;

@@ -1,12 +1,14 @@
-/** The only owner of uWebSockets.js apps: one app per listener, one dispatch with limits, auth, CORS, compression. */
+/**
+ * The one dispatch for both listeners, on whichever HTTP engine runs: one app per listener, limits,
+ * auth, CORS, compression. Routes never see the engine.
+ */
 import { STATUS_CODES } from 'node:http';
-import uws from '@trufflesuite/uws-js-unofficial';
-import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t } from '@trufflesuite/uws-js-unofficial';
 
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import type { TcpAuth } from './auth.js';
 import { BodyParts } from './bodyParts.js';
 import { COMPRESSION_MIN_BYTES, maybeCompress } from './compression.js';
+import type { EngineApp, EngineRequest, EngineResponse, EngineSocket, HttpEngine } from './engine/types.js';
 import { corsHeaders, preflightHeaders } from './cors.js';
 import { Exchange } from './exchange.js';
 import { writeParts } from './partsWriter.js';
@@ -15,7 +17,7 @@ import { Router } from './router.js';
 import { HttpError, isStreamHandler } from './types.js';
 import type { Handler, HttpMethod, ListenerKind, Reply, RequestContext, Route, WsRoute } from './types.js';
 
-/** uWS hands methods lower-cased; map the common ones without allocating a new string. */
+/** Engines hand methods lower-cased; map the common ones without allocating a new string. */
 const METHOD_NAMES: Readonly<Record<string, HttpMethod>> = { get: 'GET', post: 'POST', put: 'PUT', delete: 'DELETE', patch: 'PATCH', head: 'HEAD', options: 'OPTIONS' };
 const METHODS = new Set<HttpMethod>(['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS']);
 const BODY_METHODS = new Set<HttpMethod>(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -27,6 +29,7 @@ export interface HttpLimits {
 }
 
 export interface HttpServerOptions {
+  engine: HttpEngine;
   routes: Route[];
   wsRoutes?: WsRoute[];
   limits: () => HttpLimits;
@@ -37,10 +40,10 @@ export interface HttpServerOptions {
   onHandlerError?: (err: unknown, ctx: Pick<RequestContext, 'method' | 'path'>) => void;
 }
 
-/** A uWS app bound to one listener kind; retired apps refuse everything (remote access was turned off). */
+/** An engine app bound to one listener kind; retired apps refuse everything (remote access was turned off). */
 export interface ListenerApp {
   kind: ListenerKind;
-  app: TemplatedApp;
+  app: EngineApp;
   retired: boolean;
 }
 
@@ -52,9 +55,9 @@ export class HttpServer {
   }
 
   createApp(kind: ListenerKind): ListenerApp {
-    const listenerApp: ListenerApp = { kind, app: uws.App(), retired: false };
+    const listenerApp: ListenerApp = { kind, app: this.opts.engine.createApp(), retired: false };
     for (const route of this.opts.wsRoutes ?? []) this.addWsRoute(listenerApp, route);
-    listenerApp.app.any('/*', (res, req) => this.dispatch(listenerApp, res, req));
+    listenerApp.app.any((res, req) => this.dispatch(listenerApp, res, req));
     return listenerApp;
   }
 
@@ -62,13 +65,11 @@ export class HttpServer {
   private addWsRoute(la: ListenerApp, route: WsRoute): void {
     const names = route.pattern.split('/').filter((seg) => seg.startsWith(':')).map((seg) => seg.slice(1));
     const b = route.ws;
-    la.app.ws(route.pattern, {
+    la.app.ws<unknown>(route.pattern, {
       maxBackpressure: b.maxBackpressure,
       maxPayloadLength: b.maxPayloadLength,
-      // Viewers on flaky phone links go quiet for long stretches; uWS pings keep the link honest.
-      idleTimeout: 120,
-      sendPingsAutomatically: true,
-      compression: uws.DISABLED,
+      // Viewers on flaky phone links go quiet for long stretches; pings keep the link honest.
+      idleTimeoutS: 120,
       upgrade: (res, req, context) => {
         if (la.retired) return void res.close();
         const ex = this.exchangeFor(la, res, req);
@@ -87,7 +88,7 @@ export class HttpServer {
             return this.send(res, ex, this.errorReply(err, ex));
           }
           ex.done = true;
-          const upgrade = () => res.upgrade(userData, key, protocol, extensions, context as us_socket_context_t);
+          const upgrade = () => res.upgrade(userData, key, protocol, extensions, context);
           if (ex.inCallback) upgrade();
           else res.cork(upgrade);
         };
@@ -99,16 +100,16 @@ export class HttpServer {
         }
       },
       // uWS turns an exception in any callback into the death of the process: a failing viewer
-      // loses its socket, never the server.
+      // loses its socket, never the server (on either engine).
       open: b.open ? (ws) => this.guardWs(route, ws, () => b.open!(ws)) : undefined,
       message: b.message ? (ws, msg, isBinary) => this.guardWs(route, ws, () => b.message!(ws, msg, isBinary)) : undefined,
       drain: b.drain ? (ws) => this.guardWs(route, ws, () => b.drain!(ws)) : undefined,
       close: b.close ? (ws, code) => this.guardWs(route, undefined, () => b.close!(ws, code)) : undefined,
-    } as uws.WebSocketBehavior<unknown>);
+    });
   }
 
   /** Runs a WebSocket callback; if it throws, logs and closes that socket (1011) instead of letting uWS kill the process. */
-  private guardWs(route: WsRoute, ws: uws.WebSocket<unknown> | undefined, run: () => void): void {
+  private guardWs(route: WsRoute, ws: EngineSocket<unknown> | undefined, run: () => void): void {
     try {
       run();
     } catch (err) {
@@ -121,7 +122,7 @@ export class HttpServer {
     }
   }
 
-  private exchangeFor(la: ListenerApp, res: HttpResponse, req: HttpRequest): Exchange {
+  private exchangeFor(la: ListenerApp, res: EngineResponse, req: EngineRequest): Exchange {
     const method = METHOD_NAMES[req.getMethod()] ?? (req.getCaseSensitiveMethod().toUpperCase() as HttpMethod);
     const path = req.getUrl();
     const headers: Record<string, string> = {};
@@ -132,7 +133,7 @@ export class HttpServer {
     return new Exchange(method, path, req.getQuery() ?? '', headers, la.kind, la.kind === 'socket' ? null : res);
   }
 
-  private dispatch(la: ListenerApp, res: HttpResponse, req: HttpRequest): void {
+  private dispatch(la: ListenerApp, res: EngineResponse, req: EngineRequest): void {
     if (la.retired) {
       res.close();
       return;
@@ -153,7 +154,7 @@ export class HttpServer {
    * TCP: checks the credentials, then runs `next`. A refusal is answered here; a failure (in the
    * check or in `next`) is a 500, never an unhandled rejection, which would end the process.
    */
-  private afterAuth(res: HttpResponse, ex: Exchange, next: () => void): void {
+  private afterAuth(res: EngineResponse, ex: Exchange, next: () => void): void {
     watchAbort(res, ex);
     void this.opts.auth
       .check(ex)
@@ -165,7 +166,7 @@ export class HttpServer {
       .catch((err: unknown) => this.failUnhandled(res, ex, err));
   }
 
-  private failUnhandled(res: HttpResponse, ex: Exchange, err: unknown): void {
+  private failUnhandled(res: EngineResponse, ex: Exchange, err: unknown): void {
     try {
       this.send(res, ex, this.errorReply(err, ex));
     } catch {
@@ -178,7 +179,7 @@ export class HttpServer {
     }
   }
 
-  private route(la: ListenerApp, res: HttpResponse, ex: Exchange): void {
+  private route(la: ListenerApp, res: EngineResponse, ex: Exchange): void {
     const { method, path, headers } = ex;
     const origin = headers['origin'];
     if (!METHODS.has(method)) return this.send(res, ex, { status: 405, body: { error: `method ${method} is not supported` } });
@@ -227,7 +228,7 @@ export class HttpServer {
     void this.run(res, ex, handler, bodyPromise, needsAuth, limits.maxBodyBytes);
   }
 
-  private armTimeout(res: HttpResponse, ex: Exchange): void {
+  private armTimeout(res: EngineResponse, ex: Exchange): void {
     const timeoutMs = this.opts.limits().requestTimeoutMs;
     ex.timer = setTimeout(() => {
       ex.abort();
@@ -236,7 +237,7 @@ export class HttpServer {
   }
 
   private async run(
-    res: HttpResponse,
+    res: EngineResponse,
     ex: Exchange,
     handler: Handler,
     bodyPromise: ReturnType<typeof readBody> | null,
@@ -278,7 +279,7 @@ export class HttpServer {
     return { status: 500, body: { error: err instanceof Error ? err.message : String(err) } };
   }
 
-  private send(res: HttpResponse, ex: Exchange, reply: Reply, opt: { close?: boolean } = {}): void {
+  private send(res: EngineResponse, ex: Exchange, reply: Reply, opt: { close?: boolean } = {}): void {
     if (ex.aborted || ex.done) return;
     ex.done = true;
     if (ex.timer) clearTimeout(ex.timer);
@@ -310,7 +311,7 @@ export class HttpServer {
   }
 }
 
-function writeResponse(res: HttpResponse, ex: Exchange, reply: Reply, payload: string | Buffer | BodyParts, contentType: string | undefined, encoding: string | undefined, close: boolean): void {
+function writeResponse(res: EngineResponse, ex: Exchange, reply: Reply, payload: string | Buffer | BodyParts, contentType: string | undefined, encoding: string | undefined, close: boolean): void {
   res.writeStatus(statusLine(reply.status));
   if (contentType) res.writeHeader('Content-Type', contentType);
   const origin = ex.headers['origin'];
@@ -336,7 +337,7 @@ function writeResponse(res: HttpResponse, ex: Exchange, reply: Reply, payload: s
  * waits for a body, and uWS then aborts the whole process. So the length is written as a header of
  * our own. An answer that must close the connection (an error answer) says Content-Length: 0 instead.
  */
-function endHead(res: HttpResponse, getLength: number, close: boolean): void {
+function endHead(res: EngineResponse, getLength: number, close: boolean): void {
   if (close) return void res.end('', true);
   res.writeHeader('Content-Length', String(getLength));
   res.endWithoutBody();
@@ -349,7 +350,7 @@ function byteLengthOver(payload: string | Buffer | BodyParts, limit: number): bo
 }
 
 /** uWS requires an abort handler on every response not answered inside its callback. */
-function watchAbort(res: HttpResponse, ex: Exchange): void {
+function watchAbort(res: EngineResponse, ex: Exchange): void {
   res.onAborted(() => {
     ex.aborted = true;
     ex.abort();
@@ -357,7 +358,7 @@ function watchAbort(res: HttpResponse, ex: Exchange): void {
 }
 
 /** Writes `headers`, skipping any name `except` carries: the reply's own value wins (names compare case-insensitively). */
-function writeHeaders(res: HttpResponse, headers: Record<string, string>, except?: Record<string, string>): void {
+function writeHeaders(res: EngineResponse, headers: Record<string, string>, except?: Record<string, string>): void {
   const skip = except === undefined ? undefined : new Set(Object.keys(except).map((k) => k.toLowerCase()));
   for (const key in headers) if (skip === undefined || !skip.has(key.toLowerCase())) res.writeHeader(key, headers[key]!);
 }
@@ -395,7 +396,7 @@ function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
 }
 
 /** The route's `:name` parameters, decoded; undefined when one has a malformed %-escape. */
-function wsParams(req: HttpRequest, names: string[]): Record<string, string> | undefined {
+function wsParams(req: EngineRequest, names: string[]): Record<string, string> | undefined {
   const params: Record<string, string> = {};
   try {
     names.forEach((name, i) => {

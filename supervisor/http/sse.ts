@@ -3,7 +3,7 @@
  * subscriber that is fed corked, coalesced writes and honours uWS backpressure.
  */
 
-import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
+import type { EngineResponse } from './engine/types.js';
 import { DisposableStore, toDisposable } from '../../shared/disposable.js';
 import type { Disposable } from '../../shared/disposable.js';
 import type { EventBus, EventSink, Subscription } from '../events/eventBus.js';
@@ -37,7 +37,7 @@ const SSE_HEADERS: ReadonlyArray<readonly [string, string]> = [
  * Writes an SSE response head (status, headers, `retry`) in the caller's corked section; every
  * SSE stream (GET /events, GET /mcp) opens with it.
  */
-export function writeSseHead(res: HttpResponse, headers: Record<string, string> = {}): void {
+export function writeSseHead(res: EngineResponse, headers: Record<string, string> = {}): void {
   res.writeStatus('200 OK');
   for (const [key, value] of SSE_HEADERS) res.writeHeader(key, value);
   for (const key in headers) res.writeHeader(key, headers[key]!);
@@ -90,7 +90,7 @@ export function parseTypes(raw: string | null): Set<string> | null {
  * not settable from JS), so a client that stops reading entirely is disconnected then; a slow
  * one that keeps reading gets `lagged` and stays.
  */
-export function openSse(res: HttpResponse, options: SseOptions, bus: EventBus): SseStream | undefined {
+export function openSse(res: EngineResponse, options: SseOptions, bus: EventBus): SseStream | undefined {
   const store = new DisposableStore();
   let open = true;
   res.onAborted(() => {

@@ -1,15 +1,15 @@
-/** Shapes shared by the HTTP layer and the route modules; only stream handlers see a uWS response. */
-import type { HttpResponse, WebSocket } from '@trufflesuite/uws-js-unofficial';
+/** Shapes shared by the HTTP layer and the route modules; only stream handlers see an engine response. */
 
 import type { Cancellation } from '../../shared/cancellation.js';
 import type { BodyParts } from './bodyParts.js';
+import type { EngineResponse, EngineSocket } from './engine/types.js';
 
 /** Which listener a request arrived on: the always-on unix socket or the opt-in TCP listener. */
 export type ListenerKind = 'socket' | 'tcp';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'HEAD' | 'OPTIONS';
 
-/** Everything a handler may know about a request, copied out of uWS before any await. */
+/** Everything a handler may know about a request, copied out of the engine's request before any await. */
 export interface RequestContext {
   method: HttpMethod;
   path: string;
@@ -41,21 +41,21 @@ export type Handler = (ctx: RequestContext) => Reply | Promise<Reply>;
 
 /**
  * A handler that takes over the raw response to stream (SSE). It runs synchronously inside the
- * uWS callback, is never compressed and never cut by the request timeout.
+ * engine's request callback, is never compressed and never cut by the request timeout.
  */
 export interface StreamHandler {
-  stream(res: HttpResponse, ctx: RequestContext): void;
+  stream(res: EngineResponse, ctx: RequestContext): void;
 }
 
-/** Per-socket behaviour of a WebSocket route; uWS's own callbacks with the route's user data. */
+/** Per-socket behaviour of a WebSocket route: the engine's callbacks with the route's user data. */
 export interface WsBehavior<U> {
   /** Runs before the upgrade (after auth on TCP): throw HttpError to refuse with a status; returns the socket's data. */
   accept(ctx: RequestContext): U;
-  open?(ws: WebSocket<U>): void;
-  message?(ws: WebSocket<U>, message: ArrayBuffer, isBinary: boolean): void;
-  drain?(ws: WebSocket<U>): void;
-  close?(ws: WebSocket<U>, code: number): void;
-  /** Bytes uWS may buffer per socket before send() drops a message. */
+  open?(ws: EngineSocket<U>): void;
+  message?(ws: EngineSocket<U>, message: ArrayBuffer, isBinary: boolean): void;
+  drain?(ws: EngineSocket<U>): void;
+  close?(ws: EngineSocket<U>, code: number): void;
+  /** Bytes the engine may buffer per socket before send() drops a message. */
   maxBackpressure: number;
   maxPayloadLength: number;
 }

@@ -8,7 +8,7 @@
  * its stream drains, and the next GET recreates that id from scratch — a per-session counter
  * would hand the replacement the very number the old stream still holds.
  */
-import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
+import type { EngineResponse } from '../http/engine/types.js';
 
 import { DRAIN_NUDGE_BYTES, PING_BYTES, SSE_KEEP_ALIVE_MS, writeSseHead } from '../http/sse.js';
 import type { McpSessionStore } from './protocolSessions.js';
@@ -60,7 +60,7 @@ export class McpStreams {
    * registers onAborted and writes the headers in the handler's corked section). An unknown id is
    * recreated: a stream reconnecting after a restart or a reap is served, not refused.
    */
-  open(res: HttpResponse, sessionId: string, extraHeaders: Record<string, string> = {}): void {
+  open(res: EngineResponse, sessionId: string, extraHeaders: Record<string, string> = {}): void {
     const { meta } = this.sessions.touch(sessionId);
     const generation = ++lastGeneration;
     meta.sse_generation = generation;

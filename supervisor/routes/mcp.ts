@@ -5,7 +5,7 @@
  * headers (DNS rebinding) on them.
  */
 import { STATUS_CODES } from 'node:http';
-import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
+import type { EngineResponse } from '../http/engine/types.js';
 
 import { corsHeaders } from '../http/cors.js';
 import type { Reply, RequestContext, Route } from '../http/types.js';
@@ -37,7 +37,7 @@ function gate(service: McpService, ctx: RequestContext): Reply | null {
 }
 
 /** Writes a complete reply on a raw stream response (the stream route answers refusals itself). */
-function endWith(res: HttpResponse, ctx: RequestContext, reply: Reply): void {
+function endWith(res: EngineResponse, ctx: RequestContext, reply: Reply): void {
   const body = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body ?? {});
   res.writeStatus(`${reply.status} ${STATUS_CODES[reply.status] ?? ''}`);
   res.writeHeader('Content-Type', 'application/json');

@@ -21,6 +21,8 @@ export interface HealthSource {
   sessionCount: () => number;
   maxSessions: () => number;
   credentialStore: () => { backend: string; reason?: string };
+  /** Which HTTP engine serves, and why (uWS, or why not). */
+  httpEngine: { name: string; detail: string };
 }
 
 export function monitoringRoutes(src: HealthSource, metrics: Metrics): Route[] {
@@ -48,6 +50,7 @@ export function monitoringRoutes(src: HealthSource, metrics: Metrics): Route[] {
         socket_path: src.socketPath,
         listeners: { socket: { path: src.socketPath }, tcp: tcp ? { host: tcp.host, port: tcp.port } : null },
         credential_store: store,
+        http_engine: src.httpEngine,
       });
     }
     return { status: 200, headers: JSON_HEADERS, body: cachedBody };

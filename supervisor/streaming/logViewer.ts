@@ -2,7 +2,7 @@
  * One log-mode viewer (`?format=log|text`): stripped, redacted lines from a cursor, then every 200 ms
  * the new lines, the unfinished line and the current screen, each only when it changed.
  */
-import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
+import type { EngineSocket } from '../http/engine/types.js';
 
 import { sessionState } from '../sessions/sessionRecord.js';
 import { trimTrailingEmpty } from '../sessions/screenRows.js';
@@ -27,7 +27,7 @@ export class LogViewer {
   private sentClosed = false;
 
   constructor(
-    private readonly ws: WebSocket<ViewerData>,
+    private readonly ws: EngineSocket<ViewerData>,
     private readonly sessions: SessionService,
     private readonly sessionId: string,
     offset: number | undefined,

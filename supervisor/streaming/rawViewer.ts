@@ -1,6 +1,6 @@
 /** One raw-mode viewer of a session: gap-free catch-up from the ring, live frames, and a bounded send queue that never stalls the PTY. */
 import { StringDecoder } from 'node:string_decoder';
-import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
+import type { EngineSocket } from '../http/engine/types.js';
 
 import type { Disposable } from '../../shared/disposable.js';
 import { PtyConstants } from '../../shared/protocol/pty.js';
@@ -71,7 +71,7 @@ export class RawViewer {
   private drainPoll: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly ws: WebSocket<ViewerData>,
+    private readonly ws: EngineSocket<ViewerData>,
     private readonly sessions: SessionService,
     private readonly sessionId: string,
     startOffset: number | undefined,

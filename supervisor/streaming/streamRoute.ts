@@ -1,5 +1,5 @@
 /** WebSocket `/sessions/:id/stream`: any number of viewers per session; sessions outlive them. */
-import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
+import type { EngineSocket } from '../http/engine/types.js';
 
 import { HttpError } from '../http/types.js';
 import type { RequestContext, WsRoute } from '../http/types.js';
@@ -42,7 +42,7 @@ export function streamRoute(sessions: SessionService): WsRoute<StreamData> {
         if (!['raw', 'text', 'log'].includes(format)) throw new HttpError(400, `format must be raw, text or log, got ${format}`);
         return { sessionId: record.session_id, offset, binary: ctx.query.get('encoding') === 'binary', log: format !== 'raw' };
       },
-      open(ws: WebSocket<StreamData>) {
+      open(ws: EngineSocket<StreamData>) {
         const d = ws.getUserData();
         const viewer: Viewer = d.log ? new LogViewer(ws, sessions, d.sessionId, d.offset) : new RawViewer(ws, sessions, d.sessionId, d.offset, d.binary);
         d.active = viewer;
@@ -50,16 +50,16 @@ export function streamRoute(sessions: SessionService): WsRoute<StreamData> {
         if (!set) viewers.set(d.sessionId, (set = new Set()));
         set.add(viewer);
       },
-      message(ws: WebSocket<StreamData>, message: ArrayBuffer) {
+      message(ws: EngineSocket<StreamData>, message: ArrayBuffer) {
         const d = ws.getUserData();
         // Closing or stalling a viewer never signals the shell; only what the viewer types reaches it.
         sessions.writeFromViewer(d.sessionId, new Uint8Array(message.slice(0)));
       },
-      drain(ws: WebSocket<StreamData>) {
+      drain(ws: EngineSocket<StreamData>) {
         const v = ws.getUserData().active;
         if (v instanceof RawViewer) v.onDrain();
       },
-      close(ws: WebSocket<StreamData>) {
+      close(ws: EngineSocket<StreamData>) {
         const d = ws.getUserData();
         if (!d.active) return;
         d.active.dispose();

@@ -9,9 +9,9 @@ import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import uws from '@trufflesuite/uws-js-unofficial';
 
 import { bindUnix, closeUnix } from '../../supervisor/http/listeners.js';
+import { testEngine } from '../helpers/httpEngine.js';
 import { MAIN_JS, Tuicd, httpRequest } from '../helpers/tuicdProcess.js';
 
 const dirs: string[] = [];
@@ -50,15 +50,10 @@ async function occupyThreePorts(): Promise<{ base: number; close: () => void }> 
 
 /** A unix socket file nobody listens on: what a SIGKILLed server leaves. */
 async function staleSocket(path: string): Promise<void> {
-  const app = uws.App();
-  let ls: unknown = false;
-  app.listen_unix((s) => {
-    ls = s;
-  }, path);
-  assert.ok(ls, 'stale socket fixture bound');
-  // Closing the listen socket leaves the file: uWS does not unlink on close.
-  uws.us_listen_socket_close(ls as never);
-  assert.ok(existsSync(path));
+  // A listener SIGKILLed in its own process: the file stays, nobody answers on it.
+  const child = spawn(process.execPath, ['-e', `require('node:net').createServer().listen(${JSON.stringify(path)}, () => process.kill(process.pid, 'SIGKILL'))`], { stdio: 'ignore' });
+  await new Promise((resolve) => child.once('exit', resolve));
+  assert.ok(existsSync(path), 'stale socket fixture bound');
 }
 
 describe('supervisor lifecycle (review)', () => {
@@ -124,9 +119,9 @@ describe('supervisor lifecycle (review)', () => {
     const dir = tempDir();
     const path = join(dir, 'mcp.sock');
     await staleSocket(path);
-    const apps = [uws.App(), uws.App()];
+    const apps = [testEngine().createApp(), testEngine().createApp()];
     for (const app of apps)
-      app.get('/*', (res) => {
+      app.any((res) => {
         res.end('ok');
       });
     const results = await Promise.allSettled(apps.map((app) => bindUnix(app, path)));

@@ -16,6 +16,7 @@ import { until } from '../../helpers/poll.js';
 import { httpRequest, type Tuicd } from '../../helpers/tuicdProcess.js';
 import { everythingStdio, writeUpstreams } from '../../helpers/upstreamServers.js';
 import { initialize, rpc } from '../mcp/transport/mcpHttp.js';
+import { testEngine } from '../../helpers/httpEngine.js';
 
 interface StatusRow {
   name: string;
@@ -60,7 +61,7 @@ describe('the hub thread dies under HTTP requests', { timeout: 28_000 }, () => {
   before(async () => {
     process.on('unhandledRejection', onUnhandled);
     writeUpstreams(dir, [alpha]);
-    sup = await Supervisor.start({ paths, env: { ...process.env, TUIC_BIND_HOST: '127.0.0.1', TUIC_CREDENTIAL_STORE: 'file' }, logLevel: 'fatal' });
+    sup = await Supervisor.start({ paths, env: { ...process.env, TUIC_BIND_HOST: '127.0.0.1', TUIC_CREDENTIAL_STORE: 'file' }, logLevel: 'fatal', engine: testEngine() });
     await readyRows(['alpha']);
     sessionId = (await initialize(client)).id;
   });

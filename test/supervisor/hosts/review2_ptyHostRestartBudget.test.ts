@@ -18,6 +18,7 @@ import { sessionRoutes } from '../../../supervisor/routes/sessions.js';
 import { SessionService } from '../../../supervisor/sessions/sessionService.js';
 import { testTcpAuth } from '../../helpers/testAuth.js';
 import { httpRequest } from '../../helpers/tuicdProcess.js';
+import { testEngine } from '../../helpers/httpEngine.js';
 
 const PTY_HOST_ENTRY = new URL('../../../workers/pty/main.js', import.meta.url).pathname;
 const quiet = { info() {}, warn() {}, error() {} };
@@ -36,6 +37,7 @@ describe('pty host past its restart budget', { timeout: 25_000 }, () => {
   });
   const handlerErrors: unknown[] = [];
   const server = new HttpServer({
+      engine: testEngine(),
     routes: sessionRoutes(sessions),
     limits: () => ({ maxBodyBytes: 1024 * 1024, requestTimeoutMs: 10_000 }),
     auth: testTcpAuth(),

@@ -12,6 +12,7 @@ import { BodyParts } from '../../../supervisor/http/bodyParts.js';
 import { bindTcp, closeTcp, type TcpBinding } from '../../../supervisor/http/listeners.js';
 import { HttpServer } from '../../../supervisor/http/server.js';
 import { testTcpAuth } from '../../helpers/testAuth.js';
+import { testEngine } from '../../helpers/httpEngine.js';
 
 /** Far more than a paused reader's socket buffers hold on loopback, so the server must wait for writable. */
 const BIG_BYTES = 8 * 1024 * 1024;
@@ -81,6 +82,7 @@ describe('BodyParts replies', { timeout: 15_000 }, () => {
   before(async () => {
     const auth = testTcpAuth();
     const server = new HttpServer({
+      engine: testEngine(),
       routes: [
         { method: 'GET', pattern: '/big', public: true, handler: () => ({ status: 200, body: new BodyParts(sliced(whole)) }) },
         // The async path: the answer leaves outside uWS's callback, after the abort handler is set.

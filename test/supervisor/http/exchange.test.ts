@@ -7,11 +7,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
+import type { EngineResponse } from '../../../supervisor/http/engine/types.js';
 
 import { Exchange } from '../../../supervisor/http/exchange.js';
 
-function tcpResponse(address: string): { res: HttpResponse; reads: () => number } {
+function tcpResponse(address: string): { res: EngineResponse; reads: () => number } {
   let reads = 0;
   const discarded = { value: false };
   const res = {
@@ -20,7 +20,7 @@ function tcpResponse(address: string): { res: HttpResponse; reads: () => number 
       reads++;
       return new TextEncoder().encode(address).buffer as ArrayBuffer;
     },
-  } as unknown as HttpResponse;
+  } as unknown as EngineResponse;
   return { res, reads: () => reads };
 }
 

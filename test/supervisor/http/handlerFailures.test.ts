@@ -10,6 +10,7 @@ import WebSocket from 'ws';
 import { bindTcp, closeTcp, type TcpBinding } from '../../../supervisor/http/listeners.js';
 import { HttpServer } from '../../../supervisor/http/server.js';
 import { testTcpAuth } from '../../helpers/testAuth.js';
+import { testEngine } from '../../helpers/httpEngine.js';
 
 const BASIC = 'Basic ' + Buffer.from('admin:pw').toString('base64');
 
@@ -52,6 +53,7 @@ describe('handler failures cost one answer or one socket, never the server', { t
   before(async () => {
     const auth = testTcpAuth(await hash('pw', { cost: 4 }));
     const server = new HttpServer({
+      engine: testEngine(),
       routes: [
         { method: 'GET', pattern: '/ok', public: true, handler: () => ({ status: 200, body: { ok: true } }) },
         // A stream whose start throws, without auth (inside uWS's callback) and after auth (in a promise).

@@ -13,6 +13,7 @@ import { HttpServer } from '../../../supervisor/http/server.js';
 import type { Route } from '../../../supervisor/http/types.js';
 import { testTcpAuth } from '../../helpers/testAuth.js';
 import { httpRequest } from '../../helpers/tuicdProcess.js';
+import { testEngine } from '../../helpers/httpEngine.js';
 
 const failing = (path: string, err: Error): Route => ({
   method: 'GET',
@@ -26,6 +27,7 @@ describe('HTTP status of internal failures', () => {
   const work = mkdtempSync(join(tmpdir(), 'tuicd-internal-failure-'));
   const handlerErrors: unknown[] = [];
   const server = new HttpServer({
+      engine: testEngine(),
     routes: [
       failing('/budget', new SupervisorError(ErrorCode.WORKER_EXITED, 'pty host started 5 times in the last minute; next try in 42s', { retry_after_s: 42 })),
       failing('/shut', new SupervisorError(ErrorCode.WORKER_EXITED, 'pty host is shut down')),

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, describe, it } from 'node:test';
-import uws from '@trufflesuite/uws-js-unofficial';
 import { EventBus } from '../../../supervisor/events/eventBus.js';
 import { applyEventTypesRequest, openSse, parseSseQuery, parseTypes } from '../../../supervisor/http/sse.js';
+import { testEngine } from '../../helpers/httpEngine.js';
 
 interface SseEvent {
   event: string;
@@ -96,16 +96,17 @@ interface TestServer {
   close(): void;
 }
 
-/** A real uWS app on 127.0.0.1:0 serving GET /events from a fresh bus. */
+/** A real app of the engine under test on 127.0.0.1:0 serving GET /events from a fresh bus. */
 async function startServer(keepAliveMs = 60_000): Promise<TestServer> {
   const bus = new EventBus();
-  const app = uws.App().get('/events', (res, req) => {
-    openSse(res, { ...parseSseQuery(req.getQuery()), keepAliveMs }, bus);
+  const app = testEngine().createApp();
+  app.any((res, req) => {
+    if (req.getUrl() === '/events') openSse(res, { ...parseSseQuery(req.getQuery() ?? ''), keepAliveMs }, bus);
+    else res.writeStatus('404 Not Found').end();
   });
-  const listenSocket = await new Promise<uws.us_listen_socket>((resolve, reject) => {
-    app.listen('127.0.0.1', 0, (socket) => (socket ? resolve(socket) : reject(new Error('listen failed'))));
-  });
-  const port = uws.us_socket_local_port(listenSocket as unknown as uws.us_socket);
+  const listenSocket = await app.listenTcp('127.0.0.1', 0);
+  if (!listenSocket) throw new Error('listen failed');
+  const port = listenSocket.port;
   const clients: SseClient[] = [];
   let closed = false;
   const server: TestServer = {
@@ -121,7 +122,7 @@ async function startServer(keepAliveMs = 60_000): Promise<TestServer> {
       closed = true;
       for (const client of clients) client.destroy();
       bus.dispose();
-      uws.us_listen_socket_close(listenSocket);
+      listenSocket.close();
     },
   };
   after(() => server.close());

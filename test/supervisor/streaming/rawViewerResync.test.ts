@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
+import type { EngineSocket } from '../../../supervisor/http/engine/types.js';
 
 import type { SessionService } from '../../../supervisor/sessions/sessionService.js';
 import { RawViewer, type ViewerData } from '../../../supervisor/streaming/rawViewer.js';
@@ -23,7 +23,7 @@ test('bytes after a resync gap are decoded on their own, not joined to a charact
       return 1;
     },
     getBufferedAmount: () => buffered,
-  } as unknown as WebSocket<ViewerData>;
+  } as unknown as EngineSocket<ViewerData>;
 
   let live: ((offset: number, bytes: Uint8Array) => void) | undefined;
   // The ring as the viewer reads it: first everything ("hi" and the first two bytes of "€"), then,

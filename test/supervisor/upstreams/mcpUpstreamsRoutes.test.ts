@@ -20,6 +20,7 @@ import type { UpstreamStatusRow } from '../../../supervisor/upstreams/upstreamSt
 import { UpstreamStore } from '../../../supervisor/upstreams/upstreamStore.js';
 import { httpRequest, type HttpAnswer } from '../../helpers/tuicdProcess.js';
 import { testTcpAuth } from '../../helpers/testAuth.js';
+import { testEngine } from '../../helpers/httpEngine.js';
 
 const OWN_PORT = 9876;
 const BEARER = 'route-bearer-secret-31c7';
@@ -90,6 +91,7 @@ describe('/mcp/upstreams routes', () => {
     const passwordHash = await hash('pw', { cost: 4 });
     const auth = testTcpAuth(passwordHash);
     const server = new HttpServer({
+      engine: testEngine(),
       routes: mcpUpstreamsRoutes({ store, control, credentials: () => credentials, ownPort: () => OWN_PORT }),
       limits: () => ({ maxBodyBytes: 1024 * 1024, requestTimeoutMs: 10_000 }),
       auth,

@@ -1,10 +1,10 @@
-// McpStreams on a real uWS listener in-process (short keep-alive): keep-alive comments, per-session
+// McpStreams on a real listener of the engine under test, in-process (short keep-alive): keep-alive comments, per-session
 // push, frames in order through backpressure, and a reader that stops reading is dropped with its
 // session flag released.
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import uws from '@trufflesuite/uws-js-unofficial';
+import { testEngine } from '../../../helpers/httpEngine.js';
 
 import { bindTcp, closeTcp } from '../../../../supervisor/http/listeners.js';
 import type { TcpBinding } from '../../../../supervisor/http/listeners.js';
@@ -18,8 +18,8 @@ describe('McpStreams', () => {
   let binding: TcpBinding;
 
   before(async () => {
-    const app = uws.App();
-    app.get('/mcp', (res, req) => streams.open(res, req.getHeader('mcp-session-id')));
+    const app = testEngine().createApp();
+    app.any((res, req) => streams.open(res, req.getHeader('mcp-session-id')));
     binding = await bindTcp(app, '127.0.0.1', 0);
   });
   after(() => {

@@ -1,0 +1,180 @@
+/**
+ * The fallback engine: Node's own `http` server with the `ws` package for WebSockets, for a Node or
+ * libc no uWebSockets.js build loads on. Same contract as uWS (see types.ts), one http.Server per app.
+ */
+import { createServer, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { type WebSocket, WebSocketServer } from 'ws';
+
+import { NodeRequest, pathOf } from './nodeRequest.js';
+import { NodeResponse } from './nodeResponse.js';
+import { NodeWebSocket } from './nodeWebSocket.js';
+import type { EngineApp, EngineListenSocket, EngineRequest, EngineResponse, EngineWsBehavior, HttpEngine } from './types.js';
+
+/** uWS closes an idle keep-alive connection after about 10 s; the same here. */
+const KEEP_ALIVE_TIMEOUT_MS = 10_000;
+
+interface WsRouteEntry {
+  segments: string[];
+  behavior: EngineWsBehavior<unknown>;
+  server: WebSocketServer;
+  sockets: Set<NodeWebSocket<unknown>>;
+  pinger: NodeJS.Timeout | undefined;
+}
+
+export class NodeEngine implements HttpEngine {
+  readonly name = 'node' as const;
+
+  constructor(readonly detail: string) {}
+
+  createApp(): EngineApp {
+    return new NodeApp();
+  }
+}
+
+class NodeApp implements EngineApp {
+  private handler: ((res: EngineResponse, req: EngineRequest) => void) | undefined;
+  private readonly wsRoutes: WsRouteEntry[] = [];
+  private readonly server: Server;
+
+  constructor() {
+    this.server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS }, (req, res) => this.onRequest(req, res));
+    this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.onUpgrade(req, socket, head));
+    // A request Node's parser refuses never reaches a handler: answer it in the same JSON shape.
+    this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));
+  }
+
+  any(handler: (res: EngineResponse, req: EngineRequest) => void): void {
+    this.handler = handler;
+  }
+
+  ws<U>(pattern: string, behavior: EngineWsBehavior<U>): void {
+    const server = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: behavior.maxPayloadLength });
+    const entry: WsRouteEntry = { segments: pattern.split('/').slice(1), behavior: behavior as EngineWsBehavior<unknown>, server, sockets: new Set(), pinger: undefined };
+    this.wsRoutes.push(entry);
+  }
+
+  private onRequest(req: IncomingMessage, res: ServerResponse): void {
+    // Errors on a connection the client dropped are the abort path, never a crash.
+    req.on('error', ignore);
+    res.on('error', ignore);
+    this.handler?.(new NodeResponse(req, res), new NodeRequest(req));
+  }
+
+  private onUpgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
+    socket.on('error', ignore);
+    // An upgrade is answered like any request until a route accepts it: a ServerResponse on the socket.
+    const res = new ServerResponse(req);
+    res.assignSocket(socket);
+    res.shouldKeepAlive = false;
+    res.on('finish', () => socket.end());
+    const path = pathOf(req.url);
+    for (const route of this.wsRoutes) {
+      const params = matchSegments(route.segments, path);
+      if (params === null) continue;
+      const accept = (userData: unknown): void => {
+        res.detachSocket(socket);
+        route.server.handleUpgrade(req, socket, head, (ws) => this.onOpen(route, ws, userData));
+      };
+      route.behavior.upgrade(new NodeResponse(req, res, accept), new NodeRequest(req, params), undefined);
+      return;
+    }
+    req.on('error', ignore);
+    this.handler?.(new NodeResponse(req, res), new NodeRequest(req));
+  }
+
+  private onOpen(route: WsRouteEntry, ws: WebSocket, userData: unknown): void {
+    const b = route.behavior;
+    const socket = new NodeWebSocket(ws, userData, b);
+    ws.binaryType = 'arraybuffer';
+    route.sockets.add(socket);
+    this.keepPinging(route);
+    ws.on('error', ignore);
+    ws.on('pong', () => (socket.alive = true));
+    ws.on('message', (data: ArrayBuffer, isBinary: boolean) => {
+      socket.alive = true;
+      b.message?.(socket, data, isBinary);
+    });
+    ws.on('close', (code: number) => {
+      socket.markClosed();
+      route.sockets.delete(socket);
+      b.close?.(socket, code);
+    });
+    b.open?.(socket);
+  }
+
+  /**
+   * uWS's idleTimeout with automatic pings: every half period each quiet socket is pinged, and one
+   * that neither answered nor sent anything since the last round is cut.
+   */
+  private keepPinging(route: WsRouteEntry): void {
+    if (route.pinger !== undefined) return;
+    route.pinger = setInterval(() => {
+      for (const socket of route.sockets) {
+        if (!socket.alive) {
+          socket.terminate();
+          continue;
+        }
+        socket.alive = false;
+        socket.ping();
+      }
+    }, (route.behavior.idleTimeoutS * 1000) / 2);
+    route.pinger.unref();
+  }
+
+  listenUnix(path: string): Promise<EngineListenSocket | null> {
+    return this.listen({ path });
+  }
+
+  listenTcp(host: string, port: number): Promise<EngineListenSocket | null> {
+    // Node never sets SO_REUSEPORT unless asked: a port someone holds is refused (EADDRINUSE).
+    return this.listen({ host, port });
+  }
+
+  private listen(options: { path: string } | { host: string; port: number }): Promise<EngineListenSocket | null> {
+    const server = this.server;
+    return new Promise((resolve) => {
+      const onError = (): void => resolve(null);
+      server.once('error', onError);
+      server.listen(options, () => {
+        server.off('error', onError);
+        const address = server.address();
+        resolve({
+          port: typeof address === 'object' && address !== null ? address.port : 0,
+          close: () => {
+            server.close();
+            for (const route of this.wsRoutes) clearInterval(route.pinger);
+          },
+        });
+      });
+    });
+  }
+}
+
+/** The %-encoded `:param` values of `path` under `segments`, or null when it does not match. */
+function matchSegments(segments: string[], path: string): string[] | null {
+  const parts = path.split('/').slice(1);
+  if (parts.length !== segments.length) return null;
+  const params: string[] = [];
+  for (let i = 0; i < segments.length; i++) {
+    const seg = segments[i]!;
+    if (seg.startsWith(':')) {
+      if (parts[i] === '') return null;
+      params.push(parts[i]!);
+    } else if (seg !== parts[i]) return null;
+  }
+  return params;
+}
+
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
+  const [status, text, message] =
+    err.code === 'HPE_INVALID_METHOD' ? [405, 'Method Not Allowed', 'method is not supported'] : err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large', 'request headers too large'] : [400, 'Bad Request', 'malformed HTTP request'];
+  const body = JSON.stringify({ error: message });
+  socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+function ignore(): void {
+  // Handled by the abort path.
+}

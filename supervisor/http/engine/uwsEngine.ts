@@ -1,0 +1,64 @@
+/**
+ * The uWebSockets.js engine: native request, response and socket objects are handed to the
+ * server as they are (they already have the EngineRequest/EngineResponse/EngineSocket shape).
+ */
+import type { EngineApp, EngineListenSocket, EngineRequest, EngineResponse, EngineWsBehavior, HttpEngine } from './types.js';
+
+/** The part of a uWS module tuicd calls, typed here so neither optional build is needed to compile. */
+export interface UwsModule {
+  App(): UwsApp;
+  DISABLED: unknown;
+  us_listen_socket_close(listenSocket: unknown): void;
+  us_socket_local_port(socket: unknown): number;
+}
+
+interface UwsApp {
+  any(pattern: string, handler: (res: EngineResponse, req: EngineRequest) => void): UwsApp;
+  ws(pattern: string, behavior: object): UwsApp;
+  listen(host: string, port: number, options: number, cb: (listenSocket: unknown) => void): UwsApp;
+  listen_unix(cb: (listenSocket: unknown) => void, path: string): UwsApp;
+}
+
+/** uWS's LIBUS_LISTEN_EXCLUSIVE_PORT: without it uWS sets SO_REUSEPORT and two servers share a port. */
+const LISTEN_EXCLUSIVE_PORT = 1;
+
+export class UwsEngine implements HttpEngine {
+  readonly name = 'uws' as const;
+
+  constructor(
+    private readonly uws: UwsModule,
+    readonly detail: string,
+  ) {}
+
+  createApp(): EngineApp {
+    const { uws } = this;
+    const app = uws.App();
+    const listenSocket = (ls: unknown, port: number): EngineListenSocket => ({ port, close: () => uws.us_listen_socket_close(ls) });
+    return {
+      any: (handler) => void app.any('/*', handler),
+      ws: <U>(pattern: string, b: EngineWsBehavior<U>) =>
+        void app.ws(pattern, {
+          maxBackpressure: b.maxBackpressure,
+          maxPayloadLength: b.maxPayloadLength,
+          idleTimeout: b.idleTimeoutS,
+          sendPingsAutomatically: true,
+          compression: uws.DISABLED,
+          upgrade: b.upgrade,
+          open: b.open,
+          message: b.message,
+          drain: b.drain,
+          close: b.close,
+        }),
+      listenUnix: (path) => {
+        let bound: unknown = false;
+        app.listen_unix((ls) => (bound = ls), path);
+        return Promise.resolve(bound ? listenSocket(bound, 0) : null);
+      },
+      listenTcp: (host, port) => {
+        let bound: unknown = false;
+        app.listen(host, port, LISTEN_EXCLUSIVE_PORT, (ls) => (bound = ls));
+        return Promise.resolve(bound ? listenSocket(bound, uws.us_socket_local_port(bound)) : null);
+      },
+    };
+  }
+}
