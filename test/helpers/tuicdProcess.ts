@@ -17,6 +17,8 @@ export interface StartOptions {
   configDir?: string;
   env?: Record<string, string>;
   args?: string[];
+  /** The Node binary to run tuicd on; default the one running the tests. */
+  node?: string;
 }
 
 export interface HttpAnswer {
@@ -44,7 +46,7 @@ export class Tuicd {
     const ownsDir = !opts.configDir;
     const configDir = opts.configDir ?? mkdtempSync(join(tmpdir(), 'tuicd-test-'));
     if (opts.config) writeFileSync(join(configDir, 'config.json'), JSON.stringify(opts.config));
-    const child = spawn(process.execPath, [MAIN_JS, '--config-dir', configDir, ...(opts.args ?? [])], {
+    const child = spawn(opts.node ?? process.execPath, [MAIN_JS, '--config-dir', configDir, ...(opts.args ?? [])], {
       // The file vault skips the keyring probe (a child process); the keyring has its own tests.
       env: { ...process.env, TUIC_BIND_HOST: '127.0.0.1', TUIC_LOG_LEVEL: 'info', TUIC_CREDENTIAL_STORE: 'file', ...opts.env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -55,8 +57,8 @@ export class Tuicd {
   }
 
   /** Runs tuicd expecting it to fail to start; resolves with its exit code and output. */
-  static async runToExit(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    const child = spawn(process.execPath, [MAIN_JS, ...args], { env: { ...process.env, TUIC_BIND_HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  static async runToExit(args: string[], env: Record<string, string> = {}, node = process.execPath): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const child = spawn(node, [MAIN_JS, ...args], { env: { ...process.env, TUIC_BIND_HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

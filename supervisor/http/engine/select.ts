@@ -2,7 +2,9 @@
  * Picks the HTTP engine at start: the first uWebSockets.js build that loads on this Node ABI and
  * libc, otherwise Node's http + ws. The reason travels to /health and the start line.
  */
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 
 import { NodeEngine } from './nodeEngine.js';
 import type { EngineName, HttpEngine } from './types.js';
@@ -45,14 +47,12 @@ export function loadUws(): UwsAttempt {
   const file = `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`;
   const misses: string[] = [];
   for (const build of UWS_BUILDS) {
-    let dir: string;
-    try {
-      dir = require.resolve(`${build.pkg}/package.json`).slice(0, -'package.json'.length);
-    } catch {
+    const dir = packageDir(build.pkg);
+    if (dir === undefined) {
       misses.push(`${build.pkg} not installed`);
       continue;
     }
-    const binary = build.binaryDir ? `${dir}${build.binaryDir}/${file}` : `${dir}${file}`;
+    const binary = join(dir, build.binaryDir, file);
     try {
       return { ok: true, module: require(binary) as UwsModule, label: build.label };
     } catch (err) {
@@ -64,15 +64,21 @@ export function loadUws(): UwsAttempt {
   return { ok: false, why: misses.join('; ') };
 }
 
+/** Where Node would find `pkg`, by its folder: @btc-vision's `exports` hides its package.json from require.resolve. */
+function packageDir(pkg: string): string | undefined {
+  const require = createRequire(import.meta.url);
+  return (require.resolve.paths(pkg) ?? []).map((base) => join(base, pkg)).find((dir) => existsSync(join(dir, 'package.json')));
+}
+
 /**
  * `forced`: from --http-engine or TUIC_HTTP_ENGINE. Forcing uws where no build loads is an error
  * that says why, not a silent fallback.
  */
 export function selectEngine(forced?: EngineName): HttpEngine {
   const where = platformLabel();
-  if (forced === 'node') return new NodeEngine(`node:http + ws, forced (uWS not tried) on ${where}`);
+  if (forced === 'node') return new NodeEngine(`node:http + ws, forced (uWS not tried), ${where}`);
   const uws = loadUws();
   if (uws.ok) return new UwsEngine(uws.module, `${uws.label} on ${where}${forced ? ', forced' : ''}`);
   if (forced === 'uws') throw new Error(`--http-engine uws: uWS unavailable for ${where} (${uws.why})`);
-  return new NodeEngine(`node:http + ws: uWS unavailable for ${where} (${uws.why})`);
+  return new NodeEngine(`uWS unavailable for ${where} (${uws.why})`);
 }
