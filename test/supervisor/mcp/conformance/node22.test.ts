@@ -1,4 +1,4 @@
-// The third-party MCP clients need Node 22; scripts/ensureNode22.mjs provides it.
+// The third-party MCP clients need Node 22; scripts/ensureNode.mjs provides it.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
