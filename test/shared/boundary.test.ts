@@ -6,7 +6,7 @@ import { join, relative } from 'node:path';
 import { test } from 'node:test';
 
 /** Module specifiers shared/ must never import; a prefix also bans its subpaths. */
-const FORBIDDEN = ['node-pty', '@trufflesuite/uws-js-unofficial', 'uWebSockets.js', 'child_process', 'node:child_process', '@modelcontextprotocol/sdk/server'];
+const FORBIDDEN = ['node-pty', '@lydell/node-pty', '@trufflesuite/uws-js-unofficial', 'uWebSockets.js', 'child_process', 'node:child_process', '@modelcontextprotocol/sdk/server'];
 
 // From dist/test/shared/ back to the sources (tests run on the emitted JS; shared/ is read as .ts).
 const SHARED_DIR = new URL('../../../shared/', import.meta.url).pathname;
@@ -34,6 +34,8 @@ function tsFiles(dir: string): string[] {
 test('the detector catches every import form and ignores mere mentions', () => {
   assert.deepEqual(forbiddenImports(`import { spawn } from 'node:child_process';`), ['node:child_process']);
   assert.deepEqual(forbiddenImports(`import type { IPty } from "node-pty";`), ['node-pty']);
+  assert.deepEqual(forbiddenImports(`import { spawn } from '@lydell/node-pty';`), ['@lydell/node-pty']);
+  assert.deepEqual(forbiddenImports(`import type { IPty } from '@lydell/node-pty/node-pty';`), ['@lydell/node-pty/node-pty']);
   assert.deepEqual(forbiddenImports(`const uws = await import('@trufflesuite/uws-js-unofficial');`), ['@trufflesuite/uws-js-unofficial']);
   assert.deepEqual(forbiddenImports(`const cp = require('child_process');`), ['child_process']);
   assert.deepEqual(forbiddenImports(`export * from 'uWebSockets.js';`), ['uWebSockets.js']);

@@ -1,14 +1,12 @@
 /**
  * One terminal: a node-pty child, its raw output ring, its text log, output coalescing, shell
- * busy/idle, flow control and staged shutdown. The only importer of node-pty.
+ * busy/idle, flow control and staged shutdown. Takes node-pty from ./nodePty.ts (its only importer).
  * Exit tail: libuv takes POLLHUP plus a short read on a PTY master for EOF while bytes are still
  * buffered (libuv/libuv#4992; node-pty #72/#85/#726); holding the slave open keeps POLLHUP away.
  */
 
 import { accessSync, closeSync, constants as fsConstants, openSync, readSync, statSync, writeSync } from 'node:fs';
 import { delimiter, resolve } from 'node:path';
-
-import { type IPty, spawn as spawnPty } from 'node-pty';
 
 import { type Disposable, DisposableStore } from '../../shared/disposable.js';
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
@@ -19,6 +17,7 @@ import { PtyConstants, type PtyProtocolT } from '../../shared/protocol/pty.js';
 import type { CaptureWriter } from './captureWriter.js';
 import { Coalescer } from './coalescer.js';
 import { Listeners } from './listeners.js';
+import { type IPty, spawn as spawnPty } from './nodePty.js';
 import { lowerPriority } from './sessionPriority.js';
 import { OutputRing, type RingReadOptions } from './outputRing.js';
 import { isClosingSignal, normalizeSignal, signalGroup } from './processGroup.js';
@@ -229,10 +228,12 @@ export class PtySession implements Disposable {
     if (this.exitInfo !== undefined || this.masterClosed || bytes.length === 0) return;
     this.capture?.record('in', bytes);
     let rest = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-    // node-pty writes through the libuv threadpool (fs.write): a thread wake-up and a completion
-    // before the keystroke reaches the line discipline (~11 % of echo p50 in the sessionStream bench).
-    // With nothing of ours still queued there, write it now on the non-blocking master; what the
-    // kernel does not take (EAGAIN, partial write) goes to node-pty's queue, which keeps the order.
+    // node-pty 1.1.0 (the source build, see nodePty.ts) writes through the libuv threadpool
+    // (fs.write): a thread wake-up and a completion before the keystroke reaches the line discipline
+    // (~11 % of echo p50 in the sessionStream bench). With nothing of ours still queued there, write
+    // it now on the non-blocking master; what the kernel does not take (EAGAIN, partial write) goes
+    // to node-pty's queue, which keeps the order. @lydell/node-pty 1.1.0 (node-pty 1.1.0-beta14) has
+    // no such queue: it writes on the master's socket, which libuv tries at once, so there is no fd here.
     const fd = this.directWriteFd();
     if (fd !== undefined) {
       try {
@@ -243,7 +244,8 @@ export class PtySession implements Disposable {
         // EAGAIN (input buffer full) and anything else: node-pty's queue retries or reports it as before.
       }
     }
-    // A view, not a copy: node-pty copies into its own write queue.
+    // A view, not a copy: node-pty 1.1.0 copies into its write queue; @lydell/node-pty's socket keeps
+    // what the kernel did not take, and an input payload's memory is never reused (a fresh read or frame).
     this.pty.write(rest);
   }
 
