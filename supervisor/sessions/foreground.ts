@@ -5,6 +5,7 @@
  * its prompt from one whose command runs silently (output-based busy/idle cannot see `sleep`).
  */
 import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 
 export interface Foreground {
   /** Leader of the terminal's foreground process group. */
@@ -30,9 +31,18 @@ function statFields(pid: number): string[] | null {
   }
 }
 
-function commName(pid: number): string | null {
+/**
+ * Node 24 renames its main thread, and so the process's comm, to "MainThread": any Node program
+ * (an agent launched under its own name included) would read as that. Its argv[0] still names it.
+ */
+const RENAMED_MAIN_THREAD = 'MainThread';
+
+export function processName(pid: number): string | null {
   try {
-    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+    const comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+    if (comm !== RENAMED_MAIN_THREAD) return comm;
+    const argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
+    return basename(argv0).slice(0, 15) || comm;
   } catch {
     return null;
   }
@@ -44,7 +54,7 @@ export function foregroundOf(sessionPid: number): Foreground | null {
   if (!fields) return null;
   const tpgid = Number(fields[5]);
   if (!Number.isInteger(tpgid) || tpgid <= 0) return null;
-  const name = commName(tpgid) ?? commName(sessionPid);
+  const name = processName(tpgid) ?? processName(sessionPid);
   if (name === null) return null;
   return { pid: tpgid, name, isSessionProcess: tpgid === sessionPid };
 }

@@ -132,18 +132,13 @@ export class NodeResponse implements EngineResponse {
     return this;
   }
 
+  /**
+   * No socket cork: Node already sends the head with the first body chunk, and on Node 24 a
+   * chunked write made while the socket is corked can return false with no 'drain' ever following
+   * (the response counts its own buffer, the socket never filled), which would stall SSE for good.
+   */
   cork(cb: () => void): this {
-    // ServerResponse.cork corks the socket itself: one handed to `ws` inside cb would stay corked.
-    if (this.upgrader) {
-      cb();
-      return this;
-    }
-    this.res.cork();
-    try {
-      cb();
-    } finally {
-      this.res.uncork();
-    }
+    cb();
     return this;
   }
 

@@ -1,10 +1,15 @@
 // The foreground process of a real session's terminal, fresh and through the listing cache.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 
-import { FOREGROUND_LIST_TTL_MS, foregroundForListing, foregroundJobRuns, foregroundOf } from '../../../supervisor/sessions/foreground.js';
+import { FOREGROUND_LIST_TTL_MS, foregroundForListing, foregroundJobRuns, foregroundOf, processName } from '../../../supervisor/sessions/foreground.js';
 import { call, idleShell, startHarness } from '../mcp/tools/sessionHarness.js';
 import type { Harness } from '../mcp/tools/sessionHarness.js';
+import { nodeBinary } from '../../helpers/node22.js';
 
 let h: Harness;
 before(() => {
@@ -39,4 +44,19 @@ test('a job in the foreground is seen fresh; the listing reuses its answer for o
   assert.equal(foregroundForListing(pid, t0 + FOREGROUND_LIST_TTL_MS - 1)?.name, 'bash', 'within the TTL the listing is not re-read');
   assert.equal(foregroundForListing(pid, t0 + FOREGROUND_LIST_TTL_MS)?.name, 'sleep', 'after it, it is');
   await call(h.session, { action: 'kill', session_id: id });
+});
+
+test('a Node 24 program started under an agent name is seen by that name, though Node 24 renames its comm to MainThread', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tuicd-fg-'));
+  const agent = join(dir, 'codex');
+  symlinkSync(nodeBinary(24), agent);
+  const child = spawn(agent, ['-e', 'setTimeout(() => {}, 10_000)'], { stdio: 'ignore' });
+  try {
+    await until(() => readFileSync(`/proc/${child.pid}/comm`, 'utf8').trim(), (c) => c === 'MainThread', 'Node 24 renamed its main thread');
+    assert.equal(processName(child.pid!), 'codex');
+    assert.equal(processName(process.pid), readFileSync('/proc/self/comm', 'utf8').trim(), 'any other name is the comm as it is');
+  } finally {
+    child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
