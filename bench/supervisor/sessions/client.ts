@@ -9,7 +9,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { readFileSync } from 'node:fs';
 
-import { spawn as spawnPty, type IPty } from 'node-pty';
+import { spawn as spawnPty, type IPty } from '@lydell/node-pty';
 import WebSocket from 'ws';
 
 import {

@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util';
 
 import uws from '@trufflesuite/uws-js-unofficial';
-import { spawn as spawnPty, type IPty } from 'node-pty';
+import { spawn as spawnPty, type IPty } from '@lydell/node-pty';
 
 import { exitWithParent } from '../../http/bareServer.js';
 import { SHELL } from './scripts.js';

@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 
-import { spawn as spawnPty } from 'node-pty';
+import { spawn as spawnPty } from '@lydell/node-pty';
 
 import { type Client, connect } from '../../../shared/channel.js';
 import { PtyProtocol, type PtyProtocolT } from '../../../shared/protocol/pty.js';
