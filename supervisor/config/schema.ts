@@ -12,6 +12,8 @@ export const SERVER_KNOB_DEFAULTS = {
   request_timeout_ms: 301_000,
   /** MAX_BODY_BYTES 2 MiB, as in the seed. */
   max_body_bytes: 2 * 1024 * 1024,
+  /** MCP protocol sessions held at once; past it the least recently used idle one is evicted. */
+  max_mcp_sessions: 10_000,
 } as const;
 
 /** Session cookie lifetime: 30 days (newest); the fork's 86400 is migrated on load (normalize.ts). */
@@ -29,6 +31,15 @@ export const ServerSchema = Type.Object(
     max_sessions: Type.Integer({ minimum: 1, default: SERVER_KNOB_DEFAULTS.max_sessions }),
     request_timeout_ms: Type.Integer({ minimum: 1, default: SERVER_KNOB_DEFAULTS.request_timeout_ms }),
     max_body_bytes: Type.Integer({ minimum: 1, default: SERVER_KNOB_DEFAULTS.max_body_bytes }),
+    max_mcp_sessions: Type.Integer({ minimum: 1, default: SERVER_KNOB_DEFAULTS.max_mcp_sessions, description: 'MCP protocol sessions held at once; past it the least recently used idle one is evicted' }),
+    allowed_hosts: Type.Array(Type.String({ minLength: 1, maxLength: 253 }), {
+      default: [],
+      description: 'Extra Host names the TCP listener answers to (e.g. a Tailscale or reverse-proxy name); loopback, this machine\'s names and addresses are always allowed',
+    }),
+    allowed_origins: Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), {
+      default: [],
+      description: 'Browser origins (scheme://host[:port]) besides the listener\'s own that may call the TCP listener',
+    }),
   },
   { default: {} },
 );
