@@ -1,7 +1,9 @@
 /**
- * JSON-RPC 2.0 for POST /mcp: one message per request (no batches, as the 2025-11-25 revision),
- * parsed and validated once, and response builders that splice pre-serialized results.
+ * JSON-RPC 2.0 for POST /mcp: one message per request, or a batch (an array, which only MCP
+ * 2025-03-26 allows; the transport decides), parsed and validated once, and response builders
+ * that splice pre-serialized results.
  */
+import { clipClientInput } from './quoteClientInput.js';
 
 export const JsonRpcCode = {
   PARSE_ERROR: -32700,
@@ -42,6 +44,17 @@ export interface JsonRpcRejection {
 
 export type ParsedMessage = JsonRpcCall | JsonRpcClientResponse | JsonRpcRejection;
 
+/** A JSON array body: each entry validated on its own (an invalid entry is answered in the batch). */
+export interface JsonRpcBatch {
+  kind: 'batch';
+  messages: ParsedMessage[];
+}
+
+export type ParsedBody = ParsedMessage | JsonRpcBatch;
+
+/** Messages one batch may carry; a longer one is refused whole with 400. */
+export const MAX_BATCH_MESSAGES = 100;
+
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -55,21 +68,30 @@ function invalid(id: JsonRpcId | null, code: number, message: string, status = 4
 }
 
 /**
- * Parses one POST body. Transport-level failures (bad JSON, not a JSON-RPC object, a batch) answer
- * 400 as the SDK's server does; method-level failures (unknown method, bad params) are the
- * dispatcher's and answer 200.
+ * Parses one POST body. Transport-level failures (bad JSON, not a JSON-RPC object, an empty or
+ * oversized batch) answer 400 as the SDK's server does; method-level failures (unknown method, bad
+ * params) are the dispatcher's and answer 200. An array comes back as a batch of messages, each
+ * validated as a single body would be; whether the request may batch is the transport's call.
  */
-export function parseMessage(body: Buffer | string): ParsedMessage {
+export function parseBody(body: Buffer | string): ParsedBody {
   let value: unknown;
   try {
     value = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
   } catch (err) {
-    return invalid(null, JsonRpcCode.PARSE_ERROR, `Parse error: ${(err as Error).message}`);
+    // V8 quotes a few characters of the input; the bound holds whatever the engine does.
+    return invalid(null, JsonRpcCode.PARSE_ERROR, `Parse error: ${clipClientInput((err as Error).message)}`);
   }
-  if (Array.isArray(value)) {
-    return invalid(null, JsonRpcCode.INVALID_REQUEST, 'Invalid Request: batch requests are not supported; send one JSON-RPC message per POST');
+  if (!Array.isArray(value)) return validateMessage(value);
+  if (value.length === 0) return invalid(null, JsonRpcCode.INVALID_REQUEST, 'Invalid Request: an empty batch (a JSON array needs at least one message)');
+  if (value.length > MAX_BATCH_MESSAGES) {
+    return invalid(null, JsonRpcCode.INVALID_REQUEST, `Invalid Request: a batch of ${value.length} messages; the limit is ${MAX_BATCH_MESSAGES}`);
   }
-  if (!isPlainObject(value)) return invalid(null, JsonRpcCode.INVALID_REQUEST, 'Invalid Request: the body must be a JSON-RPC 2.0 object');
+  return { kind: 'batch', messages: value.map(validateMessage) };
+}
+
+/** One JSON-RPC message, already parsed from JSON. */
+export function validateMessage(value: unknown): ParsedMessage {
+  if (!isPlainObject(value)) return invalid(null, JsonRpcCode.INVALID_REQUEST, 'Invalid Request: a message must be a JSON-RPC 2.0 object');
 
   const hasId = Object.prototype.hasOwnProperty.call(value, 'id');
   const rawId = value['id'];

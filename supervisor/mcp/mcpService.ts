@@ -1,5 +1,6 @@
 /**
- * The /mcp server assembled: protocol sessions with their reaper, the tool catalog, GET streams,
+ * The /mcp server assembled: protocol sessions with their reaper and their cap
+ * (`services.server.max_mcp_sessions`, evictions logged as `mcp_session_evicted`), the tool catalog, GET streams,
  * the POST dispatcher and the Host guard. Config changes reach it through refresh(); every
  * change of a tool surface becomes notifications/tools/list_changed on every open stream.
  */
@@ -57,7 +58,21 @@ export class McpService implements Disposable {
   private readonly store = new DisposableStore();
 
   constructor(private readonly opts: McpServiceOptions) {
-    this.sessions = new McpSessionStore(opts.sessionStore);
+    // The cap is read on every insert, so a PUT /config lowering it applies to the next session.
+    this.sessions = new McpSessionStore({ maxSessions: () => opts.config().services.server.max_mcp_sessions, ...opts.sessionStore });
+    this.store.add(
+      this.sessions.onRemoved((meta, reason) => {
+        if (reason !== 'evicted') return;
+        const record: Record<string, unknown> = {
+          source: 'mcp_session_evicted',
+          session_id: meta.id,
+          idle_ms: this.sessions.now() - meta.last_activity_ms,
+          max_mcp_sessions: opts.config().services.server.max_mcp_sessions,
+        };
+        if (meta.client_name !== null) record['client_name'] = meta.client_name;
+        opts.log.info(record, 'mcp session evicted: max_mcp_sessions reached, least recently used idle session dropped');
+      }),
+    );
     this.streams = new McpStreams(this.sessions, opts.keepAliveMs === undefined ? {} : { keepAliveMs: opts.keepAliveMs });
     this.catalog = new ToolCatalog({
       nativeTools: opts.nativeTools,

@@ -1,8 +1,9 @@
 /**
  * POST /mcp method dispatch (spec "Streamable HTTP (POST /mcp)", REFERENCE §1.14): one JSON-RPC
- * message per request, the answer in the body as JSON. Identity is resolved per call: only
- * initialize mints session ids, every other method serves a caller with no id, and a presented
- * id we no longer hold is recreated silently.
+ * message per request, the answer in the body as JSON — or, for a request speaking MCP 2025-03-26,
+ * a JSON-RPC batch answered with an array. Identity is resolved per call: only initialize mints
+ * session ids, every other method serves a caller with no id, and a presented id we no longer hold
+ * is recreated silently. A MCP-Protocol-Version header naming no supported revision is refused.
  */
 import { randomUUID } from 'node:crypto';
 
@@ -10,8 +11,9 @@ import { CancelSource, cancellationOf } from '../../shared/cancellation.js';
 import { serializeToolOutcome } from '../../shared/mcpEnvelope.js';
 import { BodyParts } from '../http/bodyParts.js';
 import type { Reply, RequestContext } from '../http/types.js';
-import { errorResponse, JsonRpcCode, parseMessage, resultResponse, resultResponseParts } from './jsonRpc.js';
-import type { JsonRpcCall, JsonRpcId } from './jsonRpc.js';
+import { errorResponse, JsonRpcCode, parseBody, resultResponse, resultResponseParts } from './jsonRpc.js';
+import type { JsonRpcCall, JsonRpcClientResponse, JsonRpcId, ParsedMessage } from './jsonRpc.js';
+import { clipClientInput, quoteClientInput } from './quoteClientInput.js';
 import type { McpSessionMeta, McpSessionStore } from './protocolSessions.js';
 import type { ToolCatalogView, ToolSurface } from './surface.js';
 import type { CallerContext } from './tools/nativeTool.js';
@@ -19,10 +21,18 @@ import type { CallerContext } from './tools/nativeTool.js';
 /** Revisions initialize echoes; anything else (or nothing) gets the one this endpoint implements. */
 export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = ['2026-07-28', '2025-11-25', '2025-03-26'];
 export const DEFAULT_PROTOCOL_VERSION = '2025-11-25';
+/**
+ * The revision of a request that has no MCP-Protocol-Version header and no negotiated session: MCP
+ * 2025-11-25 ("Protocol Version Header") tells servers to assume 2025-03-26 for backwards compatibility.
+ */
+export const ASSUMED_PROTOCOL_VERSION = '2025-03-26';
+/** Revisions whose POST body may be a JSON-RPC batch (2025-06-18 removed batching). */
+const BATCH_PROTOCOL_VERSIONS: ReadonlySet<string> = new Set(['2025-03-26']);
 
 export const SERVER_NAME = 'tuicommander';
 
 const SESSION_HEADER = 'mcp-session-id';
+const PROTOCOL_VERSION_HEADER = 'mcp-protocol-version';
 const TUIC_SESSION_HEADER = 'x-tuic-session';
 /** Session ids are visible ASCII (MCP transport spec); the bound keeps a hostile header from growing our map keys. */
 const SESSION_ID_PATTERN = /^[\x21-\x7e]{1,256}$/;
@@ -59,6 +69,21 @@ export function presentedSessionId(headers: Readonly<Record<string, string>>): s
   if (raw === undefined || raw === '') return null;
   if (!SESSION_ID_PATTERN.test(raw)) throw new BadSessionHeader('Bad Request: Mcp-Session-Id must be 1-256 visible ASCII characters');
   return raw;
+}
+
+/**
+ * The 400 for a MCP-Protocol-Version header naming no revision this endpoint serves (MCP 2025-11-25:
+ * an invalid or unsupported one MUST be refused with 400), null when the header is absent or supported.
+ */
+export function protocolVersionRefusal(headers: Readonly<Record<string, string>>, id: JsonRpcId | null = null): Reply | null {
+  const raw = headers[PROTOCOL_VERSION_HEADER];
+  if (raw === undefined || SUPPORTED_PROTOCOL_VERSIONS.includes(raw)) return null;
+  return jsonRpcErrorReply(
+    400,
+    JsonRpcCode.SERVER_ERROR,
+    `Bad Request: unsupported MCP-Protocol-Version header ${quoteClientInput(raw)}; supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')} (without the header ${ASSUMED_PROTOCOL_VERSION} is assumed)`,
+    id,
+  );
 }
 
 export function negotiateProtocolVersion(requested: unknown): string {
@@ -110,14 +135,26 @@ export class McpTransport {
   constructor(private readonly deps: McpTransportDeps) {}
 
   async handlePost(ctx: RequestContext): Promise<Reply> {
-    const message = parseMessage(ctx.body);
-    if (message.kind === 'invalid') return jsonRpcErrorReply(message.status, message.code, message.message, message.id);
+    const body = parseBody(ctx.body);
+    if (body.kind === 'invalid') return jsonRpcErrorReply(body.status, body.code, body.message, body.id);
+    const requestId = body.kind === 'request' ? body.id! : null;
     let presented: string | null;
     try {
       presented = presentedSessionId(ctx.headers);
     } catch (err) {
-      return jsonRpcErrorReply(400, JsonRpcCode.SERVER_ERROR, (err as Error).message, message.kind === 'request' ? message.id! : null);
+      return jsonRpcErrorReply(400, JsonRpcCode.SERVER_ERROR, (err as Error).message, requestId);
     }
+    // initialize negotiates from its params; every other POST is held to the header it sends.
+    if (!(body.kind === 'request' && body.method === 'initialize')) {
+      const refusal = protocolVersionRefusal(ctx.headers, requestId);
+      if (refusal !== null) return refusal;
+    }
+    if (body.kind === 'batch') return this.batch(ctx, body.messages, presented);
+    return this.dispatch(ctx, body, presented);
+  }
+
+  /** One valid message: requests get their answer, notifications and client responses a bodiless 202. */
+  private dispatch(ctx: RequestContext, message: JsonRpcCall | JsonRpcClientResponse, presented: string | null): Reply | Promise<Reply> {
     // Answers to server requests and notifications are acknowledged without a body.
     if (message.kind === 'response') return { status: 202 };
     if (message.kind === 'notification') {
@@ -136,13 +173,58 @@ export class McpTransport {
         const surface = this.deps.catalog.surfaceFor({ requiresMetaTools: meta?.requires_meta_tools ?? false });
         // Only until boot connects settle (≤ 3 s, then latched): clients that never refresh get the full list.
         const gate = this.deps.catalog.settleGate();
-        if (gate !== null) return gate.then(() => this.listReply(id, surface, meta));
+        if (gate !== null) return this.busy(meta, gate.then(() => this.listReply(id, surface, meta)));
         return this.listReply(id, surface, meta);
       }
       case 'tools/call':
         return this.callTool(ctx, message, presented);
       default:
-        return this.reply(id, null, null, JsonRpcCode.METHOD_NOT_FOUND, `Method not found: ${message.method}`);
+        return this.reply(id, null, null, JsonRpcCode.METHOD_NOT_FOUND, `Method not found: ${clipClientInput(message.method)}`);
+    }
+  }
+
+  /**
+   * A JSON-RPC batch, which only MCP 2025-03-26 has (2025-06-18 removed it). The revision is the
+   * MCP-Protocol-Version header's, else the one the presented session negotiated, else 2025-03-26,
+   * the revision the spec says to assume when nothing names one. Every message is started in array
+   * order and served concurrently (JSON-RPC allows either); the answers come back in array order,
+   * one per request, none for notifications and client responses, and 202 when there are none.
+   */
+  private async batch(ctx: RequestContext, messages: readonly ParsedMessage[], presented: string | null): Promise<Reply> {
+    const header = ctx.headers[PROTOCOL_VERSION_HEADER];
+    const negotiated = presented === null ? null : (this.deps.sessions.get(presented)?.protocol_version ?? null);
+    const version = header ?? negotiated ?? ASSUMED_PROTOCOL_VERSION;
+    if (!BATCH_PROTOCOL_VERSIONS.has(version)) {
+      const source = header !== undefined ? 'the MCP-Protocol-Version header' : 'the version this session negotiated';
+      return jsonRpcErrorReply(400, JsonRpcCode.INVALID_REQUEST, `Invalid Request: JSON-RPC batches exist only in MCP ${[...BATCH_PROTOCOL_VERSIONS].join(', ')}; this request speaks ${version} (${source}): send one JSON-RPC message per POST`);
+    }
+    if (messages.some((m) => m.kind === 'request' && m.method === 'initialize')) {
+      return jsonRpcErrorReply(400, JsonRpcCode.INVALID_REQUEST, 'Invalid Request: initialize must not be part of a JSON-RPC batch; send it alone');
+    }
+    const replies = await Promise.all(
+      messages.map((m): Reply | Promise<Reply> => (m.kind === 'invalid' ? { status: m.status, body: errorResponse(m.id, m.code, m.message) } : this.dispatch(ctx, m, presented))),
+    );
+    const parts: Buffer[] = [];
+    for (const reply of replies) {
+      if (reply.body === undefined || reply.body === null) continue;
+      parts.push(Buffer.from(parts.length === 0 ? '[' : ','));
+      if (reply.body instanceof BodyParts) parts.push(...reply.body.parts);
+      else parts.push(Buffer.isBuffer(reply.body) ? reply.body : Buffer.from(String(reply.body)));
+    }
+    if (parts.length === 0) return { status: 202 };
+    parts.push(Buffer.from(']'));
+    const headers: Record<string, string> = presented !== null && this.deps.sessions.has(presented) ? { ...JSON_HEADERS, 'Mcp-Session-Id': presented } : { ...JSON_HEADERS };
+    return { status: 200, headers, body: new BodyParts(parts) };
+  }
+
+  /** Holds a session busy (never evicted by the cap) while `work` runs. */
+  private async busy<T>(meta: McpSessionMeta | null, work: Promise<T>): Promise<T> {
+    if (meta === null) return work;
+    meta.in_flight++;
+    try {
+      return await work;
+    } finally {
+      meta.in_flight--;
     }
   }
 
@@ -175,16 +257,16 @@ export class McpTransport {
     let meta: McpSessionMeta;
     let event: 'fresh' | 'resumed' | 'reconnected';
     const known = presented === null ? undefined : this.deps.sessions.get(presented);
+    const protocolVersion = negotiateProtocolVersion(params?.['protocolVersion']);
     if (known) {
       event = 'resumed';
-      meta = known;
-      Object.assign(meta, init);
-      meta.last_activity_ms = this.deps.sessions.now();
+      // A touch, not just a timestamp: the session becomes the most recently used for the cap.
+      meta = this.deps.sessions.touch(known.id).meta;
+      Object.assign(meta, init, { protocol_version: protocolVersion });
     } else {
       event = presented === null ? 'fresh' : 'reconnected';
-      meta = this.deps.sessions.create(randomUUID(), init);
+      meta = this.deps.sessions.create(randomUUID(), { ...init, protocol_version: protocolVersion });
     }
-    const protocolVersion = negotiateProtocolVersion(params?.['protocolVersion']);
     const record: Record<string, unknown> = { source: 'mcp_initialize', event, session_id: meta.id, protocol_version: protocolVersion, listener: ctx.listener };
     if (event === 'reconnected') record['presented_session'] = presented;
     if (clientName !== null) record['client_name'] = clientName;
@@ -225,10 +307,13 @@ export class McpTransport {
     const key = inFlightKey(presented, id);
     // An id reused while still in flight: a cancel naming it can only mean the newest request.
     this.inFlight.set(key, source);
+    // A call in flight keeps its session from being evicted by the cap.
+    meta.in_flight++;
     try {
       const result = await this.deps.catalog.call(name, rawArgs ?? {}, this.callerContext(ctx, meta, source));
       return this.reply(id, serializeToolOutcome(result), meta);
     } finally {
+      meta.in_flight--;
       unlink();
       if (this.inFlight.get(key) === source) this.inFlight.delete(key);
     }

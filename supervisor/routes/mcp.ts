@@ -2,7 +2,8 @@
  * /mcp: POST (JSON-RPC), GET (server-to-client SSE stream), DELETE (end the protocol session),
  * plus GET /mcp/status and GET /mcp/instructions. `mcp_server_enabled: false` turns the protocol
  * routes into 404s without touching anything else; the TCP listener refuses foreign Host/Origin
- * headers (DNS rebinding) on them.
+ * headers (DNS rebinding) on them. All three protocol routes refuse an unsupported
+ * MCP-Protocol-Version header with 400.
  */
 import { STATUS_CODES } from 'node:http';
 import type { EngineResponse } from '../http/engine/types.js';
@@ -10,9 +11,9 @@ import type { EngineResponse } from '../http/engine/types.js';
 import { corsHeaders } from '../http/cors.js';
 import type { Reply, RequestContext, Route } from '../http/types.js';
 import { json } from '../http/types.js';
-import { errorResponse, JsonRpcCode } from '../mcp/jsonRpc.js';
+import { JsonRpcCode } from '../mcp/jsonRpc.js';
 import type { McpService } from '../mcp/mcpService.js';
-import { BadSessionHeader, jsonRpcErrorReply, presentedSessionId } from '../mcp/transport.js';
+import { BadSessionHeader, jsonRpcErrorReply, presentedSessionId, protocolVersionRefusal } from '../mcp/transport.js';
 
 export interface McpRouteDeps {
   /** Live PTY sessions and their cap, for /mcp/status. */
@@ -58,7 +59,7 @@ export function mcpRoutes(service: McpService, deps: McpRouteDeps): Route[] {
       pattern: MCP_PATH,
       handler: {
         stream(res, ctx) {
-          const refusal = gate(service, ctx);
+          const refusal = gate(service, ctx) ?? protocolVersionRefusal(ctx.headers);
           if (refusal) return endWith(res, ctx, refusal);
           let sessionId: string | null;
           try {
@@ -67,8 +68,9 @@ export function mcpRoutes(service: McpService, deps: McpRouteDeps): Route[] {
             if (!(err instanceof BadSessionHeader)) throw err;
             return endWith(res, ctx, jsonRpcErrorReply(400, JsonRpcCode.SERVER_ERROR, err.message));
           }
+          // 400, not 401: nothing here is about credentials, and a 401 must carry WWW-Authenticate.
           if (sessionId === null) {
-            return endWith(res, ctx, { status: 401, body: errorResponse(null, JsonRpcCode.SERVER_ERROR, 'Unauthorized: GET /mcp requires an Mcp-Session-Id header (call initialize first)') });
+            return endWith(res, ctx, jsonRpcErrorReply(400, JsonRpcCode.SERVER_ERROR, 'Bad Request: GET /mcp requires an Mcp-Session-Id header (call initialize first)'));
           }
           service.streams.open(res, sessionId, corsHeaders(ctx.listener, ctx.headers['origin']));
         },
@@ -79,7 +81,7 @@ export function mcpRoutes(service: McpService, deps: McpRouteDeps): Route[] {
       pattern: MCP_PATH,
       noBody: true,
       handler: (ctx) => {
-        const refusal = gate(service, ctx);
+        const refusal = gate(service, ctx) ?? protocolVersionRefusal(ctx.headers);
         if (refusal) return refusal;
         let sessionId: string | null;
         try {

@@ -8,26 +8,42 @@
 /** empty: nothing typed; partial: typed bytes without Enter; unknown: the line may hold text we cannot know. */
 export type ComposerState = 'empty' | 'partial' | 'unknown';
 
+/**
+ * Bytes of the line kept. Typing megabytes without Enter must not grow the supervisor: past this
+ * the oldest bytes go (a quarter at a time, so the cost per byte stays constant) and the line is
+ * marked truncated: what is left of it after edits is no longer known.
+ */
+export const MAX_TRACKED_LINE_BYTES = 64 * 1024;
+/** Parameter bytes of one CSI sequence kept; no key sends more than a few. */
+const MAX_CSI_BYTES = 32;
+
 const ESC = 0x1b;
 const PASTE_END = Buffer.from('\x1b[201~', 'latin1');
 
 type Mode = 'text' | 'esc' | 'csi' | 'ss3' | 'paste';
 
 export class InputLineBuffer {
-  private bytes: number[] = [];
+  private bytes = new Uint8Array(256);
+  private length = 0;
   private unknown = false;
+  private cut = false;
   private mode: Mode = 'text';
   private csi: number[] = [];
   private pasteTail: number[] = [];
 
   get state(): ComposerState {
-    if (this.bytes.length > 0) return 'partial';
+    if (this.length > 0) return 'partial';
     return this.unknown ? 'unknown' : 'empty';
+  }
+
+  /** The line outgrew MAX_TRACKED_LINE_BYTES since the last Enter: `text` holds only its end. */
+  get truncated(): boolean {
+    return this.cut;
   }
 
   /** The tracked line (best effort: cursor movement inside it is not modelled). */
   get text(): string {
-    return Buffer.from(this.bytes).toString('utf8');
+    return Buffer.from(this.bytes.buffer, 0, this.length).toString('utf8');
   }
 
   /** Feeds written bytes; returns how many Enters submitted a line. */
@@ -59,9 +75,34 @@ export class InputLineBuffer {
 
   /** The line was cleared and submitted by a framed write (Ctrl-U … Enter). */
   clear(): void {
-    this.bytes = [];
+    this.length = 0;
     this.unknown = false;
+    this.cut = false;
     this.mode = 'text';
+    // A long line's buffer is not kept for the next one.
+    if (this.bytes.length > 4096) this.bytes = new Uint8Array(256);
+  }
+
+  private push(b: number): void {
+    if (this.length === this.bytes.length) {
+      if (this.length >= MAX_TRACKED_LINE_BYTES) {
+        const drop = MAX_TRACKED_LINE_BYTES >> 2;
+        this.bytes.copyWithin(0, drop, this.length);
+        this.length -= drop;
+        this.cut = true;
+        // Deleting back past what is kept would read as an empty line; it is not.
+        this.unknown = true;
+      } else {
+        const grown = new Uint8Array(Math.min(this.bytes.length * 2, MAX_TRACKED_LINE_BYTES));
+        grown.set(this.bytes.subarray(0, this.length));
+        this.bytes = grown;
+      }
+    }
+    this.bytes[this.length++] = b;
+  }
+
+  private lastByte(): number | undefined {
+    return this.length > 0 ? this.bytes[this.length - 1] : undefined;
   }
 
   private textByte(b: number): boolean {
@@ -92,7 +133,7 @@ export class InputLineBuffer {
       return false;
     }
     if (b < 0x20) return false; // Ctrl-A/E/L/Z and the like move or redraw, the line's content stays.
-    this.bytes.push(b);
+    this.push(b);
     return false;
   }
 
@@ -112,7 +153,7 @@ export class InputLineBuffer {
 
   private csiByte(b: number): void {
     if (b < 0x40 || b > 0x7e) {
-      this.csi.push(b);
+      if (this.csi.length < MAX_CSI_BYTES) this.csi.push(b);
       return;
     }
     this.mode = 'text';
@@ -131,7 +172,7 @@ export class InputLineBuffer {
   private pasteByte(b: number): void {
     this.pasteTail.push(b);
     // Hold back only what could still be the end marker; the rest is pasted text.
-    while (this.pasteTail.length > 0 && !isPrefix(this.pasteTail, PASTE_END)) this.bytes.push(this.pasteTail.shift()!);
+    while (this.pasteTail.length > 0 && !isPrefix(this.pasteTail, PASTE_END)) this.push(this.pasteTail.shift()!);
     if (this.pasteTail.length === PASTE_END.length) {
       this.pasteTail = [];
       this.mode = 'text';
@@ -144,16 +185,16 @@ export class InputLineBuffer {
 
   /** Removes the last UTF-8 character. */
   private deleteChar(): void {
-    while (this.bytes.length > 0) {
-      const b = this.bytes.pop()!;
+    while (this.length > 0) {
+      const b = this.bytes[--this.length]!;
       if ((b & 0xc0) !== 0x80) break;
     }
   }
 
   /** Ctrl-W: trailing spaces, then the word before them. */
   private deleteWord(): void {
-    while (this.bytes.length > 0 && this.bytes[this.bytes.length - 1] === 0x20) this.bytes.pop();
-    while (this.bytes.length > 0 && this.bytes[this.bytes.length - 1] !== 0x20) this.bytes.pop();
+    while (this.lastByte() === 0x20) this.length--;
+    while (this.length > 0 && this.lastByte() !== 0x20) this.length--;
   }
 }
 

@@ -1,21 +1,22 @@
-// JSON-RPC 2.0 parsing for POST /mcp: every refusal names its code, its HTTP status and the id it could echo.
+// JSON-RPC 2.0 parsing for POST /mcp: every refusal names its code, its HTTP status and the id it
+// could echo; an array is a batch of messages validated one by one, bounded in length.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { errorResponse, parseMessage, resultResponse } from '../../../../supervisor/mcp/jsonRpc.js';
+import { errorResponse, MAX_BATCH_MESSAGES, parseBody, resultResponse } from '../../../../supervisor/mcp/jsonRpc.js';
 
-describe('parseMessage', () => {
+describe('parseBody', () => {
   it('parses requests, notifications and client responses', () => {
-    assert.deepEqual(parseMessage('{"jsonrpc":"2.0","id":1,"method":"ping"}'), { kind: 'request', id: 1, method: 'ping', params: undefined });
-    assert.deepEqual(parseMessage('{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x"}}'), { kind: 'request', id: 'a', method: 'tools/call', params: { name: 'x' } });
-    assert.deepEqual(parseMessage('{"jsonrpc":"2.0","method":"notifications/initialized"}'), { kind: 'notification', method: 'notifications/initialized', params: undefined });
-    assert.deepEqual(parseMessage('{"jsonrpc":"2.0","id":4,"result":{}}'), { kind: 'response', id: 4 });
+    assert.deepEqual(parseBody('{"jsonrpc":"2.0","id":1,"method":"ping"}'), { kind: 'request', id: 1, method: 'ping', params: undefined });
+    assert.deepEqual(parseBody('{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x"}}'), { kind: 'request', id: 'a', method: 'tools/call', params: { name: 'x' } });
+    assert.deepEqual(parseBody('{"jsonrpc":"2.0","method":"notifications/initialized"}'), { kind: 'notification', method: 'notifications/initialized', params: undefined });
+    assert.deepEqual(parseBody('{"jsonrpc":"2.0","id":4,"result":{}}'), { kind: 'response', id: 4 });
   });
 
   const refusals: Array<[string, number, number, unknown]> = [
     ['{"jsonrpc":', -32700, 400, null],
     ['', -32700, 400, null],
-    ['[{"jsonrpc":"2.0","id":1,"method":"ping"}]', -32600, 400, null],
+    ['[]', -32600, 400, null],
     ['42', -32600, 400, null],
     ['{"jsonrpc":"2.0","id":true,"method":"ping"}', -32600, 400, null],
     ['{"jsonrpc":"2.0","id":null,"method":"ping"}', -32600, 400, null],
@@ -27,7 +28,7 @@ describe('parseMessage', () => {
   ];
   for (const [body, code, status, id] of refusals) {
     it(`refuses ${JSON.stringify(body)} with ${code}/${status}`, () => {
-      const parsed = parseMessage(body);
+      const parsed = parseBody(body);
       assert.equal(parsed.kind, 'invalid');
       if (parsed.kind !== 'invalid') return;
       assert.equal(parsed.code, code);
@@ -36,6 +37,36 @@ describe('parseMessage', () => {
       assert.ok(parsed.message.length > 10);
     });
   }
+
+  it('parses an array as a batch, each entry validated on its own (an invalid one answered in place)', () => {
+    const parsed = parseBody('[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},42,{"jsonrpc":"2.0","id":2,"result":{}}]');
+    assert.equal(parsed.kind, 'batch');
+    if (parsed.kind !== 'batch') return;
+    assert.deepEqual(parsed.messages.slice(0, 2), [
+      { kind: 'request', id: 1, method: 'ping', params: undefined },
+      { kind: 'notification', method: 'notifications/initialized', params: undefined },
+    ]);
+    assert.equal(parsed.messages[2]!.kind, 'invalid');
+    assert.deepEqual(parsed.messages[3], { kind: 'response', id: 2 });
+  });
+
+  it(`refuses a batch longer than ${MAX_BATCH_MESSAGES} messages whole, naming the limit`, () => {
+    const entry = { jsonrpc: '2.0', method: 'notifications/initialized' };
+    assert.equal(parseBody(JSON.stringify(Array(MAX_BATCH_MESSAGES).fill(entry))).kind, 'batch');
+    const parsed = parseBody(JSON.stringify(Array(MAX_BATCH_MESSAGES + 1).fill(entry)));
+    assert.equal(parsed.kind, 'invalid');
+    if (parsed.kind !== 'invalid') return;
+    assert.equal(parsed.status, 400);
+    assert.equal(parsed.code, -32600);
+    assert.equal(parsed.message, `Invalid Request: a batch of ${MAX_BATCH_MESSAGES + 1} messages; the limit is ${MAX_BATCH_MESSAGES}`);
+  });
+
+  it('keeps a parse error short whatever the input', () => {
+    const parsed = parseBody('{"a":"' + 'x'.repeat(1_000_000));
+    assert.equal(parsed.kind, 'invalid');
+    if (parsed.kind !== 'invalid') return;
+    assert.ok(parsed.message.length < 300, parsed.message);
+  });
 });
 
 describe('response builders', () => {

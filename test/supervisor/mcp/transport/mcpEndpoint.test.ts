@@ -145,9 +145,9 @@ describe('/mcp over the unix socket', () => {
       assert.equal(body.id, null);
     });
 
-    it('-32600 for a batch, a non-object, a wrong jsonrpc and a bad method, echoing usable ids (400)', async () => {
+    it('-32600 for an empty batch, a non-object, a wrong jsonrpc and a bad method, echoing usable ids (400)', async () => {
       const cases: Array<[string, unknown]> = [
-        [JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'ping' }]), null],
+        ['[]', null],
         ['"ping"', null],
         [JSON.stringify({ jsonrpc: '1.0', id: 7, method: 'ping' }), 7],
         [JSON.stringify({ id: 'abc', method: 'ping' }), 'abc'],
@@ -202,10 +202,12 @@ describe('/mcp over the unix socket', () => {
   });
 
   describe('GET /mcp streams', () => {
-    it('answers 401 without Mcp-Session-Id', async () => {
+    it('answers 400 without Mcp-Session-Id (a 401 would need WWW-Authenticate; nothing here is about credentials)', async () => {
       const r = await t.socket('GET', '/mcp', undefined, { Accept: 'text/event-stream' });
-      assert.equal(r.status, 401);
-      assert.match(r.json().error.message, /Mcp-Session-Id/);
+      assert.equal(r.status, 400);
+      assert.equal(r.headers['www-authenticate'], undefined);
+      assert.match(String(r.headers['content-type']), /^application\/json/);
+      assert.deepEqual(r.json(), { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: GET /mcp requires an Mcp-Session-Id header (call initialize first)' } });
     });
 
     it('streams list_changed to every open stream when PUT /config changes a surface', async () => {

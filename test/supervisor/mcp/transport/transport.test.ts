@@ -1,5 +1,6 @@
 // McpTransport on its real collaborators (session store, catalog), fed request contexts directly:
-// what initialize records about a client, and that tools/call never needs a session.
+// what initialize records about a client, that tools/call never needs a session, and that a call in
+// flight keeps its session from the cap.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 
@@ -90,5 +91,45 @@ describe('McpTransport', () => {
     assert.equal(lastCaller.mcpSessionId, null);
     assert.equal(lastCaller.tuicSession, null);
     assert.equal(lastCaller.boundSessionId, null);
+  });
+});
+
+describe('McpTransport and the session cap', () => {
+  it('a session with a tools/call in flight is not evicted; once the call returns it is idle again', async () => {
+    const sessions = new McpSessionStore({ maxSessions: () => 1 });
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const hold = defineTool({ name: 'hold', summary: 'Waits for the test.', properties: {}, handler: async () => (await held, { ok: true }) });
+    const catalog = new ToolCatalog({ nativeTools: [hold], settings: () => ({ collapseTools: false, disabledNativeTools: [], progressTracking: true }) });
+    const transport = new McpTransport({ sessions, catalog, log: { info: () => {} }, version: '1', instructions: () => '', boundSessionFor: () => null });
+    const post = (body: object, headers: Record<string, string> = {}) =>
+      transport.handlePost({
+        method: 'POST',
+        path: '/mcp',
+        query: new URLSearchParams(),
+        headers,
+        params: {},
+        listener: 'socket',
+        remoteAddress: '',
+        isLoopback: true,
+        body: Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, ...body })),
+        signal: new AbortController().signal,
+      });
+    const init = async () => (await post({ method: 'initialize', params: {} })).headers!['Mcp-Session-Id']!;
+    try {
+      const busy = await init();
+      const call = post({ method: 'tools/call', params: { name: 'hold' } }, { 'mcp-session-id': busy });
+      assert.equal(sessions.get(busy)!.in_flight, 1);
+      const other = await init();
+      assert.equal(sessions.has(busy), true, 'the session with a call in flight survived the cap');
+      assert.equal(sessions.has(other), true);
+      release();
+      assert.equal(JSON.parse(String((await call).body)).result.isError, false);
+      assert.equal(sessions.get(busy)!.in_flight, 0);
+      const third = await init();
+      assert.deepEqual([...sessions.values()].map((m) => m.id), [third], 'idle again: both older ones evicted down to the cap');
+    } finally {
+      sessions.dispose();
+    }
   });
 });

@@ -1,0 +1,62 @@
+/**
+ * Typing without Enter must not grow the supervisor: the composer tracks the line typed since the
+ * last Enter (for submit's bookkeeping), and 40 MB of it used to take tuicd from ~108 MB to ~805 MB
+ * RSS, still held after the session was deleted. Both input paths: REST writes and a WebSocket viewer.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+
+import { sessionSuite } from '../../helpers/sessionSuite.js';
+import { WsViewer } from '../../helpers/wsViewer.js';
+
+/** The issue's bound: the supervisor stays within this of where it started. */
+const MAX_GROWTH_MB = 50;
+const CHUNK = 1_900_000;
+const CHUNKS = 21; // ~40 MB
+
+function rssMb(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))!;
+  return Number(line.replace(/\D+/g, '')) / 1024;
+}
+
+describe('typing without Enter', { timeout: 180_000 }, () => {
+  const suite = sessionSuite('tuicd-typed-');
+
+  /** A session whose `cat` swallows everything typed, without echo or line discipline. */
+  async function sink(): Promise<string> {
+    const s = await suite.create();
+    await suite.write(s.session_id, 'stty -echo -icanon; exec cat > /dev/null\n');
+    await new Promise((r) => setTimeout(r, 300));
+    return s.session_id;
+  }
+
+  it(`keeps the supervisor within ${MAX_GROWTH_MB} MB after ~40 MB typed over REST`, async (t) => {
+    const id = await sink();
+    const pid = suite.t.child.pid!;
+    const before = rssMb(pid);
+    const text = 'y'.repeat(CHUNK);
+    for (let i = 0; i < CHUNKS; i++) assert.equal((await suite.write(id, text)).status, 200);
+    const after = rssMb(pid);
+    t.diagnostic(`supervisor RSS ${before.toFixed(1)} → ${after.toFixed(1)} MB`);
+    assert.ok(after - before < MAX_GROWTH_MB, `grew ${(after - before).toFixed(1)} MB`);
+  });
+
+  it(`keeps the supervisor within ${MAX_GROWTH_MB} MB after ~40 MB typed over a WebSocket viewer`, async (t) => {
+    const id = await sink();
+    const pid = suite.t.child.pid!;
+    const viewer = await WsViewer.open(WsViewer.socketUrl(suite.t.socketPath, `/sessions/${id}/stream`));
+    try {
+      const before = rssMb(pid);
+      const frame = Buffer.alloc(CHUNK, 0x7a);
+      for (let i = 0; i < CHUNKS; i++) await new Promise<void>((resolve, reject) => viewer.ws.send(frame, (err) => (err ? reject(err) : resolve())));
+      // Typed input is written in order behind what came before: a REST write after the frames lands after them.
+      assert.equal((await suite.write(id, 'z')).status, 200);
+      const after = rssMb(pid);
+      t.diagnostic(`supervisor RSS ${before.toFixed(1)} → ${after.toFixed(1)} MB`);
+      assert.ok(after - before < MAX_GROWTH_MB, `grew ${(after - before).toFixed(1)} MB`);
+    } finally {
+      viewer.close();
+    }
+  });
+});
