@@ -13,6 +13,7 @@ import type { AuthSettings } from './http/auth.js';
 import { bindTcp, bindUnix, closeTcp, closeUnix } from './http/listeners.js';
 import type { TcpBinding, UnixBinding } from './http/listeners.js';
 import { HttpServer } from './http/server.js';
+import { RequestGuard, type GuardSettings } from './http/requestGuard.js';
 import type { ListenerApp } from './http/server.js';
 import type { Route } from './http/types.js';
 import type { HttpEngine } from './http/engine/types.js';
@@ -155,7 +156,6 @@ export class Supervisor {
       nativeTools,
       liveSessions: this.sessions,
       log: this.log,
-      boundHost: () => this.tcp?.binding.host ?? null,
     });
     // The MCP session reaper also retires day-old tasks (TASK_TTL_SECS).
     this.mcp.sessions.onSweep((nowMs) => this.tasks.reapExpired(nowMs));
@@ -164,6 +164,7 @@ export class Supervisor {
     const auth = new TcpAuth(() => this.authSettings());
     this.http = new HttpServer({
       engine: opts.engine,
+      guard: new RequestGuard({ settings: () => this.guardSettings(), boundHost: () => this.tcp?.binding.host ?? null }),
       routes: this.routes(),
       wsRoutes: [streamRoute(this.sessions)],
       limits: () => {
@@ -307,6 +308,14 @@ export class Supervisor {
     let cell = this.responseCells.get(key);
     if (!cell) this.responseCells.set(key, (cell = this.metrics.cell('http_requests_total', { listener, status: String(status) })));
     return cell;
+  }
+
+  private guardCache: { server: unknown; settings: GuardSettings } | undefined;
+  /** The same object until config changes, so the guard rebuilds its lists only after a save. */
+  private guardSettings(): GuardSettings {
+    const server = this.config.get().services.server;
+    if (this.guardCache?.server !== server) this.guardCache = { server, settings: { allowedHosts: server.allowed_hosts, allowedOrigins: server.allowed_origins } };
+    return this.guardCache.settings;
   }
 
   private authSettings(): AuthSettings {

@@ -1,4 +1,8 @@
-/** CORS per listener: the local socket admits the desktop/browser-mode origins, the remote TCP router any origin. */
+/**
+ * CORS per listener: the local socket admits the desktop/browser-mode origins; on TCP the request
+ * guard (requestGuard.ts) has already refused every origin that is not the listener's own or
+ * configured, so the one that got this far is echoed, with credentials, never `*`.
+ */
 import type { ListenerKind } from './types.js';
 
 /** Origins the local (socket) router accepts, as the spec's system does; http ones with any port. */
@@ -18,7 +22,7 @@ function isLocalOrigin(origin: string): boolean {
 /** Headers to add to a response; empty when the request carries no Origin or it is not allowed. */
 export function corsHeaders(listener: ListenerKind, origin: string | undefined): Record<string, string> {
   if (!origin) return {};
-  if (listener === 'tcp') return { 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': EXPOSED_HEADERS };
+  if (listener === 'tcp') return { 'Access-Control-Allow-Origin': origin, Vary: 'Origin', 'Access-Control-Allow-Credentials': 'true', 'Access-Control-Expose-Headers': EXPOSED_HEADERS };
   if (!isLocalOrigin(origin)) return {};
   return { 'Access-Control-Allow-Origin': origin, Vary: 'Origin', 'Access-Control-Expose-Headers': EXPOSED_HEADERS };
 }

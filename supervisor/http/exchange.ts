@@ -20,6 +20,10 @@ export class Exchange implements RequestContext, Cancellation {
   aborted = false;
   /** The answer was written. */
   done = false;
+  /** The request carried more than one Host header (the TCP guard refuses it). */
+  duplicateHost = false;
+  /** The TCP guard refused the request: its answer carries no CORS grant. */
+  refused = false;
   /** Still inside uWS's callback: the response is corked and needs no abort handler yet. */
   inCallback = true;
   timer: NodeJS.Timeout | undefined = undefined;

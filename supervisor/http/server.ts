@@ -13,9 +13,14 @@ import { corsHeaders, preflightHeaders } from './cors.js';
 import { Exchange } from './exchange.js';
 import { writeParts } from './partsWriter.js';
 import { readBody } from './requestBody.js';
+import type { RequestGuard } from './requestGuard.js';
+import { quoteClientInput } from './quoteClientInput.js';
 import { Router } from './router.js';
 import { HttpError, isStreamHandler } from './types.js';
 import type { Handler, HttpMethod, ListenerKind, Reply, RequestContext, Route, WsRoute } from './types.js';
+
+/** JSON-RPC's implementation-defined server error, as /mcp answers its other refusals. */
+const JSON_RPC_SERVER_ERROR = -32000;
 
 /** Engines hand methods lower-cased; map the common ones without allocating a new string. */
 const METHOD_NAMES: Readonly<Record<string, HttpMethod>> = { get: 'GET', post: 'POST', put: 'PUT', delete: 'DELETE', patch: 'PATCH', head: 'HEAD', options: 'OPTIONS' };
@@ -34,6 +39,8 @@ export interface HttpServerOptions {
   wsRoutes?: WsRoute[];
   limits: () => HttpLimits;
   auth: TcpAuth;
+  /** Host/Origin checks for the TCP listener, before auth (requestGuard.ts). */
+  guard?: RequestGuard;
   /** Called once per finished response, for metrics. */
   onResponse?: (status: number, listener: ListenerKind) => void;
   /** A handler failed (500), or a WebSocket callback threw (that socket is closed): for the log. */
@@ -94,6 +101,8 @@ export class HttpServer {
         };
         try {
           if (la.kind !== 'tcp') return finish();
+          const refusal = this.guardRefusal(ex);
+          if (refusal) return this.send(res, ex, refusal);
           this.afterAuth(res, ex, finish);
         } finally {
           ex.inCallback = false;
@@ -126,11 +135,16 @@ export class HttpServer {
     const method = METHOD_NAMES[req.getMethod()] ?? (req.getCaseSensitiveMethod().toUpperCase() as HttpMethod);
     const path = req.getUrl();
     const headers: Record<string, string> = {};
+    let duplicateHost = false;
     req.forEach((k, v) => {
+      // A second Host is how some request-smuggling and rebinding tricks start: the guard refuses it.
+      if (k === 'host' && headers['host'] !== undefined) duplicateHost = true;
       headers[k] = v;
     });
     // The peer address is read from `res` only if someone asks (Exchange.remoteAddress).
-    return new Exchange(method, path, req.getQuery() ?? '', headers, la.kind, la.kind === 'socket' ? null : res);
+    const ex = new Exchange(method, path, req.getQuery() ?? '', headers, la.kind, la.kind === 'socket' ? null : res);
+    if (duplicateHost) ex.duplicateHost = true;
+    return ex;
   }
 
   private dispatch(la: ListenerApp, res: EngineResponse, req: EngineRequest): void {
@@ -179,10 +193,27 @@ export class HttpServer {
     }
   }
 
+  /** TCP only: the Host/Origin refusal as a 403 that names the header, or null to go on. */
+  private guardRefusal(ex: Exchange): Reply | null {
+    const refusal = this.opts.guard?.check(ex.headers, ex.duplicateHost);
+    if (!refusal) return null;
+    // The answer must not grant the refused origin anything.
+    ex.refused = true;
+    const match = this.router.match(ex.method, ex.path);
+    if (match.kind === 'found' && match.route.errorShape === 'jsonrpc') {
+      return { status: 403, body: { jsonrpc: '2.0', id: null, error: { code: JSON_RPC_SERVER_ERROR, message: refusal.message, data: { header: refusal.header } } } };
+    }
+    return { status: 403, body: { error: refusal.message, header: refusal.header } };
+  }
+
   private route(la: ListenerApp, res: EngineResponse, ex: Exchange): void {
     const { method, path, headers } = ex;
     const origin = headers['origin'];
-    if (!METHODS.has(method)) return this.send(res, ex, { status: 405, body: { error: `method ${method} is not supported` } });
+    if (la.kind === 'tcp') {
+      const refusal = this.guardRefusal(ex);
+      if (refusal) return this.send(res, ex, refusal);
+    }
+    if (!METHODS.has(method)) return this.send(res, ex, { status: 405, body: { error: `method ${quoteClientInput(method)} is not supported` } });
     if (method === 'OPTIONS') return this.send(res, ex, { status: 204, headers: preflightHeaders(la.kind, origin) });
 
     const match = this.router.match(method, path);
@@ -203,6 +234,8 @@ export class HttpServer {
 
     const handler = route.handler;
     const wantsBody = BODY_METHODS.has(method) && !route.noBody;
+    // A browser sends text/plain and form bodies cross-site without a preflight: on TCP a body must say JSON.
+    const notJson = wantsBody && la.kind === 'tcp' && hasBody(headers) && !isJsonContentType(headers['content-type']);
     if (!needsAuth && !wantsBody) {
       // Fast path: a synchronous answer goes out at once, with no timer and no promise.
       let result: Reply | Promise<Reply>;
@@ -225,7 +258,7 @@ export class HttpServer {
     const declared = headers['content-length'] !== undefined ? Number(headers['content-length']) : undefined;
     const bodyPromise = wantsBody ? readBody(res, declared, limits.maxBodyBytes) : null;
     this.armTimeout(res, ex);
-    void this.run(res, ex, handler, bodyPromise, needsAuth, limits.maxBodyBytes);
+    void this.run(res, ex, handler, bodyPromise, needsAuth, limits.maxBodyBytes, notJson);
   }
 
   private armTimeout(res: EngineResponse, ex: Exchange): void {
@@ -243,6 +276,7 @@ export class HttpServer {
     bodyPromise: ReturnType<typeof readBody> | null,
     needsAuth: boolean,
     maxBodyBytes: number,
+    notJson: boolean,
   ): Promise<void> {
     let setCookie: string | undefined;
     if (needsAuth) {
@@ -260,6 +294,9 @@ export class HttpServer {
         return this.send(res, ex, { status: 413, body: { error: `request body exceeds ${maxBodyBytes} bytes` } }, { close: !got.drained });
       }
       ex.body = got.body;
+    }
+    if (notJson) {
+      return this.send(res, ex, { status: 415, body: { error: `Content-Type must be application/json, got ${quoteClientInput(ex.headers['content-type'] ?? '(none)')}` } });
     }
     let reply: Reply;
     try {
@@ -317,7 +354,7 @@ function writeResponse(res: EngineResponse, ex: Exchange, reply: Reply, payload:
   const origin = ex.headers['origin'];
   // A reply that carries its own CORS headers (the preflight) keeps them: a second
   // Access-Control-Allow-Origin line makes browsers refuse the answer.
-  if (origin !== undefined) writeHeaders(res, corsHeaders(ex.listener, origin), reply.headers);
+  if (origin !== undefined && !ex.refused) writeHeaders(res, corsHeaders(ex.listener, origin), reply.headers);
   if (reply.headers) writeHeaders(res, reply.headers);
   if (encoding) res.writeHeader('Content-Encoding', encoding).writeHeader('Vary', 'Accept-Encoding');
   if (payload instanceof BodyParts) {
@@ -389,6 +426,18 @@ function statusLine(status: number): string {
   let line = statusLines.get(status);
   if (line === undefined) statusLines.set(status, (line = `${status} ${STATUS_CODES[status] ?? ''}`));
   return line;
+}
+
+function hasBody(headers: Readonly<Record<string, string>>): boolean {
+  const length = headers['content-length'];
+  return headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/** application/json or any +json type, parameters (charset) allowed. */
+function isJsonContentType(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  const type = value.split(';', 1)[0]!.trim().toLowerCase();
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
 }
 
 function isPromise<T>(value: T | Promise<T>): value is Promise<T> {

@@ -74,6 +74,8 @@ export interface Route {
   public?: boolean;
   /** Skip reading a body even for POST (streams). */
   noBody?: boolean;
+  /** Refusals the server makes for this route (Host/Origin guard) come as JSON-RPC errors (/mcp). */
+  errorShape?: 'jsonrpc';
 }
 
 /** A thrown HttpError becomes a JSON `{error}` reply with its status. */

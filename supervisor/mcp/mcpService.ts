@@ -7,7 +7,6 @@
 import type { Disposable } from '../../shared/disposable.js';
 import { DisposableStore } from '../../shared/disposable.js';
 import type { ConfigSnapshot } from '../config/schema.js';
-import { HostGuard } from './hostGuard.js';
 import { renderInstructions } from './instructions.js';
 import { notificationJson } from './jsonRpc.js';
 import { McpStreams } from './mcpStreams.js';
@@ -35,8 +34,6 @@ export interface McpServiceOptions {
   nativeTools: readonly NativeTool[];
   liveSessions: LiveSessionsView;
   log: TransportLog & CatalogLog;
-  /** The host the TCP listener bound, for the Host guard. */
-  boundHost?: () => string | null;
   sessionStore?: McpSessionStoreOptions;
   keepAliveMs?: number;
   /** The proxy hub's merged tools (issue #5); absent = natives only. */
@@ -54,7 +51,6 @@ export class McpService implements Disposable {
   readonly streams: McpStreams;
   readonly catalog: ToolCatalog;
   readonly transport: McpTransport;
-  readonly hostGuard: HostGuard;
   private readonly store = new DisposableStore();
 
   constructor(private readonly opts: McpServiceOptions) {
@@ -80,7 +76,6 @@ export class McpService implements Disposable {
       log: opts.log,
       ...(opts.upstreams ? { upstreams: opts.upstreams } : {}),
     });
-    this.hostGuard = new HostGuard(opts.boundHost ? { boundHost: opts.boundHost } : {});
     this.transport = new McpTransport({
       sessions: this.sessions,
       catalog: this.catalog,

@@ -1,8 +1,8 @@
 /**
  * /mcp: POST (JSON-RPC), GET (server-to-client SSE stream), DELETE (end the protocol session),
  * plus GET /mcp/status and GET /mcp/instructions. `mcp_server_enabled: false` turns the protocol
- * routes into 404s without touching anything else; the TCP listener refuses foreign Host/Origin
- * headers (DNS rebinding) on them. All three protocol routes refuse an unsupported
+ * routes into 404s without touching anything else; the TCP listener's request guard refuses foreign
+ * Host/Origin headers (DNS rebinding) on them as JSON-RPC errors (`errorShape`). All three protocol routes refuse an unsupported
  * MCP-Protocol-Version header with 400.
  */
 import { STATUS_CODES } from 'node:http';
@@ -29,12 +29,8 @@ function disabledReply(path: string): Reply {
 
 /** Null when the request may reach the protocol routes; otherwise the refusal. */
 function gate(service: McpService, ctx: RequestContext): Reply | null {
-  if (!service.enabled) return disabledReply(ctx.path);
-  if (ctx.listener === 'tcp') {
-    const refusal = service.hostGuard.check(ctx.headers);
-    if (refusal !== null) return jsonRpcErrorReply(403, JsonRpcCode.SERVER_ERROR, refusal);
-  }
-  return null;
+  // Host/Origin (DNS rebinding) on TCP: the server's request guard refused those before any route ran.
+  return service.enabled ? null : disabledReply(ctx.path);
 }
 
 /** Writes a complete reply on a raw stream response (the stream route answers refusals itself). */
@@ -52,11 +48,13 @@ export function mcpRoutes(service: McpService, deps: McpRouteDeps): Route[] {
     {
       method: 'POST',
       pattern: MCP_PATH,
+      errorShape: 'jsonrpc',
       handler: (ctx) => gate(service, ctx) ?? service.transport.handlePost(ctx),
     },
     {
       method: 'GET',
       pattern: MCP_PATH,
+      errorShape: 'jsonrpc',
       handler: {
         stream(res, ctx) {
           const refusal = gate(service, ctx) ?? protocolVersionRefusal(ctx.headers);
@@ -79,6 +77,7 @@ export function mcpRoutes(service: McpService, deps: McpRouteDeps): Route[] {
     {
       method: 'DELETE',
       pattern: MCP_PATH,
+      errorShape: 'jsonrpc',
       noBody: true,
       handler: (ctx) => {
         const refusal = gate(service, ctx) ?? protocolVersionRefusal(ctx.headers);

@@ -38,9 +38,10 @@ describe('corsHeaders on the socket listener', () => {
 });
 
 describe('corsHeaders on the tcp listener', () => {
-  it('admits any origin with *', () => {
-    for (const origin of ['https://evil.example', 'http://localhost:1421']) {
-      assert.deepEqual(corsHeaders('tcp', origin), { 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': 'Mcp-Session-Id' });
+  it('echoes the origin the request guard let through, with credentials, never *', () => {
+    // The guard (requestGuard.ts) refuses every other origin before an answer is built.
+    for (const origin of ['http://127.0.0.1:9876', 'https://phone.example']) {
+      assert.deepEqual(corsHeaders('tcp', origin), { 'Access-Control-Allow-Origin': origin, Vary: 'Origin', 'Access-Control-Allow-Credentials': 'true', 'Access-Control-Expose-Headers': 'Mcp-Session-Id' });
     }
   });
 
@@ -61,9 +62,9 @@ describe('preflightHeaders', () => {
     assert.equal(h['Access-Control-Max-Age'], '600');
   });
 
-  it('answers tcp preflights for any origin with *', () => {
+  it('answers a tcp preflight by echoing the (guard-approved) origin', () => {
     const h = preflightHeaders('tcp', 'https://phone.example');
-    assert.equal(h['Access-Control-Allow-Origin'], '*');
+    assert.equal(h['Access-Control-Allow-Origin'], 'https://phone.example');
     assert.equal(h['Access-Control-Allow-Methods'], 'GET, POST, PUT, DELETE');
     assert.equal(h['Access-Control-Max-Age'], '600');
   });

@@ -39,15 +39,26 @@ describe('CORS preflight on a real tuicd', () => {
   });
   after(() => t.stop());
 
-  it('answers a TCP preflight with exactly one Access-Control-Allow-Origin: *', async () => {
+  it('answers a TCP preflight from its own origin by echoing it once, never *', async () => {
+    const self = `127.0.0.1:${t.tcpPort!}`;
     const r = await rawHeaders(
       { host: '127.0.0.1', port: t.tcpPort! },
-      'OPTIONS /config HTTP/1.1\r\nHost: x\r\nOrigin: https://phone.example\r\nAccess-Control-Request-Method: PUT\r\nConnection: close\r\n\r\n',
+      `OPTIONS /config HTTP/1.1\r\nHost: ${self}\r\nOrigin: http://${self}\r\nAccess-Control-Request-Method: PUT\r\nConnection: close\r\n\r\n`,
     );
     assert.equal(r.status, 204);
-    assert.deepEqual(valuesOf(r.lines, 'Access-Control-Allow-Origin'), ['*']);
+    assert.deepEqual(valuesOf(r.lines, 'Access-Control-Allow-Origin'), [`http://${self}`]);
+    assert.deepEqual(valuesOf(r.lines, 'Access-Control-Allow-Credentials'), ['true']);
     assert.deepEqual(valuesOf(r.lines, 'Access-Control-Expose-Headers'), ['Mcp-Session-Id']);
     assert.deepEqual(valuesOf(r.lines, 'Access-Control-Allow-Methods'), ['GET, POST, PUT, DELETE']);
+  });
+
+  it('refuses a TCP preflight from a foreign origin with 403 and no CORS headers', async () => {
+    const r = await rawHeaders(
+      { host: '127.0.0.1', port: t.tcpPort! },
+      `OPTIONS /config HTTP/1.1\r\nHost: 127.0.0.1:${t.tcpPort!}\r\nOrigin: https://phone.example\r\nAccess-Control-Request-Method: PUT\r\nConnection: close\r\n\r\n`,
+    );
+    assert.equal(r.status, 403);
+    assert.deepEqual(valuesOf(r.lines, 'Access-Control-Allow-Origin'), []);
   });
 
   it('answers a socket preflight from a local origin by echoing it once', async () => {

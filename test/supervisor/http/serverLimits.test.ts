@@ -28,7 +28,7 @@ describe('server limits (socket and TCP)', () => {
   /** POSTs a body with Connection: close, so the answer is complete when the server closes. */
   function postTolerant(via: 'socket' | 'tcp', path: string, body: Buffer): Promise<{ status: number; text: string }> {
     const auth = via === 'tcp' ? `Authorization: ${basic}\r\n` : '';
-    const head = `POST ${path} HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`;
+    const head = `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`;
     return rawRequest(via === 'socket' ? { path: t.socketPath } : { host: '127.0.0.1', port: t.tcpPort! }, head, body);
   }
 
@@ -65,7 +65,7 @@ describe('server limits (socket and TCP)', () => {
       });
       sock.on('error', finish);
       sock.on('close', finish);
-      sock.write('POST /events/types HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n');
+      sock.write('POST /events/types HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n');
       const chunk = Buffer.concat([Buffer.from('40000\r\n'), Buffer.alloc(0x40000, 0x20), Buffer.from('\r\n')]);
       const pump = () => {
         while (!finished && sent < total) {
@@ -130,7 +130,7 @@ describe('server limits (socket and TCP)', () => {
 
   it('a WebSocket upgrade with a malformed %-escape gets 404 (401 without credentials on TCP), and the server lives on', async () => {
     const upgrade = (auth: string) =>
-      `GET /sessions/%E0%A4%A/stream HTTP/1.1\r\nHost: x\r\n${auth}Upgrade: websocket\r\nConnection: Upgrade\r\n` +
+      `GET /sessions/%E0%A4%A/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}Upgrade: websocket\r\nConnection: Upgrade\r\n` +
       `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`;
     const viaSocket = await rawRequest({ path: t.socketPath }, upgrade(''), Buffer.alloc(0));
     assert.equal(viaSocket.status, 404);
@@ -142,12 +142,12 @@ describe('server limits (socket and TCP)', () => {
   });
 
   it('HEAD is served bodiless from a GET route with its Content-Length, and refused with 405 on the /events stream', async () => {
-    const head = await rawRequest({ path: t.socketPath }, 'HEAD /config HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', Buffer.alloc(0));
+    const head = await rawRequest({ path: t.socketPath }, 'HEAD /config HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n', Buffer.alloc(0));
     assert.equal(head.status, 200);
     assert.equal(head.text, '');
     const get = await t.socket('GET', '/config');
     assert.match(head.head, new RegExp(`\\r\\ncontent-length: ${get.body.length}\\r\\n`, 'i'), 'HEAD says the length GET sends');
-    const events = await rawRequest({ path: t.socketPath }, 'HEAD /events HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', Buffer.alloc(0));
+    const events = await rawRequest({ path: t.socketPath }, 'HEAD /events HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n', Buffer.alloc(0));
     assert.equal(events.status, 405);
     assert.equal(events.text, '', 'no event stream written on a HEAD');
   });
@@ -176,7 +176,7 @@ describe('server limits (socket and TCP)', () => {
     }
   });
 
-  it('CORS: the socket admits local origins only; TCP admits any origin', async () => {
+  it('CORS: the socket admits local origins only; TCP its own origin only', async () => {
     const local = await t.socket('GET', '/stats', undefined, { Origin: 'http://localhost:1421' });
     assert.equal(local.headers['access-control-allow-origin'], 'http://localhost:1421');
     const foreign = await t.socket('GET', '/stats', undefined, { Origin: 'https://evil.example' });
@@ -185,8 +185,12 @@ describe('server limits (socket and TCP)', () => {
     assert.equal(pre.status, 204);
     assert.match(String(pre.headers['access-control-allow-methods']), /PUT/);
     assert.match(String(pre.headers['access-control-allow-headers']), /Authorization/);
-    const remote = await t.tcp('GET', '/health', undefined, { Origin: 'https://phone.example' });
-    assert.equal(remote.headers['access-control-allow-origin'], '*');
+    const own = `http://127.0.0.1:${t.tcpPort!}`;
+    const remote = await t.tcp('GET', '/health', undefined, { Origin: own });
+    assert.equal(remote.headers['access-control-allow-origin'], own);
+    const elsewhere = await t.tcp('GET', '/health', undefined, { Origin: 'https://phone.example' });
+    assert.equal(elsewhere.status, 403);
+    assert.equal(elsewhere.headers['access-control-allow-origin'], undefined);
     const sse = await SseClient.open({ socketPath: t.socketPath, path: '/events', headers: { Origin: 'http://localhost:1421' } });
     try {
       assert.equal(sse.headers['access-control-allow-origin'], 'http://localhost:1421', 'EventSource in a browser needs CORS too');

@@ -2,7 +2,7 @@
 // protection — a foreign Host or Origin is refused with 403 and a JSON-RPC error body, names this
 // machine answers to are served, and the unix socket (which no browser reaches) is never checked.
 import assert from 'node:assert/strict';
-import { hostname } from 'node:os';
+import { hostname, networkInterfaces } from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import { hash } from '@node-rs/bcrypt';
 
@@ -47,7 +47,8 @@ describe('/mcp on TCP', () => {
     assert.equal(body.jsonrpc, '2.0');
     assert.equal(body.id, null);
     assert.equal(body.error.code, -32000);
-    assert.match(body.error.message, /Invalid Host header: evil\.example\.com/);
+    assert.match(body.error.message, /Host not allowed: "evil\.example\.com"/);
+    assert.equal(body.error.data.header, 'Host');
     const withPort = await post(PING, { Host: `evil.example.com:${t.tcpPort}` });
     assert.equal(withPort.status, 403);
   });
@@ -56,18 +57,23 @@ describe('/mcp on TCP', () => {
     for (const origin of ['http://evil.example.com', 'https://attacker.test:8443', 'null']) {
       const r = await post(PING, { Host: `127.0.0.1:${t.tcpPort}`, Origin: origin });
       assert.equal(r.status, 403, origin);
-      assert.match(r.json().error.message, /Invalid Origin header/);
+      assert.match(r.json().error.message, /Origin not allowed/);
     }
   });
 
-  it('accepts IP literals, localhost and this machine’s name, with matching origins', async () => {
+  it('accepts loopback, this machine’s names and addresses, with their own origins; not other IP literals', async () => {
     const port = t.tcpPort!;
-    const hosts = [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `192.168.1.20:${port}`, `${hostname()}:${port}`, `${hostname()}.local:${port}`, 'localhost'];
+    const own = Object.values(networkInterfaces()).flatMap((list) => list ?? []).find((a) => a.family === 'IPv4' && !a.internal)?.address;
+    const hosts = [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${hostname()}:${port}`, `${hostname()}.local:${port}`, 'localhost', ...(own ? [`${own}:${port}`] : [])];
     for (const host of hosts) {
       const r = await post(PING, { Host: host, Origin: `http://${host}` });
       assert.equal(r.status, 200, `${host}: ${r.text}`);
     }
-    assert.equal((await post(PING, { Origin: 'tauri://localhost' })).status, 200);
+    // Not this machine's: an IP literal is no pass (a literal Origin least of all: http://203.0.113.5 used to get through).
+    assert.equal((await post(PING, { Host: `203.0.113.5:${port}` })).status, 403);
+    assert.equal((await post(PING, { Host: `127.0.0.1:${port}`, Origin: 'http://203.0.113.5' })).status, 403);
+    // The desktop WebView's origin has no business on the remote listener.
+    assert.equal((await post(PING, { Origin: 'tauri://localhost' })).status, 403);
   });
 
   it('guards GET and DELETE /mcp too', async () => {

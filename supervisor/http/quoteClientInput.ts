@@ -1,8 +1,7 @@
 /**
- * Error messages on /mcp quote client input (a method name, a header value, a session id), never
- * all of it: a 1 MB method name must not come back in the answer. Same contract as the REST side's
- * helper, so the two can become one: at most MAX_QUOTED_CHARS characters, then an ellipsis and how
- * many characters were left out.
+ * Error messages quote client input (a method name, a header value, a session id), never all of it:
+ * a 1 MB name must not come back in the answer. At most MAX_QUOTED_CHARS characters, then an
+ * ellipsis and how many characters were left out. REST routes, the request guard and /mcp share it.
  */
 
 /** Characters of client input an error message may quote. */
