@@ -1,0 +1,56 @@
+/**
+ * A TCP port is never shared. uWS sets SO_REUSEPORT unless told otherwise, so a second tuicd on the
+ * same port used to bind it too and the kernel split connections between the two; the documented
+ * walk to port+1 never ran.
+ */
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { describe, it } from 'node:test';
+
+import { Tuicd } from '../../helpers/tuicdProcess.js';
+
+/** A port whose next two are free too (checked by binding them, then letting go). */
+async function freeRun(): Promise<number> {
+  const listen = (port: number) =>
+    new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+      const s = createServer();
+      s.once('error', reject);
+      s.listen(port, '127.0.0.1', () => resolve(s));
+    });
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const first = await listen(0);
+    const base = (first.address() as { port: number }).port;
+    const held = [first];
+    try {
+      for (const p of [base + 1, base + 2]) held.push(await listen(p));
+      return base;
+    } catch {
+      // taken: try another
+    } finally {
+      await Promise.all(held.map((s) => new Promise((r) => s.close(r))));
+    }
+  }
+  throw new Error('no three consecutive free ports');
+}
+
+describe('exclusive TCP bind', { timeout: 60_000 }, () => {
+  it('a second tuicd on a taken port moves to port+1, and every connection to the port reaches the first', async () => {
+    const base = await freeRun();
+    const config = { services: { server: { enabled: true, port: base } } };
+    const a = await Tuicd.start({ config });
+    let b: Tuicd | undefined;
+    try {
+      assert.equal(a.tcpPort, base);
+      b = await Tuicd.start({ config, args: ['--instance', 'second'] });
+      assert.equal(b.tcpPort, base + 1, 'the second walked to the next port');
+      const idA = (await a.socket('GET', '/health')).json().instance_id;
+      const idB = (await b.socket('GET', '/health')).json().instance_id;
+      assert.notEqual(idA, idB);
+      for (let i = 0; i < 20; i++) assert.equal((await a.tcp('GET', '/health', undefined, {}, base)).json().instance_id, idA, `connection ${i} to ${base}`);
+      assert.equal((await b.tcp('GET', '/health', undefined, {}, base + 1)).json().instance_id, idB);
+    } finally {
+      await b?.stop();
+      await a.stop();
+    }
+  });
+});
