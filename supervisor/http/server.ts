@@ -411,12 +411,20 @@ const INTERNAL_FAILURE_STATUS: Partial<Record<string, number>> = {
   [ErrorCode.REQUEST_TIMEOUT]: 504,
 };
 
-/** The reply for a SupervisorError the table above names, with Retry-After when the error says how long. */
+/** A worker that died is restarted at once (within its restart budget): try again in a second. */
+const RESTART_RETRY_AFTER_S = 1;
+
+/**
+ * The reply for a SupervisorError the table above names, with Retry-After: the error's own
+ * retry_after_s (a spent restart budget), or for a worker that died under the request (its channel
+ * closed) RESTART_RETRY_AFTER_S. A host that was shut down says nothing: the server is going away.
+ */
 function internalFailureReply(err: unknown): Reply | undefined {
   const status = err instanceof SupervisorError ? INTERNAL_FAILURE_STATUS[err.code] : undefined;
   if (status === undefined) return undefined;
-  const retryAfterS = ((err as SupervisorError).data as { retry_after_s?: unknown } | undefined)?.retry_after_s;
-  const headers = typeof retryAfterS === 'number' && Number.isInteger(retryAfterS) && retryAfterS >= 0 ? { 'Retry-After': String(retryAfterS) } : undefined;
+  const given = ((err as SupervisorError).data as { retry_after_s?: unknown } | undefined)?.retry_after_s;
+  const retryAfterS = typeof given === 'number' && Number.isInteger(given) && given >= 0 ? given : (err as SupervisorError).code === ErrorCode.CHANNEL_CLOSED ? RESTART_RETRY_AFTER_S : undefined;
+  const headers = retryAfterS !== undefined ? { 'Retry-After': String(retryAfterS) } : undefined;
   return { status, ...(headers ? { headers } : {}), body: { error: (err as Error).message } };
 }
 

@@ -10,6 +10,7 @@ import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { PtyConstants } from '../../shared/protocol/pty.js';
 import type { EventBus } from '../events/eventBus.js';
 import type { PtyHost } from '../hosts/ptyHost.js';
+import { clipClientInput, quoteClientInput } from '../http/quoteClientInput.js';
 import { HttpError } from '../http/types.js';
 import { AliasAllocator } from './alias.js';
 import { childEnv } from './childEnv.js';
@@ -136,6 +137,7 @@ export class SessionService {
   }
 
   async create(o: CreateOptions): Promise<SessionRecord> {
+    checkCreateFields(o);
     const rows = dimension(o.rows, 'rows', SessionConstants.DEFAULT_ROWS);
     const cols = dimension(o.cols, 'cols', SessionConstants.DEFAULT_COLS);
     // Concurrent creates each wait on the spawn: counting the ones in flight keeps the cap and ids exact.
@@ -172,7 +174,12 @@ export class SessionService {
       });
     } catch (err) {
       this.counters.failed_spawns++;
-      throw new HttpError(500, `Failed to spawn ${shell}: ${(err as Error).message}`);
+      // The host died or is restarting: the server answers 503 with Retry-After, not a spawn failure.
+      if (err instanceof SupervisorError && err.code !== ErrorCode.PTY_SPAWN_FAILED) throw err;
+      // A shell that cannot start or a cwd that cannot be entered is the request's fault.
+      const data = err instanceof SupervisorError ? (err.data as { shell?: unknown; cwd?: unknown } | undefined) : undefined;
+      const badRequest = data?.shell !== undefined || data?.cwd !== undefined;
+      throw new HttpError(badRequest ? 400 : 500, `Failed to spawn ${quoteClientInput(shell)}: ${clipClientInput((err as Error).message)}`);
     }
     const alias = this.aliases.assign(cwd, typeof o.alias === 'string' ? o.alias : undefined);
     const now = Date.now();
@@ -204,14 +211,14 @@ export class SessionService {
 
   private checkCwd(raw: unknown): string {
     const cwd = typeof raw === 'string' && raw.length > 0 ? expandHome(raw) : homedir();
-    if (!isAbsolute(cwd)) throw new HttpError(400, `Working directory must be an absolute path: ${cwd}`);
+    if (!isAbsolute(cwd)) throw new HttpError(400, `Working directory must be an absolute path: ${clipClientInput(cwd)}`);
     let st;
     try {
       st = statSync(cwd);
     } catch {
-      throw new HttpError(400, `Working directory does not exist: ${cwd}`);
+      throw new HttpError(400, `Working directory does not exist: ${clipClientInput(cwd)}`);
     }
-    if (!st.isDirectory()) throw new HttpError(400, `Working directory is not a directory: ${cwd}`);
+    if (!st.isDirectory()) throw new HttpError(400, `Working directory is not a directory: ${clipClientInput(cwd)}`);
     return cwd;
   }
 
@@ -487,5 +494,32 @@ export class SessionService {
   dispose(): void {
     for (const t of this.tombstoneTimers.values()) clearTimeout(t);
     this.tombstoneTimers.clear();
+  }
+}
+
+/**
+ * A session id a client chooses travels in URL paths, log lines, capture file names and agents'
+ * prompts: letters, digits and `._:-`, 1–128 of them, and not a path step (`.`, `..`).
+ */
+const SESSION_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Names a client gives (tuic_session, alias, display_name): bounded, as everything a client can grow. */
+const MAX_NAME_CHARS = 256;
+
+/** Refuses fields of the wrong type or shape with a 400 that names the field. */
+function checkCreateFields(o: CreateOptions): void {
+  if (o.session_id !== undefined) {
+    if (typeof o.session_id !== 'string' || !SESSION_ID_PATTERN.test(o.session_id) || /^\.+$/.test(o.session_id)) {
+      throw new HttpError(400, `session_id must be 1-128 characters of A-Z a-z 0-9 . _ : - (and not only dots), got ${quoteClientInput(o.session_id)}`);
+    }
+  }
+  if (o.cwd !== undefined && typeof o.cwd !== 'string') throw new HttpError(400, `cwd must be a string, got ${quoteClientInput(o.cwd)}`);
+  if (o.shell !== undefined && typeof o.shell !== 'string') throw new HttpError(400, `shell must be a string, got ${quoteClientInput(o.shell)}`);
+  if (o.args !== undefined && !(Array.isArray(o.args) && o.args.every((a) => typeof a === 'string'))) {
+    throw new HttpError(400, `args must be an array of strings, got ${quoteClientInput(o.args)}`);
+  }
+  for (const field of ['tuic_session', 'alias', 'display_name'] as const) {
+    const value = o[field];
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || value.length > MAX_NAME_CHARS) throw new HttpError(400, `${field} must be a string of at most ${MAX_NAME_CHARS} characters, got ${quoteClientInput(value)}`);
   }
 }

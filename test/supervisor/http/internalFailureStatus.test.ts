@@ -1,5 +1,6 @@
 // A worker behind a route that cannot answer is the server being unavailable, not a handler bug:
-// WORKER_EXITED and CHANNEL_CLOSED are 503 (Retry-After when the error carries retry_after_s),
+// WORKER_EXITED and CHANNEL_CLOSED are 503 (Retry-After when the error carries retry_after_s, and
+// 1 s for a worker that died under the request),
 // REQUEST_TIMEOUT is 504; none is logged as a handler failure. Anything else stays a logged 500.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -62,6 +63,7 @@ describe('HTTP status of internal failures', () => {
 
     const died = await get('/died');
     assert.equal(died.status, 503, 'a request whose worker died under it');
+    assert.equal(died.headers['retry-after'], '1', 'the worker is being restarted: try again shortly');
     assert.match(died.json().error, /closed: peer closed its stream/);
 
     assert.equal((await get('/slow')).status, 504);
