@@ -7,9 +7,8 @@ import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 
-import uws from '@trufflesuite/uws-js-unofficial';
-
-import { median, row, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
+import { failedRow, median, row, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
+import { benchUws, uwsUnavailable, type BenchUws } from '../http/engines.js';
 import { EventBus } from '../../supervisor/events/eventBus.js';
 import { openSse, parseSseQuery, type SseStream } from '../../supervisor/http/sse.js';
 
@@ -66,17 +65,17 @@ interface RunResult {
   eventsPerCpuMs: number;
 }
 
-async function runOnce(stalled: boolean, publishMs: number): Promise<RunResult> {
+async function runOnce(uws: BenchUws, stalled: boolean, publishMs: number): Promise<RunResult> {
   const bus = new EventBus();
   const streams: SseStream[] = [];
   const app = uws.App().get('/events', (res, req) => {
-    const stream = openSse(res, parseSseQuery(req.getQuery()), bus);
+    const stream = openSse(res, parseSseQuery(req.getQuery() ?? ''), bus);
     if (stream) streams.push(stream);
   });
-  const listenSocket = await new Promise<uws.us_listen_socket>((resolve, reject) => {
+  const listenSocket = await new Promise<unknown>((resolve, reject) => {
     app.listen('127.0.0.1', 0, (s) => (s ? resolve(s) : reject(new Error('uWS listen failed'))));
   });
-  const port = uws.us_socket_local_port(listenSocket as unknown as uws.us_socket);
+  const port = uws.us_socket_local_port(listenSocket);
   const child = fork(fileURLToPath(import.meta.url), [CLIENT_FLAG], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   try {
     const next = messages(child);
@@ -151,6 +150,11 @@ async function expectMessage(next: () => Promise<FromClient>, type: FromClient['
 }
 
 export const run: BenchModule = async (ctx: BenchContext): Promise<BenchRow[]> => {
+  const group = `SSE fan-out to ${SUBSCRIBERS} subscribers`;
+  // The bench serves over uWS, loaded as tuicd loads it; where no build loads there is nothing to measure.
+  const loaded = benchUws();
+  if (!loaded.ok) return [failedRow(group, 'no stalled subscriber', ctx, 'events/s per subscriber', uwsUnavailable(loaded.why))];
+  const uws = loaded.uws;
   const publishMs = ctx.quick ? PUBLISH_MS_QUICK : PUBLISH_MS;
   const withStall: number[] = [];
   const noStall: number[] = [];
@@ -160,12 +164,12 @@ export const run: BenchModule = async (ctx: BenchContext): Promise<BenchRow[]> =
   const cpuNoStall: number[] = [];
   const cpuWithStall: number[] = [];
   // Discarded warm-up: JIT and the first TCP buffer growth would otherwise land in repetition 1.
-  await runOnce(false, WARMUP_MS);
+  await runOnce(uws, false, WARMUP_MS);
   for (let rep = 0; rep < Math.max(3, ctx.repetitions); rep++) {
     // Both variants in every repetition, in alternating order, so drift hits both alike.
     const stalledFirst = rep % 2 === 0;
-    const first = await runOnce(stalledFirst, publishMs);
-    const second = await runOnce(!stalledFirst, publishMs);
+    const first = await runOnce(uws, stalledFirst, publishMs);
+    const second = await runOnce(uws, !stalledFirst, publishMs);
     const [ours, base] = stalledFirst ? [first, second] : [second, first];
     noStall.push(base.perSubscriber);
     withStall.push(ours.perSubscriber);
@@ -175,10 +179,9 @@ export const run: BenchModule = async (ctx: BenchContext): Promise<BenchRow[]> =
     cpuNoStall.push(base.eventsPerCpuMs);
     cpuWithStall.push(ours.eventsPerCpuMs);
   }
-  const group = `SSE fan-out to ${SUBSCRIBERS} subscribers`;
   const baseline = { name: 'no stalled subscriber', median: median(noStall) };
   return [
-    row(group, 'no stalled subscriber', ctx, 'events/s per subscriber', noStall),
+    withNote(row(group, 'no stalled subscriber', ctx, 'events/s per subscriber', noStall), loaded.label),
     row(group, '+1 stalled subscriber', ctx, 'events/s per subscriber', withStall, baseline),
     row(group, 'events missed by reading subscribers (must be 0)', ctx, 'events', normalMissed),
     row(group, 'stalled subscriber got `lagged` (must be 1, spread 0)', ctx, '1 = yes, per repetition', stalledLagged),

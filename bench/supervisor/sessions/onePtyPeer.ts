@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { spawnTracked } from '../../http/children.js';
+import { benchUws, uwsUnavailable } from '../../http/engines.js';
 import { parseReadyLine, READY_LINE_RE } from '../../http/readyLine.js';
 
 const READY_TIMEOUT_MS = 10_000;
@@ -17,6 +18,9 @@ export interface OnePtyServer {
 }
 
 export async function startOnePtyServer(script: string): Promise<OnePtyServer> {
+  // Checked here too, so the row says why rather than "exited (code 3)".
+  const u = benchUws();
+  if (!u.ok) throw new Error(uwsUnavailable(u.why));
   const dir = await mkdtemp(join(tmpdir(), 'tuicd-bench-onepty-'));
   const entry = fileURLToPath(new URL('./onePtyServer.js', import.meta.url));
   const proc = spawnTracked(process.execPath, [entry, '--socket', join(dir, 'pty.sock'), '--script', script, '--max-seconds', String(MAX_SECONDS)]);

@@ -4,20 +4,22 @@
  * and the PTY's output comes back as binary frames, with ttyd-like flow control (pause the PTY while
  * the socket is backed up). No pty host, no channel, no ring, no text stage: what tuicd's split into
  * supervisor and pty host costs is the difference to this.
+ * uWS is loaded as tuicd loads it (bench/http/engines.ts); where no build loads it exits 3 saying why.
  * Usage: onePtyServer --socket <path> --script <sh -c text> [--max-seconds N]
  */
 import { parseArgs } from 'node:util';
 
-import uws from '@trufflesuite/uws-js-unofficial';
 import { spawn as spawnPty, type IPty } from '@lydell/node-pty';
 
 import { exitWithParent } from '../../http/bareServer.js';
+import { uwsOrExit } from '../../http/engines.js';
 import { SHELL } from './scripts.js';
 
 const { values } = parseArgs({ options: { socket: { type: 'string' }, script: { type: 'string' }, 'max-seconds': { type: 'string', default: '1800' } } });
 if (!values.socket || !values.script) throw new Error('usage: onePtyServer --socket <path> --script <text> [--max-seconds N]');
 const socketPath = values.socket;
 const script = values.script;
+const uws = uwsOrExit('one-process pty server');
 
 interface Viewer {
   pty?: IPty;
