@@ -6,10 +6,33 @@
  * whose only tool is an in-process echo (JSON and SSE answers). Sequential latency p50/p99, throughput with 16 callers, and server CPU per call (16 callers
  * and sequential) counting tuicd's upstream child; driven by the raw HTTP generator (and the light stdio driver for the
  * direct peer), then by the SDK Client (over StdioClientTransport for the direct peer).
+ * The tuicd rows run on uWS (forced); a second tuicd on its node engine (node:http + ws, the fallback
+ * where no uWS build loads) is driven by the raw HTTP generator over TCP, and its rows' ratio is
+ * node engine / uWS: what the fallback costs a proxied call.
  */
-import { errorText, median, type BenchModule, type BenchRow } from '../harness.js';
+import { errorText, median, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
 import { echoCall, echoCheck, everythingStdio, EVERYTHING_JS, startEverythingStreamable, startHub, withTempDir } from './proxyHub.js';
-import { callFigures, clientCpuNote, CONCURRENT_CALLERS, CPU_UNIT, durationsFor, figureRows, lightStdio, measurePeers, ratioNote, ratioTo, rawHttp, sdkHttp, sdkStdio, type Drive, type Figure, type Peer, type Series } from './proxyMeasure.js';
+import {
+  callFigures,
+  clientCpuNote,
+  CONCURRENT_CALLERS,
+  CPU_UNIT,
+  durationsFor,
+  figureRows,
+  lightStdio,
+  measurePeers,
+  ratioNote,
+  ratioTo,
+  rawHttp,
+  sdkHttp,
+  sdkStdio,
+  seriesKey,
+  type Drive,
+  type Figure,
+  type NoteFor,
+  type Peer,
+  type Series,
+} from './proxyMeasure.js';
 import { startBare, type McpTarget } from './toolsCallTargets.js';
 
 /** The issue's goals: ≥ 2× the bare SDK Streamable HTTP server's throughput, ≤ 0.3 ms server CPU per call with the upstream child counted. */
@@ -25,8 +48,10 @@ const EVERYTHING_HTTP = 'bare SDK server + server-everything (tcp)';
 const BARE_SSE = 'minimal SDK echo server, SSE answers (tcp)';
 const TUICD_TCP = 'tuicd (tcp)';
 const TUICD_UNIX = 'tuicd (unix)';
+/** tuicd forced onto node:http + ws; raw HTTP over TCP only (its SDK-Client and unix rows would add minutes, not insight). */
+const TUICD_NODE_ENGINE = 'tuicd, node engine (tcp)';
 const DIRECT = 'direct stdio';
-const TUICD_PEERS = new Set([TUICD_TCP, TUICD_UNIX]);
+const TUICD_PEERS = new Set([TUICD_TCP, TUICD_UNIX, TUICD_NODE_ENGINE]);
 
 type Driver = 'raw HTTP' | 'SDK Client';
 type StartedOrError = McpTarget | { error: string };
@@ -35,7 +60,8 @@ async function attemptStart(what: string, start: () => Promise<McpTarget>): Prom
   try {
     return await start();
   } catch (err) {
-    return { error: `${what} did not start: ${errorText(err)}` };
+    const why = errorText(err);
+    return { error: why.startsWith('uWS unavailable') ? why : `${what} did not start: ${why}` };
   }
 }
 
@@ -48,9 +74,10 @@ interface Servers {
   bareSse: StartedOrError;
   everythingHttp: StartedOrError;
   hub: StartedOrError;
+  hubNode: StartedOrError;
 }
 
-function peersFor(driver: Driver, { bare, bareSse, everythingHttp, hub }: Servers): Peer[] {
+function peersFor(driver: Driver, { bare, bareSse, everythingHttp, hub, hubNode }: Servers): Peer[] {
   const everything = [EVERYTHING_JS, 'stdio'];
   if (driver === 'raw HTTP') {
     return [
@@ -59,6 +86,7 @@ function peersFor(driver: Driver, { bare, bareSse, everythingHttp, hub }: Server
       peer(EVERYTHING_HTTP, everythingHttp, (t) => rawHttp(t, echoCall(null), 'tcp')),
       peer(TUICD_TCP, hub, (t) => rawHttp(t, echoCall(UPSTREAM), 'tcp')),
       peer(TUICD_UNIX, hub, (t) => rawHttp(t, echoCall(UPSTREAM), 'unix')),
+      peer(TUICD_NODE_ENGINE, hubNode, (t) => rawHttp(t, echoCall(UPSTREAM), 'tcp')),
       { name: DIRECT, drive: lightStdio(everything, echoCall(null)) },
     ];
   }
@@ -100,6 +128,21 @@ function goalNote(driver: Driver, fig: Figure, r: BenchRow, series: Map<string, 
   return undefined;
 }
 
+/**
+ * The node-engine tuicd's row of one figure: its ratio column is node engine / tuicd on uWS (same
+ * run), the ratio to the issue's baseline and the goals go in the note. Where uWS cannot load the
+ * row still stands, and its note says why there is no ratio.
+ */
+function nodeEngineRows(ctx: BenchContext, fig: Figure, series: Map<string, Series>, hub: StartedOrError, notes: NoteFor): BenchRow[] {
+  const uwsLabel = fig.label ? `${TUICD_TCP} ${fig.label}` : TUICD_TCP;
+  return figureRows(ctx, fig, [TUICD_NODE_ENGINE], series, TUICD_TCP, (name, r, s) => {
+    const vsIssueBaseline = ratioNote(r, fig, series, EVERYTHING_HTTP);
+    const uwsMissing = r.ratio === undefined ? `no ratio to ${uwsLabel}: ${'error' in hub ? hub.error : (series.get(seriesKey(TUICD_TCP, fig.callers))?.error ?? 'no values')}` : undefined;
+    const direction = r.ratio !== undefined ? `ratio = node engine / uWS (${fig.unit === 'calls/s' ? 'higher' : 'lower'} is better)` : undefined;
+    return [uwsMissing, direction, vsIssueBaseline, ...notes(name, r, s)];
+  });
+}
+
 export const run: BenchModule = (ctx) =>
   withTempDir('tuicd-bench-proxy-', async (tmp) => {
     const started: McpTarget[] = [];
@@ -112,20 +155,26 @@ export const run: BenchModule = (ctx) =>
       const bare = keep(await attemptStart('the bare SDK server', () => startBare(tmp, echoCheck(null))));
       const bareSse = keep(await attemptStart('the bare SDK server (SSE answers)', () => startBare(tmp, echoCheck(null), 'sse')));
       const everythingHttp = keep(await attemptStart('server-everything in Streamable HTTP mode', () => startEverythingStreamable()));
-      const hub = keep(await attemptStart('tuicd with server-everything', () => startHub(tmp, [everythingStdio(UPSTREAM)], { check: echoCheck(UPSTREAM) })));
+      const hubSetup = { check: echoCheck(UPSTREAM) };
+      const hub = keep(await attemptStart('tuicd with server-everything', () => startHub(tmp, [everythingStdio(UPSTREAM)], { ...hubSetup, engine: 'uws' })));
+      const hubNode = keep(
+        await attemptStart('tuicd (node engine) with server-everything', () => startHub(tmp, [everythingStdio(UPSTREAM)], { ...hubSetup, engine: 'node', dirName: 'tuicd-config-node' })),
+      );
       const rows: BenchRow[] = [];
       for (const driver of ['raw HTTP', 'SDK Client'] as const) {
-        const peers = peersFor(driver, { bare, bareSse, everythingHttp, hub });
+        const peers = peersFor(driver, { bare, bareSse, everythingHttp, hub, hubNode });
         const series = await measurePeers(peers, [1, CONCURRENT_CALLERS], ctx.repetitions, durationsFor(ctx));
         const how = driver === 'raw HTTP' ? 'raw HTTP; direct: light stdio driver' : 'SDK Client';
         for (const fig of callFigures(`proxied echo (${how})`)) {
-          const rowsOfFigure = figureRows(ctx, fig, peers.map((p) => p.name), series, EVERYTHING_HTTP, (name, r, s) => [
+          const notes: NoteFor = (name, r, s) => [
             TUICD_PEERS.has(name) ? goalNote(driver, fig, r, series) : undefined,
             name !== DIRECT ? ratioNote(r, fig, series, DIRECT) : undefined,
             fig.unit === CPU_UNIT && TUICD_PEERS.has(name) && s.descendantsCpuMs.length ? `of which the upstream child ${median(s.descendantsCpuMs).toFixed(3)} ms` : undefined,
             clientCpuNote(fig, s),
-          ]);
-          rows.push(...rowsOfFigure);
+          ];
+          const names = peers.map((p) => p.name).filter((n) => n !== TUICD_NODE_ENGINE);
+          rows.push(...figureRows(ctx, fig, names, series, EVERYTHING_HTTP, notes));
+          if (driver === 'raw HTTP') rows.push(...nodeEngineRows(ctx, fig, series, hub, notes));
         }
       }
       return rows;

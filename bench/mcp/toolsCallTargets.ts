@@ -14,6 +14,7 @@ import { hash } from '@node-rs/bcrypt';
 
 import { errorText } from '../harness.js';
 import { spawnTracked, type Tracked } from '../http/children.js';
+import { engineArgs, engineOfReadyLine, engineUnavailable, type TuicdEngine } from '../http/engines.js';
 import { parseReadyLine, READY_LINE_RE } from '../http/readyLine.js';
 import { tuicdMainPath } from '../http/targets.js';
 import { BARE_SESSION_ROWS, PROTOCOL_VERSION, SESSION_LIST_CALL, toolsCallBody, type ToolCall } from './toolsCallShared.js';
@@ -62,6 +63,8 @@ export interface TuicdSetup {
   ready?: (socketPath: string) => Promise<void>;
   /** The call checked before timing (default: session list); null checks nothing. */
   check?: CallCheck | null;
+  /** Forces tuicd's HTTP engine (`--http-engine`); its start line must confirm it. Default: tuicd picks. */
+  engine?: TuicdEngine;
 }
 
 export interface McpTarget {
@@ -137,10 +140,12 @@ export async function openSession(
   return { authHeaders: lines(auth), sessionHeaders: lines(session), answerBytes: Buffer.byteLength(call.text) };
 }
 
-async function startProcess(command: string, args: string[], env?: NodeJS.ProcessEnv): Promise<{ proc: Tracked; port: number; socketPath: string }> {
+async function startProcess(command: string, args: string[], env?: NodeJS.ProcessEnv, checkLine?: (line: string) => void): Promise<{ proc: Tracked; port: number; socketPath: string }> {
   const proc = spawnTracked(command, args, env ? { env } : {});
   try {
-    const at = parseReadyLine(await proc.waitForLine(READY_LINE_RE, READY_TIMEOUT_MS));
+    const m = await proc.waitForLine(READY_LINE_RE, READY_TIMEOUT_MS);
+    checkLine?.(m.input ?? m[0]);
+    const at = parseReadyLine(m);
     if (!at.tcp) throw new Error('no TCP listener in the ready line');
     return { proc, port: at.tcp.port, socketPath: at.socketPath };
   } catch (err) {
@@ -163,6 +168,8 @@ export async function startBare(tmpDir: string, check: CallCheck = SESSION_LIST_
 }
 
 export async function startTuicd(tmpDir: string, setup: TuicdSetup = {}): Promise<McpTarget> {
+  const unavailable = engineUnavailable(setup.engine);
+  if (unavailable) throw new Error(unavailable);
   const main = tuicdMainPath();
   if (!existsSync(main)) throw new Error(`${main} not found: tuicd is not built yet (npm run build)`);
   const configDir = join(tmpDir, setup.dirName ?? 'tuicd-config');
@@ -171,7 +178,7 @@ export async function startTuicd(tmpDir: string, setup: TuicdSetup = {}): Promis
   await writeFile(join(configDir, 'config.json'), JSON.stringify({ ...setup.config, services: { server: { enabled: true, port: 0 }, auth: { username: BENCH_USER, password_hash: passwordHash } } }));
   for (const [file, text] of Object.entries(setup.files ?? {})) await writeFile(join(configDir, file), text);
   // The file vault: no keyring probe (a child process) during the run.
-  const { proc, port, socketPath } = await startProcess(process.execPath, [main, '--config-dir', configDir], { ...process.env, TUIC_CREDENTIAL_STORE: 'file' });
+  const { proc, port, socketPath } = await startProcess(process.execPath, [main, '--config-dir', configDir, ...engineArgs(setup.engine)], { ...process.env, TUIC_CREDENTIAL_STORE: 'file' }, (line) => void engineOfReadyLine(line, setup.engine));
   try {
     for (let i = 0; i < (setup.shells ?? TUICD_SHELLS); i++) await createShell(socketPath, tmpDir);
     await setup.ready?.(socketPath);

@@ -4,7 +4,8 @@
  *   event-loop lag, timed from a separate client process) against the same tuicd with 0 sessions,
  *   and tuicd's RSS per session against a bare node-pty process holding as many PTYs;
  * - a viewer that stops reading while its session floods: tuicd's RSS growth against the same flood
- *   watched by a viewer that keeps reading.
+ *   watched by a viewer that keeps reading, on uWS (forced) and on the node engine (node:http + ws,
+ *   the fallback where no uWS build loads; issue 13 asks that it keep memory bounded too).
  * tuicd is a fresh process (unix socket only) for every measurement that reads its RSS, so one
  * run's heap growth is never charged to the next.
  */
@@ -16,6 +17,7 @@ import { LoadClient } from './sessions/clientProc.js';
 import { SHELL, STEADY_PRINTER, YES_FLOOD } from './sessions/scripts.js';
 import { fmt, goal, percentile } from './sessions/stats.js';
 import { childPids, createSession, deleteSession, inBatches, listSessions, ptyHostPid, rssKiB, sleep, startTuicd, type TuicdUnderTest } from './sessions/tuicd.js';
+import type { TuicdEngine } from '../http/engines.js';
 
 const ScaleBenchConstants = {
   /** The issue's figure: 200 sessions, each ~20 KB/s. */
@@ -129,6 +131,8 @@ interface ScaleRep {
   liveAtEnd: number;
   createSeconds: number;
   healthProblems: number;
+  /** The HTTP engine tuicd picked (its start line). */
+  engine: string | undefined;
 }
 
 async function scaleOnce(client: LoadClient, perl: string, windowMs: number): Promise<ScaleRep> {
@@ -182,6 +186,7 @@ async function scaleOnce(client: LoadClient, perl: string, windowMs: number): Pr
       liveAtEnd: live,
       createSeconds,
       healthProblems: idle.errors + idle.non2xx + loaded.errors + loaded.non2xx,
+      engine: tuicd.engine?.name,
     };
   } finally {
     await inBatches(ids, c.DELETE_CONCURRENCY, (id) => deleteSession(tuicd.socketPath, id).catch(() => undefined));
@@ -226,7 +231,9 @@ async function measureScale(ctx: BenchContext, client: LoadClient): Promise<Benc
 
   const out: BenchRow[] = [];
   const failed = (variant: string, unit: string): BenchRow => failedRow(group, variant, ctx, unit, errors[0] ?? 'no run finished');
-  const windowNote = `${(windowMs / 1000).toFixed(0)} s window, GET /health every ${c.HEALTH_INTERVAL_MS} ms from a separate client over the unix socket`;
+  const engines = [...new Set(reps.flatMap((r) => (r.engine ? [r.engine] : [])))];
+  const engineNote = engines.length ? `; tuicd picked the ${engines.join(' / ')} HTTP engine` : '';
+  const windowNote = `${(windowMs / 1000).toFixed(0)} s window, GET /health every ${c.HEALTH_INTERVAL_MS} ms from a separate client over the unix socket${engineNote}`;
   if (reps.length === 0) {
     out.push(failed('GET /health p99, 0 sessions', latencyUnit), failed(`GET /health p99, ${c.SESSIONS} sessions`, latencyUnit));
   } else {
@@ -294,9 +301,9 @@ interface StallRun {
   viewerEnded: string | undefined;
 }
 
-async function stallOnce(client: LoadClient, stalled: boolean, floodMs: number): Promise<StallRun> {
+async function stallOnce(client: LoadClient, engine: TuicdEngine, stalled: boolean, floodMs: number): Promise<StallRun> {
   const c = ScaleBenchConstants;
-  const tuicd = await startTuicd();
+  const tuicd = await startTuicd(engine);
   let pids: number[] = [];
   let id: string | undefined;
   let handle: number | undefined;
@@ -337,71 +344,107 @@ async function stallOnce(client: LoadClient, stalled: boolean, floodMs: number):
   }
 }
 
+/** One engine's stall runs, by repetition. */
+interface StallSeries {
+  reading: StallRun[];
+  stalled: StallRun[];
+  /** stalled − reading supervisor growth within one repetition, MB. */
+  diffs: number[];
+  errors: string[];
+}
+
+const mb = (kib: number): number => kib / KIB_PER_MB;
+const supervisorMb = (runs: StallRun[]): number[] => runs.map((r) => mb(r.supervisorGrowthKiB));
+
 async function measureStall(ctx: BenchContext, client: LoadClient): Promise<BenchRow[]> {
   const c = ScaleBenchConstants;
   const floodMs = ctx.quick ? c.FLOOD_MS_QUICK : c.FLOOD_MS;
   const group = `stalled viewer, session flooding (yes) for ${floodMs / 1000} s`;
   const unit = 'MB RSS growth (lower is better)';
-  const reading: StallRun[] = [];
-  const stalledRuns: StallRun[] = [];
-  const diffs: number[] = [];
-  const errors: string[] = [];
+  const engines: TuicdEngine[] = ['uws', 'node'];
+  const all = new Map<TuicdEngine, StallSeries>(engines.map((e) => [e, { reading: [], stalled: [], diffs: [], errors: [] }]));
   survivorsSeen = 0;
   for (let rep = 0; rep < Math.max(3, ctx.repetitions); rep++) {
-    // Both variants per repetition, alternating which goes first; each on a fresh tuicd.
-    const order = rep % 2 === 0 ? [false, true] : [true, false];
-    const got: Partial<Record<'reading' | 'stalled', StallRun>> = {};
-    for (const stalled of order) {
+    // Both viewers on both engines per repetition, each on a fresh tuicd; the order rotates so
+    // neither viewer nor engine always runs first.
+    const runs = engines.flatMap((engine) => [false, true].map((stalled) => ({ engine, stalled })));
+    const got = new Map<string, StallRun>();
+    for (let i = 0; i < runs.length; i++) {
+      const { engine, stalled } = runs[(i + rep) % runs.length]!;
+      const s = all.get(engine)!;
+      // Where uWS cannot load, every attempt fails the same way: say it once.
+      if (s.errors.some((e) => e.includes('uWS unavailable'))) continue;
       try {
-        got[stalled ? 'stalled' : 'reading'] = await stallOnce(client, stalled, floodMs);
+        got.set(`${engine}/${stalled}`, await stallOnce(client, engine, stalled, floodMs));
       } catch (err) {
-        errors.push(`${stalled ? 'stalled' : 'reading'}: ${errorText(err)}`);
+        s.errors.push(`${stalled ? 'stalled' : 'reading'}: ${errorText(err)}`);
       }
     }
-    if (got.reading) reading.push(got.reading);
-    if (got.stalled) stalledRuns.push(got.stalled);
-    if (got.reading && got.stalled) diffs.push((got.stalled.supervisorGrowthKiB - got.reading.supervisorGrowthKiB) / KIB_PER_MB);
+    for (const engine of engines) {
+      const s = all.get(engine)!;
+      const reading = got.get(`${engine}/false`);
+      const stalled = got.get(`${engine}/true`);
+      if (reading) s.reading.push(reading);
+      if (stalled) s.stalled.push(stalled);
+      if (reading && stalled) s.diffs.push(mb(stalled.supervisorGrowthKiB - reading.supervisorGrowthKiB));
+    }
   }
 
-  const mb = (kib: number): number => kib / KIB_PER_MB;
+  const uws = all.get('uws')!;
+  const out = stallRows(ctx, group, unit, '', uws);
+  const hostRows = (runs: StallRun[]): number[] => runs.filter((x) => x.hostGrowthKiB !== undefined).map((x) => mb(x.hostGrowthKiB!));
+  const hostReading = hostRows(uws.reading);
+  const hostStalled = hostRows(uws.stalled);
+  if (hostReading.length) out.push(withNote(row(group, 'reading viewer: pty host', ctx, unit, hostReading), 'for reference: the host does not see viewers'));
+  if (hostStalled.length) out.push(row(group, 'stalled viewer: pty host', ctx, unit, hostStalled, hostReading.length ? { name: 'reading viewer: pty host', median: median(hostReading) } : undefined));
+  out.push(...stallRows(ctx, group, unit, 'node engine: ', all.get('node')!, uws));
+  if (survivorsSeen > 0) out.push(failedRow(group, 'session processes after tuicd stopped', ctx, 'processes', `${survivorsSeen} session process(es) still ran ${REAP_WAIT_MS / 1000} s after their session was deleted and tuicd stopped (killed by the bench)`));
+  return out;
+}
+
+/**
+ * One engine's supervisor rows: reading, stalled, stalled − reading. For the node engine (`vsUws`
+ * given) the reading and stalled rows' ratio is node engine / uWS; stalled / reading goes in the note.
+ */
+function stallRows(ctx: BenchContext, group: string, unit: string, prefix: string, s: StallSeries, vsUws?: StallSeries): BenchRow[] {
+  const c = ScaleBenchConstants;
   const producedNote = (runs: StallRun[]): string => `session produced ${fmt(median(runs.map((r) => r.produced)) / 1e6, 3)} MB${runs.every((r) => r.sessionAlive) ? '' : ` (session ended early in ${runs.filter((r) => !r.sessionAlive).length} run(s))`}`;
+  const uwsBase = (runs: StallRun[] | undefined, what: string): { name: string; median: number } | undefined =>
+    runs?.length ? { name: `${what} (uWS)`, median: median(supervisorMb(runs)) } : undefined;
+  const noUwsRatio = vsUws ? `no ratio to uWS: ${vsUws.errors[0] ?? 'no run finished'}` : '';
   const out: BenchRow[] = [];
-  const fail = (variant: string): BenchRow => failedRow(group, variant, ctx, unit, errors[0] ?? 'no run finished');
-  if (reading.length === 0) out.push(fail('reading viewer: supervisor'));
-  else out.push(withNote(row(group, 'reading viewer: supervisor', ctx, unit, reading.map((r) => mb(r.supervisorGrowthKiB))), `${producedNote(reading)}; tuicd VmRSS max during the flood − before`));
-  if (stalledRuns.length === 0) {
+  const fail = (variant: string): BenchRow => failedRow(group, `${prefix}${variant}`, ctx, unit, s.errors[0] ?? 'no run finished');
+  if (s.reading.length === 0) {
+    out.push(fail('reading viewer: supervisor'));
+  } else {
+    const base = uwsBase(vsUws?.reading, 'reading viewer');
+    const notes = [`${producedNote(s.reading)}; tuicd VmRSS max during the flood − before`, vsUws ? (base ? 'ratio = node engine / uWS (lower is better)' : noUwsRatio) : ''];
+    out.push(withNote(row(group, `${prefix}reading viewer: supervisor`, ctx, unit, supervisorMb(s.reading), base), notes.filter(Boolean).join('; ')));
+  }
+  if (s.stalled.length === 0) {
     out.push(fail('stalled viewer: supervisor'));
   } else {
-    const ended = stalledRuns.find((r) => r.viewerEnded)?.viewerEnded;
-    const r = row(
-      group,
-      'stalled viewer: supervisor',
-      ctx,
-      unit,
-      stalledRuns.map((x) => mb(x.supervisorGrowthKiB)),
-      reading.length ? { name: 'reading viewer', median: median(reading.map((x) => mb(x.supervisorGrowthKiB))) } : undefined,
-    );
+    const ended = s.stalled.find((r) => r.viewerEnded)?.viewerEnded;
+    const readingMedian = s.reading.length ? median(supervisorMb(s.reading)) : undefined;
+    const base = vsUws ? uwsBase(vsUws.stalled, 'stalled viewer') : readingMedian === undefined ? undefined : { name: 'reading viewer', median: readingMedian };
+    const r = row(group, `${prefix}stalled viewer: supervisor`, ctx, unit, supervisorMb(s.stalled), base);
     const notes = [
-      'ratio = stalled / reading (lower is better)',
-      producedNote(stalledRuns),
-      `after resuming, the viewer got ${fmt(median(stalledRuns.map((x) => x.viewerBytes)) / 1e6, 3)} MB and ${median(stalledRuns.map((x) => x.resyncs))} resync frame(s)`,
+      vsUws ? (base ? 'ratio = node engine / uWS (lower is better)' : noUwsRatio) : 'ratio = stalled / reading (lower is better)',
+      vsUws && readingMedian !== undefined ? `${fmt(r.median / readingMedian, 3)}× its reading viewer` : '',
+      producedNote(s.stalled),
+      `after resuming, the viewer got ${fmt(median(s.stalled.map((x) => x.viewerBytes)) / 1e6, 3)} MB and ${median(s.stalled.map((x) => x.resyncs))} resync frame(s)`,
       ended ? `RESUMED VIEWER BROKE: ${ended}` : '',
-      errors.length ? `${errors.length} run(s) failed: ${errors[0]}` : '',
+      s.errors.length ? `${s.errors.length} run(s) failed: ${s.errors[0]}` : '',
     ];
     out.push(withNote(r, notes.filter(Boolean).join('; ')));
   }
-  if (diffs.length) {
-    const d = row(group, 'stalled − reading: supervisor (same repetition)', ctx, 'MB', diffs);
+  if (s.diffs.length) {
+    const d = row(group, `${prefix}stalled − reading: supervisor (same repetition)`, ctx, 'MB', s.diffs);
     // A spread relative to a median near 0 says nothing; the range does.
     d.spread = NaN;
-    out.push(withNote(d, `goal ≤ ${c.GOAL_STALL_MB} MB: ${goal(d.median <= c.GOAL_STALL_MB)}; range ${fmt(Math.min(...diffs), 2)} … ${fmt(Math.max(...diffs), 2)} MB`));
+    const uwsDiff = vsUws?.diffs.length ? `uWS: ${fmt(median(vsUws.diffs), 2)} MB` : '';
+    out.push(withNote(d, [`goal ≤ ${c.GOAL_STALL_MB} MB: ${goal(d.median <= c.GOAL_STALL_MB)}; range ${fmt(Math.min(...s.diffs), 2)} … ${fmt(Math.max(...s.diffs), 2)} MB`, uwsDiff].filter(Boolean).join('; ')));
   }
-  const hostRows = (runs: StallRun[]): number[] => runs.filter((x) => x.hostGrowthKiB !== undefined).map((x) => mb(x.hostGrowthKiB!));
-  const hostReading = hostRows(reading);
-  const hostStalled = hostRows(stalledRuns);
-  if (hostReading.length) out.push(withNote(row(group, 'reading viewer: pty host', ctx, unit, hostReading), 'for reference: the host does not see viewers'));
-  if (hostStalled.length) out.push(row(group, 'stalled viewer: pty host', ctx, unit, hostStalled, hostReading.length ? { name: 'reading viewer: pty host', median: median(hostReading) } : undefined));
-  if (survivorsSeen > 0) out.push(failedRow(group, 'session processes after tuicd stopped', ctx, 'processes', `${survivorsSeen} session process(es) still ran ${REAP_WAIT_MS / 1000} s after their session was deleted and tuicd stopped (killed by the bench)`));
   return out;
 }
 

@@ -5,6 +5,9 @@
  * + uWS server (ttyd's shape), which shows what tuicd's split into supervisor and pty host costs. tuicd runs as its own process
  * (`node dist/supervisor/main.js`, unix socket only); the viewers, the keystroke timer and the bare
  * node-pty baselines all run in one separate load process (sessions/client.ts).
+ * The tuicd rows run on uWS (forced); a second tuicd forced onto its node engine (node:http + ws,
+ * the fallback where no uWS build loads) runs the 1-viewer base64 flood and the echo, and its rows'
+ * ratio is node engine / uWS: what the fallback costs a viewer.
  */
 import { cpuSeconds } from '../http/children.js';
 import { errorText, failedRow, median, row, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
@@ -14,6 +17,7 @@ import { base64Flood, ECHO_SCRIPT, SHELL, zeroFlood, type StreamScript } from '.
 import { fmt, goal, percentile } from './sessions/stats.js';
 import { startOnePtyServer, type OnePtyServer } from './sessions/onePtyPeer.js';
 import { createSession, deleteSession, ptyHostPid, startTuicd, type TuicdUnderTest } from './sessions/tuicd.js';
+import type { TuicdEngine } from '../http/engines.js';
 
 const StreamBenchConstants = {
   /**
@@ -35,6 +39,8 @@ const StreamBenchConstants = {
   GOAL_ZEROS: 0.8,
   GOAL_ECHO_P50_MS: 0.6,
   GOAL_ECHO_P99_MS: 3,
+  /** Issue 13: the node engine delivers a session stream at ≥ 0.8× uWS. */
+  GOAL_NODE_ENGINE_STREAM: 0.8,
   VIEWER_COUNTS: [1, 3],
 } as const;
 
@@ -42,6 +48,26 @@ const BARE = 'bare node-pty (Buffer read)';
 /** ttyd's shape in node: a fresh PTY per viewer, so only the one-viewer case has a like-for-like peer. */
 const ONE_PROCESS = 'one-process node-pty + uWS server, 1 viewer';
 const viewersVariant = (n: number): string => `tuicd, ${n} WebSocket viewer${n === 1 ? '' : 's'}`;
+const NODE_ENGINE_VIEWER = 'tuicd (node engine), 1 WebSocket viewer';
+
+/** A tuicd on one HTTP engine, or why it is not running. */
+interface TuicdSlot {
+  tuicd?: TuicdUnderTest;
+  error?: string;
+}
+
+async function startSlot(engine: TuicdEngine): Promise<TuicdSlot> {
+  try {
+    return { tuicd: await startTuicd(engine) };
+  } catch (err) {
+    return { error: errorText(err) };
+  }
+}
+
+/** "no ratio to tuicd (uWS): uWS unavailable: ..." when the uWS figure is missing. */
+function noUwsRatio(uws: TuicdSlot, uwsErrors: string[]): string {
+  return `no ratio to tuicd (uWS): ${uws.error ?? uwsErrors[0] ?? 'no run finished'}`;
+}
 
 /** Everything measured for one variant across repetitions. */
 interface Series {
@@ -70,8 +96,9 @@ function evenness(r: StreamResult): number {
 async function measureFlood(
   ctx: BenchContext,
   client: LoadClient,
-  tuicd: TuicdUnderTest | undefined,
-  tuicdError: string | undefined,
+  uws: TuicdSlot,
+  /** Set for the flood the node engine also runs (1 viewer). */
+  nodeEngine: TuicdSlot | undefined,
   name: string,
   flood: StreamScript,
   goalRatio: number,
@@ -79,7 +106,7 @@ async function measureFlood(
   sizeNote: string,
 ): Promise<BenchRow[]> {
   const spec = { expected: flood.expected, check: flood.check, idleTimeoutMs: StreamBenchConstants.IDLE_TIMEOUT_MS };
-  const variants = [BARE, ONE_PROCESS, ...StreamBenchConstants.VIEWER_COUNTS.map(viewersVariant)];
+  const variants = [BARE, ONE_PROCESS, ...StreamBenchConstants.VIEWER_COUNTS.map(viewersVariant), ...(nodeEngine ? [NODE_ENGINE_VIEWER] : [])];
   const series = new Map(variants.map((v) => [v, newSeries()]));
   let peer: OnePtyServer | undefined;
   let peerError: string | undefined;
@@ -100,8 +127,10 @@ async function measureFlood(
       record(s, await client.call({ op: 'stream', socket: peer.socketPath, sessionId: 'peer', viewers: 1, ...spec }, StreamBenchConstants.STREAM_CALL_TIMEOUT_MS));
       return;
     }
-    if (!tuicd) throw new Error(tuicdError ?? 'tuicd is not running');
-    const viewers = variant === viewersVariant(1) ? 1 : 3;
+    const slot = variant === NODE_ENGINE_VIEWER ? nodeEngine! : uws;
+    const tuicd = slot.tuicd;
+    if (!tuicd) throw new Error(slot.error ?? 'tuicd is not running');
+    const viewers = variant === viewersVariant(3) ? 3 : 1;
     const id = await createSession(tuicd.socketPath, SHELL, ['-c', flood.script]);
     try {
       const hostPid = ptyHostPid(tuicd.pid);
@@ -132,9 +161,13 @@ async function measureFlood(
 
   // Warm-up (JIT in the client, tuicd and the pty host), not recorded.
   await client.call({ op: 'bareStream', script: flood.script, ...spec }, StreamBenchConstants.STREAM_CALL_TIMEOUT_MS).catch(() => undefined);
-  if (tuicd) {
-    await runVariant(viewersVariant(1)).catch(() => undefined);
-    series.set(viewersVariant(1), newSeries());
+  for (const [slot, variant] of [
+    [uws, viewersVariant(1)],
+    [nodeEngine, NODE_ENGINE_VIEWER],
+  ] as const) {
+    if (!slot?.tuicd) continue;
+    await runVariant(variant).catch(() => undefined);
+    series.set(variant, newSeries());
   }
   try {
     for (let rep = 0; rep < Math.max(3, ctx.repetitions); rep++) {
@@ -166,7 +199,12 @@ async function measureFlood(
   for (const v of variants.slice(1)) {
     const s = series.get(v)!;
     if (s.values.length === 0) {
-      out.push(failedRow(group, v, ctx, unit, s.problems.length ? `NOT BYTE-EXACT in every run: ${s.problems[0]}` : (s.errors[0] ?? (v === ONE_PROCESS ? peerError : tuicdError) ?? 'no run finished')));
+      const slotError = v === NODE_ENGINE_VIEWER ? nodeEngine?.error : uws.error;
+      out.push(failedRow(group, v, ctx, unit, s.problems.length ? `NOT BYTE-EXACT in every run: ${s.problems[0]}` : (s.errors[0] ?? (v === ONE_PROCESS ? peerError : slotError) ?? 'no run finished')));
+      continue;
+    }
+    if (v === NODE_ENGINE_VIEWER) {
+      out.push(nodeEngineFloodRow(ctx, group, unit, s, series.get(viewersVariant(1))!, uws, baseline));
       continue;
     }
     const r = row(group, v, ctx, unit, s.values, baseline);
@@ -185,6 +223,20 @@ async function measureFlood(
   return out;
 }
 
+/**
+ * The node engine's 1-viewer row: its ratio column is node engine / uWS (issue 13's goal), the
+ * ratio to bare node-pty goes in the note.
+ */
+function nodeEngineFloodRow(ctx: BenchContext, group: string, unit: string, s: Series, uwsSeries: Series, uws: TuicdSlot, bare: { name: string; median: number } | undefined): BenchRow {
+  const uwsBase = uwsSeries.values.length ? { name: `${viewersVariant(1)} (uWS)`, median: median(uwsSeries.values) } : undefined;
+  const r = row(group, NODE_ENGINE_VIEWER, ctx, unit, s.values, uwsBase);
+  const goalRatio = StreamBenchConstants.GOAL_NODE_ENGINE_STREAM;
+  const extra = [r.ratio === undefined ? noUwsRatio(uws, uwsSeries.errors) : `goal ≥ ${goalRatio}× uWS: ${goal(r.ratio >= goalRatio)}`];
+  if (bare) extra.push(`${fmt(r.median / bare.median, 2)}× ${bare.name}`);
+  if (s.supervisorCpuMsPerMb.length) extra.push(`CPU ms/MB: supervisor ${fmt(median(s.supervisorCpuMsPerMb), 2)}, pty host ${fmt(median(s.hostCpuMsPerMb), 2)}`);
+  return withNote(r, notes(s, extra));
+}
+
 /** Byte-exactness first (it decides whether the figure means anything), then errors, then the rest. */
 function notes(s: Series, extra: string[]): string {
   const parts: string[] = [];
@@ -195,10 +247,11 @@ function notes(s: Series, extra: string[]): string {
   return [...parts, ...extra].join('; ');
 }
 
-async function measureEcho(ctx: BenchContext, client: LoadClient, tuicd: TuicdUnderTest | undefined, tuicdError: string | undefined): Promise<BenchRow[]> {
+async function measureEcho(ctx: BenchContext, client: LoadClient, uws: TuicdSlot, nodeEngine: TuicdSlot): Promise<BenchRow[]> {
   const spec = ctx.quick ? StreamBenchConstants.ECHO_QUICK : StreamBenchConstants.ECHO;
   const bare = { p50: [] as number[], p99: [] as number[], errors: [] as string[] };
   const ours = { p50: [] as number[], p99: [] as number[], errors: [] as string[] };
+  const oursNode = { p50: [] as number[], p99: [] as number[], errors: [] as string[] };
   const onePeer = { p50: [] as number[], p99: [] as number[], errors: [] as string[] };
   let peer: OnePtyServer | undefined;
   let peerError: string | undefined;
@@ -211,8 +264,9 @@ async function measureEcho(ctx: BenchContext, client: LoadClient, tuicd: TuicdUn
     if (!peer) throw new Error(peerError ?? 'the one-process server is not running');
     return (await client.call({ op: 'echo', socket: peer.socketPath, sessionId: 'peer', ...spec }, StreamBenchConstants.ECHO_CALL_TIMEOUT_MS)).samples;
   };
-  const runTuicd = async (): Promise<number[]> => {
-    if (!tuicd) throw new Error(tuicdError ?? 'tuicd is not running');
+  const runTuicd = async (slot: TuicdSlot): Promise<number[]> => {
+    const tuicd = slot.tuicd;
+    if (!tuicd) throw new Error(slot.error ?? 'tuicd is not running');
     const id = await createSession(tuicd.socketPath, SHELL, ['-c', ECHO_SCRIPT]);
     try {
       return (await client.call({ op: 'echo', socket: tuicd.socketPath, sessionId: id, ...spec }, StreamBenchConstants.ECHO_CALL_TIMEOUT_MS)).samples;
@@ -235,8 +289,9 @@ async function measureEcho(ctx: BenchContext, client: LoadClient, tuicd: TuicdUn
     // Rotated, so no variant always runs first (or right after the same one).
     const order: Array<[typeof bare, () => Promise<number[]>]> = [
       [bare, runBare],
-      [ours, runTuicd],
+      [ours, () => runTuicd(uws)],
       [onePeer, runPeer],
+      [oursNode, () => runTuicd(nodeEngine)],
     ];
     for (let rep = 0; rep < Math.max(3, ctx.repetitions); rep++) {
       for (let i = 0; i < order.length; i++) {
@@ -270,13 +325,25 @@ async function measureEcho(ctx: BenchContext, client: LoadClient, tuicd: TuicdUn
       out.push(withNote(r, 'ttyd\'s shape: node-pty and the WebSocket in one process (no pty host, ring or text stage); ratio = this / bare'));
     }
     if (o.length === 0) {
-      out.push(failedRow(group, oursVariant(p), ctx, unit, ours.errors[0] ?? tuicdError ?? 'no run finished'));
+      out.push(failedRow(group, oursVariant(p), ctx, unit, ours.errors[0] ?? uws.error ?? 'no run finished'));
+    } else {
+      const r = row(group, oursVariant(p), ctx, unit, o, b.length ? { name: `bare ${p}`, median: median(b) } : undefined);
+      const extra = [`goal ${p} ≤ ${goalMs} ms: ${goal(r.median <= goalMs)}`, 'ratio = tuicd / bare (lower is better)'];
+      if (one.length) extra.push(`${fmt(r.median / median(one))}× the one-process server`);
+      if (ours.errors.length) extra.push(`${ours.errors.length} run(s) failed: ${ours.errors[0]}`);
+      out.push(withNote(r, extra.join('; ')));
+    }
+    // The node engine: ratio = node engine / uWS (lower is better); the echo goals hold for it too.
+    const n = oursNode[p];
+    const nodeVariant = `tuicd (node engine), ${p}`;
+    if (n.length === 0) {
+      out.push(failedRow(group, nodeVariant, ctx, unit, oursNode.errors[0] ?? nodeEngine.error ?? 'no run finished'));
       continue;
     }
-    const r = row(group, oursVariant(p), ctx, unit, o, b.length ? { name: `bare ${p}`, median: median(b) } : undefined);
-    const extra = [`goal ${p} ≤ ${goalMs} ms: ${goal(r.median <= goalMs)}`, 'ratio = tuicd / bare (lower is better)'];
-    if (one.length) extra.push(`${fmt(r.median / median(one))}× the one-process server`);
-    if (ours.errors.length) extra.push(`${ours.errors.length} run(s) failed: ${ours.errors[0]}`);
+    const r = row(group, nodeVariant, ctx, unit, n, o.length ? { name: `tuicd (uWS) ${p}`, median: median(o) } : undefined);
+    const extra = [r.ratio === undefined ? noUwsRatio(uws, ours.errors) : 'ratio = node engine / uWS (lower is better)', `goal ${p} ≤ ${goalMs} ms: ${goal(r.median <= goalMs)}`];
+    if (b.length) extra.push(`${fmt(r.median / median(b))}× bare`);
+    if (oursNode.errors.length) extra.push(`${oursNode.errors.length} run(s) failed: ${oursNode.errors[0]}`);
     out.push(withNote(r, extra.join('; ')));
   }
   return out;
@@ -284,27 +351,25 @@ async function measureEcho(ctx: BenchContext, client: LoadClient, tuicd: TuicdUn
 
 export const run: BenchModule = async (ctx) => {
   const client = LoadClient.start();
-  let tuicd: TuicdUnderTest | undefined;
-  let tuicdError: string | undefined;
+  let uws: TuicdSlot = {};
+  let nodeEngine: TuicdSlot = {};
   try {
-    try {
-      tuicd = await startTuicd();
-    } catch (err) {
-      tuicdError = errorText(err);
-    }
+    // One at a time: one's start-up CPU must not delay the other's ready line.
+    uws = await startSlot('uws');
+    nodeEngine = await startSlot('node');
     const n = ctx.quick ? StreamBenchConstants.FLOOD_BYTES_QUICK : StreamBenchConstants.FLOOD_BYTES;
     const sizeNote = `N = ${n / 1e6} MB${ctx.quick ? ' (--quick)' : ''}, not the issue's 200 MB (2-core box)`;
     const rows: BenchRow[] = [];
     rows.push(
-      ...(await measureFlood(ctx, client, tuicd, tuicdError, `head -c N /dev/urandom | base64`, base64Flood(n), StreamBenchConstants.GOAL_BASE64, '', sizeNote)),
+      ...(await measureFlood(ctx, client, uws, nodeEngine, `head -c N /dev/urandom | base64`, base64Flood(n), StreamBenchConstants.GOAL_BASE64, '', sizeNote)),
     );
     rows.push(
-      ...(await measureFlood(ctx, client, tuicd, tuicdError, `head -c N /dev/zero | tr '\\0' a`, zeroFlood(n), StreamBenchConstants.GOAL_ZEROS, ' (busy regime)', sizeNote)),
+      ...(await measureFlood(ctx, client, uws, undefined, `head -c N /dev/zero | tr '\\0' a`, zeroFlood(n), StreamBenchConstants.GOAL_ZEROS, ' (busy regime)', sizeNote)),
     );
-    rows.push(...(await measureEcho(ctx, client, tuicd, tuicdError)));
+    rows.push(...(await measureEcho(ctx, client, uws, nodeEngine)));
     return rows;
   } finally {
     await client.stop();
-    await tuicd?.stop();
+    await Promise.all([uws.tuicd?.stop(), nodeEngine.tuicd?.stop()]);
   }
 };

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { spawnTracked, type Tracked } from '../../http/children.js';
+import { engineArgs, engineOfReadyLine, engineUnavailable, type EngineInUse, type TuicdEngine } from '../../http/engines.js';
 import { parseReadyLine, READY_LINE_RE } from '../../http/readyLine.js';
 import { tuicdMainPath } from '../../http/targets.js';
 
@@ -21,12 +22,19 @@ export interface TuicdUnderTest {
   socketPath: string;
   pid: number;
   proc: Tracked;
+  /** The HTTP engine its start line names (absent from builds that do not say). */
+  engine?: EngineInUse;
   /** Removes its sessions' processes (SIGTERM: the pty host kills them), then the temp dir. */
   stop(): Promise<void>;
 }
 
-/** Starts `node dist/supervisor/main.js --config-dir <tmp>` with the TCP listener off. */
-export async function startTuicd(): Promise<TuicdUnderTest> {
+/**
+ * Starts `node dist/supervisor/main.js --config-dir <tmp>` with the TCP listener off; `engine`
+ * forces its HTTP engine (`--http-engine`, confirmed by the start line), otherwise tuicd picks.
+ */
+export async function startTuicd(engine?: TuicdEngine): Promise<TuicdUnderTest> {
+  const unavailable = engineUnavailable(engine);
+  if (unavailable) throw new Error(unavailable);
   const main = tuicdMainPath();
   if (!existsSync(main)) throw new Error(`${main} not found: tuicd is not built yet (npm run build)`);
   const dir = await mkdtemp(join(tmpdir(), 'tuicd-bench-sessions-'));
@@ -34,14 +42,15 @@ export async function startTuicd(): Promise<TuicdUnderTest> {
   await mkdir(configDir, { recursive: true });
   // Unix socket only: nothing of the bench listens beyond this machine.
   await writeFile(join(configDir, 'config.json'), JSON.stringify({ services: { server: { enabled: false } } }));
-  const proc = spawnTracked(process.execPath, [main, '--config-dir', configDir]);
+  const proc = spawnTracked(process.execPath, [main, '--config-dir', configDir, ...engineArgs(engine)]);
   const cleanup = async (): Promise<void> => {
     await proc.stop();
     await rm(dir, { recursive: true, force: true });
   };
   try {
     const m = await proc.waitForLine(READY_LINE_RE, READY_TIMEOUT_MS);
-    return { socketPath: parseReadyLine(m).socketPath, pid: proc.child.pid!, proc, stop: cleanup };
+    const inUse = engineOfReadyLine(m.input ?? m[0], engine);
+    return { socketPath: parseReadyLine(m).socketPath, pid: proc.child.pid!, proc, ...(inUse ? { engine: inUse } : {}), stop: cleanup };
   } catch (err) {
     await cleanup();
     throw new Error(`tuicd did not start: ${(err as Error).message}`);
