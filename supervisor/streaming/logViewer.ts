@@ -7,6 +7,7 @@ import type { EngineSocket } from '../http/engine/types.js';
 import { sessionState } from '../sessions/sessionRecord.js';
 import { trimTrailingEmpty } from '../sessions/screenRows.js';
 import type { SessionService } from '../sessions/sessionService.js';
+import { endViewer } from './endViewer.js';
 import type { ViewerData } from './rawViewer.js';
 
 /** REFERENCE §1.2: log mode polls every 200 ms. */
@@ -86,6 +87,7 @@ export class LogViewer {
       this.sentClosed = true;
       clearInterval(this.timer);
       this.send(JSON.stringify({ type: 'closed', session_id: this.sessionId, reason: exit.reason }));
+      endViewer(this.ws, exit.reason);
     }
   }
 

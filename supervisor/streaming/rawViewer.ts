@@ -5,6 +5,7 @@ import type { EngineSocket } from '../http/engine/types.js';
 import type { Disposable } from '../../shared/disposable.js';
 import { PtyConstants } from '../../shared/protocol/pty.js';
 import type { SessionService } from '../sessions/sessionService.js';
+import { endViewer } from './endViewer.js';
 
 export const ViewerConstants = {
   /** Past this much unsent data the viewer leaves live fan-out; the PTY and other viewers never wait for it. */
@@ -66,6 +67,7 @@ export class RawViewer {
   private catchingUp = false;
   private again = false;
   private closed = false;
+  private exitSent = false;
   private readonly decoder = new StringDecoder('utf8');
   private readonly subscription: Disposable;
   private drainPoll: NodeJS.Timeout | undefined;
@@ -207,9 +209,13 @@ export class RawViewer {
     this.sendExit(reason);
   }
 
+  /** The session's last frames, then the socket closes (1000, reason): nothing more will come. */
   private sendExit(reason: string): void {
+    if (this.closed || this.exitSent) return;
+    this.exitSent = true;
     this.sendJson({ type: 'exit', session_id: this.sessionId });
     this.sendJson({ type: 'closed', session_id: this.sessionId, reason });
+    endViewer(this.ws, reason);
   }
 
   private sendJson(frame: object): void {

@@ -43,6 +43,11 @@ class NodeApp implements EngineApp {
     this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.onUpgrade(req, socket, head));
     // A request Node's parser refuses never reaches a handler: answer it in the same JSON shape.
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));
+    // Node hands CONNECT to its own event (a tunnel request); tuicd serves no tunnels.
+    this.server.on('connect', (_req: IncomingMessage, socket: Socket) => {
+      socket.on('error', ignore);
+      answerRaw(socket, 405, 'Method Not Allowed', 'method "CONNECT" is not supported');
+    });
   }
 
   any(handler: (res: EngineResponse, req: EngineRequest) => void): void {
@@ -169,8 +174,13 @@ function matchSegments(segments: string[], path: string): string[] | null {
 
 function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
   if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
-  const [status, text, message] =
-    err.code === 'HPE_INVALID_METHOD' ? [405, 'Method Not Allowed', 'method is not supported'] : err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large', 'request headers too large'] : [400, 'Bad Request', 'malformed HTTP request'];
+  if (err.code === 'HPE_INVALID_METHOD') return answerRaw(socket, 405, 'Method Not Allowed', 'method is not supported');
+  if (err.code === 'HPE_HEADER_OVERFLOW') return answerRaw(socket, 431, 'Request Header Fields Too Large', 'request headers too large');
+  answerRaw(socket, 400, 'Bad Request', 'malformed HTTP request');
+}
+
+/** A JSON error written straight to a socket no request object owns, then the connection ends. */
+function answerRaw(socket: Socket, status: number, text: string, message: string): void {
   const body = JSON.stringify({ error: message });
   socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }

@@ -30,7 +30,14 @@ test('a session shell gets the capability variables and its own identity, not it
   assert.equal(created.status, 201, created.text);
   const { session_id } = created.json<{ session_id: string }>();
   const list = (await tuicd.socket('GET', '/sessions')).json<Array<{ session_id: string; pid: number }>>();
-  const env = environOf(list.find((s) => s.session_id === session_id)!.pid);
+  const pid = list.find((s) => s.session_id === session_id)!.pid;
+  // Between node-pty's fork and the shell's exec the child is still a copy of the pty host, with
+  // the host's environment (TERM of the terminal tests run in): read it once the shell runs.
+  for (let i = 0; readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'sh'; i++) {
+    assert.ok(i < 200, 'the shell was exec\'d');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const env = environOf(pid);
 
   const expected: Record<string, string> = {
     TERM: 'xterm-256color',
