@@ -15,9 +15,13 @@ import { isPlainObject, type JsonObject } from '../config/merge.js';
 import { UpstreamNotFoundError, type UpstreamControl } from '../upstreams/upstreamControl.js';
 import { bearerAccount, headerAccount, scrub, type UpstreamSecrets } from '../upstreams/upstreamCredentials.js';
 import { UpstreamApplyError, type UpstreamStore } from '../upstreams/upstreamStore.js';
+import { clipClientInput } from '../http/quoteClientInput.js';
+import { MAX_NAME_CHARS } from '../upstreams/validateUpstreams.js';
 
 /** Credential accounts are upstream names, so they follow the same rule (validateUpstreams.ts). */
 const NAME_PATTERN = /^[a-z0-9_-]+$/;
+/** A credential is a token or a header value: 64 KiB is far beyond any real one, and keyrings choke on more. */
+export const MAX_CREDENTIAL_BYTES = 64 * 1024;
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface McpUpstreamsRouteDeps {
@@ -49,7 +53,8 @@ function upstreamName(body: JsonObject): string {
 /** The account a credential request addresses: the Bearer token, or one custom header's value. */
 function credentialAccount(body: JsonObject): { name: string; account: string } {
   const name = upstreamName(body);
-  if (!NAME_PATTERN.test(name)) throw new HttpError(400, `Name '${name}' is invalid: must contain only lowercase letters, digits, hyphens, and underscores`);
+  if (name.length > MAX_NAME_CHARS) throw new HttpError(400, `Name '${clipClientInput(name)}' is invalid: must be at most ${MAX_NAME_CHARS} characters`);
+  if (!NAME_PATTERN.test(name)) throw new HttpError(400, `Name '${clipClientInput(name)}' is invalid: must contain only lowercase letters, digits, hyphens, and underscores`);
   const header = body['header'];
   if (header === undefined || header === null) return { name, account: bearerAccount(name) };
   if (!isPlainObject(header) || typeof header['name'] !== 'string' || header['name'] === '' || typeof header['credential_ref'] !== 'string' || !UUID_PATTERN.test(header['credential_ref'])) {
@@ -101,6 +106,7 @@ export function mcpUpstreamsRoutes(deps: McpUpstreamsRouteDeps): Route[] {
     const { name, account } = credentialAccount(body);
     const token = body['token'];
     if (typeof token !== 'string' || token === '') throw new HttpError(400, "missing 'token'");
+    if (Buffer.byteLength(token) > MAX_CREDENTIAL_BYTES) throw new HttpError(400, `'token' must be at most ${MAX_CREDENTIAL_BYTES} bytes`);
     const secrets = secretsOrRefuse(deps.credentials);
     try {
       await secrets.set(account, token);

@@ -5,10 +5,13 @@
  */
 import { isSelfReferential } from '../../shared/selfReference.js';
 import type { UpstreamConfig, UpstreamServer } from './upstreamConfig.js';
+import { clipClientInput } from '../http/quoteClientInput.js';
 
 export { isSelfReferential };
 
 const NAME_PATTERN = /^[a-z0-9_-]+$/;
+/** Upstream names prefix tool names (`{upstream}__{tool}`), which MCP keeps to 128 characters. */
+export const MAX_NAME_CHARS = 64;
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** RFC 9110 token characters: what a header name may be made of. */
 const HEADER_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -66,35 +69,38 @@ export function validateUpstreamConfig(config: UpstreamConfig, ctx: ValidationCo
   const seen = new Set<string>();
   for (const server of config.servers) {
     if (server.name === '') {
-      errors.push(`Server '${server.id}' has an empty name`);
+      errors.push(`Server '${clipClientInput(server.id)}' has an empty name`);
       continue;
     }
-    if (!NAME_PATTERN.test(server.name)) {
-      errors.push(`Name '${server.name}' is invalid: must contain only lowercase letters, digits, hyphens, and underscores`);
+    if (server.name.length > MAX_NAME_CHARS) {
+      // Tools are named `{upstream}__{tool}` and MCP keeps tool names to 128 characters.
+      errors.push(`Name '${clipClientInput(server.name)}' is invalid: must be at most ${MAX_NAME_CHARS} characters`);
+    } else if (!NAME_PATTERN.test(server.name)) {
+      errors.push(`Name '${clipClientInput(server.name)}' is invalid: must contain only lowercase letters, digits, hyphens, and underscores`);
     } else if (server.name.includes('__') || server.name.endsWith('_')) {
       // Beyond REFERENCE's rule: tools are named `{upstream}__{tool}` and split on the first `__`, so
       // `a_` + `echo` (`a___echo`) or `a__b` + `echo` would route to upstream `a`.
-      errors.push(`Name '${server.name}' is invalid: must not contain '__' or end with '_' (tool names are '<upstream>__<tool>')`);
+      errors.push(`Name '${clipClientInput(server.name)}' is invalid: must not contain '__' or end with '_' (tool names are '<upstream>__<tool>')`);
     }
-    if (seen.has(server.name)) errors.push(`Duplicate server name: '${server.name}'`);
+    if (seen.has(server.name)) errors.push(`Duplicate server name: '${clipClientInput(server.name)}'`);
     seen.add(server.name);
 
     const t = server.transport;
     if (t.type === 'http') {
       if (t.url.trim() === '') {
-        errors.push(`Server '${server.id}' has an empty HTTP URL`);
+        errors.push(`Server '${clipClientInput(server.id)}' has an empty HTTP URL`);
       } else {
         // `//` must follow the scheme (`http:x` names no host); the scheme itself is case-insensitive (RFC 3986).
         const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(t.url)?.[1]?.toLowerCase();
-        if (scheme !== 'http' && scheme !== 'https') errors.push(`URL '${t.url}' must use http:// or https:// scheme`);
-        else if (isSelfReferential(t.url, ctx.ownPort)) errors.push(`URL '${t.url}' points to this TUIC instance (circular proxy)`);
+        if (scheme !== 'http' && scheme !== 'https') errors.push(`URL '${clipClientInput(t.url)}' must use http:// or https:// scheme`);
+        else if (isSelfReferential(t.url, ctx.ownPort)) errors.push(`URL '${clipClientInput(t.url)}' points to this TUIC instance (circular proxy)`);
       }
     } else if (t.command.trim() === '') {
-      errors.push(`Server '${server.id}' has an empty stdio command`);
+      errors.push(`Server '${clipClientInput(server.id)}' has an empty stdio command`);
     }
     for (let n = invalidHeaderCount(server); n > 0; n--) errors.push(HEADERS_ERROR);
     if (server.auth?.type === 'oauth2' && server.auth.client_id.trim() === '') {
-      errors.push(`Server '${server.id}' has an OAuth2 auth with empty client_id`);
+      errors.push(`Server '${clipClientInput(server.id)}' has an OAuth2 auth with empty client_id`);
     }
   }
   return errors;

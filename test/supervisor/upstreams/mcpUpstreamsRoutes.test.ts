@@ -145,6 +145,11 @@ describe('/mcp/upstreams routes', () => {
         "Invalid upstream config: Name 'Beta' is invalid: must contain only lowercase letters, digits, hyphens, and underscores; " +
         `URL 'http://127.0.0.1:${OWN_PORT}' points to this TUIC instance (circular proxy)`,
     });
+    // A huge name is refused by length and quoted to 200 characters, not echoed whole.
+    const huge = await call('PUT', '/mcp/upstreams', { base: { servers }, config: { servers: [...servers, http('h1', 'h'.repeat(500_000))] } });
+    assert.equal(huge.status, 400);
+    assert.ok(huge.text.length < 1000, `${huge.text.length} bytes`);
+    assert.match(huge.json().error, /Name 'h{200}… \(499800 more characters\)' is invalid: must be at most 64 characters/);
     const dup = await call('PUT', '/mcp/upstreams', { base: { servers }, config: { servers: [...servers, http('d1'), http('d1', 'delta')] } });
     assert.equal(dup.status, 400);
     assert.deepEqual(dup.json(), { error: "Duplicate upstream id 'd1' in requested configuration" });
@@ -223,6 +228,10 @@ describe('/mcp/upstreams routes', () => {
       [{ name: 'Omega', token: HEADER_VALUE }, "Name 'Omega' is invalid: must contain only lowercase letters, digits, hyphens, and underscores"],
       [{ name: 'omega' }, "missing 'token'"],
       [{ name: 'omega', token: HEADER_VALUE, header: { name: 'X-Api-Key', credential_ref: 'not-a-uuid' } }, "'header' must be {name, credential_ref} with a UUID credential_ref"],
+      // Bounded: a 1 MB token is not stored, a 1 MB name is not echoed.
+      [{ name: 'omega', token: 't'.repeat(64 * 1024 + 1) }, "'token' must be at most 65536 bytes"],
+      [{ name: 'o'.repeat(1_000_000), token: HEADER_VALUE }, `Name '${'o'.repeat(200)}… (999800 more characters)' is invalid: must be at most 64 characters`],
+      [{ name: 'O'.repeat(60) + '!', token: HEADER_VALUE }, `Name '${'O'.repeat(60)}!' is invalid: must contain only lowercase letters, digits, hyphens, and underscores`],
     ];
     for (const [body, error] of refusals) {
       const r = await call('POST', '/mcp/upstreams/credential', body);
