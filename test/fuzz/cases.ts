@@ -1281,6 +1281,7 @@ export function generateCase(r: Rng, ctx: FuzzCtx, index: number): Case {
       c.path = base.path;
       if (base.method !== 'GET') json = base.route === 'POST /mcp' ? jsonBody(obj({ jsonrpc: '2.0', id: index, method: 'tools/list' })) : base.route.includes('/write') ? obj({ data: 'echo fuzz' }) : obj({ level: 'info', source: 'fuzz', message: 'headers' });
       const v = r.int(0, 11);
+      const before = c.headers.length;
       switch (v) {
         case 0:
           c.headers.push(['X-Fuzz-Big', 'h'.repeat(r.pick([8_000, 64_000, 200_000]))]);
@@ -1324,6 +1325,8 @@ export function generateCase(r: Rng, ctx: FuzzCtx, index: number): Case {
         default:
           c.headers.push(['Connection', r.pick(['keep-alive', 'Upgrade', 'close, Upgrade', 'x'])]);
       }
+      // The variant names the case's shape (the first note), for grouping findings.
+      if (c.notes.length === 0) c.notes.push(c.headers.slice(before).map(([k, val]) => `${k}: ${val.slice(0, 40)}`).join(', ') || `variant ${v}`);
       break;
     }
     case 'oversize': {
@@ -1362,6 +1365,8 @@ export function generateCase(r: Rng, ctx: FuzzCtx, index: number): Case {
   }
 
   if (c.route === '') c.route = `${c.method} ${c.path}`;
+  // /health is the one route TCP serves without credentials (any method the router maps to it).
+  if (/^\/health(\?|$)/.test(c.path)) c.publicRoute = true;
 
   // Listener decoration: Host, credentials, cross-site and simple content types on TCP.
   let hostValue: string | null = host;

@@ -299,6 +299,7 @@ export function formatReport(r: FuzzReport, opts: { maxGroups?: number } = {}): 
     ['auth-bypass', 'bad credentials accepted'],
     ['simple-content-type-accepted', 'text/plain body accepted'],
     ['ws-internal-error', 'WebSocket 1011 closes'],
+    ['mcp-internal-error', 'MCP internal errors'],
   ];
   for (const [k, label] of more) L.push(`  ${`${label}:`.padEnd(26)}${f.count(k)}`);
   L.push(`  supervisor RSS:           before ${mib(r.rssBeforeKb)}, after ${mib(r.rssAfterKb)}, peak ${mib(r.rssPeakKb)} (VmHWM)`);

@@ -16,7 +16,8 @@ export type FindingKind =
   | 'cross-site-accepted'
   | 'auth-bypass'
   | 'simple-content-type-accepted'
-  | 'ws-internal-error';
+  | 'ws-internal-error'
+  | 'mcp-internal-error';
 
 export const KIND_TITLES: Record<FindingKind, string> = {
   crash: 'crashes (tuicd exited)',
@@ -30,9 +31,10 @@ export const KIND_TITLES: Record<FindingKind, string> = {
   'auth-bypass': 'TCP requests with bad credentials answered 2xx/101',
   'simple-content-type-accepted': 'TCP bodies with a CORS-simple Content-Type (text/plain, form) accepted',
   'ws-internal-error': 'WebSocket closed by the server with 1011 (internal error)',
+  'mcp-internal-error': "MCP internal errors (JSON-RPC -32603, or a tool result \"Tool '…' failed\": an unexpected exception, MCP's 5xx)",
 };
 
-export const KIND_ORDER: FindingKind[] = ['crash', '5xx', 'non-json-error', 'no-answer', 'hang', 'truncated', 'huge-error-body', 'cross-site-accepted', 'auth-bypass', 'simple-content-type-accepted', 'ws-internal-error'];
+export const KIND_ORDER: FindingKind[] = ['crash', '5xx', 'non-json-error', 'no-answer', 'hang', 'truncated', 'huge-error-body', 'cross-site-accepted', 'auth-bypass', 'simple-content-type-accepted', 'ws-internal-error', 'mcp-internal-error'];
 
 export const HUGE_ERROR_BYTES = 8 * 1024;
 
@@ -46,6 +48,16 @@ function isJson(a: Answer): boolean {
   try {
     JSON.parse(a.body.toString('utf8'));
     return (a.headers['content-type'] ?? '').includes('json');
+  } catch {
+    return false;
+  }
+}
+
+/** The public /health answer (an odd path the router maps to /health is just as public). */
+function isHealthBody(a: Answer): boolean {
+  try {
+    const b = JSON.parse(a.body.toString('utf8')) as { ok?: unknown; instance_id?: unknown };
+    return b.ok === true && typeof b.instance_id === 'string';
   } catch {
     return false;
   }
@@ -88,8 +100,14 @@ export function judge(c: Case, a: Answer): Finding[] {
   if (c.listener === 'tcp') {
     const accepted = (s >= 200 && s < 400) || s === 101;
     if (c.crossSite && accepted) out.push({ kind: 'cross-site-accepted', detail: `${c.crossSite} → ${s}${a.headers['access-control-allow-origin'] ? `, Access-Control-Allow-Origin: ${a.headers['access-control-allow-origin']}` : ''}` });
-    if (c.badAuth && !c.publicRoute && c.method !== 'OPTIONS' && ((s >= 200 && s < 300) || s === 101)) out.push({ kind: 'auth-bypass', detail: `${c.badAuth} → ${s}` });
+    if (c.badAuth && !c.publicRoute && !isHealthBody(a) && c.method !== 'OPTIONS' && ((s >= 200 && s < 300) || s === 101)) out.push({ kind: 'auth-bypass', detail: `${c.badAuth} → ${s}` });
     if (c.textPlain && s >= 200 && s < 300) out.push({ kind: 'simple-content-type-accepted', detail: `${c.headers.find(([k]) => k === 'Content-Type')?.[1] ?? ''} → ${s}` });
+  }
+  if (c.path === '/mcp' && c.method === 'POST' && s < 500) {
+    const text = a.body.toString('utf8');
+    const failed = /Tool '[^'\\]{0,80}' failed: ([^"\\]{0,160})/.exec(text);
+    if (failed) out.push({ kind: 'mcp-internal-error', detail: `tool failed: ${failed[1]}` });
+    else if (/"code":\s*-32603/.test(text)) out.push({ kind: 'mcp-internal-error', detail: 'JSON-RPC -32603' });
   }
   if (a.ws?.closeCode === 1011) out.push({ kind: 'ws-internal-error', detail: `close 1011 ${JSON.stringify(a.ws.closeReason ?? '')}` });
   return out;
@@ -166,6 +184,7 @@ const STANDARD_METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD
 
 /** What makes a request odd, independent of its route: the grouping key for drops and hangs. */
 export function shapeOf(c: Case): string {
+  if (c.family !== 'raw' && c.listener === 'tcp' && !c.headers.some(([k]) => k === 'Host')) return 'TCP request without Host';
   switch (c.family) {
     case 'method':
       if (STANDARD_METHODS.has(c.method)) return `standard method ${c.method}${c.body ? ' with a body' : ''}`;
@@ -178,7 +197,6 @@ export function shapeOf(c: Case): string {
     case 'raw':
       return c.route;
     default:
-      if (c.listener === 'tcp' && !c.headers.some(([k]) => k === 'Host')) return 'TCP request without Host';
       return c.route;
   }
 }
