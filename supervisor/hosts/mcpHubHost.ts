@@ -34,6 +34,7 @@ import type { UpstreamStatusRow } from '../upstreams/upstreamStatus.js';
 import type { HostLogger } from './ptyHost.js';
 import { Heartbeat } from './heartbeat.js';
 import { RestartBudget } from './restartBudget.js';
+import { clipClientInput } from '../../shared/quoteClientInput.js';
 
 /** The hub's entry, by path: the supervisor never imports worker code. */
 const HUB_ENTRY = new URL('../../workers/mcp/main.js', import.meta.url);
@@ -189,7 +190,7 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
    * once, saying so; a hub that is down is started first (within the budget).
    */
   async call(upstream: string, tool: string, args: Record<string, unknown>, cancellation?: Cancellation): Promise<ToolCallOutcome> {
-    if (this.disposed || !this.registered.has(upstream)) return textEnvelope({ error: `Unknown upstream '${upstream}'` });
+    if (this.disposed || !this.registered.has(upstream)) return textEnvelope({ error: `Unknown upstream '${clipClientInput(upstream)}'` });
     let hub: Client<McpHubProtocolT> | undefined;
     try {
       hub = this.running?.hub ?? (await this.serial(() => this.hub()));

@@ -14,7 +14,7 @@
 import { isIP } from 'node:net';
 import { hostname as osHostname, networkInterfaces } from 'node:os';
 
-import { quoteClientInput } from './quoteClientInput.js';
+import { quoteClientInput } from '../../shared/quoteClientInput.js';
 import { isLoopbackIp, normalizeIp } from './remoteAddress.js';
 
 export interface GuardSettings {

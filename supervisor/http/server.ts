@@ -14,7 +14,7 @@ import { Exchange } from './exchange.js';
 import { writeParts } from './partsWriter.js';
 import { readBody } from './requestBody.js';
 import type { RequestGuard } from './requestGuard.js';
-import { quoteClientInput } from './quoteClientInput.js';
+import { quoteClientInput } from '../../shared/quoteClientInput.js';
 import { Router } from './router.js';
 import { HttpError, isStreamHandler } from './types.js';
 import type { Handler, HttpMethod, ListenerKind, Reply, RequestContext, Route, WsRoute } from './types.js';

@@ -3,7 +3,7 @@
  * 2025-03-26 allows; the transport decides), parsed and validated once, and response builders
  * that splice pre-serialized results.
  */
-import { clipClientInput } from '../http/quoteClientInput.js';
+import { clipClientInput } from '../../shared/quoteClientInput.js';
 
 export const JsonRpcCode = {
   PARSE_ERROR: -32700,

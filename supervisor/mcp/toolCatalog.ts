@@ -14,6 +14,7 @@ import { ToolError } from './tools/nativeTool.js';
 import type { CallerContext, NativeTool, ToolDefinition } from './tools/nativeTool.js';
 import { createMetaTools, isDispatchedResult, isMetaToolName } from './tools/meta.js';
 import type { MetaToolSource, MetaTools } from './tools/meta.js';
+import { clipClientInput } from '../../shared/quoteClientInput.js';
 
 /** The config fields that shape the surfaces. */
 export interface CatalogSettings {
@@ -191,17 +192,17 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
     if (separator >= 0) {
       const upstream = name.slice(0, separator);
       const tool = name.slice(separator + UPSTREAM_SEPARATOR.length);
-      if (upstream === '' || tool === '') return textEnvelope({ error: `Tool name '${name}' lacks upstream prefix (expected '{upstream}__{tool}')` });
-      if (!this.opts.upstreams) return textEnvelope({ error: `Unknown upstream '${upstream}'` });
+      if (upstream === '' || tool === '') return textEnvelope({ error: `Tool name '${clipClientInput(name)}' lacks upstream prefix (expected '{upstream}__{tool}')` });
+      if (!this.opts.upstreams) return textEnvelope({ error: `Unknown upstream '${clipClientInput(upstream)}'` });
       const allowlist = caller.upstreamAllowlist;
-      if (allowlist && !allowlist.has(upstream)) return textEnvelope({ error: `Upstream '${upstream}' is not enabled for this project` });
+      if (allowlist && !allowlist.has(upstream)) return textEnvelope({ error: `Upstream '${clipClientInput(upstream)}' is not enabled for this project` });
       // The hub re-applies the upstream's allow/deny filter and its breaker on every call.
       return this.opts.upstreams.call(upstream, tool, args, caller.cancellation ?? cancellationOf(caller.signal));
     }
     const tool = this.natives.get(name);
     if (!tool) {
       const available = [...this.enabled.map((t) => t.definition.name), ...this.metaByName.keys()];
-      return textEnvelope({ error: `Unknown tool '${name}'. Available: ${available.join(', ')}` });
+      return textEnvelope({ error: `Unknown tool '${clipClientInput(name)}'. Available: ${available.join(', ')}` });
     }
     if (this.disabled.has(name)) return textEnvelope({ error: `Tool '${name}' is disabled by configuration` });
     return this.run(tool, args, caller);

@@ -13,7 +13,7 @@ import { BodyParts } from '../http/bodyParts.js';
 import type { Reply, RequestContext } from '../http/types.js';
 import { errorResponse, JsonRpcCode, parseBody, resultResponse, resultResponseParts } from './jsonRpc.js';
 import type { JsonRpcCall, JsonRpcClientResponse, JsonRpcId, ParsedMessage } from './jsonRpc.js';
-import { clipClientInput, quoteClientInput } from '../http/quoteClientInput.js';
+import { clipClientInput, quoteClientInput } from '../../shared/quoteClientInput.js';
 import type { McpSessionMeta, McpSessionStore } from './protocolSessions.js';
 import type { ToolCatalogView, ToolSurface } from './surface.js';
 import type { CallerContext } from './tools/nativeTool.js';

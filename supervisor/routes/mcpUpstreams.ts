@@ -15,7 +15,7 @@ import { isPlainObject, type JsonObject } from '../config/merge.js';
 import { UpstreamNotFoundError, type UpstreamControl } from '../upstreams/upstreamControl.js';
 import { bearerAccount, headerAccount, scrub, type UpstreamSecrets } from '../upstreams/upstreamCredentials.js';
 import { UpstreamApplyError, type UpstreamStore } from '../upstreams/upstreamStore.js';
-import { clipClientInput } from '../http/quoteClientInput.js';
+import { clipClientInput } from '../../shared/quoteClientInput.js';
 import { MAX_NAME_CHARS } from '../upstreams/validateUpstreams.js';
 
 /** Credential accounts are upstream names, so they follow the same rule (validateUpstreams.ts). */

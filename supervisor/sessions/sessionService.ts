@@ -10,7 +10,7 @@ import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { PtyConstants } from '../../shared/protocol/pty.js';
 import type { EventBus } from '../events/eventBus.js';
 import type { PtyHost } from '../hosts/ptyHost.js';
-import { clipClientInput, quoteClientInput } from '../http/quoteClientInput.js';
+import { clipClientInput, quoteClientInput } from '../../shared/quoteClientInput.js';
 import { HttpError } from '../http/types.js';
 import { AliasAllocator } from './alias.js';
 import { childEnv } from './childEnv.js';

@@ -5,7 +5,7 @@
  */
 import { isSelfReferential } from '../../shared/selfReference.js';
 import type { UpstreamConfig, UpstreamServer } from './upstreamConfig.js';
-import { clipClientInput } from '../http/quoteClientInput.js';
+import { clipClientInput } from '../../shared/quoteClientInput.js';
 
 export { isSelfReferential };
 

@@ -14,6 +14,7 @@ import type { BreakerOptions } from './circuitBreaker.js';
 import { filterAllows, qualifiedName } from './toolNames.js';
 import { UpstreamNeedsAuthError, UpstreamRpcError } from './upstreamClient.js';
 import type { UpstreamClient, UpstreamTool } from './upstreamClient.js';
+import { clipClientInput } from '../../shared/quoteClientInput.js';
 
 export type LogLevel = 'info' | 'warn' | 'error';
 
@@ -179,7 +180,7 @@ export class UpstreamRegistry {
   /** proxy_tool_call: routing, status, breaker and filter checks, then the upstream call. Never throws. */
   async call(upstream: string, tool: string, args: Record<string, unknown>, cancellation?: Cancellation): Promise<CallOutcome> {
     const entry = this.entries.get(upstream);
-    if (!entry) return errorOutcome(`Unknown upstream '${upstream}'`);
+    if (!entry) return errorOutcome(`Unknown upstream '${clipClientInput(upstream)}'`);
     if (entry.status === 'connecting' && entry.connecting) await entry.connecting;
     const refusal = this.refusal(entry, tool);
     if (refusal !== null) return errorOutcome(refusal);
@@ -233,7 +234,7 @@ export class UpstreamRegistry {
         break;
     }
     if (!entry.breaker.allows()) return `Circuit open for upstream '${name}' (backoff active, will retry)`;
-    if (!filterAllows(entry.server.tool_filter, tool)) return `Tool '${tool}' on upstream '${name}' is blocked by its allow/deny filter`;
+    if (!filterAllows(entry.server.tool_filter, tool)) return `Tool '${clipClientInput(tool)}' on upstream '${name}' is blocked by its allow/deny filter`;
     return null;
   }
 

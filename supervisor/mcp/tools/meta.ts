@@ -9,6 +9,7 @@ import { Type } from 'typebox';
 import type { ToolCallOutcome } from '../../../shared/mcpEnvelope.js';
 import { Bm25Index } from '../bm25.js';
 import { defineTool, ToolError, type CallerContext, type NativeTool, type ToolDefinition } from './nativeTool.js';
+import { clipClientInput } from '../../../shared/quoteClientInput.js';
 
 export const META_TOOL_NAMES: readonly string[] = ['search_tools', 'get_tool_schema', 'call_tool'];
 
@@ -106,9 +107,9 @@ export function createMetaTools(source: MetaToolSource): MetaTools {
     required: ['tool_name'],
     handler: (args, caller) => {
       const name = requireName(args, 'get_tool_schema');
-      if (isMetaToolName(name)) throw new ToolError(`'${name}' is a meta-tool: its definition is already in tools/list`);
+      if (isMetaToolName(name)) throw new ToolError(`'${clipClientInput(name)}' is a meta-tool: its definition is already in tools/list`);
       const def = current().byName.get(name);
-      if (!def || (source.visible && !source.visible(name, caller))) throw new ToolError(`Tool '${name}' not found. Use search_tools to find tools.`);
+      if (!def || (source.visible && !source.visible(name, caller))) throw new ToolError(`Tool '${clipClientInput(name)}' not found. Use search_tools to find tools.`);
       return { name: def.name, description: def.description, inputSchema: def.inputSchema };
     },
   });
@@ -123,10 +124,10 @@ export function createMetaTools(source: MetaToolSource): MetaTools {
     required: ['tool_name'],
     handler: async (args, caller) => {
       const name = requireName(args, 'call_tool');
-      if (isMetaToolName(name)) throw new ToolError(`call_tool cannot invoke meta-tool '${name}'; call it directly`);
+      if (isMetaToolName(name)) throw new ToolError(`call_tool cannot invoke meta-tool '${clipClientInput(name)}'; call it directly`);
       const toolArgs = args['arguments'] ?? {};
       if (typeof toolArgs !== 'object' || toolArgs === null || Array.isArray(toolArgs)) {
-        throw new ToolError(`call_tool 'arguments' must be an object, got ${JSON.stringify(toolArgs)}`);
+        throw new ToolError(`call_tool 'arguments' must be an object, got ${clipClientInput(JSON.stringify(toolArgs) ?? String(toolArgs))}`);
       }
       const result = await source.dispatch(name, toolArgs as Record<string, unknown>, caller);
       dispatchedResults.add(result);

@@ -10,6 +10,7 @@ import type { TObject, TProperties, TSchema } from 'typebox';
 import type { Cancellation } from '../../../shared/cancellation.js';
 import type { ListenerKind } from '../../http/types.js';
 import type { RawToolResult } from '../../../shared/mcpEnvelope.js';
+import { clipClientInput } from '../../../shared/quoteClientInput.js';
 
 /** Who is calling: copied from the HTTP request and the MCP protocol session before dispatch. */
 export interface CallerContext {
@@ -114,9 +115,10 @@ export function defineTool<P extends TProperties>(decl: ToolDeclaration<P>): Nat
  * validation error into a handler failure.
  */
 export function describeArgument(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (typeof value === 'object' && value !== null) return JSON.stringify(value);
-  return String(value);
+  // At most 200 characters of what the client sent come back in an error.
+  if (typeof value === 'string') return clipClientInput(value);
+  if (typeof value === 'object' && value !== null) return clipClientInput(JSON.stringify(value) ?? String(value));
+  return clipClientInput(String(value));
 }
 
 /** `Unknown action '<a>' for tool '<t>'. Available: <list>` / missing action, as the spec words them. */

@@ -203,4 +203,19 @@ describe('/mcp bad input (issue 14)', () => {
     assert.ok(r.text.length < 400, `${r.text.length} bytes`);
     assert.equal((await post({ jsonrpc: '2.0', id: 2, method: 'resources/list' })).json().error.message, 'Method not found: resources/list');
   });
+
+  it('tools/call quotes at most 200 characters of a tool name, an upstream or an action it refuses', async () => {
+    const calls: Array<[string, Record<string, unknown>]> = [
+      ['t'.repeat(10_000), {}],
+      [`${'u'.repeat(10_000)}__echo`, {}],
+      ['get_tool_schema', { tool_name: 'g'.repeat(10_000) }],
+      ['session', { action: 'a'.repeat(10_000) }],
+    ];
+    for (const [name, args] of calls) {
+      const r = await post({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name, arguments: args } });
+      assert.equal(r.status, 200);
+      assert.match(r.text, /… \(\d+ more characters\)/, name.slice(0, 20));
+      assert.ok(r.text.length < 2000, `${name.slice(0, 20)}: ${r.text.length} bytes`);
+    }
+  });
 });

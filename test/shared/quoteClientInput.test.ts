@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { clipClientInput, MAX_QUOTED_CHARS, quoteClientInput } from '../../../supervisor/http/quoteClientInput.js';
+import { clipClientInput, MAX_QUOTED_CHARS, quoteClientInput } from '../../shared/quoteClientInput.js';
 
 describe('quoteClientInput / clipClientInput', () => {
   it('quotes short input whole, as JSON text', () => {
