@@ -195,6 +195,8 @@ export class FuzzTarget {
     void t.tuicd.exited.then((code) => {
       if (!t.stopping) t.exit = { code, signal: t.tuicd.child.signalCode, atMs: Date.now() };
     });
+    // If the fuzzer itself dies (an exception, EPIPE on a closed stdout), tuicd must not outlive it.
+    process.once('exit', t.killOnExit);
     try {
       ctx.tcpPort = t.tuicd.tcpPort;
       if (opts.tcp && ctx.tcpPort === null) throw new Error(`tuicd did not open its TCP listener: ${t.tuicd.stdout}`);
@@ -352,10 +354,24 @@ export class FuzzTarget {
     return { total, warnings, distinct: [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([msg, count]) => ({ msg, count })) };
   }
 
+  /** Synchronous last resort at process exit: SIGKILL tuicd and every descendant seen, remove the temp dir. */
+  private readonly killOnExit = (): void => {
+    for (const p of [{ pid: this.tuicd.child.pid ?? 0, startTime: '' }, ...this.known.values()]) {
+      if (p.pid <= 0 || (p.startTime !== '' && statOf(p.pid)?.startTime !== p.startTime)) continue;
+      try {
+        process.kill(p.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    rmSync(this.root, { recursive: true, force: true });
+  };
+
   /** Stops tuicd, then any process it left behind (by pid, checked against its start time), and removes the temp dir. */
   async stop(): Promise<{ exitCode: number | null; leftovers: ProcInfo[] }> {
     this.scanProcesses();
     this.stopping = true;
+    process.off('exit', this.killOnExit);
     this.stream?.close();
     const exitCode = await this.tuicd.stop();
     // Helpers that exit on their own once tuicd is gone (the upstream group reaper reads EOF) get a moment.

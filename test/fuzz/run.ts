@@ -70,6 +70,13 @@ async function main(): Promise<number> {
   return report.failed ? 1 : 0;
 }
 
+// A reader that went away (`| head`) must not kill the run before it stops tuicd: drop further output.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
+}
+
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
