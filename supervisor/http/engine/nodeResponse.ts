@@ -15,8 +15,9 @@ export type Upgrader = (userData: unknown) => void;
 export class NodeResponse implements EngineResponse {
   private statusCode = 200;
   private statusMessage: string | undefined;
-  /** Header values by name as written (repeats kept, e.g. Set-Cookie). */
-  private headers: Map<string, string[]> | undefined;
+  /** Headers as written, name and value in turn (repeats kept, e.g. Set-Cookie): writeHead's flat form. */
+  private readonly headers: string[] = [];
+  private hasContentLength = false;
   private headSent = false;
   /** end/tryEnd finished the answer, or close() dropped it. */
   private ended = false;
@@ -39,22 +40,20 @@ export class NodeResponse implements EngineResponse {
   }
 
   writeHeader(name: string, value: string): this {
-    this.headers ??= new Map();
-    const key = name.toLowerCase();
-    const values = this.headers.get(key);
-    if (values) values.push(value);
-    else this.headers.set(key, [value]);
+    if (name.length === 14 && name.toLowerCase() === 'content-length') this.hasContentLength = true;
+    this.headers.push(name, value);
     return this;
   }
 
-  /** Moves status and headers onto the Node response; Node writes them with the first body bytes. */
-  private applyHead(): void {
+  /**
+   * Writes status and headers in one writeHead (no per-header setHeader bookkeeping); Node sends
+   * them with the first body bytes. `bodyLength`: the whole body is known, so it is Content-Length.
+   */
+  private applyHead(bodyLength?: number): void {
     if (this.headSent) return;
     this.headSent = true;
-    const res = this.res;
-    res.statusCode = this.statusCode;
-    if (this.statusMessage) res.statusMessage = this.statusMessage;
-    if (this.headers) for (const [name, values] of this.headers) res.setHeader(name, values.length === 1 ? values[0]! : values);
+    if (bodyLength !== undefined && !this.hasContentLength) this.headers.push('Content-Length', String(bodyLength));
+    this.res.writeHead(this.statusCode, this.statusMessage, this.headers);
   }
 
   write(chunk: Chunk): boolean {
@@ -68,8 +67,9 @@ export class NodeResponse implements EngineResponse {
     if (this.ended || this.aborted) return this;
     this.ended = true;
     if (closeConnection && !this.headSent) this.writeHeader('Connection', 'close');
-    this.applyHead();
-    if (body !== undefined) this.offset += typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+    const length = body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+    this.applyHead(this.headSent ? undefined : length);
+    this.offset += length;
     this.res.end(body);
     return this;
   }
@@ -77,15 +77,15 @@ export class NodeResponse implements EngineResponse {
   endWithoutBody(): this {
     if (this.ended || this.aborted) return this;
     this.ended = true;
-    this.applyHead();
+    // The caller wrote Content-Length (HEAD); without one, an empty body says 0.
+    this.applyHead(0);
     this.res.end();
     return this;
   }
 
   tryEnd(chunk: Uint8Array, totalSize: number): [boolean, boolean] {
     if (this.ended || this.aborted) return [true, true];
-    if (!this.headSent) this.writeHeader('Content-Length', String(totalSize));
-    this.applyHead();
+    this.applyHead(totalSize);
     // Node queues what the socket does not take: the chunk is always accepted whole.
     this.offset += chunk.byteLength;
     const ok = this.res.write(chunk);
