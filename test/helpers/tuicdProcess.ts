@@ -8,6 +8,8 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { makeTestHome, shellHomeEnv } from './testHome.js';
+
 export const MAIN_JS = new URL('../../supervisor/main.js', import.meta.url).pathname;
 const START_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 5_000;
@@ -15,6 +17,10 @@ const STOP_TIMEOUT_MS = 5_000;
 export interface StartOptions {
   config?: object;
   configDir?: string;
+  /**
+   * On top of the test's own environment, a HOME of its own (removed once tuicd exits) and HISTFILE=/dev/null,
+   * so the sessions' shells leave nothing in the machine's home; HOME or HISTFILE set here is used instead.
+   */
   env?: Record<string, string>;
   args?: string[];
   /** The Node binary to run tuicd on; default the one running the tests. */
@@ -36,29 +42,46 @@ export class Tuicd {
   tcpPort: number | null = null;
   readonly exited: Promise<number | null>;
 
-  private constructor(readonly child: ChildProcess, readonly configDir: string, private readonly ownsDir: boolean) {
+  private constructor(
+    readonly child: ChildProcess,
+    readonly configDir: string,
+    private readonly ownsDir: boolean,
+    /** tuicd's HOME: the default cwd of its sessions and their shells' home. */
+    readonly home: string,
+    /** Whether `home` was made for this tuicd (not given in `env`). */
+    ownsHome: boolean,
+  ) {
     child.stdout?.setEncoding('utf8').on('data', (d: string) => (this.stdout += d));
     child.stderr?.setEncoding('utf8').on('data', (d: string) => (this.stderr += d));
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    // A HOME made here goes once tuicd exited: after stop(), and also when a test killed it and never calls stop().
+    if (ownsHome) void this.exited.then(() => rmSync(home, { recursive: true, force: true }));
   }
 
   static async start(opts: StartOptions = {}): Promise<Tuicd> {
     const ownsDir = !opts.configDir;
     const configDir = opts.configDir ?? mkdtempSync(join(tmpdir(), 'tuicd-test-'));
     if (opts.config) writeFileSync(join(configDir, 'config.json'), JSON.stringify(opts.config));
+    const givenHome = opts.env?.['HOME'];
+    const home = givenHome ?? makeTestHome();
+    const env = { ...process.env, ...shellHomeEnv(home), TUIC_BIND_HOST: '127.0.0.1', TUIC_LOG_LEVEL: 'info', TUIC_CREDENTIAL_STORE: 'file', ...opts.env };
     const child = spawn(opts.node ?? process.execPath, [MAIN_JS, '--config-dir', configDir, ...(opts.args ?? [])], {
       // The file vault skips the keyring probe (a child process); the keyring has its own tests.
-      env: { ...process.env, TUIC_BIND_HOST: '127.0.0.1', TUIC_LOG_LEVEL: 'info', TUIC_CREDENTIAL_STORE: 'file', ...opts.env },
+      env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const t = new Tuicd(child, configDir, ownsDir);
+    const t = new Tuicd(child, configDir, ownsDir, home, givenHome === undefined);
     await t.waitForStartLine();
     return t;
   }
 
-  /** Runs tuicd expecting it to fail to start; resolves with its exit code and output. */
+  /**
+   * Runs tuicd expecting it to fail to start; resolves with its exit code and output. It gets a HOME of
+   * its own (removed after) and HISTFILE=/dev/null, as in start(); `env` may override either.
+   */
   static async runToExit(args: string[], env: Record<string, string> = {}, node = process.execPath): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    const child = spawn(node, [MAIN_JS, ...args], { env: { ...process.env, TUIC_BIND_HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const home = makeTestHome();
+    const child = spawn(node, [MAIN_JS, ...args], { env: { ...process.env, ...shellHomeEnv(home), TUIC_BIND_HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -66,6 +89,7 @@ export class Tuicd {
     const killer = setTimeout(() => child.kill('SIGKILL'), START_TIMEOUT_MS);
     const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
     clearTimeout(killer);
+    rmSync(home, { recursive: true, force: true });
     return { code, stdout, stderr };
   }
 

@@ -19,6 +19,7 @@ import { SessionService } from '../../../supervisor/sessions/sessionService.js';
 import { testTcpAuth } from '../../helpers/testAuth.js';
 import { httpRequest } from '../../helpers/tuicdProcess.js';
 import { testEngine } from '../../helpers/httpEngine.js';
+import { shellHomeEnv } from '../../helpers/testHome.js';
 
 const PTY_HOST_ENTRY = new URL('../../../workers/pty/main.js', import.meta.url).pathname;
 const quiet = { info() {}, warn() {}, error() {} };
@@ -31,7 +32,7 @@ describe('pty host past its restart budget', { timeout: 25_000 }, () => {
     host,
     bus,
     configDir: work,
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: work },
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...shellHomeEnv(work) },
     maxSessions: () => 50,
     defaultShell: () => '/bin/sh',
   });

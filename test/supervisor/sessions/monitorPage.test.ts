@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 
+import { browserEnv } from '../../helpers/testHome.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
 
 const run = promisify(execFile);
@@ -16,7 +17,10 @@ const TOKEN = 'monitor-test-token-5f0c2a9e';
 
 describe('process monitor page in headless Chromium', { skip: CHROMIUM ? false : 'chromium not installed (apt-get install -y chromium; .ci/run does)' }, () => {
   let t: Tuicd;
-  const profile = mkdtempSync(join(tmpdir(), 'tuicd-chromium-'));
+  // Everything Chromium writes goes under one temp dir: the profile (--user-data-dir) and, through
+  // HOME and the XDG dirs, what it creates regardless (~/.config/chromium, ~/.cache/dconf, ~/.pki).
+  const scratch = mkdtempSync(join(tmpdir(), 'tuicd-chromium-'));
+  const profile = join(scratch, 'profile');
   before(async () => {
     t = await Tuicd.start({ env: { SHELL: '/bin/sh' }, config: { services: { server: { enabled: true, port: 0 }, auth: { username: 'u', session_token: TOKEN } } } });
     const created = await t.socket('POST', '/sessions', JSON.stringify({ cwd: tmpdir(), shell: '/bin/sh' }));
@@ -24,7 +28,7 @@ describe('process monitor page in headless Chromium', { skip: CHROMIUM ? false :
   });
   after(async () => {
     await t.stop();
-    rmSync(profile, { recursive: true, force: true });
+    rmSync(scratch, { recursive: true, force: true });
   });
 
   it('renders live rows for tuicd, the pty host and the session', async () => {
@@ -46,7 +50,7 @@ describe('process monitor page in headless Chromium', { skip: CHROMIUM ? false :
         '--dump-dom',
         url,
       ],
-      { timeout: 60_000, maxBuffer: 8 * 1024 * 1024 },
+      { timeout: 60_000, maxBuffer: 8 * 1024 * 1024, env: browserEnv(scratch) },
     );
     assert.match(stdout, /<tr class="tuicd">/, 'a tuicd row');
     assert.match(stdout, /<tr class="pty-host">/, 'a pty host row');

@@ -94,7 +94,7 @@ describe('SDK Client and Inspector CLI against proxied upstream tools', () => {
     assert.ok(!text.includes('ANTHROPIC_API_KEY'));
     const env = JSON.parse(text) as Record<string, string>;
     assert.equal(env['UPSTREAM_ONLY'], 'from-config');
-    assert.equal(env['HOME'], process.env['HOME']);
+    assert.equal(env['HOME'], t.home, 'HOME is passed on from tuicd’s environment');
     const allowed = new Set(['PATH', 'HOME', 'USER', 'LANG', 'LC_ALL', 'TMPDIR', 'TEMP', 'TMP', 'SHELL', 'TERM', 'UPSTREAM_ONLY']);
     // Node itself may add nothing; anything else came from our environment and should not have.
     const extra = Object.keys(env).filter((k) => !allowed.has(k));

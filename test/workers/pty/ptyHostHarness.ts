@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { type Client, connect } from '../../../shared/channel.js';
 import { PtyProtocol, type PtyProtocolT } from '../../../shared/protocol/pty.js';
 import { streamTransport } from '../../../shared/transports/stream.js';
+import { shellHomeEnv } from '../../helpers/testHome.js';
 
 export const HOST_MAIN = new URL('../../../workers/pty/main.js', import.meta.url).pathname;
 
@@ -89,9 +90,12 @@ export interface PtyHostHandle {
   stop(): Promise<void>;
 }
 
-/** The child env every test session starts from: predictable prompt, UTF-8 locale, no rc files. */
+/**
+ * The child env every test session starts from: predictable prompt, UTF-8 locale, no rc files, and a
+ * HOME of the test's own with HISTFILE=/dev/null (HOME was tmpdir(): bash wrote /tmp/.bash_history).
+ */
 export function baseEnv(): Record<string, string> {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), LANG: 'C.UTF-8', PS1: '$ ', TERM: 'xterm-256color' };
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', ...shellHomeEnv(), LANG: 'C.UTF-8', PS1: '$ ', TERM: 'xterm-256color' };
 }
 
 export async function startPtyHost(): Promise<PtyHostHandle> {

@@ -8,9 +8,10 @@ import { tmpdir } from 'node:os';
 import { after, test } from 'node:test';
 
 import { PtySession } from '../../../workers/pty/ptySession.js';
+import { shellHomeEnv } from '../../helpers/testHome.js';
 import { sleep, waitFor } from './ptyHostHarness.js';
 
-const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), TERM: 'xterm-256color', LANG: 'C.UTF-8' };
+const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...shellHomeEnv(), TERM: 'xterm-256color', LANG: 'C.UTF-8' };
 const sessions: PtySession[] = [];
 after(() => {
   for (const s of sessions) s.dispose();

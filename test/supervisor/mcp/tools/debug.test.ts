@@ -11,6 +11,7 @@ import { createLogger } from '../../../../supervisor/log.js';
 import { createDebugTool, DEBUG_HELP } from '../../../../supervisor/mcp/tools/debug.js';
 import type { CallerContext, NativeTool } from '../../../../supervisor/mcp/tools/nativeTool.js';
 import { SessionService } from '../../../../supervisor/sessions/sessionService.js';
+import { shellHomeEnv } from '../../../helpers/testHome.js';
 
 const dirs: string[] = [];
 after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -31,7 +32,7 @@ const call = async (tool: NativeTool, args: Record<string, unknown>) => tool.han
 
 test('debug sessions lists live sessions of a real pty host with their state; session_id filters by any address', async (t) => {
   const host = new PtyHost(new ProcessStarter({ entry: PTY_HOST_ENTRY, onOutput: () => {} }), quiet);
-  const sessions = new SessionService({ host, bus: new EventBus(), configDir: tempDir(), env: process.env, maxSessions: () => 10, defaultShell: () => '/bin/sh' });
+  const sessions = new SessionService({ host, bus: new EventBus(), configDir: tempDir(), env: { ...process.env, ...shellHomeEnv() }, maxSessions: () => 10, defaultShell: () => '/bin/sh' });
   t.after(async () => {
     sessions.dispose();
     await host.stop();

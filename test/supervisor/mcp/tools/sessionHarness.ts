@@ -16,6 +16,7 @@ import type { CallerContext, NativeTool } from '../../../../supervisor/mcp/tools
 import { createSessionTool } from '../../../../supervisor/mcp/tools/session.js';
 import { createTaskTool } from '../../../../supervisor/mcp/tools/task.js';
 import { SessionService } from '../../../../supervisor/sessions/sessionService.js';
+import { shellHomeEnv } from '../../../helpers/testHome.js';
 
 const PTY_HOST_ENTRY = new URL('../../../../workers/pty/main.js', import.meta.url).pathname;
 
@@ -29,7 +30,7 @@ export interface Harness {
   tasks: TaskRegistry;
   session: NativeTool;
   task: NativeTool;
-  /** Scratch directory: the sessions' cwd and HOME (so no rc file of the machine runs). */
+  /** Scratch directory: the sessions' cwd and HOME (so no rc file of the machine runs, no history file is left). */
   work: string;
   /** Events published on the bus, in order. */
   events: Array<{ name: string; payload: unknown }>;
@@ -49,7 +50,7 @@ export function startHarness(): Harness {
     host,
     bus,
     configDir: work,
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: work, LANG: 'C.UTF-8', PS1: '$ ' },
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...shellHomeEnv(work), LANG: 'C.UTF-8', PS1: '$ ' },
     maxSessions: () => limits.maxSessions,
     defaultShell: () => '/bin/bash',
   });
