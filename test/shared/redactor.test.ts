@@ -22,6 +22,8 @@ const POSITIVES: Array<[string, string, string]> = [
   ['github_pat', `ghp_${rep('A1b2', 9)}`, R('github_pat')],
   ['github_oauth', `token gho_${rep('Z9y8', 9)}`, `token ${R('github_oauth')}`],
   ['github_token', `ghs_${rep('Q7w6', 10)}`, R('github_token')],
+  ['github_token', `user-to-server ghu_${rep('M3n4', 9)} ok`, `user-to-server ${R('github_token')} ok`],
+  ['github_token', `refresh=ghr_${rep('K5j6', 10)}`, `refresh=${R('github_token')}`],
   ['github_pat', `github_pat_11ABCDEFG0_${rep('x1Y2', 20)}`, R('github_pat')],
   ['gitlab', `glpat-${rep('xY-z', 5)}`, R('gitlab')],
   ['slack', 'xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOp', R('slack')],
@@ -137,6 +139,14 @@ test('peek() redacts a PEM body line without moving the state', () => {
   assert.equal(r.line(KEY_BODY[0]!), null, 'still inside the block after peeks');
   assert.equal(r.line(PEM.at(-1)!), null);
   assert.equal(r.line('after'), 'after');
+});
+
+test('peek() hides a GitHub token of every prefix while it is still being printed', () => {
+  for (const prefix of ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_', 'github_pat_']) {
+    const partial = `${prefix}${rep('a1B2', 3)}`; // shorter than a whole token: no rule matches it yet
+    assert.equal(redactLineText(`push ${partial}`), `push ${partial}`, prefix);
+    assert.equal(new Redactor().peek(`push ${partial}`), `push ${R('partial_token')}`, prefix);
+  }
 });
 
 test('100 KB of ordinary text is returned unchanged', () => {
