@@ -1,4 +1,5 @@
 /** Shared shapes for every benchmark module: each one measures ours and a baseline in the same run. */
+import type { Baseline } from './baseline.js';
 
 /** The two machine regimes PERFORMANCE.md asks for: idle, and with one core kept busy by a spinner. */
 export type Regime = 'idle' | 'busy';
@@ -28,6 +29,11 @@ export interface BenchContext {
   repetitions: number;
   /** Shorter runs for a quick smoke (`--quick`). */
   quick: boolean;
+  /**
+   * `--baseline-ref`: a build of an older commit to measure beside the current tuicd (baseline.ts).
+   * Modules that support it add a `tuicd (baseline <ref>)` variant; absent, nothing changes.
+   */
+  baseline?: Baseline;
 }
 
 /** Every bench module exports `run` with this signature; bench/run.ts calls them in both regimes. */

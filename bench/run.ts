@@ -8,6 +8,7 @@ import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
+import { baselineReport, prepareBaseline, type Baseline } from './baseline.js';
 import { errorText, failedRow, rowError, rowNote, type BenchContext, type BenchModule, type BenchRow, type Regime } from './harness.js';
 import { backgroundCpuShare, BusyCore, FOREIGN_LOAD_WARN } from './regime.js';
 
@@ -18,13 +19,17 @@ const MODULE_TIMEOUT_S = 900;
 const BENCH_SUFFIX = '.bench.js';
 /** How long to watch the machine before each module to tell whether someone else is loading it. */
 const LOAD_PROBE_MS = 1000;
+/** Environment twin of --baseline-ref (the flag wins). */
+const BASELINE_REF_ENV = 'TUICD_BENCH_BASELINE_REF';
 
 const USAGE = `usage: npm run bench -- [--quick] [--reps N] [--only SUBSTRING]... [--regime idle|busy|both]
   --quick         short runs: a smoke test, not figures to quote
   --reps N        repetitions per variant (default ${DEFAULT_REPS}, minimum 3 for figures you quote)
   --only S        run only modules whose path (e.g. "http/health") contains S; repeatable
   --regime R      idle, busy or both (default both: idle first, then one core kept busy)
-  --timeout-s N   abandon a module after N seconds per regime (default ${MODULE_TIMEOUT_S})`;
+  --timeout-s N   abandon a module after N seconds per regime (default ${MODULE_TIMEOUT_S})
+  --baseline-ref R  also build git ref R (cached in .cache/bench-baseline/) and measure it beside the
+                  current tuicd where a module supports it (http/health, mcp/proxyCall); env ${BASELINE_REF_ENV}`;
 
 interface Options {
   quick: boolean;
@@ -32,6 +37,8 @@ interface Options {
   only: string[];
   regimes: Regime[];
   timeoutS: number;
+  /** --baseline-ref or TUICD_BENCH_BASELINE_REF; absent: no baseline build. */
+  baselineRef?: string;
 }
 
 /** One module's outcome in one regime, for the JSON file and the exit code. */
@@ -53,6 +60,7 @@ function parseOptions(): Options {
       only: { type: 'string', multiple: true, default: [] },
       regime: { type: 'string', default: 'both' },
       'timeout-s': { type: 'string', default: String(MODULE_TIMEOUT_S) },
+      'baseline-ref': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -66,7 +74,9 @@ function parseOptions(): Options {
   if (regimes.length === 0) throw new Error(`--regime must be idle, busy or both, got ${values.regime}`);
   const timeoutS = Number(values['timeout-s']);
   if (!(timeoutS > 0)) throw new Error(`--timeout-s must be a positive number, got ${values['timeout-s']}`);
-  return { quick: values.quick, reps, only: values.only, regimes, timeoutS };
+  const baselineRef = (values['baseline-ref'] ?? process.env[BASELINE_REF_ENV])?.trim();
+  if (baselineRef !== undefined && (baselineRef === '' || baselineRef.startsWith('-'))) throw new Error(`--baseline-ref must name a git ref, got "${baselineRef}"`);
+  return { quick: values.quick, reps, only: values.only, regimes, timeoutS, ...(baselineRef ? { baselineRef } : {}) };
 }
 
 /** Relative module names ("http/health") of every *.bench.js below `dir`, sorted. */
@@ -171,6 +181,13 @@ async function main(): Promise<number> {
   process.once('SIGINT', stopOnSignal).once('SIGTERM', stopOnSignal);
   process.on('unhandledRejection', (reason) => console.error(`unhandled rejection (continuing): ${errorText(reason)}`));
 
+  // Built before any module runs (and before the load probe), so tsc never overlaps a measurement.
+  let baseline: Baseline | undefined;
+  if (opts.baselineRef) {
+    baseline = await prepareBaseline(repoRoot, opts.baselineRef, (line) => console.error(line));
+    if ('error' in baseline) console.error(`${baseline.error}: its rows will say so; the rest of the run goes on`);
+  }
+
   const startedAt = new Date().toISOString();
   const rows: BenchRow[] = [];
   const outcomes: ModuleOutcome[] = [];
@@ -179,7 +196,7 @@ async function main(): Promise<number> {
     for (const regime of opts.regimes) {
       console.error(`bench ${name} [${regime}${opts.quick ? ', quick' : ''}, ${opts.reps} reps] ...`);
       const background = await backgroundCpuShare(LOAD_PROBE_MS);
-      const ctx: BenchContext = { regime, repetitions: opts.reps, quick: opts.quick };
+      const ctx: BenchContext = { regime, repetitions: opts.reps, quick: opts.quick, ...(baseline ? { baseline } : {}) };
       const result = await runModule(benchDir, name, ctx, busy, opts.timeoutS);
       if (result.outcome.ok && background !== undefined && background > FOREIGN_LOAD_WARN) {
         warnings.push(`${Math.round(background * 100)} % of the CPU was busy with other work just before ${name} [${regime}]: req/s-style figures are unreliable, per-CPU figures less so; rerun on a quiet machine`);
@@ -194,7 +211,7 @@ async function main(): Promise<number> {
 
   const outDir = join(repoRoot, '.bench-out');
   await mkdir(outDir, { recursive: true });
-  const report = { startedAt, finishedAt: new Date().toISOString(), node: process.version, cpus: os.cpus().length, options: opts, outcomes, rows };
+  const report = { startedAt, finishedAt: new Date().toISOString(), node: process.version, cpus: os.cpus().length, options: opts, baseline: baselineReport(baseline), outcomes, rows };
   await writeFile(join(outDir, 'last.json'), JSON.stringify(report, null, 2) + '\n');
   console.error(`rows written to ${relative(process.cwd(), join(outDir, 'last.json')) || join(outDir, 'last.json')}`);
 

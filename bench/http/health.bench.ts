@@ -8,7 +8,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { errorText, failedRow, median, row, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
+import { baselineGoalNote } from '../baseline.js';
+import { errorText, failedRow, median, row, spread, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
 import { runLoadgen, runWrk, WRK_MISSING, wrkInstalled, type Measurement } from './drivers.js';
 import { startTargets, stopTargets, TUICD_NODE_ENGINE, type Started, type Target, type VariantName } from './targets.js';
 
@@ -67,7 +68,7 @@ export const run: BenchModule = async (ctx) => {
   process.once('exit', removeTmp);
   let started: Started[] = [];
   try {
-    started = await startTargets(tmp);
+    started = await startTargets(tmp, ctx.baseline);
     const rows: BenchRow[] = [];
     for (const transport of transports) {
       const series = transport.unavailable ? new Map<VariantName, Series>() : await measureAll(ctx, started, transport);
@@ -158,6 +159,10 @@ function rowsFor(ctx: BenchContext, transport: Transport, started: Started[], se
       rows.push(vsUws);
       if (transport.tuicdVsNodeHttp && typeof tuicd !== 'string') rows.push(make('tuicd', tuicd, base('node:http', nodeHttp), 'node:http'));
     }
+    if (ctx.baseline) {
+      const label = ctx.baseline.label as VariantName;
+      rows.push(...baselineRows(label, tuicd, values, show, make, base, unit === 'req/s' ? detailOf(label) : undefined));
+    }
     if (!show(tuicdNode)) continue;
     // What the fallback costs: tuicd on node:http + ws over tuicd on uWS, same run.
     const vsTuicdUws = make(TUICD_NODE_ENGINE, tuicdNode, base('tuicd (uWS)', tuicd), 'tuicd');
@@ -168,6 +173,31 @@ function rowsFor(ctx: BenchContext, transport: Transport, started: Started[], se
     rows.push(vsTuicdUws);
     if (transport.tuicdVsNodeHttp && typeof tuicdNode !== 'string') rows.push(make(TUICD_NODE_ENGINE, tuicdNode, base('node:http', nodeHttp), 'node:http'));
   }
+  return rows;
+}
+
+/**
+ * --baseline-ref: the older build's row (ratio to bare uWS, for context; its note names the commit and
+ * engine), then the current tuicd against it, with issue 14's goal: ≥ 0.97× on req/s and on req per
+ * server CPU second (= CPU per request ≤ 1.03×).
+ */
+function baselineRows(
+  label: VariantName,
+  tuicd: number[] | string,
+  values: (name: VariantName) => number[] | string,
+  show: (v: number[] | string) => boolean,
+  make: (name: VariantName, v: number[] | string, baseline?: { name: string; median: number }, missingBaseline?: VariantName) => BenchRow,
+  base: (name: string, v: number[] | string) => { name: string; median: number } | undefined,
+  detail: string | undefined,
+): BenchRow[] {
+  const rows: BenchRow[] = [];
+  const b = values(label);
+  if (show(b)) rows.push(withNote(make(label, b, base('bare uWS', values('bare uWS')), 'bare uWS'), detail));
+  if (typeof tuicd === 'string') return rows;
+  const current = make('tuicd', tuicd, base(label, b), label);
+  // The guard runs on TCP only: on the unix socket the ratio is a control (it should sit near 1).
+  if (typeof b !== 'string') withNote(current, `${baselineGoalNote(current, spread(b), true)}${current.group.includes('unix') ? '; control: no request guard on the unix socket' : ''}`);
+  rows.push(current);
   return rows;
 }
 

@@ -7,6 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { baselineEngine, requireUws, type Baseline } from '../baseline.js';
 import { errorText } from '../harness.js';
 import { spawnTracked, type Tracked } from './children.js';
 import { benchUws, engineArgs, engineOfReadyLine, engineUnavailable, uwsUnavailable, type TuicdEngine } from './engines.js';
@@ -17,8 +18,11 @@ const READY_TIMEOUT_MS = 10_000;
 /** The bare baselines exit on their own after this long even if nobody stops them. */
 const BARE_MAX_SECONDS = 1800;
 
-/** `tuicd` runs on uWS (forced), `tuicd (node engine)` on node:http + ws (forced): the fallback's cost is their ratio. */
-export type VariantName = 'bare uWS' | 'node:http' | 'tuicd' | 'tuicd (node engine)';
+/**
+ * `tuicd` runs on uWS (forced), `tuicd (node engine)` on node:http + ws (forced): the fallback's cost
+ * is their ratio. `tuicd (baseline <ref>)` (only with --baseline-ref) is an older commit's build, on uWS.
+ */
+export type VariantName = 'bare uWS' | 'node:http' | 'tuicd' | 'tuicd (node engine)' | `tuicd (baseline ${string})`;
 
 export const TUICD_NODE_ENGINE = 'tuicd (node engine)' satisfies VariantName;
 
@@ -28,6 +32,8 @@ export interface Target {
   at: Listening;
   /** What the server said it runs on (tuicd: its start line; bare uWS: the build loaded). */
   engineDetail?: string;
+  /** tuicd: the engine its start line names (absent from builds that do not say). */
+  engineName?: string;
 }
 
 /** Either a running target or the reason it is not running. */
@@ -38,17 +44,22 @@ export function tuicdMainPath(): string {
   return process.env['TUICD_BENCH_MAIN'] ?? fileURLToPath(new URL('../../supervisor/main.js', import.meta.url));
 }
 
-async function startTuicd(name: VariantName, engine: TuicdEngine, tmpDir: string): Promise<Target> {
+async function startTuicd(name: VariantName, engine: TuicdEngine | undefined, tmpDir: string, main = tuicdMainPath(), dirName = `tuicd-config-${engine}`): Promise<Target> {
   const unavailable = engineUnavailable(engine);
   if (unavailable) throw new Error(unavailable);
-  const main = tuicdMainPath();
   if (!existsSync(main)) throw new Error(`${main} not found: tuicd is not built yet (npm run build)`);
   // Each tuicd has its own config dir (its unix socket lives there).
-  const configDir = join(tmpDir, `tuicd-config-${engine}`);
+  const configDir = join(tmpDir, dirName);
   await mkdir(configDir, { recursive: true });
   // port 0 = any free port; the ready line tells us which one.
   await writeFile(join(configDir, 'config.json'), JSON.stringify({ services: { server: { enabled: true, port: 0 } } }));
-  return startProcess(name, process.execPath, [main, '--config-dir', configDir, ...engineArgs(engine)], (line) => engineOfReadyLine(line, engine)?.detail);
+  let engineName: string | undefined;
+  const t = await startProcess(name, process.execPath, [main, '--config-dir', configDir, ...engineArgs(engine)], (line) => {
+    const inUse = engineOfReadyLine(line, engine);
+    engineName = inUse?.name;
+    return inUse?.detail;
+  });
+  return engineName ? { ...t, engineName } : t;
 }
 
 function startBare(name: 'bare uWS' | 'node:http', tmpDir: string): Promise<Target> {
@@ -77,12 +88,43 @@ async function startProcess(name: VariantName, command: string, args: string[], 
   }
 }
 
+/**
+ * The older build of --baseline-ref on uWS, and the current tuicd's engine confirmed from /health too:
+ * a current / baseline ratio must compare builds, not engines.
+ */
+async function startBaseline(b: Baseline, tmpDir: string): Promise<Target> {
+  if ('error' in b) throw new Error(b.error);
+  const engine = baselineEngine(b);
+  const t = await startTuicd(b.label as VariantName, engine, tmpDir, b.mainPath, 'tuicd-config-baseline');
+  try {
+    const unknownEngine = await requireUws(b.label, t.at.socketPath, t.engineName);
+    const detail = [t.engineDetail ?? unknownEngine, `commit ${b.commit.slice(0, 12)}`, engine ? undefined : 'started without --http-engine (its CLI has no such flag)', b.buildNote];
+    return { ...t, engineDetail: detail.filter(Boolean).join('; ') };
+  } catch (err) {
+    await t.proc.stop();
+    throw err;
+  }
+}
+
+async function confirmUws(t: Target): Promise<Target> {
+  try {
+    await requireUws(t.name, t.at.socketPath, t.engineName);
+    return t;
+  } catch (err) {
+    await t.proc.stop();
+    throw err;
+  }
+}
+
 /** Starts every variant; one that fails to start is reported, the others still run. */
-export async function startTargets(tmpDir: string): Promise<Started[]> {
+export async function startTargets(tmpDir: string, baseline?: Baseline): Promise<Started[]> {
   const starters: Array<[VariantName, () => Promise<Target>]> = [
     ['bare uWS', () => startBare('bare uWS', tmpDir)],
     ['node:http', () => startBare('node:http', tmpDir)],
-    ['tuicd', () => startTuicd('tuicd', 'uws', tmpDir)],
+    // With a baseline the current tuicd's engine is also read back from /health.
+    ['tuicd', async () => (baseline ? confirmUws(await startTuicd('tuicd', 'uws', tmpDir)) : startTuicd('tuicd', 'uws', tmpDir))],
+    // Right after tuicd, so within a repetition the two are measured back to back (but one rotation).
+    ...(baseline ? [[baseline.label as VariantName, () => startBaseline(baseline, tmpDir)] as [VariantName, () => Promise<Target>]] : []),
     [TUICD_NODE_ENGINE, () => startTuicd(TUICD_NODE_ENGINE, 'node', tmpDir)],
   ];
   const out: Started[] = [];

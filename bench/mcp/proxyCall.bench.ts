@@ -9,8 +9,12 @@
  * The tuicd rows run on uWS (forced); a second tuicd on its node engine (node:http + ws, the fallback
  * where no uWS build loads) is driven by the raw HTTP generator over TCP, and its rows' ratio is
  * node engine / uWS: what the fallback costs a proxied call.
+ * With --baseline-ref an older commit's build (bench/baseline.ts) runs as a further hub on uWS,
+ * driven like `tuicd (tcp)` by the raw HTTP generator, and `tuicd (tcp)` gets a row per figure with the
+ * ratio current / baseline and issue 14's goal (≥ 0.97× calls/s, ≤ 1.03× CPU per call and p50).
  */
-import { errorText, median, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
+import { baselineEngine, baselineGoalNote, requireUws, type Baseline } from '../baseline.js';
+import { errorText, median, spread, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
 import { echoCall, echoCheck, everythingStdio, EVERYTHING_JS, startEverythingStreamable, startHub, withTempDir } from './proxyHub.js';
 import {
   callFigures,
@@ -75,9 +79,14 @@ interface Servers {
   everythingHttp: StartedOrError;
   hub: StartedOrError;
   hubNode: StartedOrError;
+  /** --baseline-ref only: the older build's hub and its peer name. */
+  baseline?: { name: string; hub: StartedOrError };
 }
 
-function peersFor(driver: Driver, { bare, bareSse, everythingHttp, hub, hubNode }: Servers): Peer[] {
+/** `tuicd (baseline d6877b6)` → `tuicd (baseline d6877b6, tcp)`. */
+const baselinePeerName = (b: Baseline): string => b.label.replace(/\)$/, ', tcp)');
+
+function peersFor(driver: Driver, { bare, bareSse, everythingHttp, hub, hubNode, baseline }: Servers): Peer[] {
   const everything = [EVERYTHING_JS, 'stdio'];
   if (driver === 'raw HTTP') {
     return [
@@ -85,6 +94,8 @@ function peersFor(driver: Driver, { bare, bareSse, everythingHttp, hub, hubNode 
       peer(BARE_SSE, bareSse, (t) => rawHttp(t, echoCall(null), 'tcp')),
       peer(EVERYTHING_HTTP, everythingHttp, (t) => rawHttp(t, echoCall(null), 'tcp')),
       peer(TUICD_TCP, hub, (t) => rawHttp(t, echoCall(UPSTREAM), 'tcp')),
+      // Right after tuicd (tcp): within a repetition the two run back to back (but one rotation).
+      ...(baseline ? [peer(baseline.name, baseline.hub, (t) => rawHttp(t, echoCall(UPSTREAM), 'tcp'))] : []),
       peer(TUICD_UNIX, hub, (t) => rawHttp(t, echoCall(UPSTREAM), 'unix')),
       peer(TUICD_NODE_ENGINE, hubNode, (t) => rawHttp(t, echoCall(UPSTREAM), 'tcp')),
       { name: DIRECT, drive: lightStdio(everything, echoCall(null)) },
@@ -143,6 +154,38 @@ function nodeEngineRows(ctx: BenchContext, fig: Figure, series: Map<string, Seri
   });
 }
 
+/**
+ * --baseline-ref: `tuicd (tcp)` against the older build, one row per raw-HTTP figure, ratio current /
+ * baseline. Goals (issue 14): calls/s ≥ 0.97×, CPU per call and sequential p50 ≤ 1.03×; p99 is shown
+ * without a goal (a tail of a few thousand calls moves more than 3 % between runs).
+ */
+function baselineRows(ctx: BenchContext, fig: Figure, series: Map<string, Series>, baselineName: string, detail: string | undefined): BenchRow[] {
+  const b = series.get(seriesKey(baselineName, fig.callers));
+  const bValues = b && !b.error ? fig.pick(b) : [];
+  return figureRows(ctx, fig, [TUICD_TCP], series, baselineName, (_name, r, s) => {
+    const goal =
+      fig.unit === 'calls/s' ? baselineGoalNote(r, spread(bValues), true) : fig.unit === CPU_UNIT || fig.label === 'p50' ? baselineGoalNote(r, spread(bValues), false) : 'no goal on p99';
+    const missing = r.ratio === undefined ? `no ratio to ${baselineName}: ${b?.error ?? 'no values'}` : undefined;
+    const upstream = fig.unit === CPU_UNIT && s.descendantsCpuMs.length ? `of which the upstream child ${median(s.descendantsCpuMs).toFixed(3)} ms` : undefined;
+    return [missing, r.ratio === undefined ? undefined : goal, fig.unit === 'calls/s' ? detail : undefined, upstream, clientCpuNote(fig, s)];
+  });
+}
+
+/** The older build's hub on uWS (forced where its CLI has --http-engine), its engine read back from /health. */
+async function startBaselineHub(tmp: string, b: Baseline, hubSetup: { check: ReturnType<typeof echoCheck> }): Promise<{ target: McpTarget; detail: string }> {
+  if ('error' in b) throw new Error(b.error);
+  const engine = baselineEngine(b);
+  const target = await startHub(tmp, [everythingStdio(UPSTREAM)], { ...hubSetup, ...(engine ? { engine } : {}), dirName: 'tuicd-config-baseline', main: b.mainPath });
+  try {
+    const unknownEngine = await requireUws(b.label, target.socketPath, undefined);
+    const detail = [`${b.label} is commit ${b.commit.slice(0, 12)}`, unknownEngine, engine ? undefined : 'started without --http-engine (its CLI has no such flag)', b.buildNote];
+    return { target, detail: detail.filter(Boolean).join('; ') };
+  } catch (err) {
+    await target.proc.stop();
+    throw err;
+  }
+}
+
 export const run: BenchModule = (ctx) =>
   withTempDir('tuicd-bench-proxy-', async (tmp) => {
     const started: McpTarget[] = [];
@@ -156,25 +199,54 @@ export const run: BenchModule = (ctx) =>
       const bareSse = keep(await attemptStart('the bare SDK server (SSE answers)', () => startBare(tmp, echoCheck(null), 'sse')));
       const everythingHttp = keep(await attemptStart('server-everything in Streamable HTTP mode', () => startEverythingStreamable()));
       const hubSetup = { check: echoCheck(UPSTREAM) };
-      const hub = keep(await attemptStart('tuicd with server-everything', () => startHub(tmp, [everythingStdio(UPSTREAM)], { ...hubSetup, engine: 'uws' })));
+      const hub = keep(
+        await attemptStart('tuicd with server-everything', async () => {
+          const t = await startHub(tmp, [everythingStdio(UPSTREAM)], { ...hubSetup, engine: 'uws' });
+          // With a baseline, the current hub's engine is read back from /health too: the ratio compares builds, not engines.
+          if (ctx.baseline) {
+            try {
+              await requireUws('tuicd', t.socketPath, undefined);
+            } catch (err) {
+              await t.proc.stop();
+              throw err;
+            }
+          }
+          return t;
+        }),
+      );
+      let baselineDetail: string | undefined;
+      const b = ctx.baseline;
+      const baseline = b
+        ? {
+            name: baselinePeerName(b),
+            hub: keep(
+              await attemptStart(`${b.label} with server-everything`, async () => {
+                const started = await startBaselineHub(tmp, b, hubSetup);
+                baselineDetail = started.detail;
+                return started.target;
+              }),
+            ),
+          }
+        : undefined;
       const hubNode = keep(
         await attemptStart('tuicd (node engine) with server-everything', () => startHub(tmp, [everythingStdio(UPSTREAM)], { ...hubSetup, engine: 'node', dirName: 'tuicd-config-node' })),
       );
       const rows: BenchRow[] = [];
       for (const driver of ['raw HTTP', 'SDK Client'] as const) {
-        const peers = peersFor(driver, { bare, bareSse, everythingHttp, hub, hubNode });
+        const peers = peersFor(driver, { bare, bareSse, everythingHttp, hub, hubNode, ...(baseline ? { baseline } : {}) });
         const series = await measurePeers(peers, [1, CONCURRENT_CALLERS], ctx.repetitions, durationsFor(ctx));
         const how = driver === 'raw HTTP' ? 'raw HTTP; direct: light stdio driver' : 'SDK Client';
         for (const fig of callFigures(`proxied echo (${how})`)) {
           const notes: NoteFor = (name, r, s) => [
             TUICD_PEERS.has(name) ? goalNote(driver, fig, r, series) : undefined,
             name !== DIRECT ? ratioNote(r, fig, series, DIRECT) : undefined,
-            fig.unit === CPU_UNIT && TUICD_PEERS.has(name) && s.descendantsCpuMs.length ? `of which the upstream child ${median(s.descendantsCpuMs).toFixed(3)} ms` : undefined,
+            fig.unit === CPU_UNIT && (TUICD_PEERS.has(name) || name === baseline?.name) && s.descendantsCpuMs.length ? `of which the upstream child ${median(s.descendantsCpuMs).toFixed(3)} ms` : undefined,
             clientCpuNote(fig, s),
           ];
           const names = peers.map((p) => p.name).filter((n) => n !== TUICD_NODE_ENGINE);
           rows.push(...figureRows(ctx, fig, names, series, EVERYTHING_HTTP, notes));
           if (driver === 'raw HTTP') rows.push(...nodeEngineRows(ctx, fig, series, hub, notes));
+          if (driver === 'raw HTTP' && baseline) rows.push(...baselineRows(ctx, fig, series, baseline.name, baselineDetail));
         }
       }
       return rows;

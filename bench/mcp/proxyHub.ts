@@ -83,7 +83,7 @@ async function waitUntilReady(socketPath: string, names: string[]): Promise<void
 }
 
 /** tuicd (TCP, Basic Auth, no shells) with these upstreams, once all of them are ready. */
-export function startHub(tmpDir: string, servers: ServerEntry[], setup: Pick<TuicdSetup, 'dirName' | 'config' | 'check' | 'engine'>): Promise<McpTarget> {
+export function startHub(tmpDir: string, servers: ServerEntry[], setup: Pick<TuicdSetup, 'dirName' | 'config' | 'check' | 'engine' | 'main'>): Promise<McpTarget> {
   return startTuicd(tmpDir, {
     ...setup,
     shells: 0,

@@ -65,6 +65,8 @@ export interface TuicdSetup {
   check?: CallCheck | null;
   /** Forces tuicd's HTTP engine (`--http-engine`); its start line must confirm it. Default: tuicd picks. */
   engine?: TuicdEngine;
+  /** Another build's dist/supervisor/main.js (--baseline-ref); default this checkout's (tuicdMainPath()). */
+  main?: string;
 }
 
 export interface McpTarget {
@@ -170,7 +172,7 @@ export async function startBare(tmpDir: string, check: CallCheck = SESSION_LIST_
 export async function startTuicd(tmpDir: string, setup: TuicdSetup = {}): Promise<McpTarget> {
   const unavailable = engineUnavailable(setup.engine);
   if (unavailable) throw new Error(unavailable);
-  const main = tuicdMainPath();
+  const main = setup.main ?? tuicdMainPath();
   if (!existsSync(main)) throw new Error(`${main} not found: tuicd is not built yet (npm run build)`);
   const configDir = join(tmpDir, setup.dirName ?? 'tuicd-config');
   await mkdir(configDir, { recursive: true });
