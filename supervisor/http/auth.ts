@@ -51,8 +51,9 @@ function cookieValue(cookieHeader: string | undefined): string | undefined {
   return undefined;
 }
 
-function unauthorized(body: string): Reply {
-  return { status: 401, headers: { 'WWW-Authenticate': `Basic realm="${AUTH_REALM}"`, 'Content-Type': 'text/plain; charset=utf-8' }, body };
+/** REFERENCE's refusal texts, in the JSON `{error}` shape every other error answer has. */
+function unauthorized(message: string): Reply {
+  return { status: 401, headers: { 'WWW-Authenticate': `Basic realm="${AUTH_REALM}"` }, body: { error: message } };
 }
 
 export type PasswordVerifier = (password: string, hash: string) => Promise<boolean>;
@@ -103,7 +104,7 @@ export class TcpAuth {
     // With no failure on record anywhere, nobody is locked out: the peer address is not needed.
     const wait = this.limiter.isEmpty ? 0 : this.limiter.retryAfterSecs(peer());
     if (wait > 0) {
-      return { ok: false, reply: { status: 429, headers: { 'Retry-After': String(wait), 'Content-Type': 'text/plain; charset=utf-8' }, body: 'Too many failed authentication attempts' } };
+      return { ok: false, reply: { status: 429, headers: { 'Retry-After': String(wait) }, body: { error: 'Too many failed authentication attempts' } } };
     }
     const header = headers['authorization'];
     if (!header || !/^basic /i.test(header) || !s.username || !s.passwordHash) {

@@ -20,6 +20,8 @@ export function readBody(res: EngineResponse, declaredLength: number | undefined
     let total = 0;
     let settled = false;
     let oversize = declaredLength !== undefined && declaredLength > maxBytes;
+    // With a declared length the body is copied once, straight into its final buffer.
+    const whole = !oversize && declaredLength !== undefined && Number.isInteger(declaredLength) && declaredLength > 0 ? Buffer.allocUnsafe(declaredLength) : undefined;
     res.onData((chunk, isLast) => {
       if (settled) return;
       total += chunk.byteLength;
@@ -34,12 +36,25 @@ export function readBody(res: EngineResponse, declaredLength: number | undefined
         }
         return;
       }
-      // uWS neuters the ArrayBuffer after this callback returns: copy what we keep.
-      chunks.push(Buffer.from(new Uint8Array(chunk).slice()));
+      // The engine's buffer is only valid during this callback (uWS neuters it): copy what we keep.
+      if (whole !== undefined && total <= whole.length) whole.set(new Uint8Array(chunk), total - chunk.byteLength);
+      else chunks.push(Buffer.from(new Uint8Array(chunk).slice()));
       if (isLast) {
         settled = true;
-        resolve({ ok: true, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total) });
+        resolve({ ok: true, body: joined(whole, chunks, total) });
       }
     });
   });
+}
+
+/**
+ * The body: the preallocated buffer when every byte went there (the usual case), else the chunks.
+ * A body that does not match its declared length cannot pass an HTTP parser; were one to, its
+ * bytes are never mixed up: the preallocated part is cut to what was copied into it.
+ */
+function joined(whole: Buffer | undefined, chunks: Buffer[], total: number): Buffer {
+  if (whole === undefined) return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+  const copied = Math.min(whole.length, total - chunks.reduce((n, c) => n + c.length, 0));
+  if (chunks.length === 0) return copied === whole.length ? whole : whole.subarray(0, copied);
+  return Buffer.concat([whole.subarray(0, copied), ...chunks]);
 }

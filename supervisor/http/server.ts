@@ -14,10 +14,13 @@ import { Exchange } from './exchange.js';
 import { writeParts } from './partsWriter.js';
 import { readBody } from './requestBody.js';
 import type { RequestGuard } from './requestGuard.js';
-import { quoteClientInput } from '../../shared/quoteClientInput.js';
+import { clipClientInput, quoteClientInput } from '../../shared/quoteClientInput.js';
 import { Router } from './router.js';
 import { HttpError, isStreamHandler } from './types.js';
 import type { Handler, HttpMethod, ListenerKind, Reply, RequestContext, Route, WsRoute } from './types.js';
+
+/** An error message longer than this is cut (with the count of what was left out). */
+const MAX_ERROR_MESSAGE_CHARS = 2000;
 
 /** JSON-RPC's implementation-defined server error, as /mcp answers its other refusals. */
 const JSON_RPC_SERVER_ERROR = -32000;
@@ -211,15 +214,15 @@ export class HttpServer {
     const origin = headers['origin'];
     if (la.kind === 'tcp') {
       const refusal = this.guardRefusal(ex);
-      if (refusal) return this.send(res, ex, refusal);
+      if (refusal) return this.sendAfterBody(res, ex, refusal);
     }
-    if (!METHODS.has(method)) return this.send(res, ex, { status: 405, body: { error: `method ${quoteClientInput(method)} is not supported` } });
+    if (!METHODS.has(method)) return this.sendAfterBody(res, ex, { status: 405, body: { error: `method ${quoteClientInput(method)} is not supported` } });
     if (method === 'OPTIONS') return this.send(res, ex, { status: 204, headers: preflightHeaders(la.kind, origin) });
 
     const match = this.router.match(method, path);
-    if (match.kind === 'not-found') return this.send(res, ex, { status: 404, body: { error: `no such endpoint: ${path}` } });
+    if (match.kind === 'not-found') return this.sendAfterBody(res, ex, { status: 404, body: { error: `no such endpoint: ${clipClientInput(path)}` } });
     if (match.kind === 'method-not-allowed') {
-      return this.send(res, ex, { status: 405, headers: { Allow: match.allowed.join(', ') }, body: { error: `method ${method} not allowed on ${path}` } });
+      return this.sendAfterBody(res, ex, { status: 405, headers: { Allow: match.allowed.join(', ') }, body: { error: `method ${method} not allowed on ${clipClientInput(path)}` } });
     }
     ex.params = match.params;
     const route = match.route;
@@ -259,6 +262,18 @@ export class HttpServer {
     const bodyPromise = wantsBody ? readBody(res, declared, limits.maxBodyBytes) : null;
     this.armTimeout(res, ex);
     void this.run(res, ex, handler, bodyPromise, needsAuth, limits.maxBodyBytes, notJson);
+  }
+
+  /**
+   * An early refusal (guard, 404, 405) of a request whose body is still arriving: the body is read
+   * and dropped first (up to OVERSIZE_DRAIN_BYTES), because answering while the client still sends
+   * makes the close reset the answer away before the client reads it.
+   */
+  private sendAfterBody(res: EngineResponse, ex: Exchange, reply: Reply): void {
+    if (!hasBody(ex.headers)) return this.send(res, ex, reply);
+    watchAbort(res, ex);
+    const declared = ex.headers['content-length'] !== undefined ? Number(ex.headers['content-length']) : undefined;
+    void readBody(res, declared, 0).then((got) => this.send(res, ex, reply, { close: !got.ok && !got.drained }));
   }
 
   private armTimeout(res: EngineResponse, ex: Exchange): void {
@@ -309,11 +324,12 @@ export class HttpServer {
   }
 
   private errorReply(err: unknown, ctx: RequestContext): Reply {
-    if (err instanceof HttpError) return { status: err.status, ...(err.headers ? { headers: err.headers } : {}), body: { error: err.message } };
+    // Messages quote client input clipped at the source; this bounds any that a new one forgets.
+    if (err instanceof HttpError) return { status: err.status, ...(err.headers ? { headers: err.headers } : {}), body: { error: clipClientInput(err.message, MAX_ERROR_MESSAGE_CHARS) } };
     const internal = internalFailureReply(err);
     if (internal) return internal;
     this.opts.onHandlerError?.(err, ctx);
-    return { status: 500, body: { error: err instanceof Error ? err.message : String(err) } };
+    return { status: 500, body: { error: clipClientInput(err instanceof Error ? err.message : String(err), MAX_ERROR_MESSAGE_CHARS) } };
   }
 
   private send(res: EngineResponse, ex: Exchange, reply: Reply, opt: { close?: boolean } = {}): void {

@@ -7,6 +7,7 @@ import type { EngineResponse } from './engine/types.js';
 import { DisposableStore, toDisposable } from '../../shared/disposable.js';
 import type { Disposable } from '../../shared/disposable.js';
 import type { EventBus, EventSink, Subscription } from '../events/eventBus.js';
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from '../../shared/jsonDepth.js';
 
 /** Reconnect delay EventSource clients are told to use (REFERENCE Appendix A: SSE retry 5 s). */
 export const SSE_RETRY_MS = 5_000;
@@ -159,7 +160,9 @@ export function applyEventTypesRequest(bus: EventBus, body: unknown): EventTypes
   let parsed = body;
   if (typeof body === 'string' || body instanceof Uint8Array) {
     try {
-      parsed = JSON.parse(typeof body === 'string' ? body : Buffer.from(body).toString('utf8'));
+      const text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
+      if (jsonNestsDeeperThan(text, MAX_JSON_DEPTH)) return badRequest(`body nests deeper than ${MAX_JSON_DEPTH} levels`);
+      parsed = JSON.parse(text);
     } catch {
       return badRequest('body must be JSON');
     }

@@ -3,6 +3,7 @@
 import type { Cancellation } from '../../shared/cancellation.js';
 import type { BodyParts } from './bodyParts.js';
 import type { EngineResponse, EngineSocket } from './engine/types.js';
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from '../../shared/jsonDepth.js';
 
 /** Which listener a request arrived on: the always-on unix socket or the opt-in TCP listener. */
 export type ListenerKind = 'socket' | 'tcp';
@@ -100,8 +101,10 @@ export function isStreamHandler(h: Handler | StreamHandler): h is StreamHandler 
 /** Parses a JSON body, turning bad JSON into a 400 that says so. */
 export function parseJsonBody<T = unknown>(ctx: RequestContext): T {
   if (ctx.body.length === 0) throw new HttpError(400, 'request body is empty; expected JSON');
+  const text = ctx.body.toString('utf8');
+  if (jsonNestsDeeperThan(text, MAX_JSON_DEPTH)) throw new HttpError(400, `request body nests deeper than ${MAX_JSON_DEPTH} levels`);
   try {
-    return JSON.parse(ctx.body.toString('utf8')) as T;
+    return JSON.parse(text) as T;
   } catch (err) {
     throw new HttpError(400, `request body is not valid JSON: ${(err as Error).message}`);
   }

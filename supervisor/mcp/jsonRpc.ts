@@ -4,6 +4,7 @@
  * that splice pre-serialized results.
  */
 import { clipClientInput } from '../../shared/quoteClientInput.js';
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from '../../shared/jsonDepth.js';
 
 export const JsonRpcCode = {
   PARSE_ERROR: -32700,
@@ -75,8 +76,10 @@ function invalid(id: JsonRpcId | null, code: number, message: string, status = 4
  */
 export function parseBody(body: Buffer | string): ParsedBody {
   let value: unknown;
+  const text = typeof body === 'string' ? body : body.toString('utf8');
+  if (jsonNestsDeeperThan(text, MAX_JSON_DEPTH)) return invalid(null, JsonRpcCode.PARSE_ERROR, `Parse error: the body nests deeper than ${MAX_JSON_DEPTH} levels`);
   try {
-    value = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
+    value = JSON.parse(text);
   } catch (err) {
     // V8 quotes a few characters of the input; the bound holds whatever the engine does.
     return invalid(null, JsonRpcCode.PARSE_ERROR, `Parse error: ${clipClientInput((err as Error).message)}`);

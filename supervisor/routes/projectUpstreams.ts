@@ -10,6 +10,7 @@ import { HttpError, parseJsonBody } from '../http/types.js';
 import type { Reply, RequestContext, Route } from '../http/types.js';
 import { isPlainObject } from '../config/merge.js';
 import type { ProjectUpstreams } from '../upstreams/projectUpstreams.js';
+import { quoteClientInput } from '../../shared/quoteClientInput.js';
 
 const JSON_NULL: Reply = { status: 200, headers: { 'Content-Type': 'application/json' }, body: 'null' };
 
@@ -26,10 +27,14 @@ function namesOf(value: unknown): string[] | null {
  * absolute. `..` would otherwise be resolved away and save the allowlist under another repository;
  * a NUL would be saved as a key no file system path can match.
  */
+const MAX_PATH_CHARS = 4096;
+
 function validRepoPath(value: unknown): string {
   if (typeof value !== 'string' || value === '') throw new HttpError(400, "path is required (missing 'repoPath')");
   if (value.includes('..') || value.includes('\0')) throw new HttpError(400, 'Path traversal is not allowed');
-  if (!isAbsolute(value)) throw new HttpError(400, `Path must be absolute: 'repoPath' must be an absolute path, got ${JSON.stringify(value)}`);
+  if (!isAbsolute(value)) throw new HttpError(400, `Path must be absolute: 'repoPath' must be an absolute path, got ${quoteClientInput(value)}`);
+  // PATH_MAX: no longer path names a repository on Linux; a longer one would only grow the saved file.
+  if (value.length > MAX_PATH_CHARS) throw new HttpError(400, `'repoPath' must be at most ${MAX_PATH_CHARS} characters`);
   return value;
 }
 

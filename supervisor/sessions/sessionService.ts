@@ -64,7 +64,7 @@ function dimension(value: unknown, name: 'rows' | 'cols', fallback?: number): nu
     return fallback;
   }
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > PtyConstants.MAX_TERMINAL_DIMENSION) {
-    throw new HttpError(400, `${name} must be between 1 and ${PtyConstants.MAX_TERMINAL_DIMENSION}, got ${String(value)}`);
+    throw new HttpError(400, `${name} must be between 1 and ${PtyConstants.MAX_TERMINAL_DIMENSION}, got ${clipClientInput(String(value))}`);
   }
   return value;
 }

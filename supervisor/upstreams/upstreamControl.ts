@@ -5,6 +5,7 @@
  */
 import type { UpstreamDiffPlan } from './configDiff.js';
 import type { UpstreamStatusRow } from './upstreamStatus.js';
+import { clipClientInput } from '../../shared/quoteClientInput.js';
 
 export interface UpstreamControl {
   /** Applies a save's plan: disconnect removed, reconnect changed, connect added; unchanged untouched. */
@@ -18,6 +19,6 @@ export interface UpstreamControl {
 /** `Upstream '<name>' not found` (HTTP 404). */
 export class UpstreamNotFoundError extends Error {
   constructor(readonly upstream: string) {
-    super(`Upstream '${upstream}' not found`);
+    super(`Upstream '${clipClientInput(upstream)}' not found`);
   }
 }

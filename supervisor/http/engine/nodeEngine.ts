@@ -39,10 +39,16 @@ class NodeApp implements EngineApp {
   private readonly server: Server;
 
   constructor() {
-    this.server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS }, (req, res) => this.onRequest(req, res));
+    // A missing Host is the request guard's to refuse (403 JSON on TCP), as on uWS; not Node's empty 400.
+    this.server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, requireHostHeader: false }, (req, res) => this.onRequest(req, res));
     this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.onUpgrade(req, socket, head));
     // A request Node's parser refuses never reaches a handler: answer it in the same JSON shape.
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));
+    // An Expect other than 100-continue: Node's default answer is an empty 417.
+    this.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+      req.on('error', ignore);
+      answerJson(res, 417, 'only "Expect: 100-continue" is supported');
+    });
     // Node hands CONNECT to its own event (a tunnel request); tuicd serves no tunnels.
     this.server.on('connect', (_req: IncomingMessage, socket: Socket) => {
       socket.on('error', ignore);
@@ -79,6 +85,11 @@ class NodeApp implements EngineApp {
       const params = matchSegments(route.segments, path);
       if (params === null) continue;
       const accept = (userData: unknown): void => {
+        // `ws` answers a malformed handshake itself, in HTML: refuse it here in JSON instead.
+        const bad = badHandshake(req);
+        if (bad !== null) {
+          return answerJson(res, 400, bad);
+        }
         res.detachSocket(socket);
         route.server.handleUpgrade(req, socket, head, (ws) => this.onOpen(route, ws, userData));
       };
@@ -157,6 +168,19 @@ class NodeApp implements EngineApp {
   }
 }
 
+/** Why `ws` would refuse this upgrade request (RFC 6455 §4.2.1), or null when it is well formed. */
+function badHandshake(req: IncomingMessage): string | null {
+  if (req.method !== 'GET') return 'a WebSocket upgrade must be a GET';
+  if ((req.headers['upgrade'] ?? '').toLowerCase() !== 'websocket') return 'Upgrade header must be "websocket"';
+  const key = req.headers['sec-websocket-key'];
+  if (key === undefined || !/^[+/0-9A-Za-z]{22}==$/.test(key)) return 'Sec-WebSocket-Key header is missing or invalid';
+  const version = req.headers['sec-websocket-version'];
+  if (version !== '8' && version !== '13') return 'Sec-WebSocket-Version must be 13';
+  const protocol = req.headers['sec-websocket-protocol'];
+  if (protocol !== undefined && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*,\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+)*$/.test(protocol)) return 'Sec-WebSocket-Protocol header is invalid';
+  return null;
+}
+
 /** The %-encoded `:param` values of `path` under `segments`, or null when it does not match. */
 function matchSegments(segments: string[], path: string): string[] | null {
   const parts = path.split('/').slice(1);
@@ -177,6 +201,12 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
   if (err.code === 'HPE_INVALID_METHOD') return answerRaw(socket, 405, 'Method Not Allowed', 'method is not supported');
   if (err.code === 'HPE_HEADER_OVERFLOW') return answerRaw(socket, 431, 'Request Header Fields Too Large', 'request headers too large');
   answerRaw(socket, 400, 'Bad Request', 'malformed HTTP request');
+}
+
+/** A JSON error on a ServerResponse nothing else answers. */
+function answerJson(res: ServerResponse, status: number, message: string): void {
+  const body = JSON.stringify({ error: message });
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
 }
 
 /** A JSON error written straight to a socket no request object owns, then the connection ends. */

@@ -75,7 +75,7 @@ function assertUnauthorized(outcome: AuthOutcome, body: string): void {
   assert.equal(r.status, 401);
   assert.equal(r.headers?.['WWW-Authenticate'], `Basic realm="${AUTH_REALM}"`);
   assert.equal(AUTH_REALM, 'TUICommander');
-  assert.equal(r.body, body);
+  assert.deepEqual(r.body, { error: body }, 'the JSON error shape');
 }
 
 describe('TcpAuth', () => {
@@ -126,7 +126,7 @@ describe('TcpAuth', () => {
       const r = refused(await auth.check(req({ authorization: basic(USER, pw) }, NO_QUERY, IP))).reply;
       assert.equal(r.status, 429);
       assert.equal(r.headers?.['Retry-After'], '50'); // 49.5 s left, floored, + 1
-      assert.equal(r.body, 'Too many failed authentication attempts');
+      assert.deepEqual(r.body, { error: 'Too many failed authentication attempts' });
     }
     assertUnauthorized(await auth.check(req({ authorization: basic(USER, 'nope') }, NO_QUERY, '198.51.100.1')), 'Invalid credentials');
     clock.t += 50_000; // the window has passed

@@ -1,0 +1,60 @@
+/**
+ * Where Node's own parser or the `ws` package would answer for tuicd (empty or HTML bodies), the
+ * node engine answers in the same JSON shape as every other error. (uWS's parser drops these
+ * requests before any handler; they are node-engine behaviour.)
+ */
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+
+import { Tuicd } from '../../helpers/tuicdProcess.js';
+
+function raw(port: number, head: string): Promise<{ status: number | null; type: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const sock = connect({ host: '127.0.0.1', port });
+    let got = '';
+    sock.setEncoding('utf8');
+    sock.on('data', (d: string) => (got += d));
+    sock.on('error', reject);
+    sock.on('close', () => {
+      const m = /^HTTP\/1\.1 (\d{3})/.exec(got);
+      const type = /\r\ncontent-type: ([^\r]*)/i.exec(got)?.[1] ?? '';
+      resolve({ status: m ? Number(m[1]) : null, type, body: got.slice(got.indexOf('\r\n\r\n') + 4) });
+    });
+    sock.write(head);
+  });
+}
+
+describe('node engine: answers Node would give in other shapes', { timeout: 30_000 }, () => {
+  let t: Tuicd;
+  before(async () => {
+    t = await Tuicd.start({ args: ['--http-engine', 'node'], config: { services: { server: { enabled: true, port: 0 }, auth: { lan_auth_bypass: true } } } });
+  });
+  after(() => t.stop());
+
+  it('a TCP request without Host reaches the guard: 403 JSON naming Host', async () => {
+    const r = await raw(t.tcpPort!, 'GET /health HTTP/1.1\r\nConnection: close\r\n\r\n');
+    assert.equal(r.status, 403);
+    assert.deepEqual(JSON.parse(r.body), { error: 'Host header is missing', header: 'Host' });
+  });
+
+  it('an Expect other than 100-continue is a 417 in JSON', async () => {
+    const r = await raw(t.tcpPort!, 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: x-fuzz\r\nConnection: close\r\n\r\n');
+    assert.equal(r.status, 417);
+    assert.match(JSON.parse(r.body).error, /100-continue/);
+  });
+
+  it('a malformed WebSocket handshake is a 400 in JSON, not ws’s HTML', async () => {
+    const s = await t.socket('POST', '/sessions', JSON.stringify({ shell: '/bin/sh' }), { 'Content-Type': 'application/json' });
+    const id = s.json().session_id;
+    for (const [extra, why] of [
+      ['Sec-WebSocket-Key: short\r\nSec-WebSocket-Version: 13\r\n', /Sec-WebSocket-Key/],
+      ['Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 7\r\n', /Version/],
+    ] as const) {
+      const r = await raw(t.tcpPort!, `GET /sessions/${id}/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n${extra}\r\n`);
+      assert.equal(r.status, 400);
+      assert.match(r.type, /application\/json/);
+      assert.match(JSON.parse(r.body).error, why);
+    }
+  });
+});
