@@ -217,7 +217,7 @@ export class HttpServer {
       if (refusal) return this.sendAfterBody(res, ex, refusal);
     }
     if (!METHODS.has(method)) return this.sendAfterBody(res, ex, { status: 405, body: { error: `method ${quoteClientInput(method)} is not supported` } });
-    if (method === 'OPTIONS') return this.send(res, ex, { status: 204, headers: preflightHeaders(la.kind, origin) });
+    if (method === 'OPTIONS') return this.sendAfterBody(res, ex, { status: 204, headers: preflightHeaders(la.kind, origin) });
 
     const match = this.router.match(method, path);
     if (match.kind === 'not-found') return this.sendAfterBody(res, ex, { status: 404, body: { error: `no such endpoint: ${clipClientInput(path)}` } });
@@ -265,7 +265,7 @@ export class HttpServer {
   }
 
   /**
-   * An early refusal (guard, 404, 405) of a request whose body is still arriving: the body is read
+   * An early answer (guard refusal, 404, 405, a preflight) to a request whose body is still arriving: the body is read
    * and dropped first (up to OVERSIZE_DRAIN_BYTES), because answering while the client still sends
    * makes the close reset the answer away before the client reads it.
    */

@@ -152,7 +152,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     const statusKey = a.kind === 'answer' ? String(a.status) : a.kind;
     byStatus[statusKey] = (byStatus[statusKey] ?? 0) + 1;
     if (a.kind === 'timeout' && c.mayBlock) expectedTimeouts++;
-    for (const f of judge(c, a)) {
+    for (const f of judge(c, a, engine)) {
       const message = f.kind === 'no-answer' || f.kind === 'hang' ? f.detail : `${f.detail} ${normalizeMessage(a.body.toString('utf8'))}`.trim();
       findings.add(f.kind, groupKey(f.kind, c), c.route, a.status, message, { index: c.index, request: describeRequest(c), answer: describeAnswer(a), notes: c.notes }, examples);
     }
@@ -263,7 +263,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     finalExitCode,
     leftovers,
     loggedErrors,
-    failed: findings.total > 0,
+    failed: findings.failing > 0,
   };
 }
 

@@ -10,6 +10,7 @@ export type FindingKind =
   | '5xx'
   | 'non-json-error'
   | 'no-answer'
+  | 'parser-drop'
   | 'hang'
   | 'truncated'
   | 'huge-error-body'
@@ -24,6 +25,7 @@ export const KIND_TITLES: Record<FindingKind, string> = {
   '5xx': '5xx answers',
   'non-json-error': 'non-JSON error answers (4xx/5xx whose body is not JSON)',
   'no-answer': 'no answer (connection closed before any HTTP answer)',
+  'parser-drop': "dropped by uWS 20.30's HTTP parser before any handler (known, not failing: a method outside the standard nine, no Host, a Transfer-Encoding other than chunked, over 50 headers, a header block over 4 KiB, a target not starting with /)",
   hang: 'hangs (no answer in time to a request that should answer at once)',
   truncated: 'truncated answers (closed mid-body)',
   'huge-error-body': 'huge error bodies (4xx/5xx over 8 KiB: input echoed back)',
@@ -34,7 +36,7 @@ export const KIND_TITLES: Record<FindingKind, string> = {
   'mcp-internal-error': "MCP internal errors (JSON-RPC -32603, or a tool result \"Tool '…' failed\": an unexpected exception, MCP's 5xx)",
 };
 
-export const KIND_ORDER: FindingKind[] = ['crash', '5xx', 'non-json-error', 'no-answer', 'hang', 'truncated', 'huge-error-body', 'cross-site-accepted', 'auth-bypass', 'simple-content-type-accepted', 'ws-internal-error', 'mcp-internal-error'];
+export const KIND_ORDER: FindingKind[] = ['crash', '5xx', 'non-json-error', 'no-answer', 'parser-drop', 'hang', 'truncated', 'huge-error-body', 'cross-site-accepted', 'auth-bypass', 'simple-content-type-accepted', 'ws-internal-error', 'mcp-internal-error'];
 
 export const HUGE_ERROR_BYTES = 8 * 1024;
 
@@ -73,8 +75,30 @@ function echoedIdBytes(a: Answer): number {
   }
 }
 
+/** Kinds that are reported but do not fail a run: behaviour of a dependency tuicd cannot change. */
+export const KNOWN_KINDS: ReadonlySet<FindingKind> = new Set(['parser-drop']);
+
+/** The nine methods HTTP/1.1 defines: uWS's parser knows no others. */
+const HTTP_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);
+/** uWS 20.30's parser limits (measured: it closes the connection, no handler runs). */
+const UWS_MAX_HEADERS = 50;
+const UWS_MAX_HEADER_BYTES = 4096;
+
+/** True when uWS's parser drops this request before tuicd's code could answer it. */
+export function uwsParserDrops(c: Case): boolean {
+  if (c.raw !== null) return true;
+  if (!HTTP_METHODS.has(c.method)) return true;
+  if (!c.path.startsWith('/')) return true;
+  if (!c.headers.some(([k]) => k.toLowerCase() === 'host')) return true;
+  const te = c.headers.find(([k]) => k.toLowerCase() === 'transfer-encoding')?.[1];
+  if (te !== undefined && te.toLowerCase() !== 'chunked') return true;
+  if (c.headers.length >= UWS_MAX_HEADERS) return true;
+  const headerBytes = c.method.length + c.path.length + c.headers.reduce((n, [k, v]) => n + k.length + v.length + 4, 0);
+  return headerBytes > UWS_MAX_HEADER_BYTES;
+}
+
 /** The findings one answered case yields (crashes are detected by the harness, not here). */
-export function judge(c: Case, a: Answer): Finding[] {
+export function judge(c: Case, a: Answer, engine = 'uws'): Finding[] {
   const out: Finding[] = [];
   if (a.kind === 'error') return out; // could not connect: the harness decides whether tuicd died
   if (c.relaxed) {
@@ -82,7 +106,7 @@ export function judge(c: Case, a: Answer): Finding[] {
     return out;
   }
   if (a.kind === 'dropped') {
-    out.push({ kind: 'no-answer', detail: a.note ?? 'closed' });
+    out.push({ kind: engine === 'uws' && uwsParserDrops(c) ? 'parser-drop' : 'no-answer', detail: a.note ?? 'closed' });
     return out;
   }
   if (a.kind === 'timeout') {
@@ -225,12 +249,20 @@ export class Findings {
     for (const v of this.counts.values()) n += v;
     return n;
   }
+
+  /** Findings that fail a run: all but the known kinds. */
+  get failing(): number {
+    let n = 0;
+    for (const [kind, v] of this.counts) if (!KNOWN_KINDS.has(kind)) n += v;
+    return n;
+  }
 }
 
 /** The grouping key of a finding: by route where the route is the bug, by request shape where the route is incidental. */
 export function groupKey(kind: FindingKind, c: Case): string {
   switch (kind) {
     case 'no-answer':
+    case 'parser-drop':
     case 'hang':
     case 'truncated':
       return shapeOf(c);
