@@ -4,26 +4,12 @@
  * requests before any handler; they are node-engine behaviour.)
  */
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 
+import { rawHttp, type RawAnswer } from '../../helpers/rawHttp.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
 
-function raw(port: number, head: string): Promise<{ status: number | null; type: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    const sock = connect({ host: '127.0.0.1', port });
-    let got = '';
-    sock.setEncoding('utf8');
-    sock.on('data', (d: string) => (got += d));
-    sock.on('error', reject);
-    sock.on('close', () => {
-      const m = /^HTTP\/1\.1 (\d{3})/.exec(got);
-      const type = /\r\ncontent-type: ([^\r]*)/i.exec(got)?.[1] ?? '';
-      resolve({ status: m ? Number(m[1]) : null, type, body: got.slice(got.indexOf('\r\n\r\n') + 4) });
-    });
-    sock.write(head);
-  });
-}
+const raw = (port: number, head: string): Promise<RawAnswer> => rawHttp({ port }, head);
 
 describe('node engine: answers Node would give in other shapes', { timeout: 30_000 }, () => {
   let t: Tuicd;
@@ -53,7 +39,7 @@ describe('node engine: answers Node would give in other shapes', { timeout: 30_0
     ] as const) {
       const r = await raw(t.tcpPort!, `GET /sessions/${id}/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n${extra}\r\n`);
       assert.equal(r.status, 400);
-      assert.match(r.type, /application\/json/);
+      assert.match(r.headers['content-type'] ?? '', /application\/json/);
       assert.match(JSON.parse(r.body).error, why);
     }
   });

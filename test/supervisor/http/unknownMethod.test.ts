@@ -4,25 +4,13 @@
  * handler runs, so for those the check holds on the node engine only (said as a skip on uWS).
  */
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 
+import { rawHttp, type RawAnswer } from '../../helpers/rawHttp.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
 
-/** One raw request on the unix socket; resolves with the status line's code and the body ('' when dropped). */
-function raw(path: string, method: string): Promise<{ status: number | null; body: string }> {
-  return new Promise((resolve, reject) => {
-    const sock = connect({ path });
-    let got = '';
-    sock.setEncoding('utf8');
-    sock.on('data', (d: string) => (got += d));
-    sock.on('error', reject);
-    sock.on('close', () => {
-      const m = /^HTTP\/1\.1 (\d{3})/.exec(got);
-      resolve({ status: m ? Number(m[1]) : null, body: got.slice(got.indexOf('\r\n\r\n') + 4) });
-    });
-    sock.write(`${method} /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
-  });
+function raw(path: string, method: string): Promise<RawAnswer> {
+  return rawHttp({ path }, `${method} /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
 }
 
 describe('unknown HTTP methods', { timeout: 30_000 }, () => {
