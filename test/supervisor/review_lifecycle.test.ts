@@ -4,14 +4,13 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 
 import { bindUnix, closeUnix } from '../../supervisor/http/listeners.js';
 import { testEngine } from '../helpers/httpEngine.js';
+import { holdThreePorts } from '../helpers/ports.js';
 import { MAIN_JS, Tuicd, httpRequest } from '../helpers/tuicdProcess.js';
 
 const dirs: string[] = [];
@@ -24,30 +23,6 @@ after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-function listen(port: number): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(port, '127.0.0.1', () => resolve(s));
-  });
-}
-
-/** Three consecutive ports on 127.0.0.1 held by us: the whole port walk of tuicd (port, +1, +2) finds them taken. */
-async function occupyThreePorts(): Promise<{ base: number; close: () => void }> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const first = await listen(0);
-    const base = (first.address() as { port: number }).port;
-    const held = [first];
-    try {
-      for (const p of [base + 1, base + 2]) held.push(await listen(p));
-      return { base, close: () => held.forEach((s) => s.close()) };
-    } catch {
-      held.forEach((s) => s.close());
-    }
-  }
-  throw new Error('no three consecutive free ports');
-}
-
 /** A unix socket file nobody listens on: what a SIGKILLed server leaves. */
 async function staleSocket(path: string): Promise<void> {
   // A listener SIGKILLed in its own process: the file stays, nobody answers on it.
@@ -58,7 +33,7 @@ async function staleSocket(path: string): Promise<void> {
 
 describe('supervisor lifecycle (review)', () => {
   it('keeps serving on the socket when the TCP port is in use at start, and says why TCP is off', async () => {
-    const ports = await occupyThreePorts();
+    const ports = await holdThreePorts();
     let t: Tuicd | undefined;
     try {
       t = await Tuicd.start({ config: { services: { server: { enabled: true, port: ports.base } } } });
@@ -68,7 +43,7 @@ describe('supervisor lifecycle (review)', () => {
       assert.equal(health.json().listeners.tcp, null);
       assert.match(t.stderr, new RegExp(`TCP listener not started.*${ports.base}`));
     } finally {
-      ports.close();
+      await ports.close();
       await t?.stop();
     }
   });

@@ -4,33 +4,16 @@
  * walk to port+1 never ran.
  */
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
 
+import { holdThreePorts } from '../../helpers/ports.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
 
-/** A port whose next two are free too (checked by binding them, then letting go). */
+/** A port whose next two are free too (held, then let go). */
 async function freeRun(): Promise<number> {
-  const listen = (port: number) =>
-    new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-      const s = createServer();
-      s.once('error', reject);
-      s.listen(port, '127.0.0.1', () => resolve(s));
-    });
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const first = await listen(0);
-    const base = (first.address() as { port: number }).port;
-    const held = [first];
-    try {
-      for (const p of [base + 1, base + 2]) held.push(await listen(p));
-      return base;
-    } catch {
-      // taken: try another
-    } finally {
-      await Promise.all(held.map((s) => new Promise((r) => s.close(r))));
-    }
-  }
-  throw new Error('no three consecutive free ports');
+  const ports = await holdThreePorts();
+  await ports.close();
+  return ports.base;
 }
 
 describe('exclusive TCP bind', { timeout: 60_000 }, () => {
