@@ -46,6 +46,9 @@ test('missing file loads the REFERENCE §5.2 defaults and creates nothing', asyn
     max_sessions: 500,
     request_timeout_ms: 301_000,
     max_body_bytes: 2 * 1024 * 1024,
+    max_mcp_sessions: 10_000,
+    allowed_hosts: [],
+    allowed_origins: [],
   });
   assert.deepEqual(config.services.auth, {
     username: '',

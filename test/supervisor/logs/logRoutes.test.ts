@@ -185,7 +185,9 @@ describe('/logs routes', () => {
     }
     assert.deepEqual(await get(), [], 'the refused POSTs stored nothing');
     const auth = { Authorization: basic(USER, PASSWORD) };
-    const stored = await t.tcp('POST', '/logs', body, auth);
+    // On TCP a body must say it is JSON (browsers send text/plain cross-site without a preflight).
+    assert.equal((await t.tcp('POST', '/logs', body, auth)).status, 415);
+    const stored = await t.tcp('POST', '/logs', body, { ...auth, 'Content-Type': 'application/json' });
     assert.equal(stored.status, 200, stored.text);
     const listed = await t.tcp('GET', '/logs', undefined, auth);
     assert.equal(listed.status, 200);
