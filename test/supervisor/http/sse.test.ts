@@ -270,7 +270,9 @@ describe('SSE GET /events', () => {
       if (server.bus.stats.droppedEvents > 0) roundsAfterDrop++;
     }
     assert.ok(server.bus.stats.droppedEvents > 0, 'the stalled subscriber overflowed');
-    assert.ok(slowestRoundMs < 250, `publishing ${perRound} events took ${slowestRoundMs.toFixed(1)} ms`);
+    // A loose bound, not a speed figure (that is bench/supervisor/sse): publishing must not wait on the
+    // stalled socket, which would take seconds per round; a loaded CI machine takes a few hundred ms.
+    assert.ok(slowestRoundMs < 2000, `publishing ${perRound} events took ${slowestRoundMs.toFixed(1)} ms`);
     server.bus.publish('done');
     published++;
 
