@@ -16,7 +16,7 @@ import { mkdir, mkdtemp, rename, rm, symlink, writeFile } from 'node:fs/promises
 import http from 'node:http';
 import { join } from 'node:path';
 
-import { errorText, type BenchRow } from './harness.js';
+import { errorText, median, spread } from './harness.js';
 
 /** The goal of issue 14: the current build keeps ≥ 97 % of the baseline's throughput, ≤ 103 % of its cost. */
 export const BASELINE_MIN_THROUGHPUT_RATIO = 0.97;
@@ -196,22 +196,36 @@ export function baselineEngine(b: BaselineBuild): 'uws' | undefined {
 }
 
 /**
- * The note of a current-vs-baseline row: the goal, whether it holds, and whether the spreads are
- * small enough for a 3 % margin to mean anything.
+ * The note of a current-vs-baseline row. The two variants run back to back in every repetition, so
+ * their values pair up by repetition: a pair shares the machine's state, and the ratio within a
+ * pair is steadier than the ratio of two medians (the ratio column) on a shared machine. The goal is
+ * judged on the median paired ratio, and the note says how many repetitions fell on each side of
+ * it: when all of them agree the verdict holds (a sign test: with n pairs and a true ratio on the
+ * threshold, all n land on one side with probability 2 × 0.5^n, under 5 % from 6 pairs on), when
+ * they disagree it is inconclusive. Without pairs (a repetition failed) the ratio of medians is
+ * judged, with both spreads.
  */
-export function baselineGoalNote(r: BenchRow, baselineSpread: number, higherIsBetter: boolean): string {
-  if (r.ratio === undefined) return '';
-  const goal = higherIsBetter ? `≥ ${BASELINE_MIN_THROUGHPUT_RATIO}×` : `≤ ${BASELINE_MAX_COST_RATIO}×`;
-  const met = higherIsBetter ? r.ratio >= BASELINE_MIN_THROUGHPUT_RATIO : r.ratio <= BASELINE_MAX_COST_RATIO;
-  const worst = Math.max(r.spread, baselineSpread);
-  const margin = higherIsBetter ? 1 - BASELINE_MIN_THROUGHPUT_RATIO : BASELINE_MAX_COST_RATIO - 1;
-  const conclusive =
-    r.repetitions < 3
-      ? ` (inconclusive: ${r.repetitions} repetition${r.repetitions === 1 ? '' : 's'})`
-      : worst < margin
-        ? ''
-        : ` (inconclusive: spread up to ${(worst * 100).toFixed(1)} %, wider than the ${Math.round(margin * 100)} % margin; rerun quieter or with more --reps)`;
-  return `goal ${goal} baseline (issue 14): ${met ? 'met' : 'MISSED'}${conclusive}`;
+export function baselineGoalNote(current: number[], baseline: number[], higherIsBetter: boolean): string {
+  const threshold = higherIsBetter ? BASELINE_MIN_THROUGHPUT_RATIO : BASELINE_MAX_COST_RATIO;
+  const goal = `goal ${higherIsBetter ? '≥' : '≤'} ${threshold}× baseline (issue 14)`;
+  const holds = (ratio: number): boolean => (higherIsBetter ? ratio >= threshold : ratio <= threshold);
+  if (current.length === 0 || baseline.length === 0) return '';
+  if (current.length !== baseline.length || baseline.some((b) => b === 0)) {
+    const ratio = median(current) / median(baseline);
+    const worst = Math.max(spread(current), spread(baseline));
+    return `${goal}: ${holds(ratio) ? 'met' : 'MISSED'} on the ratio of medians (no pairs; inconclusive unless both spreads, here up to ${(worst * 100).toFixed(1)} %, are well under the 3 % margin)`;
+  }
+  const pairs = current.map((c, i) => c / baseline[i]!);
+  const m = median(pairs);
+  const agreeing = pairs.filter((p) => holds(p) === holds(m)).length;
+  const range = `${Math.min(...pairs).toFixed(3)}–${Math.max(...pairs).toFixed(3)}×`;
+  const strength =
+    agreeing === pairs.length
+      ? pairs.length >= 6
+        ? 'every repetition agrees'
+        : `every repetition agrees, but ${pairs.length} are too few to be sure (use --reps 6 or more)`
+      : `inconclusive: ${pairs.length - agreeing} of ${pairs.length} repetitions say otherwise`;
+  return `${goal}: ${holds(m) ? 'met' : 'MISSED'} (paired per-repetition ratio: median ${m.toFixed(3)}×, range ${range}; ${strength})`;
 }
 
 /** What the bench's JSON report says about the baseline. */

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { baselineGoalNote } from '../baseline.js';
-import { errorText, failedRow, median, row, spread, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
+import { errorText, failedRow, median, row, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
 import { runLoadgen, runWrk, WRK_MISSING, wrkInstalled, type Measurement } from './drivers.js';
 import { startTargets, stopTargets, TUICD_NODE_ENGINE, type Started, type Target, type VariantName } from './targets.js';
 
@@ -196,7 +196,7 @@ function baselineRows(
   if (typeof tuicd === 'string') return rows;
   const current = make('tuicd', tuicd, base(label, b), label);
   // The guard runs on TCP only: on the unix socket the ratio is a control (it should sit near 1).
-  if (typeof b !== 'string') withNote(current, `${baselineGoalNote(current, spread(b), true)}${current.group.includes('unix') ? '; control: no request guard on the unix socket' : ''}`);
+  if (typeof b !== 'string') withNote(current, `${baselineGoalNote(tuicd, b, true)}${current.group.includes('unix') ? '; control: no request guard on the unix socket' : ''}`);
   rows.push(current);
   return rows;
 }

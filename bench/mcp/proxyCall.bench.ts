@@ -14,7 +14,7 @@
  * ratio current / baseline and issue 14's goal (≥ 0.97× calls/s, ≤ 1.03× CPU per call and p50).
  */
 import { baselineEngine, baselineGoalNote, requireUws, type Baseline } from '../baseline.js';
-import { errorText, median, spread, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
+import { errorText, median, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
 import { echoCall, echoCheck, everythingStdio, EVERYTHING_JS, startEverythingStreamable, startHub, withTempDir } from './proxyHub.js';
 import {
   callFigures,
@@ -163,8 +163,8 @@ function baselineRows(ctx: BenchContext, fig: Figure, series: Map<string, Series
   const b = series.get(seriesKey(baselineName, fig.callers));
   const bValues = b && !b.error ? fig.pick(b) : [];
   return figureRows(ctx, fig, [TUICD_TCP], series, baselineName, (_name, r, s) => {
-    const goal =
-      fig.unit === 'calls/s' ? baselineGoalNote(r, spread(bValues), true) : fig.unit === CPU_UNIT || fig.label === 'p50' ? baselineGoalNote(r, spread(bValues), false) : 'no goal on p99';
+    const mine = fig.pick(s);
+    const goal = fig.unit === 'calls/s' ? baselineGoalNote(mine, bValues, true) : fig.unit === CPU_UNIT || fig.label === 'p50' ? baselineGoalNote(mine, bValues, false) : 'no goal on p99';
     const missing = r.ratio === undefined ? `no ratio to ${baselineName}: ${b?.error ?? 'no values'}` : undefined;
     const upstream = fig.unit === CPU_UNIT && s.descendantsCpuMs.length ? `of which the upstream child ${median(s.descendantsCpuMs).toFixed(3)} ms` : undefined;
     return [missing, r.ratio === undefined ? undefined : goal, fig.unit === 'calls/s' ? detail : undefined, upstream, clientCpuNote(fig, s)];
