@@ -224,7 +224,7 @@ export function baselineGoalNote(current: number[], baseline: number[], higherIs
       ? pairs.length >= 6
         ? 'every repetition agrees'
         : `every repetition agrees, but ${pairs.length} are too few to be sure (use --reps 6 or more)`
-      : `inconclusive: ${pairs.length - agreeing} of ${pairs.length} repetitions say otherwise`;
+      : `inconclusive: ${pairs.length - agreeing} of ${pairs.length} repetitions ${pairs.length - agreeing === 1 ? 'says' : 'say'} otherwise`;
   return `${goal}: ${holds(m) ? 'met' : 'MISSED'} (paired per-repetition ratio: median ${m.toFixed(3)}×, range ${range}; ${strength})`;
 }
 
