@@ -70,6 +70,7 @@ export class RequestGuard {
   private addresses = new Set<string>();
   private addressesReadAt = -Infinity;
   private readonly allowedHostHeaders = new Set<string>();
+  private lastAllowedHost: string | undefined;
   private lastSettings: GuardSettings | undefined;
   private extraHosts = new Set<string>();
   private extraOrigins = new Set<string>();
@@ -85,7 +86,9 @@ export class RequestGuard {
     const hostHeader = headers['host'];
     if (hostHeader === undefined || hostHeader === '') return { header: 'Host', message: 'Host header is missing' };
     if (duplicateHost) return { header: 'Host', message: 'Host header is repeated' };
-    if (!this.allowedHostHeaders.has(hostHeader)) {
+    // A client sends the same Host on every request, but as a fresh string each time, whose hash V8
+    // computes afresh: comparing with the last one allowed first keeps the Set lookup off the common path.
+    if (hostHeader !== this.lastAllowedHost && !this.allowedHostHeaders.has(hostHeader)) {
       const host = hostOf(hostHeader);
       if (host === null) return { header: 'Host', message: `Host header is malformed: ${quoteClientInput(hostHeader)}` };
       if (!this.allowsHost(host)) {
@@ -94,6 +97,7 @@ export class RequestGuard {
       if (this.allowedHostHeaders.size >= MAX_CACHED_HOSTS) this.allowedHostHeaders.clear();
       this.allowedHostHeaders.add(hostHeader);
     }
+    this.lastAllowedHost = hostHeader;
     const origin = headers['origin'];
     if (origin === undefined) return null;
     if (this.allowsOrigin(origin, hostHeader)) return null;
@@ -107,6 +111,7 @@ export class RequestGuard {
     this.extraHosts = new Set(s.allowedHosts.map((h) => h.trim().toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '')));
     this.extraOrigins = new Set(s.allowedOrigins.map(normalizeOrigin).filter((o): o is string => o !== null));
     this.allowedHostHeaders.clear();
+    this.lastAllowedHost = undefined;
   }
 
   private allowsHost(host: string): boolean {
