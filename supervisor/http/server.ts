@@ -258,7 +258,7 @@ export class HttpServer {
     }
     watchAbort(res, ex);
     const limits = this.opts.limits();
-    const declared = headers['content-length'] !== undefined ? Number(headers['content-length']) : undefined;
+    const declared = declaredLength(headers);
     const bodyPromise = wantsBody ? readBody(res, declared, limits.maxBodyBytes) : null;
     this.armTimeout(res, ex);
     void this.run(res, ex, handler, bodyPromise, needsAuth, limits.maxBodyBytes, notJson);
@@ -272,7 +272,7 @@ export class HttpServer {
   private sendAfterBody(res: EngineResponse, ex: Exchange, reply: Reply): void {
     if (!hasBody(ex.headers)) return this.send(res, ex, reply);
     watchAbort(res, ex);
-    const declared = ex.headers['content-length'] !== undefined ? Number(ex.headers['content-length']) : undefined;
+    const declared = declaredLength(ex.headers);
     void readBody(res, declared, 0).then((got) => this.send(res, ex, reply, { close: !got.ok && !got.drained }));
   }
 
@@ -450,6 +450,12 @@ function statusLine(status: number): string {
   let line = statusLines.get(status);
   if (line === undefined) statusLines.set(status, (line = `${status} ${STATUS_CODES[status] ?? ''}`));
   return line;
+}
+
+/** The request's Content-Length, when it says one. */
+function declaredLength(headers: Readonly<Record<string, string>>): number | undefined {
+  const length = headers['content-length'];
+  return length !== undefined ? Number(length) : undefined;
 }
 
 function hasBody(headers: Readonly<Record<string, string>>): boolean {
