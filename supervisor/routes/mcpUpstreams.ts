@@ -14,7 +14,7 @@ import type { Reply, RequestContext, Route } from '../http/types.js';
 import { isPlainObject, type JsonObject } from '../config/merge.js';
 import { UpstreamNotFoundError, type UpstreamControl } from '../upstreams/upstreamControl.js';
 import { bearerAccount, headerAccount, scrub, type UpstreamSecrets } from '../upstreams/upstreamCredentials.js';
-import { UpstreamApplyError, type UpstreamStore } from '../upstreams/upstreamStore.js';
+import { UpstreamApplyError, UpstreamIdConflictError, type UpstreamStore } from '../upstreams/upstreamStore.js';
 import { clipClientInput } from '../../shared/quoteClientInput.js';
 import { MAX_NAME_CHARS } from '../upstreams/validateUpstreams.js';
 
@@ -80,6 +80,8 @@ export function mcpUpstreamsRoutes(deps: McpUpstreamsRouteDeps): Route[] {
       await deps.store.save(body['base'], body['config'], { ownPort: deps.ownPort(), applyPlan: (plan) => deps.control.applyPlan(plan) });
     } catch (err) {
       if (err instanceof SupervisorError && err.code === ErrorCode.CONFIG_INVALID) throw new HttpError(400, err.message);
+      // A stale copy adding an id someone else added since: the client must reload (the file is untouched).
+      if (err instanceof UpstreamIdConflictError) throw new HttpError(409, err.message);
       // Saved, but the hub could not take it: its code and data decide the status (a hub past its
       // restart budget is 503 with Retry-After), the message says the file was saved.
       if (err instanceof UpstreamApplyError && err.cause instanceof SupervisorError) throw new SupervisorError(err.cause.code, err.message, err.cause.data);

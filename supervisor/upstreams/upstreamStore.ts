@@ -53,7 +53,7 @@ export interface UpstreamSaveResult {
   plan: UpstreamDiffPlan;
 }
 
-/** Two saves added a server with the same id; the file is left as it was (HTTP 500). */
+/** Two saves added a server with the same id; the file is left as it was (HTTP 409: the caller reloads). */
 export class UpstreamIdConflictError extends Error {
   constructor(readonly id: string) {
     super(`Upstream id '${id}' was added concurrently; reload before adding it again`);

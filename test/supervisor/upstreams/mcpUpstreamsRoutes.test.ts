@@ -166,13 +166,14 @@ describe('/mcp/upstreams routes', () => {
     assert.equal(control.plans.length, plans, 'nothing applied to the hub');
   });
 
-  it('PUT answers 500 for a concurrent same-id add and for a hub that refuses the plan, 503 + Retry-After for a hub past its restart budget (the file is saved each time)', async () => {
+  it('PUT answers 409 for a concurrent same-id add (file untouched), 500 for a hub that refuses the plan, 503 + Retry-After for a hub past its restart budget (the file is saved each time)', async () => {
     const seen = (await call('GET', '/mcp/upstreams')).json();
     // Another client adds e1 first; this one, still holding the old copy, adds e1 too.
     assert.equal((await call('PUT', '/mcp/upstreams', { base: seen, config: { servers: [...seen.servers, http('e1', 'epsilon')] } })).status, 200);
     const conflict = await call('PUT', '/mcp/upstreams', { base: seen, config: { servers: [...seen.servers, http('e1', 'eta')] } });
-    assert.equal(conflict.status, 500);
+    assert.equal(conflict.status, 409);
     assert.deepEqual(conflict.json(), { error: "Upstream id 'e1' was added concurrently; reload before adding it again" });
+    assert.equal(JSON.parse(fileText()).servers.find((s: { id: string }) => s.id === 'e1').name, 'epsilon', 'the first add is kept');
 
     control.failApply = 'hub worker is not running';
     const latest = (await call('GET', '/mcp/upstreams')).json();
