@@ -15,6 +15,17 @@ import type { EngineApp, EngineListenSocket, EngineRequest, EngineResponse, Engi
 /** uWS closes an idle keep-alive connection after about 10 s; the same here. */
 const KEEP_ALIVE_TIMEOUT_MS = 10_000;
 
+/**
+ * After answering a request the parser refused, the connection keeps reading (and discarding) what
+ * the client is still sending for this long before it is destroyed: closing with unread input
+ * makes the kernel reset the connection, and a reset can discard the answer before the client
+ * reads it (a 431 for a 60 KB header followed by a 5 MB body was lost that way). Apache calls this
+ * a lingering close. The idle limit restarts with each read; the total is capped.
+ */
+const LINGER_IDLE_MS = 2_000;
+const LINGER_MAX_MS = 10_000;
+const lingering = new WeakSet<Socket>();
+
 interface WsRouteEntry {
   segments: string[];
   behavior: EngineWsBehavior<unknown>;
@@ -197,6 +208,8 @@ function matchSegments(segments: string[], path: string): string[] | null {
 }
 
 function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  // Node's parser refuses every further chunk of a request already answered: that is the discarding.
+  if (lingering.has(socket)) return;
   if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
   if (err.code === 'HPE_INVALID_METHOD') return answerRaw(socket, 405, 'Method Not Allowed', 'method is not supported');
   if (err.code === 'HPE_HEADER_OVERFLOW') return answerRaw(socket, 431, 'Request Header Fields Too Large', 'request headers too large');
@@ -213,6 +226,17 @@ function answerJson(res: ServerResponse, status: number, message: string): void 
 function answerRaw(socket: Socket, status: number, text: string, message: string): void {
   const body = JSON.stringify({ error: message });
   socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  linger(socket);
+}
+
+/** Half-closed: reads until the client closes too, or the linger limits end it. */
+function linger(socket: Socket): void {
+  lingering.add(socket);
+  const destroy = () => socket.destroy();
+  socket.setTimeout(LINGER_IDLE_MS, destroy);
+  const cap = setTimeout(destroy, LINGER_MAX_MS);
+  cap.unref();
+  socket.once('close', () => clearTimeout(cap));
 }
 
 function ignore(): void {

@@ -4,6 +4,7 @@
  * requests before any handler; they are node-engine behaviour.)
  */
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 
 import { rawHttp, type RawAnswer } from '../../helpers/rawHttp.js';
@@ -43,4 +44,27 @@ describe('node engine: answers Node would give in other shapes', { timeout: 30_0
       assert.match(JSON.parse(r.body).error, why);
     }
   });
+  it('a refused request whose body is still arriving gets its answer, not a reset: 60 KB of headers then 5 MB of body, 5 times', async () => {
+    for (let i = 0; i < 5; i++) {
+      const r = await sendWhole(t.tcpPort!, `POST /logs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'A'.repeat(60_000)}\r\nContent-Type: application/json\r\nContent-Length: 5000000\r\n\r\n`, Buffer.alloc(5_000_000, 65));
+      assert.equal(r.error, undefined, `attempt ${i + 1}: ${r.error}`);
+      assert.match(r.text, /^HTTP\/1\.1 431 /, `attempt ${i + 1}`);
+      assert.deepEqual(JSON.parse(r.text.slice(r.text.indexOf('\r\n\r\n') + 4)), { error: 'request headers too large' });
+    }
+  });
 });
+
+/** Writes head and body whole (as a client that does not read while sending), then reads until the server closes. */
+function sendWhole(port: number, head: string, body: Buffer): Promise<{ text: string; error: string | undefined }> {
+  return new Promise((resolve) => {
+    const sock = connect({ host: '127.0.0.1', port });
+    let text = '';
+    let error: string | undefined;
+    sock.setEncoding('utf8');
+    sock.on('data', (d: string) => (text += d));
+    sock.on('error', (err: NodeJS.ErrnoException) => (error = err.code ?? err.message));
+    sock.on('close', () => resolve({ text, error }));
+    sock.write(head);
+    sock.end(body);
+  });
+}
