@@ -13,6 +13,8 @@ export const ErrorCode = {
   PTY_NOT_FOUND: 'PTY_NOT_FOUND',
   /** The pty host could not start a session (id in use, bad cwd, exec failure). */
   PTY_SPAWN_FAILED: 'PTY_SPAWN_FAILED',
+  /** A write was refused: the session's program has not read PtyConstants.INPUT_BACKLOG_BYTES of earlier input (HTTP 429). */
+  INPUT_BACKLOG_FULL: 'INPUT_BACKLOG_FULL',
   UPSTREAM_SPAWN_FAILED: 'UPSTREAM_SPAWN_FAILED',
   /** The hub has no upstream by that name (reconnect, disconnect). */
   UPSTREAM_NOT_FOUND: 'UPSTREAM_NOT_FOUND',

@@ -7,7 +7,7 @@ import { Type } from 'typebox';
 import { defineProtocol } from './defineProtocol.js';
 
 /** Bumped on any incompatible change; the handshake refuses a stale pty host build. */
-export const PTY_PROTOCOL_VERSION = 3;
+export const PTY_PROTOCOL_VERSION = 4;
 
 /** Limits both sides rely on. */
 export const PtyConstants = {
@@ -29,6 +29,13 @@ export const PtyConstants = {
    * once it has fanned a batch out, whatever its viewers do with it.
    */
   UNACKED_OUTPUT_BYTES: 2 * 1024 * 1024,
+  /**
+   * Flow control the other way: input the session's program has not read yet (queued in the host
+   * because the PTY's input buffer, a few KiB, is full). Past this a write is refused, so a client
+   * typing into a program that never reads cannot grow the host. Well above one WebSocket frame or
+   * request body (2 MiB), so a large paste into a program that is still reading is never refused.
+   */
+  INPUT_BACKLOG_BYTES: 8 * 1024 * 1024,
 } as const;
 
 const SessionRef = { session_id: Type.String({ minLength: 1 }) };
@@ -143,7 +150,12 @@ export const PtyProtocol = defineProtocol({
      * keystroke path skips a round of request bookkeeping on both sides. Only sent while no `write`
      * of the session is in flight, so the two keep their order.
      */
-    input: Type.Object({ ...SessionRef }),
+    input: Type.Object({ ...SessionRef, from: Type.Optional(Type.Integer({ minimum: 0 })) }),
+    /**
+     * Host → supervisor: an `input` event was refused (INPUT_BACKLOG_BYTES unread); `from` is the
+     * tag the event carried, so the supervisor can tell the viewer that typed it.
+     */
+    inputRefused: Type.Object({ ...SessionRef, from: Type.Optional(Type.Integer({ minimum: 0 })), backlog_bytes: Type.Integer({ minimum: 0 }) }),
     /** Supervisor → host: `bytes` more of the session's output were handled (UNACKED_OUTPUT_BYTES). */
     ack: Type.Object({ ...SessionRef, bytes: Type.Integer({ minimum: 0 }) }),
   },

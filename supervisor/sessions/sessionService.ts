@@ -46,6 +46,11 @@ export type OutputListener = (offset: number, bytes: Uint8Array) => void;
 export type LifecycleListener = (event: 'exit' | 'closed', record: SessionRecord) => void;
 /** Fires after a session's shell_state changed (busy/idle), once its input bookkeeping has seen the change. */
 export type ShellStateListener = (record: SessionRecord) => void;
+/** A viewer's input was refused (the program has not read PtyConstants.INPUT_BACKLOG_BYTES); `viewer` is its writeFromViewer tag. */
+export type InputRefusedListener = (sessionId: string, viewer: number | undefined) => void;
+
+/** A refused write waits for the program to read: about as long as a person takes to notice. */
+const INPUT_BACKLOG_RETRY_AFTER_S = 1;
 
 export interface SessionServiceOptions {
   host: PtyHost;
@@ -87,6 +92,7 @@ export class SessionService {
   private readonly outputListeners = new Map<string, Set<OutputListener>>();
   private readonly lifecycleListeners = new Set<LifecycleListener>();
   private readonly shellStateListeners = new Set<ShellStateListener>();
+  private readonly inputRefusedListeners = new Set<InputRefusedListener>();
   /** Per live or tombstoned session: writer lock, composer, turn epoch (dropped with the tombstone). */
   private readonly inputs = new Map<string, SessionInput>();
   private readonly tombstoneTimers = new Map<string, NodeJS.Timeout>();
@@ -98,6 +104,7 @@ export class SessionService {
     opts.host.on('data', (e: { session_id: string; offset: number }, payload?: Uint8Array) => this.onData(e, payload));
     opts.host.on('exit', (e: { session_id: string; exit_code: number | null; signal: number | null; total_written: number }) => this.onExit(e));
     opts.host.on('state', (e: { session_id: string; shell_state: ShellStateName }) => this.onState(e));
+    opts.host.on('inputRefused', (e: { session_id: string; from?: number }) => this.inputRefused(e.session_id, e.from));
     opts.host.onHostExited(() => this.onHostExited());
   }
 
@@ -243,8 +250,7 @@ export class SessionService {
     const record = this.liveRecord(ref);
     const input = this.inputOf(record);
     await input.lock.run(async () => {
-      const client = await this.opts.host.client();
-      await client.request('write', { session_id: record.session_id }, { payload: bytes });
+      await this.hostWrite(record, bytes);
       input.noteRawWrite(bytes);
     });
   }
@@ -253,20 +259,45 @@ export class SessionService {
    * What a WebSocket viewer types. The hot path of keystroke echo: with nobody holding or waiting
    * for the writer lock and the host up, the bytes leave at once as a one-way `input` event (no
    * promise, timer or reply on either side). Otherwise they queue like any write. Failures are
-   * dropped, as typing into a closed terminal is.
+   * dropped, as typing into a closed terminal is, except a refusal for an unread input backlog:
+   * onInputRefused hears it with `viewer`, the caller's tag, so the viewer can be told.
    */
-  writeFromViewer(ref: string, bytes: Uint8Array): void {
+  writeFromViewer(ref: string, bytes: Uint8Array, viewer?: number): void {
     const record = this.sessions.get(ref);
     const client = this.opts.host.runningClient();
     if (record !== undefined && record.exit === null && client !== null) {
       const input = this.inputOf(record);
       if (!input.lock.busy) {
-        client.emit('input', { session_id: record.session_id }, { payload: bytes, flush: true });
+        client.emit('input', viewer === undefined ? { session_id: record.session_id } : { session_id: record.session_id, from: viewer }, { payload: bytes, flush: true });
         input.noteRawWrite(bytes);
         return;
       }
     }
-    this.write(ref, bytes).catch(() => undefined);
+    this.write(ref, bytes).catch((err: unknown) => {
+      if (err instanceof HttpError && err.status === 429 && record !== undefined) this.inputRefused(record.session_id, viewer);
+    });
+  }
+
+  onInputRefused(fn: InputRefusedListener): Disposable {
+    this.inputRefusedListeners.add(fn);
+    return toDisposable(() => this.inputRefusedListeners.delete(fn));
+  }
+
+  private inputRefused(sessionId: string, viewer: number | undefined): void {
+    for (const fn of this.inputRefusedListeners) fn(sessionId, viewer);
+  }
+
+  /** One `write` request; the host's refusal for an unread backlog becomes 429 with Retry-After. */
+  private async hostWrite(record: SessionRecord, bytes: Uint8Array): Promise<void> {
+    const client = await this.opts.host.client();
+    try {
+      await client.request('write', { session_id: record.session_id }, { payload: bytes });
+    } catch (err) {
+      if (err instanceof SupervisorError && err.code === ErrorCode.INPUT_BACKLOG_FULL) {
+        throw new HttpError(429, err.message, { 'Retry-After': String(INPUT_BACKLOG_RETRY_AFTER_S) });
+      }
+      throw err;
+    }
   }
 
   /** Several raw writes under one hold of the writer lock, so no other writer lands between them. */
@@ -274,9 +305,8 @@ export class SessionService {
     const record = this.liveRecord(ref);
     const input = this.inputOf(record);
     await input.lock.run(async () => {
-      const client = await this.opts.host.client();
       for (const bytes of parts) {
-        await client.request('write', { session_id: record.session_id }, { payload: bytes });
+        await this.hostWrite(record, bytes);
         input.noteRawWrite(bytes);
       }
     });
@@ -284,8 +314,7 @@ export class SessionService {
 
   /** Writes with no bookkeeping: only for a caller that holds `inputOf(record).lock` (the framed submit). */
   async writeHeld(record: SessionRecord, bytes: Uint8Array): Promise<void> {
-    const client = await this.opts.host.client();
-    await client.request('write', { session_id: record.session_id }, { payload: bytes });
+    await this.hostWrite(record, bytes);
   }
 
   /** The session's input side; created with the session, so a known record always has one. */

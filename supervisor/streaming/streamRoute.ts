@@ -1,6 +1,7 @@
 /** WebSocket `/sessions/:id/stream`: any number of viewers per session; sessions outlive them. */
 import type { EngineSocket } from '../http/engine/types.js';
 
+import { PtyConstants } from '../../shared/protocol/pty.js';
 import { HttpError } from '../http/types.js';
 import type { RequestContext, WsRoute } from '../http/types.js';
 import type { SessionService } from '../sessions/sessionService.js';
@@ -17,12 +18,32 @@ type Viewer = RawViewer | LogViewer;
 interface StreamData extends ViewerData {
   log: boolean;
   active?: Viewer;
+  /** Tags this viewer's input, so a refusal reported later finds it (writeFromViewer). */
+  inputTag?: number;
 }
+
+/** 1013 Try Again Later: the session is alive; the viewer may reconnect once the program reads. */
+const INPUT_REFUSED_CLOSE = 1013;
+const INPUT_REFUSED_REASON = `input refused: the program has not read ${PtyConstants.INPUT_BACKLOG_BYTES / (1024 * 1024)} MiB of earlier input`;
 
 export function streamRoute(sessions: SessionService): WsRoute<StreamData> {
   const viewers = new Map<string, Set<Viewer>>();
   sessions.onLifecycle((event, record) => {
     if (event === 'closed') for (const v of viewers.get(record.session_id) ?? []) v.onSessionClosed(record.exit?.reason ?? 'closed');
+  });
+  // A viewer can type faster than a program that never reads takes it in, and its reads cannot be
+  // paused: its input is refused at the host's backlog limit, and it is closed saying so.
+  const typing = new Map<number, EngineSocket<StreamData>>();
+  let nextInputTag = 0;
+  sessions.onInputRefused((_sessionId, tag) => {
+    const ws = tag === undefined ? undefined : typing.get(tag);
+    if (ws === undefined) return;
+    typing.delete(tag!);
+    try {
+      ws.end(INPUT_REFUSED_CLOSE, INPUT_REFUSED_REASON);
+    } catch {
+      // It left first.
+    }
   });
   return {
     pattern: '/sessions/:id/stream',
@@ -52,8 +73,9 @@ export function streamRoute(sessions: SessionService): WsRoute<StreamData> {
       },
       message(ws: EngineSocket<StreamData>, message: ArrayBuffer) {
         const d = ws.getUserData();
+        if (d.inputTag === undefined) typing.set((d.inputTag = nextInputTag++), ws);
         // Closing or stalling a viewer never signals the shell; only what the viewer types reaches it.
-        sessions.writeFromViewer(d.sessionId, new Uint8Array(message.slice(0)));
+        sessions.writeFromViewer(d.sessionId, new Uint8Array(message.slice(0)), d.inputTag);
       },
       drain(ws: EngineSocket<StreamData>) {
         const v = ws.getUserData().active;
@@ -61,6 +83,7 @@ export function streamRoute(sessions: SessionService): WsRoute<StreamData> {
       },
       close(ws: EngineSocket<StreamData>) {
         const d = ws.getUserData();
+        if (d.inputTag !== undefined) typing.delete(d.inputTag);
         if (!d.active) return;
         d.active.dispose();
         const set = viewers.get(d.sessionId);

@@ -23,7 +23,7 @@ const service = new PtyService(
 );
 server = serve(streamTransport(sock, sock), PtyProtocol, service);
 server.on('ack', ({ session_id, bytes }) => service.ack(session_id, bytes));
-server.on('input', ({ session_id }, payload) => service.input(session_id, payload));
+server.on('input', ({ session_id, from }, payload) => service.input(session_id, payload, from));
 
 let stopping = false;
 function stop(code: number): void {

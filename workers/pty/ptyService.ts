@@ -65,14 +65,26 @@ export class PtyService implements HandlersOf<P>, Disposable {
     return { pid: session.pid, shell: session.shell };
   }
 
-  /** A viewer's keystrokes (the `input` event): a session that closed meanwhile drops them, like a closed terminal. */
-  input(sessionId: string, payload: Uint8Array | undefined): void {
-    if (payload !== undefined) this.sessions.get(sessionId)?.write(payload);
+  /**
+   * A viewer's keystrokes (the `input` event): a session that closed meanwhile drops them, like a
+   * closed terminal. Refused ones are reported with the event's `from` tag (no reply to carry it).
+   */
+  input(sessionId: string, payload: Uint8Array | undefined, from: number | undefined): void {
+    const session = this.sessions.get(sessionId);
+    if (payload === undefined || session === undefined || session.write(payload)) return;
+    this.events.emit('inputRefused', { session_id: sessionId, ...(from === undefined ? {} : { from }), backlog_bytes: session.inputBacklogBytes() });
   }
 
   write(params: Params<'write'>, ctx: HandlerContext): Result<'write'> {
     const session = this.get(params.session_id);
-    if (ctx.payload !== undefined) session.write(ctx.payload);
+    if (ctx.payload !== undefined && !session.write(ctx.payload)) {
+      const backlog = session.inputBacklogBytes();
+      throw new SupervisorError(
+        ErrorCode.INPUT_BACKLOG_FULL,
+        `session ${params.session_id} has ${backlog} bytes of input its program has not read yet (limit ${PtyConstants.INPUT_BACKLOG_BYTES}); the write was refused`,
+        { backlog_bytes: backlog },
+      );
+    }
     return OK;
   }
 

@@ -5,7 +5,7 @@
  * buffered (libuv/libuv#4992; node-pty #72/#85/#726); holding the slave open keeps POLLHUP away.
  */
 
-import { accessSync, closeSync, constants as fsConstants, openSync, readSync, statSync, writeSync } from 'node:fs';
+import { accessSync, closeSync, constants as fsConstants, openSync, readSync, statSync } from 'node:fs';
 import { delimiter, resolve } from 'node:path';
 
 import { type Disposable, DisposableStore } from '../../shared/disposable.js';
@@ -16,6 +16,7 @@ import type { EventOf, ResultOf } from '../../shared/protocol/defineProtocol.js'
 import { PtyConstants, type PtyProtocolT } from '../../shared/protocol/pty.js';
 import type { CaptureWriter } from './captureWriter.js';
 import { Coalescer } from './coalescer.js';
+import { InputQueue } from './inputQueue.js';
 import { Listeners } from './listeners.js';
 import { type IPty, spawn as spawnPty } from './nodePty.js';
 import { lowerPriority } from './sessionPriority.js';
@@ -81,6 +82,11 @@ export class PtySession implements Disposable {
   private killTimer: NodeJS.Timeout | undefined;
   /** node-pty closed the master (its read stream was destroyed) before the exit was reported. */
   private masterClosed = false;
+  /**
+   * Writes input on the master fd without blocking the loop. node-pty's own write() is used only
+   * when a node-pty version exposes no `fd` (it is not in the typings), with libuv's stall risk.
+   */
+  private readonly input: InputQueue | undefined;
   private paused = false;
   /** Held back by flow control: the supervisor has not acknowledged enough of what was sent. */
   private held = false;
@@ -100,6 +106,8 @@ export class PtySession implements Disposable {
     size: { rows: number; cols: number },
   ) {
     this.pid = pty.pid;
+    const masterFd = (pty as unknown as { fd?: unknown }).fd;
+    this.input = typeof masterFd === 'number' ? new InputQueue(masterFd) : undefined;
     const ring = this.ring;
     const session = this;
     // The screen shows what the data events and the text log have seen, never bytes still held by the
@@ -147,6 +155,7 @@ export class PtySession implements Disposable {
       // The destroy closes the master fd, and the exit is reported only later: from here on its
       // number may belong to the next PTY opened (another session's), so nothing may use it.
       this.masterClosed = true;
+      this.input?.close();
       return destroy.apply(socket, args);
     };
   }
@@ -223,41 +232,26 @@ export class PtySession implements Disposable {
     return this.stateListeners.add(listener);
   }
 
-  /** Input to the terminal; dropped once the child exited (like typing into a closed terminal). */
-  write(bytes: Uint8Array): void {
-    if (this.exitInfo !== undefined || this.masterClosed || bytes.length === 0) return;
+  /**
+   * Input to the terminal; dropped once the child exited (like typing into a closed terminal).
+   * False when refused: the program has not read PtyConstants.INPUT_BACKLOG_BYTES of earlier input.
+   */
+  write(bytes: Uint8Array): boolean {
+    if (this.exitInfo !== undefined || this.masterClosed || bytes.length === 0) return true;
+    if (this.inputBacklogBytes() >= PtyConstants.INPUT_BACKLOG_BYTES) return false;
     this.capture?.record('in', bytes);
-    let rest = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-    // node-pty 1.1.0 (the source build, see nodePty.ts) writes through the libuv threadpool
-    // (fs.write): a thread wake-up and a completion before the keystroke reaches the line discipline
-    // (~11 % of echo p50 in the sessionStream bench). With nothing of ours still queued there, write
-    // it now on the non-blocking master; what the kernel does not take (EAGAIN, partial write) goes
-    // to node-pty's queue, which keeps the order. @lydell/node-pty 1.1.0 (node-pty 1.1.0-beta14) has
-    // no such queue: it writes on the master's socket, which libuv tries at once, so there is no fd here.
-    const fd = this.directWriteFd();
-    if (fd !== undefined) {
-      try {
-        const written = writeSync(fd, rest);
-        if (written === rest.length) return;
-        rest = rest.subarray(written);
-      } catch {
-        // EAGAIN (input buffer full) and anything else: node-pty's queue retries or reports it as before.
-      }
-    }
-    // A view, not a copy: node-pty 1.1.0 copies into its write queue; @lydell/node-pty's socket keeps
-    // what the kernel did not take, and an input payload's memory is never reused (a fresh read or frame).
-    this.pty.write(rest);
+    // A view, not a copy: an input payload's memory is never reused (a fresh read or frame).
+    const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+    if (this.input !== undefined) this.input.write(view);
+    else this.pty.write(view);
+    return true;
   }
 
-  /**
-   * The master fd when a direct write keeps the input order: node-pty's write queue is empty (an
-   * entry stays queued until its fs.write completed). Its `fd` and `_writeStream._writeQueue` are
-   * not in the typings; if a node-pty version lacks them, every write goes through pty.write.
-   */
-  private directWriteFd(): number | undefined {
-    const pty = this.pty as unknown as { fd?: unknown; _writeStream?: { _writeQueue?: unknown } };
-    const queue = pty._writeStream?._writeQueue;
-    return typeof pty.fd === 'number' && Array.isArray(queue) && queue.length === 0 ? pty.fd : undefined;
+  /** Input accepted but not yet read by the program (see InputQueue). */
+  inputBacklogBytes(): number {
+    if (this.input !== undefined) return this.input.backlogBytes;
+    const pending = (this.pty as unknown as { _socket?: { writableLength?: unknown } })._socket?.writableLength;
+    return typeof pending === 'number' ? pending : 0;
   }
 
   /** Starts (a writer) or stops (undefined) the raw capture tap; the previous writer is closed. */
@@ -354,6 +348,7 @@ export class PtySession implements Disposable {
     if (this.exitInfo === undefined) signalGroup(this.pid, 'SIGKILL');
     else if (this.killTimer !== undefined) signalGroupOnly(this.pid, 'SIGKILL'); // a closing kill's escalation, due anyway
     this.clearTimers();
+    this.input?.close();
     this.coalescer.dispose();
     this.store.dispose();
     this.releaseSlave();
@@ -400,6 +395,7 @@ export class PtySession implements Disposable {
     if (this.textLog !== undefined) this.flushText();
     this.activity.stop();
     this.exitInfo = { exit_code: signal !== 0 ? null : exitCode, signal: signal !== 0 ? signal : null, total_written: this.ring.totalWritten };
+    this.input?.close();
     this.store.dispose();
     this.releaseSlave();
     this.capture?.close();
