@@ -81,8 +81,8 @@ export class HttpServer {
       // Viewers on flaky phone links go quiet for long stretches; pings keep the link honest.
       idleTimeoutS: 120,
       upgrade: (res, req, context) => {
-        if (la.retired) return void res.close();
         const ex = this.exchangeFor(la, res, req);
+        if (la.retired) return this.send(res, ex, RETIRED_REPLY, { close: true });
         const params = wsParams(req, names);
         if (params !== undefined) ex.params = params;
         const key = req.getHeader('sec-websocket-key');
@@ -151,11 +151,9 @@ export class HttpServer {
   }
 
   private dispatch(la: ListenerApp, res: EngineResponse, req: EngineRequest): void {
-    if (la.retired) {
-      res.close();
-      return;
-    }
     const ex = this.exchangeFor(la, res, req);
+    // Nothing is served once remote access was turned off, but a request already on its way hears why.
+    if (la.retired) return this.sendAfterBody(res, ex, RETIRED_REPLY, true);
     try {
       this.route(la, res, ex);
     } catch (err) {
@@ -269,11 +267,11 @@ export class HttpServer {
    * and dropped first (up to OVERSIZE_DRAIN_BYTES), because answering while the client still sends
    * makes the close reset the answer away before the client reads it.
    */
-  private sendAfterBody(res: EngineResponse, ex: Exchange, reply: Reply): void {
-    if (!hasBody(ex.headers)) return this.send(res, ex, reply);
+  private sendAfterBody(res: EngineResponse, ex: Exchange, reply: Reply, close = false): void {
+    if (!hasBody(ex.headers)) return this.send(res, ex, reply, { close });
     watchAbort(res, ex);
     const declared = declaredLength(ex.headers);
-    void readBody(res, declared, 0).then((got) => this.send(res, ex, reply, { close: !got.ok && !got.drained }));
+    void readBody(res, declared, 0).then((got) => this.send(res, ex, reply, { close: close || (!got.ok && !got.drained) }));
   }
 
   private armTimeout(res: EngineResponse, ex: Exchange): void {
@@ -426,6 +424,9 @@ const INTERNAL_FAILURE_STATUS: Partial<Record<string, number>> = {
   [ErrorCode.CHANNEL_CLOSED]: 503,
   [ErrorCode.REQUEST_TIMEOUT]: 504,
 };
+
+/** The answer on a TCP listener that remote access was turned off under; the connection then closes. */
+const RETIRED_REPLY: Reply = { status: 403, body: { error: 'remote access was turned off; this listener no longer serves requests' } };
 
 /** A worker that died is restarted at once (within its restart budget): try again in a second. */
 const RESTART_RETRY_AFTER_S = 1;

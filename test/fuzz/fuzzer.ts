@@ -174,9 +174,16 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
       inFlight.set(index, c);
       recent.push(c);
       if (recent.length > 32) recent.shift();
+      const sentAt = Date.now();
       const a = await send(dest, requestBytes(c), { timeoutMs: c.timeoutMs, head: c.method === 'HEAD', sseReadMs: 150, ...(c.ws ? { ws: c.ws } : {}) });
       inFlight.delete(index);
       sent++;
+      if (a.kind === 'dropped' && c.listener === 'tcp' && (await target.tcpStoppedDuring(sentAt, Date.now()))) {
+        // Remote access went off under it (a fuzzed config save): closing is what turning it off means.
+        byFamily[c.family] = (byFamily[c.family] ?? 0) + 1;
+        byStatus['closed with the listener'] = (byStatus['closed with the listener'] ?? 0) + 1;
+        continue;
+      }
       if (opts.verbose && a.kind === 'error') log(`case #${index} ${c.listener} could not connect: ${a.note ?? ''}`);
       if (opts.verbose && a.ms > (process.env.FUZZ_SLOW_MS ? Number(process.env.FUZZ_SLOW_MS) : 1000)) log(`slow case #${index} ${c.family} ${c.route}: ${a.kind} ${a.status} after ${a.ms} ms`);
       // A failure to answer because tuicd died is the crash's finding, not this case's.

@@ -330,6 +330,27 @@ export class FuzzTarget {
     return host ? (readRss(host.pid)?.rssKb ?? null) : null;
   }
 
+  /**
+   * Whether tuicd stopped its TCP listener (a fuzzed config save turned remote access off or moved
+   * it) between `fromMs` and `toMs`: connections it had accepted but not yet read a request from are
+   * closed then, with no answer. Logs arrive a little late (pino's thread): polled for up to 1 s.
+   */
+  async tcpStoppedDuring(fromMs: number, toMs: number): Promise<boolean> {
+    for (let i = 0; i < 10; i++) {
+      for (const line of this.tuicd.stderr.split('\n')) {
+        if (!line.includes('TCP listener stopped')) continue;
+        try {
+          const time = (JSON.parse(line) as { time?: number }).time;
+          if (typeof time === 'number' && time >= fromMs - 100 && time <= toMs + 100) return true;
+        } catch {
+          // not a log record
+        }
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return false;
+  }
+
   /** Error-level (≥ 50) lines tuicd logged, as {msg, count}. */
   loggedErrors(): { total: number; warnings: number; distinct: Array<{ msg: string; count: number }> } {
     const counts = new Map<string, number>();
