@@ -11,13 +11,15 @@ import { sessionSuite } from '../../helpers/sessionSuite.js';
 import { WsViewer } from '../../helpers/wsViewer.js';
 
 /**
- * The issue asks for 50 MB. What these requests leave behind is mostly external memory (request
- * bodies, the bytes copied out of each WebSocket frame, channel frames), which V8 collects only
- * once about 64 MB of it piled up since the last collection: right after 40 MB typed the supervisor
- * sits 40–65 MB up on a quiet machine with nothing retained, and the same after 80 MB. 80 MB
- * bounds that; the unbounded tracker this guards against held 425 MB (REST) and over 1 GB (WebSocket).
+ * The issue asks that the supervisor stay within 50 MB of where it started after 40 MB typed. From a
+ * cold start, the first burst of megabyte requests grows V8's young generation to its cap and
+ * malloc's heap, whatever the requests carry (Node 24: new space 16 → 64 MB and [heap] +15 MB,
+ * read from v8.getHeapSpaceStatistics and smaps); that memory is reused afterwards, not returned.
+ * So each path types 40 MB once to reach that plateau and measures the next 40 MB against it: a
+ * tracker that keeps the typed line (the bug: 425 MB over REST, over 1 GB over a WebSocket, per
+ * 40 MB) grows by at least what was typed; a bounded one stays within 50 MB.
  */
-const MAX_GROWTH_MB = 80;
+const MAX_GROWTH_MB = 50;
 const CHUNK = 1_900_000;
 const CHUNKS = 21; // ~40 MB, the issue's figure
 
@@ -63,34 +65,40 @@ describe('typing without Enter', { timeout: 180_000 }, () => {
     }
   }
 
-  it(`keeps the supervisor within ${MAX_GROWTH_MB} MB after ~40 MB typed over REST`, async (t) => {
-    const id = await sink();
+  /** Types ~40 MB twice with `round`; asserts on the second, reports both. */
+  async function measure(t: { diagnostic(msg: string): void }, round: () => Promise<void>): Promise<void> {
     const pid = suite.t.child.pid!;
-    const before = rssMb(pid);
-    const text = 'y'.repeat(CHUNK);
-    for (let i = 0; i < CHUNKS; i++) await typeWhenTaken(id, text);
+    const cold = rssMb(pid);
+    await round();
+    const plateau = await settledRssMb(pid);
+    await round();
     const after = await settledRssMb(pid);
-    t.diagnostic(`supervisor RSS ${before.toFixed(1)} → ${after.toFixed(1)} MB`);
-    assert.ok(after - before < MAX_GROWTH_MB, `grew ${(after - before).toFixed(1)} MB`);
+    t.diagnostic(`supervisor RSS ${cold.toFixed(1)} → ${plateau.toFixed(1)} MB after the first 40 MB, → ${after.toFixed(1)} MB after the second`);
+    assert.ok(after - plateau < MAX_GROWTH_MB, `grew ${(after - plateau).toFixed(1)} MB over the second 40 MB`);
+  }
+
+  it(`keeps the supervisor within ${MAX_GROWTH_MB} MB over ~40 MB typed over REST`, async (t) => {
+    const id = await sink();
+    const text = 'y'.repeat(CHUNK);
+    await measure(t, async () => {
+      for (let i = 0; i < CHUNKS; i++) await typeWhenTaken(id, text);
+    });
   });
 
-  it(`keeps the supervisor within ${MAX_GROWTH_MB} MB after ~40 MB typed over a WebSocket viewer`, async (t) => {
+  it(`keeps the supervisor within ${MAX_GROWTH_MB} MB over ~40 MB typed over a WebSocket viewer`, async (t) => {
     const id = await sink();
-    const pid = suite.t.child.pid!;
     const viewer = await WsViewer.open(WsViewer.socketUrl(suite.t.socketPath, `/sessions/${id}/stream`));
     try {
-      const before = rssMb(pid);
       const frame = Buffer.alloc(CHUNK, 0x7a);
-      for (let i = 0; i < CHUNKS; i++) {
-        await new Promise<void>((resolve, reject) => viewer.ws.send(frame, (err) => (err ? reject(err) : resolve())));
-        // Typed input is written in order: a REST write taken after the frame means the frame was
-        // taken too, and leaves room for the next one (the viewer is never refused and closed).
-        await typeWhenTaken(id, 'z');
-      }
+      await measure(t, async () => {
+        for (let i = 0; i < CHUNKS; i++) {
+          await new Promise<void>((resolve, reject) => viewer.ws.send(frame, (err) => (err ? reject(err) : resolve())));
+          // Typed input is written in order: a REST write taken after the frame means the frame was
+          // taken too, and leaves room for the next one (the viewer is never refused and closed).
+          await typeWhenTaken(id, 'z');
+        }
+      });
       assert.equal(viewer.closed, false);
-      const after = await settledRssMb(pid);
-      t.diagnostic(`supervisor RSS ${before.toFixed(1)} → ${after.toFixed(1)} MB`);
-      assert.ok(after - before < MAX_GROWTH_MB, `grew ${(after - before).toFixed(1)} MB`);
     } finally {
       viewer.close();
     }
