@@ -78,3 +78,9 @@ export function verdict(checks: readonly ConformanceCheck[]): { passed: boolean;
 export function runInspector(url: string, args: string[]): Promise<CliRun> {
   return run([devDependencyFile(INSPECTOR_JS), '--cli', url, '--transport', 'http', ...args]);
 }
+
+/** `inspector --cli <command> [args] -e K=V … <args>` (MCP Inspector 2.12) over stdio: it launches the server itself. */
+export function runInspectorStdio(command: string, commandArgs: string[], env: Record<string, string>, args: string[]): Promise<CliRun> {
+  const envFlags = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+  return run([devDependencyFile(INSPECTOR_JS), '--cli', command, ...commandArgs, ...envFlags, ...args]);
+}

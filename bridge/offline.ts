@@ -1,0 +1,44 @@
+/** What the bridge answers by itself: while tuicd is unreachable, and for a message it cannot forward. */
+
+/** Revisions tuicd echoes at initialize; anything else gets the one it implements. */
+const ECHOED_PROTOCOL_VERSIONS = new Set(['2026-07-28', '2025-11-25', '2025-03-26']);
+export const DEFAULT_PROTOCOL_VERSION = '2025-11-25';
+
+export const JsonRpcErrors = {
+  PARSE_ERROR: -32700,
+  METHOD_NOT_FOUND: -32601,
+  /** The reference bridge's code for a request it could not carry to tuicd. */
+  TRANSPORT_FAILED: -32000,
+} as const;
+
+export type JsonRpcId = string | number | null;
+
+export function negotiatedVersion(requested: unknown): string {
+  return typeof requested === 'string' && ECHOED_PROTOCOL_VERSIONS.has(requested) ? requested : DEFAULT_PROTOCOL_VERSION;
+}
+
+export function errorLine(id: JsonRpcId, code: number, message: string): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } });
+}
+
+export function resultLine(id: JsonRpcId, result: unknown): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, result });
+}
+
+/** initialize answered without tuicd: enough for the client to start; the real one is replayed on reconnect. */
+export function offlineInitializeResult(requestedVersion: unknown, version: string): object {
+  return { protocolVersion: negotiatedVersion(requestedVersion), capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'tuicommander', version } };
+}
+
+/**
+ * A request tuicd cannot hear: no tools (so the client shows none rather than failing), a tool call
+ * that says why, Method not found for the rest.
+ */
+export function offlineAnswer(id: JsonRpcId, method: string, why: string): string {
+  if (method === 'tools/list') return resultLine(id, { tools: [] });
+  if (method === 'tools/call') {
+    return resultLine(id, { content: [{ type: 'text', text: `TUICommander MCP is unavailable. ${why} The bridge reconnects by itself when it comes back; try again then.` }], isError: true });
+  }
+  if (method === 'ping') return resultLine(id, {});
+  return errorLine(id, JsonRpcErrors.METHOD_NOT_FOUND, `Method not found: ${method} (TUICommander MCP is unavailable: ${why})`);
+}
