@@ -156,7 +156,7 @@ export class Bridge {
       if (wantsAnswer) this.writeOffline(message, requests);
       return;
     }
-    const deadline = Math.max(...requests.map(deadlineFor), deadlineFor(message));
+    const deadline = requests.length === 1 ? deadlineFor(requests[0]) : Math.max(deadlineFor(message), ...requests.map(deadlineFor));
     let answer: IpcAnswer;
     try {
       answer = await this.post(line, deadline);
@@ -178,6 +178,11 @@ export class Bridge {
 
   /** tuicd's JSON-RPC answer as it is; anything else becomes an error naming what came back. */
   private writeAnswer(answer: IpcAnswer, requests: Message[]): void {
+    // tuicd's own single-line JSON-RPC answers go out as they are, unparsed (the hot path).
+    if (answer.body.startsWith('{"jsonrpc":"2.0",') && answer.body.endsWith('}') && !answer.body.includes('\n')) {
+      this.opts.write(answer.body);
+      return;
+    }
     let parsed: unknown;
     try {
       parsed = answer.body === '' ? undefined : JSON.parse(answer.body);

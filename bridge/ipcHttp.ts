@@ -1,10 +1,17 @@
 /**
- * HTTP/1.1 to tuicd over its unix socket, one connection per request (`Connection: close`), as the
- * bridge needs it: a whole JSON answer with a deadline, or a long-lived SSE stream. Node's http
- * client does the framing (Content-Length, chunked bodies, 1xx interim answers), so an answer is
- * complete when its body is, never at EOF.
+ * HTTP/1.1 to tuicd over its unix socket, as the bridge needs it: a whole JSON answer with a
+ * deadline, or a long-lived SSE stream. Node's http client does the framing (Content-Length, chunked
+ * bodies, 1xx interim answers), so an answer is complete when its body is, never at EOF.
+ *
+ * Requests reuse kept-alive connections (the reference bridge opened one per request): a connect
+ * and accept per call cost the bridge about half its throughput. A connection tuicd closed (a
+ * restart) leaves the pool with its close; what is in flight on it fails like any transport error.
  */
-import { request, type IncomingHttpHeaders } from 'node:http';
+import { Agent, request, type IncomingHttpHeaders } from 'node:http';
+
+/** Far above the concurrency one agent drives; waits beyond it queue in the agent. */
+const MAX_CONNECTIONS = 64;
+const agent = new Agent({ keepAlive: true, maxSockets: MAX_CONNECTIONS, maxFreeSockets: 16 });
 
 /** A socket that does not accept within this long is treated as no tuicd there. */
 export const CONNECT_TIMEOUT_MS = 3_000;
@@ -45,20 +52,37 @@ function describe(err: NodeJS.ErrnoException, socketPath: string): IpcError {
 }
 
 /** One request, answered whole within `timeoutMs`. */
-export function ipcRequest(socketPath: string, req: IpcRequest): Promise<IpcAnswer> {
+export async function ipcRequest(socketPath: string, req: IpcRequest): Promise<IpcAnswer> {
+  try {
+    return await attempt(socketPath, req);
+  } catch (err) {
+    // tuicd closed an idle kept-alive connection just as it was reused: the request never reached
+    // it (no byte of an answer came back), so sending it again on a fresh connection is safe.
+    if (err instanceof StaleConnection) return attempt(socketPath, req);
+    throw err;
+  }
+}
+
+class StaleConnection extends Error {}
+
+function attempt(socketPath: string, req: IpcRequest): Promise<IpcAnswer> {
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { Host: 'localhost', Connection: 'close', ...req.headers };
+    const headers: Record<string, string> = { Host: 'localhost', ...req.headers };
     if (req.body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(req.body));
-    const r = request({ socketPath, method: req.method, path: req.path, headers, agent: false });
+    const r = request({ socketPath, method: req.method, path: req.path, headers, agent });
     const deadline = setTimeout(() => r.destroy(new IpcError('timeout', `no answer from tuicd within ${Math.round(req.timeoutMs / 1000)} s`)), req.timeoutMs);
     const connectTimer = setTimeout(() => r.destroy(new IpcError('unreachable', `no tuicd accepted on ${socketPath} within ${CONNECT_TIMEOUT_MS / 1000} s`)), CONNECT_TIMEOUT_MS);
-    r.once('socket', (s) => s.once('connect', () => clearTimeout(connectTimer)));
+    // A pooled connection is connected already; a new one clears the timer once it is.
+    r.once('socket', (s) => (s.connecting ? s.once('connect', () => clearTimeout(connectTimer)) : clearTimeout(connectTimer)));
+    let answered = false;
     r.once('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(deadline);
       clearTimeout(connectTimer);
+      if (r.reusedSocket && !answered && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) return reject(new StaleConnection(err.message));
       reject(describe(err, socketPath));
     });
     r.once('response', (res) => {
+      answered = true;
       clearTimeout(connectTimer);
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
