@@ -1,17 +1,21 @@
-/** Command-line parsing for `tuicd`: flags, the `status` subcommand, help and version text. */
+/** Command-line parsing for `tuicd`: flags, the `status` and `install-bridge` subcommands, help and version text. */
 import { parseArgs } from 'node:util';
 
 export interface CliOptions {
-  command: 'serve' | 'status' | 'help' | 'version';
+  command: 'serve' | 'status' | 'install-bridge' | 'help' | 'version';
   configDir?: string;
   instance?: string;
   logLevel?: string;
   /** --http-engine: force uws or node instead of the fastest that loads. */
   httpEngine?: string;
   json: boolean;
+  /** install-bridge: say what would change, write nothing. */
+  dryRun?: boolean;
+  /** install-bridge: remove the entries and the launcher instead. */
+  uninstall?: boolean;
 }
 
-export const HELP_TEXT = `Usage: tuicd [status] [options]
+export const HELP_TEXT = `Usage: tuicd [status | install-bridge] [options]
 
 Runs the tuicd supervisor: terminal sessions, the /events bus and the MCP endpoint, served on
 an always-on unix socket (no auth) and, when remote access is on, an authenticated TCP port.
@@ -19,6 +23,13 @@ an always-on unix socket (no auth) and, when remote access is on, an authenticat
 Commands:
   (none)              start the server in the foreground
   status              say whether a tuicd answers on this config dir's socket (exit 0 alive, 1 not)
+  install-bridge      add a "tuicommander" MCP server entry, running this install's tuic-bridge
+                      (through <config dir>/mcp-bridge/tuic-bridge), to the config of every agent
+                      installed here: Claude Code, Cursor, Windsurf, Gemini, Droid, pi, VS Code, Zed,
+                      Amp, opencode, Codex, Grok, goose. Other keys, comments and formatting stay; a
+                      changed file is backed up beside itself; an unparseable one is left untouched and
+                      reported (exit 0); exit 1 only when a file could not be read, written or
+                      edited safely
 
 Options:
   --config-dir DIR    config directory (default: $TUIC_CONFIG_DIR, else ~/.config/com.tuic.commander)
@@ -27,6 +38,8 @@ Options:
   --http-engine NAME  uws|node: force an HTTP engine (default: uWebSockets.js where a build
                       loads on this Node and libc, else Node's http + ws)
   --json              status: print the /health answer as JSON
+  --dry-run           install-bridge: print what would change per agent, write nothing
+  --uninstall         install-bridge: remove the tuicommander entries and the launcher
   -h, --help          this text
   -v, --version       print the version
 
@@ -48,6 +61,8 @@ export function parseCli(argv: string[]): CliOptions {
       'log-level': { type: 'string' },
       'http-engine': { type: 'string' },
       json: { type: 'boolean', default: false },
+      'dry-run': { type: 'boolean', default: false },
+      uninstall: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
       version: { type: 'boolean', short: 'v', default: false },
     },
@@ -57,9 +72,15 @@ export function parseCli(argv: string[]): CliOptions {
   else if (values.version) command = 'version';
   else if (positionals.length > 0) {
     if (positionals[0] === 'status' && positionals.length === 1) command = 'status';
+    else if (positionals[0] === 'install-bridge' && positionals.length === 1) command = 'install-bridge';
     else throw new Error(`unknown command "${positionals.join(' ')}" (try --help)`);
   }
+  if ((values['dry-run'] || values.uninstall) && command !== 'install-bridge' && command !== 'help' && command !== 'version') {
+    throw new Error(`${values['dry-run'] ? '--dry-run' : '--uninstall'} goes with install-bridge (try --help)`);
+  }
   const opts: CliOptions = { command, json: values.json ?? false };
+  if (values['dry-run']) opts.dryRun = true;
+  if (values.uninstall) opts.uninstall = true;
   if (values['config-dir'] !== undefined) opts.configDir = values['config-dir'];
   if (values.instance !== undefined) opts.instance = values.instance;
   if (values['log-level'] !== undefined) opts.logLevel = values['log-level'];

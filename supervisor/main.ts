@@ -24,6 +24,13 @@ async function main(): Promise<number> {
     return 0;
   }
   const paths = resolvePaths({ configDir: cli.configDir, instance: cli.instance });
+  if (cli.command === 'install-bridge') {
+    // Loaded only here: the config parsers it brings are no part of a server start.
+    const { runInstallBridge } = await import('./installBridge/command.js');
+    const report = runInstallBridge({ paths, dryRun: cli.dryRun, uninstall: cli.uninstall });
+    process.stdout.write(report.lines.map((l) => `${l}\n`).join(''));
+    return report.exitCode;
+  }
   if (cli.command === 'status') {
     const status = await probeStatus(paths.socketPath);
     if (cli.json) process.stdout.write(JSON.stringify(status.alive ? status.health : { alive: false, reason: status.reason }) + '\n');
