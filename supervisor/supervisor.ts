@@ -113,6 +113,7 @@ export class Supervisor {
       host: this.ptyHost,
       bus: this.bus,
       configDir: opts.paths.configDir,
+      instance: opts.paths.instance,
       env: opts.env,
       maxSessions: () => this.config.get().services.server.max_sessions,
       defaultShell: () => this.config.get().shell ?? null,

@@ -18,12 +18,19 @@ const CAPABILITY_VARS: Readonly<Record<string, string>> = {
  */
 const REMOVED_VARS = ['CLAUDECODE', 'NO_COLOR', 'TMUX', 'TMUX_PANE', 'STY'];
 
-export function childEnv(base: NodeJS.ProcessEnv, opts: { tuicSession: string; configDir: string }): Record<string, string> {
+/**
+ * TUIC_SESSION names the session (tuic-bridge sends it as x-tuic-session); TUIC_CONFIG_DIR and
+ * TUIC_APP_INSTANCE name this tuicd, so a bridge or `tuicd status` started inside finds the tuicd
+ * the session runs in, a named instance's socket included (not the default instance's).
+ */
+export function childEnv(base: NodeJS.ProcessEnv, opts: { tuicSession: string; configDir: string; instance: string | null }): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(base)) if (v !== undefined && !REMOVED_VARS.includes(k)) env[k] = v;
   Object.assign(env, CAPABILITY_VARS);
   env['LANG'] = base['LANG'] || 'en_US.UTF-8';
   env['TUIC_SESSION'] = opts.tuicSession;
   env['TUIC_CONFIG_DIR'] = opts.configDir;
+  if (opts.instance !== null) env['TUIC_APP_INSTANCE'] = opts.instance;
+  else delete env['TUIC_APP_INSTANCE'];
   return env;
 }

@@ -56,6 +56,8 @@ export interface SessionServiceOptions {
   host: PtyHost;
   bus: EventBus;
   configDir: string;
+  /** A named instance's name (sessions get it as TUIC_APP_INSTANCE); absent or null for the default. */
+  instance?: string | null;
   env: NodeJS.ProcessEnv;
   maxSessions: () => number;
   /** Default shell from config (`shell`), else $SHELL, else /bin/sh. */
@@ -175,7 +177,7 @@ export class SessionService {
         shell,
         args,
         cwd,
-        env: childEnv(this.opts.env, { tuicSession, configDir: this.opts.configDir }),
+        env: childEnv(this.opts.env, { tuicSession, configDir: this.opts.configDir, instance: this.opts.instance ?? null }),
         rows,
         cols,
       });

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
+import { endpointCandidates } from '../../../bridge/endpoint.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
 
 function environOf(pid: number): Map<string, string> {
@@ -54,4 +55,21 @@ test('a session shell gets the capability variables and its own identity, not it
   for (const [name, value] of Object.entries(expected)) assert.equal(env.get(name), value, name);
   assert.ok(env.get('LANG'), 'LANG inherited or en_US.UTF-8');
   for (const name of ['CLAUDECODE', 'NO_COLOR', 'TMUX', 'TMUX_PANE', 'STY']) assert.equal(env.has(name), false, `${name} must not reach the session`);
+  assert.equal(env.has('TUIC_APP_INSTANCE'), false, 'the default instance names none');
+});
+
+test("a named instance's sessions carry TUIC_APP_INSTANCE: a bridge started inside finds that instance's socket", async (t) => {
+  const tuicd = await Tuicd.start({ args: ['--instance', 'work'], env: { SHELL: '/bin/sh' } });
+  t.after(() => tuicd.stop());
+  const created = await tuicd.socket('POST', '/sessions', JSON.stringify({ shell: '/bin/sh' }));
+  assert.equal(created.status, 201, created.text);
+  const { session_id } = created.json<{ session_id: string }>();
+  const pid = (await tuicd.socket('GET', '/sessions')).json<Array<{ session_id: string; pid: number }>>().find((s) => s.session_id === session_id)!.pid;
+  for (let i = 0; readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'sh'; i++) {
+    assert.ok(i < 200, "the shell was exec'd");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const env = environOf(pid);
+  assert.equal(env.get('TUIC_APP_INSTANCE'), 'work');
+  assert.deepEqual(endpointCandidates({}, Object.fromEntries(env)), [tuicd.socketPath]);
 });
