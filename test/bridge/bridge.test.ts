@@ -8,15 +8,17 @@ import { after, before, describe, it } from 'node:test';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 import { Tuicd } from '../helpers/tuicdProcess.js';
-import { everythingStdio, writeUpstreams } from '../helpers/upstreamServers.js';
+import { everythingStdio, filesystemStdio, writeUpstreams } from '../helpers/upstreamServers.js';
 import { BRIDGE_JS, bridgeEnv, textOf } from './bridgeHarness.js';
 
 describe('tuic-bridge with the SDK stdio client', { timeout: 120_000 }, () => {
   let t: Tuicd;
   let client: Client;
   let transport: StdioClientTransport;
+  let listChanged = 0;
 
   before(async () => {
     const { mkdtempSync } = await import('node:fs');
@@ -26,6 +28,9 @@ describe('tuic-bridge with the SDK stdio client', { timeout: 120_000 }, () => {
     t = await Tuicd.start({ configDir, env: { SHELL: '/bin/sh' } });
     transport = new StdioClientTransport({ command: process.execPath, args: [BRIDGE_JS], env: bridgeEnv(t), stderr: 'pipe' });
     client = new Client({ name: 'bridge-test', version: '1.0.0' });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      listChanged++;
+    });
     await client.connect(transport);
   });
   after(async () => {
@@ -120,5 +125,22 @@ describe('tuic-bridge with the SDK stdio client', { timeout: 120_000 }, () => {
     } finally {
       await inSession.close();
     }
+  });
+
+  it("tuicd's tools-changed signal on its GET /mcp stream reaches the client: an upstream added meanwhile", async () => {
+    const before = listChanged;
+    const current = (await t.socket('GET', '/mcp/upstreams')).json();
+    const saved = await t.socket('PUT', '/mcp/upstreams', JSON.stringify({ base: current, config: { servers: [...current.servers, filesystemStdio('files', tmpdir())] } }));
+    assert.equal(saved.status, 200, saved.text);
+    for (let i = 0; listChanged === before; i++) {
+      assert.ok(i < 200, 'no notifications/tools/list_changed reached the client');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    let names: string[] = [];
+    for (let i = 0; i < 100 && !names.some((n) => n.startsWith('files__')); i++) {
+      names = (await client.listTools()).tools.map((tool) => tool.name);
+      if (!names.some((n) => n.startsWith('files__'))) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(names.some((n) => n.startsWith('files__')), names.join(', '));
   });
 });
