@@ -1,4 +1,5 @@
 /** What the supervisor knows about one session: identity, addresses, metadata, and its exit tombstone. */
+import type { AgentType } from './agentDetection.js';
 
 export type ShellStateName = 'busy' | 'idle';
 
@@ -37,12 +38,36 @@ export interface SessionRecord {
   pty_description?: string;
   /** Set once the process exited (or its host died): the tombstone that keeps output readable. */
   exit: ExitInfo | null;
+  /** The agent running in the session now (agentDetection.ts), null for none. */
+  agent_type: AgentType | null;
+  /** The type the session was created as (POST /sessions `agent_type`): detection's fallback. */
+  spawn_agent_type: AgentType | null;
+  /** When the foreground was last classified (on output activity, at most once a second). */
+  agent_checked_ms: number;
+}
+
+export type AgentState = 'starting' | 'working' | 'idle' | 'exited';
+
+/**
+ * REFERENCE §2.6, as far as tuicd observes yet: only with an agent known; exited, then the shell
+ * state (busy → working, idle → idle), else starting. Questions, choice prompts and completion
+ * markers come with the output parser.
+ */
+export function agentState(r: SessionRecord): AgentState | null {
+  if (r.agent_type === null) return null;
+  if (r.exit) return 'exited';
+  if (r.shell_state === 'busy') return 'working';
+  if (r.shell_state === 'idle') return 'idle';
+  return 'starting';
 }
 
 /** The SessionState wire object (REFERENCE §2.6): always-present fields, optional ones omitted. */
 export function sessionState(r: SessionRecord): Record<string, unknown> {
   const state: Record<string, unknown> = { awaiting_input: false, rate_limited: false, last_activity_ms: r.last_activity_ms };
   if (r.shell_state) state['shell_state'] = r.shell_state;
+  const agent = agentState(r);
+  if (agent !== null) state['agent_state'] = agent;
+  if (r.agent_type !== null) state['agent_type'] = r.agent_type;
   return state;
 }
 

@@ -13,8 +13,9 @@ import type { PtyHost } from '../hosts/ptyHost.js';
 import { clipClientInput, quoteClientInput } from '../../shared/quoteClientInput.js';
 import { HttpError } from '../http/types.js';
 import { AliasAllocator } from './alias.js';
+import { detectAgent, parseAgentType } from './agentDetection.js';
 import { childEnv } from './childEnv.js';
-import type { SessionRecord, ShellStateName } from './sessionRecord.js';
+import { agentState, type SessionRecord, type ShellStateName } from './sessionRecord.js';
 import { SessionInput } from './sessionInput.js';
 
 export const SessionConstants = {
@@ -34,6 +35,8 @@ export interface CreateOptions {
   alias?: unknown;
   tuic_session?: unknown;
   display_name?: unknown;
+  /** The agent the session is started as (claude, codex…): detection's fallback for an unknown foreground. */
+  agent_type?: unknown;
 }
 
 /** Output listeners of one session (WebSocket viewers): bytes with their absolute offset. */
@@ -48,6 +51,9 @@ export type LifecycleListener = (event: 'exit' | 'closed', record: SessionRecord
 export type ShellStateListener = (record: SessionRecord) => void;
 /** A viewer's input was refused (the program has not read PtyConstants.INPUT_BACKLOG_BYTES); `viewer` is its writeFromViewer tag. */
 export type InputRefusedListener = (sessionId: string, viewer: number | undefined) => void;
+
+/** Output re-checks which agent holds the terminal at most this often (REFERENCE §2.7: on activity, no timer). */
+const AGENT_RECHECK_MS = 1_000;
 
 /** A refused write waits for the program to read: about as long as a person takes to notice. */
 const INPUT_BACKLOG_RETRY_AFTER_S = 1;
@@ -209,11 +215,14 @@ export class SessionService {
       total_written: 0,
       paused: false,
       exit: null,
+      agent_type: parseAgentType(o.agent_type),
+      spawn_agent_type: parseAgentType(o.agent_type),
+      agent_checked_ms: 0,
     };
     this.sessions.set(id, record);
     this.inputs.set(id, new SessionInput());
     this.counters.total_spawned++;
-    this.opts.bus.publish('session-created', { session_id: id, cwd, agent_type: null, display_name: record.display_name });
+    this.opts.bus.publish('session-created', { session_id: id, cwd, agent_type: record.agent_type, display_name: record.display_name });
     this.opts.bus.publish('term-alias-assigned', { session_id: id, alias });
     return record;
   }
@@ -451,8 +460,10 @@ export class SessionService {
     const record = this.sessions.get(e.session_id);
     if (!record || !payload) return;
     record.total_written = e.offset + payload.length;
-    record.last_activity_ms = Date.now();
+    const now = Date.now();
+    record.last_activity_ms = now;
     this.counters.bytes_emitted += payload.length;
+    if (now - record.agent_checked_ms >= AGENT_RECHECK_MS) this.redetectAgent(record, now);
     const set = this.outputListeners.get(e.session_id);
     if (set) for (const fn of set) fn(e.offset, payload);
   }
@@ -463,8 +474,32 @@ export class SessionService {
     record.shell_state = e.shell_state;
     record.shell_state_since_ms = Date.now();
     this.inputs.get(record.session_id)?.onShellState(e.shell_state);
-    this.opts.bus.publish('session-state-changed', { session_id: e.session_id, state: { shell_state: e.shell_state } });
+    // A program that went quiet may have been an agent exiting to its shell: look again.
+    this.redetectAgent(record, record.shell_state_since_ms, false);
+    this.publishState(record);
     for (const fn of this.shellStateListeners) fn(record);
+  }
+
+  /**
+   * Classifies the session's foreground again (three small /proc reads); publishes a change of
+   * agent_type unless the caller publishes the state itself.
+   */
+  private redetectAgent(record: SessionRecord, now: number, publish = true): void {
+    record.agent_checked_ms = now;
+    const { agentType } = detectAgent(record.pid, record.spawn_agent_type);
+    if (agentType === record.agent_type) return;
+    record.agent_type = agentType;
+    if (publish) this.publishState(record);
+  }
+
+  /** session-state-changed with what a watcher shows: shell and agent state, agent type. */
+  private publishState(record: SessionRecord): void {
+    const state: Record<string, unknown> = {};
+    if (record.shell_state) state['shell_state'] = record.shell_state;
+    const agent = agentState(record);
+    if (agent !== null) state['agent_state'] = agent;
+    state['agent_type'] = record.agent_type;
+    this.opts.bus.publish('session-state-changed', { session_id: record.session_id, state });
   }
 
   private onExit(e: { session_id: string; exit_code: number | null; signal: number | null; total_written: number }): void {
@@ -547,6 +582,9 @@ function checkCreateFields(o: CreateOptions): void {
   if (o.shell !== undefined && typeof o.shell !== 'string') throw new HttpError(400, `shell must be a string, got ${quoteClientInput(o.shell)}`);
   if (o.args !== undefined && !(Array.isArray(o.args) && o.args.every((a) => typeof a === 'string'))) {
     throw new HttpError(400, `args must be an array of strings, got ${quoteClientInput(o.args)}`);
+  }
+  if (o.agent_type !== undefined && o.agent_type !== null && parseAgentType(o.agent_type) === null) {
+    throw new HttpError(400, `agent_type must be one of claude, gemini, opencode, aider, codex, amp, cursor, goose, grok, droid, pi; got ${quoteClientInput(o.agent_type)}`);
   }
   for (const field of ['tuic_session', 'alias', 'display_name'] as const) {
     const value = o[field];

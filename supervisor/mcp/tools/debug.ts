@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { Type } from 'typebox';
 
 import { redactSecrets } from '../../../shared/redactor.js';
-import { sessionInfo } from '../../sessions/sessionRecord.js';
+import { detectAgent } from '../../sessions/agentDetection.js';
+import { agentState, sessionInfo } from '../../sessions/sessionRecord.js';
 import type { SessionRecord } from '../../sessions/sessionRecord.js';
 import { defineTool, describeArgument, requireAction, ToolError } from './nativeTool.js';
 import type { NativeTool } from './nativeTool.js';
@@ -44,8 +45,10 @@ action=logs [level=<min level>] [source=<source field>] [limit=50]
   newest first. level: trace|debug|info|warn|error|fatal keeps that level and above. source keeps
   records whose "source" field equals it (e.g. pty-host). limit 1..500. Secrets are redacted.
 
-action=agent_detection
-  tuicd does not detect which agent runs in a terminal yet; this says so.
+action=agent_detection [session_id=<id>]
+  Per live session: the terminal's foreground process (pid, name, executable and script paths), how
+  it classifies (agent, shell, unknown), the agent_type that gives (an unknown program falls back to
+  the type the session was created as) and its source, and the agent_state it implies.
 
 action=help
   This text.
@@ -137,7 +140,7 @@ export function createDebugTool(deps: DebugToolDeps): NativeTool {
     actions: {
       sessions: 'every session with its state',
       logs: 'recent daemon log records (level, source, limit)',
-      agent_detection: 'agent detection status (not implemented in tuicd)',
+      agent_detection: 'what the agent detector sees per live session (or session_id): foreground process, its paths, the classification, agent_type and where it came from',
       help: 'the usage guide',
       invoke_js: 'desktop only; refused in headless tuicd',
     },
@@ -145,7 +148,7 @@ export function createDebugTool(deps: DebugToolDeps): NativeTool {
       level: Type.Optional(Type.String({ description: 'logs: minimum level (trace|debug|info|warn|error|fatal)' })),
       source: Type.Optional(Type.String({ description: 'logs: only records with this source' })),
       limit: Type.Optional(Type.Integer({ description: `logs: records to return (default ${DebugConstants.LOGS_DEFAULT_LIMIT}, max ${DebugConstants.LOGS_MAX_LIMIT})` })),
-      session_id: Type.Optional(Type.String({ description: 'sessions: only this session (id, tuic_session or alias)' })),
+      session_id: Type.Optional(Type.String({ description: 'sessions, agent_detection: only this session (id, tuic_session or alias)' })),
       script: Type.Optional(Type.String({ description: 'invoke_js: not available headless' })),
     },
     handler: async (args) => {
@@ -159,8 +162,25 @@ export function createDebugTool(deps: DebugToolDeps): NativeTool {
         }
         case 'logs':
           return recentLogs(deps.logDir, args);
-        case 'agent_detection':
-          return { supported: false, message: 'tuicd does not detect which agent runs in a terminal yet; sessions carry no agent_type' };
+        case 'agent_detection': {
+          const ref = args['session_id'];
+          let records = deps.sessions.list().filter((r) => !r.exit);
+          if (typeof ref === 'string' && ref !== '') records = records.filter((r) => r.session_id === ref || r.tuic_session === ref || r.alias === ref);
+          return {
+            sessions: records.map((r) => {
+              const seen = detectAgent(r.pid, r.spawn_agent_type);
+              return {
+                session_id: r.session_id,
+                agent_type: seen.agentType,
+                source: seen.source,
+                spawn_agent_type: r.spawn_agent_type,
+                foreground: seen.foreground,
+                agent_state: agentState({ ...r, agent_type: seen.agentType }),
+                shell_state: r.shell_state,
+              };
+            }),
+          };
+        }
         case 'help':
           return { help: DEBUG_HELP };
         default:

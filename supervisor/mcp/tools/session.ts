@@ -12,7 +12,7 @@ import { HttpError } from '../../http/types.js';
 import { ProcessStats } from '../../processStats.js';
 import { foregroundForListing, foregroundOf } from '../../sessions/foreground.js';
 import { screenOverlap } from '../../sessions/screenOverlap.js';
-import { exitStatus, type SessionRecord } from '../../sessions/sessionRecord.js';
+import { agentState, exitStatus, type SessionRecord } from '../../sessions/sessionRecord.js';
 import type { SessionService } from '../../sessions/sessionService.js';
 import { SessionConstants } from '../../sessions/sessionService.js';
 import { WAIT_UNTIL, clampWaitTimeout, waitForSession, type WaitUntil } from '../../sessions/sessionWaiter.js';
@@ -121,6 +121,8 @@ function listEntry(record: SessionRecord, caller: CallerContext): Record<string,
   const fg = foregroundForListing(record.pid);
   if (fg) entry['foreground_process'] = fg.name;
   if (record.shell_state) entry['shell_state'] = record.shell_state;
+  const agent = agentState(record);
+  if (agent !== null) entry['agent_state'] = agent;
   entry['tuic_session'] = record.tuic_session;
   return entry;
 }
@@ -136,6 +138,9 @@ function statusOf(record: SessionRecord): Record<string, unknown> {
     standby: false,
   };
   if (record.shell_state) status['shell_state'] = record.shell_state;
+  const agent = agentState(record);
+  if (agent !== null) status['agent_state'] = agent;
+  if (record.agent_type !== null) status['agent_type'] = record.agent_type;
   const code = record.exit ? exitStatus(record.exit) : null;
   if (code !== null) status['exit_code'] = code;
   if (!record.exit && record.shell_state === 'idle') status['idle_since_ms'] = record.shell_state_since_ms;
