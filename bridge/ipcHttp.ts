@@ -1,30 +1,32 @@
 /**
  * HTTP/1.1 to tuicd over its unix socket, as the bridge needs it: a whole JSON answer with a
- * deadline, or a long-lived SSE stream. Node's http client does the framing (Content-Length, chunked
- * bodies, 1xx interim answers), so an answer is complete when its body is, never at EOF.
+ * deadline (on kept-alive connections framed by httpConnection.ts), or a long-lived SSE stream
+ * (Node's http client: one per bridge, opened rarely).
  *
  * Requests reuse kept-alive connections (the reference bridge opened one per request): a connect
  * and accept per call cost the bridge about half its throughput. A connection tuicd closed (a
- * restart) leaves the pool with its close; what is in flight on it fails like any transport error.
+ * restart, its idle timeout) leaves the pool with its close; a request that meets one just as it
+ * closes, before any byte of an answer, is sent again once on a fresh connection.
  */
-import { Agent, request, type IncomingHttpHeaders } from 'node:http';
+import { request } from 'node:http';
 
-/** Far above the concurrency one agent drives; waits beyond it queue in the agent. */
-const MAX_CONNECTIONS = 64;
-const agent = new Agent({ keepAlive: true, maxSockets: MAX_CONNECTIONS, maxFreeSockets: 16 });
+import { ConnectionError, HttpConnection } from './httpConnection.js';
 
 /** A socket that does not accept within this long is treated as no tuicd there. */
 export const CONNECT_TIMEOUT_MS = 3_000;
+/** Idle connections kept per socket; more in flight at once are closed when they finish. */
+const MAX_IDLE_CONNECTIONS = 16;
 
 export interface IpcAnswer {
   status: number;
-  headers: IncomingHttpHeaders;
+  /** Lower-cased names. */
+  headers: Readonly<Record<string, string | undefined>>;
   body: string;
 }
 
 /**
  * Why a request got no answer: `unreachable` (nothing accepts on the socket), `timeout` (no whole
- * answer in time), `failed` (the connection broke mid-answer).
+ * answer in time), `failed` (the connection broke mid-answer, or the answer was malformed).
  */
 export class IpcError extends Error {
   constructor(
@@ -43,60 +45,71 @@ export interface IpcRequest {
   timeoutMs: number;
 }
 
-const UNREACHABLE_CODES = new Set(['ENOENT', 'ECONNREFUSED', 'ENOTSOCK', 'EACCES']);
+const UNREACHABLE_CODES = new Set(['ENOENT', 'ECONNREFUSED', 'ENOTSOCK', 'EACCES', 'ETIMEDOUT']);
 
-function describe(err: NodeJS.ErrnoException, socketPath: string): IpcError {
+function describe(err: unknown, socketPath: string): IpcError {
   if (err instanceof IpcError) return err;
-  if (err.code !== undefined && UNREACHABLE_CODES.has(err.code)) return new IpcError('unreachable', `no tuicd at ${socketPath} (${err.code})`);
-  return new IpcError('failed', err.message);
+  const e = err as { code?: string; message?: string };
+  if (e.code !== undefined && UNREACHABLE_CODES.has(e.code)) return new IpcError('unreachable', `no tuicd at ${socketPath} (${e.code})`);
+  return new IpcError('failed', e.message ?? String(err));
+}
+
+const idle = new Map<string, HttpConnection[]>();
+
+function takeIdle(socketPath: string): HttpConnection | undefined {
+  const list = idle.get(socketPath);
+  while (list && list.length > 0) {
+    const conn = list.pop()!;
+    if (!conn.closed) return conn;
+  }
+  return undefined;
+}
+
+function giveBack(socketPath: string, conn: HttpConnection): void {
+  let list = idle.get(socketPath);
+  if (!list) idle.set(socketPath, (list = []));
+  if (list.length >= MAX_IDLE_CONNECTIONS) return conn.destroy(new Error('pool full'));
+  conn.setIdle(true);
+  list.push(conn);
+}
+
+function headOf(req: IpcRequest): string {
+  let head = `${req.method} ${req.path} HTTP/1.1\r\nHost: localhost\r\n`;
+  for (const [name, value] of Object.entries(req.headers)) {
+    // A value from the environment ($TUIC_SESSION) must not be able to add header lines.
+    if (/[\r\n]/.test(value)) continue;
+    head += `${name}: ${value}\r\n`;
+  }
+  if (req.body !== undefined) head += `Content-Length: ${Buffer.byteLength(req.body)}\r\n`;
+  return `${head}\r\n`;
 }
 
 /** One request, answered whole within `timeoutMs`. */
 export async function ipcRequest(socketPath: string, req: IpcRequest): Promise<IpcAnswer> {
-  try {
-    return await attempt(socketPath, req);
-  } catch (err) {
-    // tuicd closed an idle kept-alive connection just as it was reused: the request never reached
-    // it (no byte of an answer came back), so sending it again on a fresh connection is safe.
-    if (err instanceof StaleConnection) return attempt(socketPath, req);
-    throw err;
-  }
-}
-
-class StaleConnection extends Error {}
-
-function attempt(socketPath: string, req: IpcRequest): Promise<IpcAnswer> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { Host: 'localhost', ...req.headers };
-    if (req.body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(req.body));
-    const r = request({ socketPath, method: req.method, path: req.path, headers, agent });
-    const deadline = setTimeout(() => r.destroy(new IpcError('timeout', `no answer from tuicd within ${Math.round(req.timeoutMs / 1000)} s`)), req.timeoutMs);
-    const connectTimer = setTimeout(() => r.destroy(new IpcError('unreachable', `no tuicd accepted on ${socketPath} within ${CONNECT_TIMEOUT_MS / 1000} s`)), CONNECT_TIMEOUT_MS);
-    // A pooled connection is connected already; a new one clears the timer once it is.
-    r.once('socket', (s) => (s.connecting ? s.once('connect', () => clearTimeout(connectTimer)) : clearTimeout(connectTimer)));
-    let answered = false;
-    r.once('error', (err: NodeJS.ErrnoException) => {
+  const head = headOf(req);
+  for (let attempt = 0; ; attempt++) {
+    const pooled = takeIdle(socketPath);
+    let conn: HttpConnection;
+    try {
+      conn = pooled ?? (await HttpConnection.open(socketPath, CONNECT_TIMEOUT_MS));
+    } catch (err) {
+      throw describe(err, socketPath);
+    }
+    conn.setIdle(false);
+    const deadline = setTimeout(() => conn.destroy(new IpcError('timeout', `no answer from tuicd within ${Math.round(req.timeoutMs / 1000)} s`)), req.timeoutMs);
+    try {
+      const answer = await conn.request(head, req.body);
+      if (!conn.closed) giveBack(socketPath, conn);
+      return answer;
+    } catch (err) {
+      // tuicd closed an idle kept-alive connection just as it was reused: the request never reached
+      // it (no byte of an answer came back), so sending it again on a fresh connection is safe.
+      if (pooled !== undefined && attempt === 0 && err instanceof ConnectionError && !err.answered) continue;
+      throw describe(err, socketPath);
+    } finally {
       clearTimeout(deadline);
-      clearTimeout(connectTimer);
-      if (r.reusedSocket && !answered && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) return reject(new StaleConnection(err.message));
-      reject(describe(err, socketPath));
-    });
-    r.once('response', (res) => {
-      answered = true;
-      clearTimeout(connectTimer);
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.once('end', () => {
-        clearTimeout(deadline);
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') });
-      });
-      res.once('error', (err: NodeJS.ErrnoException) => {
-        clearTimeout(deadline);
-        reject(describe(err, socketPath));
-      });
-    });
-    r.end(req.body);
-  });
+    }
+  }
 }
 
 export interface EventStream {
