@@ -1,12 +1,14 @@
 /**
  * Load generator for the bridge bench, in its own process: `tools/call session list` from N callers
  * (each waits for its answer before the next call), for a fixed time after a warm-up, either straight
- * to tuicd's unix socket (one keep-alive connection per caller, as an MCP HTTP client holds) or
+ * to tuicd's unix socket (one keep-alive connection per caller, as an MCP HTTP client holds, with
+ * the bridge's own framing) or
  * through a tuic-bridge child over stdio. Prints one JSON line: calls/s and latency p50/p99.
  */
 import { spawn } from 'node:child_process';
-import http from 'node:http';
 import { parseArgs } from 'node:util';
+
+import { HttpConnection } from '../../bridge/httpConnection.js';
 
 const { values } = parseArgs({
   options: {
@@ -28,35 +30,27 @@ const callBody = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 't
 
 type Call = (id: number) => Promise<string>;
 
+/**
+ * The direct path uses the bridge's own HTTP framing (bridge/httpConnection.ts) on one kept-alive
+ * connection per caller, so the comparison measures the bridge's hop, not two HTTP clients' costs.
+ */
 async function directCaller(sessionId: string): Promise<Call> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  return (id) =>
-    new Promise((resolve, reject) => {
-      const body = callBody(id);
-      const req = http.request(
-        { socketPath, agent, method: 'POST', path: '/mcp', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': sessionId, 'MCP-Protocol-Version': '2025-11-25', 'Content-Length': Buffer.byteLength(body) } },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (d: string) => (text += d));
-          res.on('end', () => resolve(text));
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+  const conn = await HttpConnection.open(socketPath, 3000);
+  const headers = `Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: ${sessionId}\r\nMCP-Protocol-Version: 2025-11-25\r\n`;
+  return async (id) => {
+    const body = callBody(id);
+    const answer = await conn.request(`POST /mcp HTTP/1.1\r\nHost: localhost\r\n${headers}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n`, body);
+    return answer.body;
+  };
 }
 
 async function openDirect(): Promise<Call[]> {
-  const sessionId = await new Promise<string>((resolve, reject) => {
-    const body = JSON.stringify(INIT);
-    const req = http.request({ socketPath, method: 'POST', path: '/mcp', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Content-Length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(String(res.headers['mcp-session-id'])));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
+  const conn = await HttpConnection.open(socketPath, 3000);
+  const body = JSON.stringify(INIT);
+  const answer = await conn.request(`POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`, body);
+  conn.destroy(new Error('done'));
+  const sessionId = answer.headers['mcp-session-id'];
+  if (sessionId === undefined) throw new Error(`initialize gave no session id: ${answer.body.slice(0, 200)}`);
   return Promise.all(Array.from({ length: callers }, () => directCaller(sessionId)));
 }
 
