@@ -140,7 +140,7 @@ export function createDebugTool(deps: DebugToolDeps): NativeTool {
     actions: {
       sessions: 'every session with its state',
       logs: 'recent daemon log records (level, source, limit)',
-      agent_detection: 'what the agent detector sees per live session (or session_id): foreground process, its paths, the classification, agent_type and where it came from',
+      agent_detection: 'per live session: foreground process, its classification, agent_type and its source',
       help: 'the usage guide',
       invoke_js: 'desktop only; refused in headless tuicd',
     },
