@@ -366,10 +366,9 @@ export class Bridge {
       this.onSseEnd(session, this.lastFailure);
       return;
     }
-    if (this.sessionId !== session) {
-      this.opts.log(`tuicd forgot MCP session ${session}; continuing as ${this.sessionId}`);
-      this.notify(LIST_CHANGED);
-    }
+    if (this.sessionId !== session) this.opts.log(`tuicd forgot MCP session ${session}; continuing as ${this.sessionId}`);
     this.startSse();
+    // Whatever tuicd announced while the stream was down is lost: the client refreshes once instead.
+    this.notify(LIST_CHANGED);
   }
 }

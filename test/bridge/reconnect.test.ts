@@ -84,4 +84,14 @@ describe('tuic-bridge across a tuicd restart', { timeout: 120_000 }, () => {
     // A second initialize answer (the replay's) would reach the client as a response to an unknown id.
     assert.deepEqual(clientErrors, []);
   });
+
+  it('tuicd restarted within the health loop\'s 9 s: the event stream notices, the bridge re-initializes (Grok kept) and tells the client', async () => {
+    const before = changes.length;
+    await t!.stop();
+    t = await Tuicd.start({ configDir });
+    await waitForChange(before + 1, 'after a quick restart');
+    // Without the re-initialize, tuicd would have recreated the session with no client name: the classic surface.
+    assert.deepEqual(await toolNames(), COLLAPSED);
+    assert.deepEqual(clientErrors, []);
+  });
 });
