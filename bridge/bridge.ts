@@ -13,7 +13,8 @@
  */
 import { deadlineFor } from './deadlines.js';
 import { type EventStream, type IpcAnswer, IpcError, ipcEventStream, ipcRequest } from './ipcHttp.js';
-import { DEFAULT_PROTOCOL_VERSION, errorLine, JsonRpcErrors, type JsonRpcId, offlineAnswer, offlineInitializeResult } from './offline.js';
+import { DEFAULT_PROTOCOL_VERSION } from '../shared/mcpRevisions.js';
+import { errorLine, JsonRpcErrors, type JsonRpcId, offlineAnswer, offlineInitializeResult } from './offline.js';
 
 export const BridgeTimings = {
   HEALTH_INTERVAL_MS: 3_000,

@@ -1,21 +1,16 @@
 /** What the bridge answers by itself: while tuicd is unreachable, and for a message it cannot forward. */
 
-/** Revisions tuicd echoes at initialize; anything else gets the one it implements. */
-const ECHOED_PROTOCOL_VERSIONS = new Set(['2026-07-28', '2025-11-25', '2025-03-26']);
-export const DEFAULT_PROTOCOL_VERSION = '2025-11-25';
+import { negotiateProtocolVersion, SERVER_NAME } from '../shared/mcpRevisions.js';
+import { JsonRpcCode } from '../supervisor/mcp/jsonRpc.js';
 
 export const JsonRpcErrors = {
-  PARSE_ERROR: -32700,
-  METHOD_NOT_FOUND: -32601,
-  /** The reference bridge's code for a request it could not carry to tuicd. */
-  TRANSPORT_FAILED: -32000,
+  PARSE_ERROR: JsonRpcCode.PARSE_ERROR,
+  METHOD_NOT_FOUND: JsonRpcCode.METHOD_NOT_FOUND,
+  /** The reference bridge's code for a request it could not carry to tuicd (-32000). */
+  TRANSPORT_FAILED: JsonRpcCode.SERVER_ERROR,
 } as const;
 
 export type JsonRpcId = string | number | null;
-
-export function negotiatedVersion(requested: unknown): string {
-  return typeof requested === 'string' && ECHOED_PROTOCOL_VERSIONS.has(requested) ? requested : DEFAULT_PROTOCOL_VERSION;
-}
 
 export function errorLine(id: JsonRpcId, code: number, message: string): string {
   return JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } });
@@ -27,7 +22,7 @@ export function resultLine(id: JsonRpcId, result: unknown): string {
 
 /** initialize answered without tuicd: enough for the client to start; the real one is replayed on reconnect. */
 export function offlineInitializeResult(requestedVersion: unknown, version: string): object {
-  return { protocolVersion: negotiatedVersion(requestedVersion), capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'tuicommander', version } };
+  return { protocolVersion: negotiateProtocolVersion(requestedVersion), capabilities: { tools: { listChanged: true } }, serverInfo: { name: SERVER_NAME, version } };
 }
 
 /**

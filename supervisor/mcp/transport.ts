@@ -14,13 +14,11 @@ import type { Reply, RequestContext } from '../http/types.js';
 import { errorResponse, JsonRpcCode, parseBody, resultResponse, resultResponseParts } from './jsonRpc.js';
 import type { JsonRpcCall, JsonRpcClientResponse, JsonRpcId, ParsedMessage } from './jsonRpc.js';
 import { clipClientInput, quoteClientInput } from '../../shared/quoteClientInput.js';
+import { negotiateProtocolVersion, SERVER_NAME, SUPPORTED_PROTOCOL_VERSIONS } from '../../shared/mcpRevisions.js';
 import type { McpSessionMeta, McpSessionStore } from './protocolSessions.js';
 import type { ToolCatalogView, ToolSurface } from './surface.js';
 import type { CallerContext } from './tools/nativeTool.js';
 
-/** Revisions initialize echoes; anything else (or nothing) gets the one this endpoint implements. */
-export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = ['2026-07-28', '2025-11-25', '2025-03-26'];
-export const DEFAULT_PROTOCOL_VERSION = '2025-11-25';
 /**
  * The revision of a request that has no MCP-Protocol-Version header and no negotiated session: MCP
  * 2025-11-25 ("Protocol Version Header") tells servers to assume 2025-03-26 for backwards compatibility.
@@ -28,8 +26,6 @@ export const DEFAULT_PROTOCOL_VERSION = '2025-11-25';
 export const ASSUMED_PROTOCOL_VERSION = '2025-03-26';
 /** Revisions whose POST body may be a JSON-RPC batch (2025-06-18 removed batching). */
 const BATCH_PROTOCOL_VERSIONS: ReadonlySet<string> = new Set(['2025-03-26']);
-
-export const SERVER_NAME = 'tuicommander';
 
 const SESSION_HEADER = 'mcp-session-id';
 const PROTOCOL_VERSION_HEADER = 'mcp-protocol-version';
@@ -86,9 +82,6 @@ export function protocolVersionRefusal(headers: Readonly<Record<string, string>>
   );
 }
 
-export function negotiateProtocolVersion(requested: unknown): string {
-  return typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : DEFAULT_PROTOCOL_VERSION;
-}
 
 /** A JSON-RPC error as a complete reply (transport refusals use the SDK's shape: id null, -32000). */
 export function jsonRpcErrorReply(status: number, code: number, message: string, id: JsonRpcId | null = null, headers?: Record<string, string>): Reply {
