@@ -31,6 +31,7 @@ import { McpService } from './mcp/mcpService.js';
 import { TaskRegistry } from './mcp/tasks.js';
 import { createNativeTools } from './mcp/tools/index.js';
 import { PROGRESS_JOURNAL_FILE, ProgressJournal } from './progress/progressJournal.js';
+import { IntentRecorder } from './progress/intentRecorder.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { mcpConfirmRoutes } from './routes/mcpConfirm.js';
 import { mcpUpstreamsRoutes } from './routes/mcpUpstreams.js';
@@ -117,6 +118,7 @@ export class Supervisor {
       env: opts.env,
       maxSessions: () => this.config.get().services.server.max_sessions,
       defaultShell: () => this.config.get().shell ?? null,
+      markers: () => ({ intents: this.config.get().intent_tab_title, suggests: this.config.get().suggest_followups }),
     });
     const c = this.sessions.counters;
     this.metrics.gauge('total_spawned', 'Sessions spawned', () => c.total_spawned);
@@ -128,6 +130,11 @@ export class Supervisor {
     // TUIC_CONFIRM_TIMEOUT_MS lets tests watch an unanswered confirm resolve; a bad value fails the start.
     this.confirmBroker = new ConfirmBroker({ bus: this.bus, timeoutMs: confirmTimeoutFromEnv(opts.env) });
     this.progressJournal = new ProgressJournal({ path: join(opts.paths.configDir, PROGRESS_JOURNAL_FILE) });
+    const intents = new IntentRecorder(this.progressJournal, this.bus, () => this.config.get().progress_tracking, log);
+    this.sessions.onIntent((record, text) => intents.record(record, text));
+    this.sessions.onLifecycle((event, record) => {
+      if (event === 'closed') intents.forget(record.session_id);
+    });
     const nativeTools = createNativeTools({
       sessions: this.sessions,
       tasks: this.tasks,

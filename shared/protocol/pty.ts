@@ -5,9 +5,10 @@
 import { Type } from 'typebox';
 
 import { defineProtocol } from './defineProtocol.js';
+import { ParsedEventSchema } from './parsedEvents.js';
 
 /** Bumped on any incompatible change; the handshake refuses a stale pty host build. */
-export const PTY_PROTOCOL_VERSION = 4;
+export const PTY_PROTOCOL_VERSION = 5;
 
 /** Limits both sides rely on. */
 export const PtyConstants = {
@@ -21,6 +22,8 @@ export const PtyConstants = {
   LOG_LINES: 10_000,
   /** A shell with no output for this long is idle (SHELL_IDLE_MS). */
   SHELL_IDLE_MS: 500,
+  /** An agent with no output for this long is idle (AGENT_IDLE_MS): agents pause longer between bursts. */
+  AGENT_IDLE_MS: 2_500,
   /**
    * Flow control host → supervisor: a session whose sent output the supervisor has not yet
    * acknowledged (`ack` events) by more than this stops being read until the backlog halves, so a
@@ -80,6 +83,8 @@ export const PtyProtocol = defineProtocol({
         env: Type.Record(Type.String(), Type.String()),
         rows: Dimension,
         cols: Dimension,
+        /** The agent the session starts as (POST /sessions `agent_type`), for the output parser. */
+        agent_type: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
       }),
       result: Type.Object({ pid: Type.Integer(), shell: Type.String() }),
     },
@@ -156,6 +161,10 @@ export const PtyProtocol = defineProtocol({
      * tag the event carried, so the supervisor can tell the viewer that typed it.
      */
     inputRefused: Type.Object({ ...SessionRef, from: Type.Optional(Type.Integer({ minimum: 0 })), backlog_bytes: Type.Integer({ minimum: 0 }) }),
+    /** Host → supervisor: what the output parser found (REFERENCE §2.5), in stream order. */
+    parsed: Type.Object({ ...SessionRef, events: Type.Array(ParsedEventSchema, { minItems: 1 }) }),
+    /** Supervisor → host: the agent now in the session's foreground (null: none), for the parser. */
+    agent: Type.Object({ ...SessionRef, agent_type: Type.Union([Type.String({ minLength: 1, maxLength: 32 }), Type.Null()]) }),
     /** Supervisor → host: `bytes` more of the session's output were handled (UNACKED_OUTPUT_BYTES). */
     ack: Type.Object({ ...SessionRef, bytes: Type.Integer({ minimum: 0 }) }),
   },

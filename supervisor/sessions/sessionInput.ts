@@ -28,6 +28,8 @@ export class WriterLock {
   }
 }
 
+const ENTER = Uint8Array.of(0x0d);
+
 export class SessionInput {
   readonly lock = new WriterLock();
   readonly composer = new InputLineBuffer();
@@ -42,6 +44,9 @@ export class SessionInput {
    */
   private claim: { acknowledged: boolean } | null = null;
 
+  /** `onInput` sees every write's bytes after the bookkeeping (the turn epoch already advanced). */
+  constructor(private readonly onInput?: (bytes: Uint8Array) => void) {}
+
   get claimed(): boolean {
     return this.claim !== null;
   }
@@ -50,6 +55,7 @@ export class SessionInput {
   noteRawWrite(bytes: Uint8Array): void {
     this.lastInputMs = Date.now();
     this.turnEpoch += this.composer.feed(bytes);
+    this.onInput?.(bytes);
   }
 
   /** A framed submit wrote its Enter: the composer is clear and the turn advanced exactly once. */
@@ -57,6 +63,7 @@ export class SessionInput {
     this.lastInputMs = Date.now();
     this.composer.clear();
     this.turnEpoch++;
+    this.onInput?.(ENTER);
   }
 
   takeClaim(): void {

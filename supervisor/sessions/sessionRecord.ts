@@ -1,5 +1,6 @@
 /** What the supervisor knows about one session: identity, addresses, metadata, and its exit tombstone. */
 import type { AgentType } from './agentDetection.js';
+import { type AgentSignals, activeSubtasks, awaitingInput, rateLimited, signalFields } from './agentSignals.js';
 
 export type ShellStateName = 'busy' | 'idle';
 
@@ -44,29 +45,56 @@ export interface SessionRecord {
   spawn_agent_type: AgentType | null;
   /** When the foreground was last classified (on output activity, at most once a second). */
   agent_checked_ms: number;
+  /** What the output parser found about the agent (agentSignals.ts). */
+  signals: AgentSignals;
+  /** The session's turn epoch (SessionInput.turnEpoch), mirrored for state derivation. */
+  turn_epoch: number;
 }
 
-export type AgentState = 'starting' | 'working' | 'idle' | 'exited';
+export type AgentState = 'starting' | 'working' | 'awaiting_input' | 'completed' | 'idle' | 'exited';
+
+/** The agent shows it works without output: background subtasks, or an API retry it is waiting out. */
+function backgroundWork(r: SessionRecord, now: number): boolean {
+  return activeSubtasks(r.signals, now) > 0 || r.signals.retryHoldUntil > now;
+}
+
+/** The current turn was closed by a `suggest:` marker. */
+function completed(r: SessionRecord): boolean {
+  return r.signals.completedEpoch !== null && r.signals.completedEpoch === r.turn_epoch;
+}
 
 /**
- * REFERENCE §2.6, as far as tuicd observes yet: only with an agent known; exited, then the shell
- * state (busy → working, idle → idle), else starting. Questions, choice prompts and completion
- * markers come with the output parser.
+ * REFERENCE §2.6, only with an agent known, in its order: exited; an open question or choice
+ * prompt; background work; completion declared for this turn; busy; idle; else starting.
  */
-export function agentState(r: SessionRecord): AgentState | null {
+export function agentState(r: SessionRecord, now = Date.now()): AgentState | null {
   if (r.agent_type === null) return null;
   if (r.exit) return 'exited';
+  if (awaitingInput(r.signals) || r.signals.choice !== null) return 'awaiting_input';
+  if (backgroundWork(r, now)) return 'working';
+  if (completed(r)) return 'completed';
   if (r.shell_state === 'busy') return 'working';
   if (r.shell_state === 'idle') return 'idle';
   return 'starting';
 }
 
+/** Whether the session's agent is on a task (a rate-limit notice counts only then). */
+export function taskActive(r: SessionRecord): boolean {
+  return r.agent_type !== null && !r.exit && !completed(r) && (r.shell_state === 'busy' || r.turn_epoch > 0);
+}
+
 /** The SessionState wire object (REFERENCE §2.6): always-present fields, optional ones omitted. */
-export function sessionState(r: SessionRecord): Record<string, unknown> {
-  const state: Record<string, unknown> = { awaiting_input: false, rate_limited: false, last_activity_ms: r.last_activity_ms };
-  if (r.shell_state) state['shell_state'] = r.shell_state;
-  const agent = agentState(r);
+export function sessionState(r: SessionRecord, now = Date.now()): Record<string, unknown> {
+  const state: Record<string, unknown> = {
+    awaiting_input: awaitingInput(r.signals),
+    rate_limited: rateLimited(r.signals, now),
+    last_activity_ms: r.last_activity_ms,
+    ...signalFields(r.signals, now, r.turn_epoch),
+  };
+  if (r.shell_state) state['shell_state'] = completed(r) && !r.exit ? 'idle' : r.shell_state;
+  const agent = agentState(r, now);
   if (agent !== null) state['agent_state'] = agent;
+  if (r.agent_type !== null && backgroundWork(r, now)) state['background_work'] = true;
   if (r.agent_type !== null) state['agent_type'] = r.agent_type;
   return state;
 }

@@ -15,8 +15,11 @@ import { HttpError } from '../http/types.js';
 import { AliasAllocator } from './alias.js';
 import { detectAgent, parseAgentType } from './agentDetection.js';
 import { childEnv } from './childEnv.js';
-import { agentState, type SessionRecord, type ShellStateName } from './sessionRecord.js';
+import type { SessionRecord, ShellStateName } from './sessionRecord.js';
 import { SessionInput } from './sessionInput.js';
+import { AgentStateTracker, type IntentListener, type ParsedListener } from './agentStateTracker.js';
+import { emptySignals } from './agentSignals.js';
+import type { ParsedEvent } from '../../shared/protocol/parsedEvents.js';
 
 export const SessionConstants = {
   /** An exited session stays readable this long (TOMBSTONE_TTL_MS). */
@@ -68,6 +71,8 @@ export interface SessionServiceOptions {
   maxSessions: () => number;
   /** Default shell from config (`shell`), else $SHELL, else /bin/sh. */
   defaultShell: () => string | null;
+  /** Marker settings (config `intent_tab_title`, `suggest_followups`); both on when absent. */
+  markers?: () => { intents: boolean; suggests: boolean };
 }
 
 /** A validated terminal dimension; `fallback` undefined means the field is required. */
@@ -107,8 +112,18 @@ export class SessionService {
   /** Ids whose spawn is on its way to the pty host: they hold a slot and their id like a live session. */
   private readonly spawning = new Set<string>();
   readonly counters = { total_spawned: 0, failed_spawns: 0, bytes_emitted: 0, pauses_triggered: 0 };
+  private readonly agents: AgentStateTracker;
 
   constructor(private readonly opts: SessionServiceOptions) {
+    this.agents = new AgentStateTracker({
+      bus: opts.bus,
+      sendAgent: (session_id, agent_type) => opts.host.runningClient()?.emit('agent', { session_id, agent_type }),
+      markers: opts.markers ?? (() => ({ intents: true, suggests: true })),
+    });
+    opts.host.on('parsed', (e: { session_id: string; events: ParsedEvent[] }) => {
+      const record = this.sessions.get(e.session_id);
+      if (record) this.agents.parsed(record, e.events);
+    });
     opts.host.on('data', (e: { session_id: string; offset: number }, payload?: Uint8Array) => this.onData(e, payload));
     opts.host.on('exit', (e: { session_id: string; exit_code: number | null; signal: number | null; total_written: number }) => this.onExit(e));
     opts.host.on('state', (e: { session_id: string; shell_state: ShellStateName }) => this.onState(e));
@@ -186,6 +201,7 @@ export class SessionService {
         env: childEnv(this.opts.env, { tuicSession, configDir: this.opts.configDir, instance: this.opts.instance ?? null }),
         rows,
         cols,
+        ...(parseAgentType(o.agent_type) === null ? {} : { agent_type: parseAgentType(o.agent_type)! }),
       });
     } catch (err) {
       this.counters.failed_spawns++;
@@ -218,9 +234,11 @@ export class SessionService {
       agent_type: parseAgentType(o.agent_type),
       spawn_agent_type: parseAgentType(o.agent_type),
       agent_checked_ms: 0,
+      signals: emptySignals(),
+      turn_epoch: 0,
     };
     this.sessions.set(id, record);
-    this.inputs.set(id, new SessionInput());
+    this.inputs.set(id, this.newInput(record));
     this.counters.total_spawned++;
     this.opts.bus.publish('session-created', { session_id: id, cwd, agent_type: record.agent_type, display_name: record.display_name });
     this.opts.bus.publish('term-alias-assigned', { session_id: id, alias });
@@ -331,7 +349,7 @@ export class SessionService {
   /** The session's input side; created with the session, so a known record always has one. */
   inputOf(record: SessionRecord): SessionInput {
     let input = this.inputs.get(record.session_id);
-    if (!input) this.inputs.set(record.session_id, (input = new SessionInput()));
+    if (!input) this.inputs.set(record.session_id, (input = this.newInput(record)));
     return input;
   }
 
@@ -434,6 +452,30 @@ export class SessionService {
     });
   }
 
+  /** The output parser's events of one session, as they arrive (raw-mode `parsed` frames). */
+  onParsed(sessionId: string, fn: ParsedListener): Disposable {
+    return this.agents.onParsed(sessionId, fn);
+  }
+
+  /** The session's latest parsed events (debug agent_detection). */
+  recentParsed(sessionId: string): Array<{ at_ms: number; event: ParsedEvent }> {
+    return this.agents.recentEvents(sessionId);
+  }
+
+  /** Intent markers of any session's agent (the progress journal records them). */
+  onIntent(fn: IntentListener): Disposable {
+    return this.agents.onIntent(fn);
+  }
+
+  /** Every write's bytes reach the agent state after the input bookkeeping (turn epoch, composer). */
+  private newInput(record: SessionRecord): SessionInput {
+    const input: SessionInput = new SessionInput((bytes) => {
+      record.turn_epoch = input.turnEpoch;
+      this.agents.input(record, bytes);
+    });
+    return input;
+  }
+
   onLifecycle(fn: LifecycleListener): Disposable {
     this.lifecycleListeners.add(fn);
     return toDisposable(() => this.lifecycleListeners.delete(fn));
@@ -489,17 +531,13 @@ export class SessionService {
     const { agentType } = detectAgent(record.pid, record.spawn_agent_type);
     if (agentType === record.agent_type) return;
     record.agent_type = agentType;
+    this.agents.agentChanged(record);
     if (publish) this.publishState(record);
   }
 
-  /** session-state-changed with what a watcher shows: shell and agent state, agent type. */
+  /** session-state-changed with the full SessionState (deduplicated). */
   private publishState(record: SessionRecord): void {
-    const state: Record<string, unknown> = {};
-    if (record.shell_state) state['shell_state'] = record.shell_state;
-    const agent = agentState(record);
-    if (agent !== null) state['agent_state'] = agent;
-    state['agent_type'] = record.agent_type;
-    this.opts.bus.publish('session-state-changed', { session_id: record.session_id, state });
+    this.agents.publish(record);
   }
 
   private onExit(e: { session_id: string; exit_code: number | null; signal: number | null; total_written: number }): void {
@@ -536,6 +574,8 @@ export class SessionService {
     record.exit = { exit_code: exitCode, signal, reason, at_ms: Date.now(), reported };
     if (record.shell_state !== 'idle') record.shell_state_since_ms = record.exit.at_ms;
     record.shell_state = 'idle';
+    this.agents.exited(record);
+    this.publishState(record);
     this.aliases.release(record.alias);
     this.opts.bus.publish('session-closed', { session_id: record.session_id, reason });
     for (const fn of this.lifecycleListeners) fn('closed', record);
@@ -553,11 +593,13 @@ export class SessionService {
     this.tombstoneTimers.delete(record.session_id);
     this.sessions.delete(record.session_id);
     this.inputs.delete(record.session_id);
+    this.agents.forget(record.session_id);
     // Only a running host holds buffers worth dropping; never start one just to forget.
     this.opts.host.runningClient()?.request('forget', { session_id: record.session_id }).catch(() => undefined);
   }
 
   dispose(): void {
+    this.agents.dispose();
     for (const t of this.tombstoneTimers.values()) clearTimeout(t);
     this.tombstoneTimers.clear();
   }

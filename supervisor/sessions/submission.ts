@@ -11,7 +11,7 @@ import type { Disposable } from '../../shared/disposable.js';
 import { foregroundJobRuns, foregroundOf } from './foreground.js';
 import type { ComposerState } from './inputLineBuffer.js';
 import type { SessionInput } from './sessionInput.js';
-import type { SessionRecord } from './sessionRecord.js';
+import { agentState, type SessionRecord } from './sessionRecord.js';
 import type { SessionService } from './sessionService.js';
 import { shellFamily } from './shellFamily.js';
 
@@ -53,6 +53,8 @@ export type RejectReason =
   | 'shell_state_unconfirmed'
   | 'turn_in_flight'
   | 'shell_busy'
+  | 'confident_dialog'
+  | 'agent_busy'
   | 'foreground_job_running'
   | 'composer_partial'
   | 'composer_unknown';
@@ -76,7 +78,10 @@ export function readiness(record: SessionRecord, input: SessionInput): RejectRea
   if (record.exit) return 'session_exited';
   if (record.shell_state === null) return 'shell_state_unconfirmed';
   if (input.claimed) return 'turn_in_flight';
+  // An agent's open approval or choice prompt would take the text as its answer (spec: confident dialogs reject).
+  if (record.signals.question?.confident === true || record.signals.choice !== null) return 'confident_dialog';
   if (record.shell_state === 'busy') return 'shell_busy';
+  if (agentState(record) === 'working') return 'agent_busy';
   if (foregroundJobRuns(foregroundOf(record.pid))) return 'foreground_job_running';
   const composer = input.composer.state;
   if (composer === 'partial') return 'composer_partial';

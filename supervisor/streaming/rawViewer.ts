@@ -70,6 +70,7 @@ export class RawViewer {
   private exitSent = false;
   private readonly decoder = new StringDecoder('utf8');
   private readonly subscription: Disposable;
+  private readonly parsedSubscription: Disposable;
   private drainPoll: NodeJS.Timeout | undefined;
 
   constructor(
@@ -81,6 +82,8 @@ export class RawViewer {
   ) {
     // Subscribe before reading the ring, so nothing written in between is lost; offsets dedupe the overlap.
     this.subscription = sessions.onOutput(sessionId, (offset, bytes) => this.onLive(offset, bytes));
+    // Parser events are small and not in the ring: sent as they come, catching up or not.
+    this.parsedSubscription = sessions.onParsed(sessionId, (event) => this.sendJson({ type: 'parsed', event }));
     void this.catchUp(startOffset ?? 0, startOffset === undefined);
   }
 
@@ -227,5 +230,6 @@ export class RawViewer {
     this.closed = true;
     clearInterval(this.drainPoll);
     this.subscription.dispose();
+    this.parsedSubscription.dispose();
   }
 }

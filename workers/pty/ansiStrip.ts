@@ -15,6 +15,8 @@ export const StripConstants = {
   MAX_STRING_BYTES: 1024 * 1024,
   /** CSI parameters kept (more are ignored: only the first one or two matter for what we interpret). */
   MAX_PARAMS: 16,
+  /** OSC strings longer than this are not handed to `onOsc` (clipboard and image payloads are not for us). */
+  OSC_KEEP_BYTES: 4096,
 } as const;
 
 export interface AnsiStripperOptions {
@@ -23,6 +25,10 @@ export interface AnsiStripperOptions {
   /** Keep text drawn on the alternate screen (vim, less, htop). Default false: as in the VT log, only the primary screen makes lines. */
   keepAltScreen?: boolean;
   maxLineBytes?: number;
+  /** Receives each push's completed lines at once, joined by `\n`, before `onLine` sees them one by one. */
+  onText?: (text: string) => void;
+  /** Receives each OSC string (without `ESC ]` and its terminator) that ended within OSC_KEEP_BYTES. */
+  onOsc?: (payload: string) => void;
 }
 
 const enum S { Ground, Esc, EscInt, Csi, Osc, OscEsc, Str, StrEsc }
@@ -67,9 +73,13 @@ export class AnsiStripper {
   private nParams = 0;
   private param = -1;
   private readonly maxLine: number;
+  /** The OSC string being read, for `onOsc`; oscLen past OSC_KEEP_BYTES means it is dropped. */
+  private readonly oscBuf: Buffer | undefined;
+  private oscLen = 0;
 
   constructor(private readonly opts: AnsiStripperOptions) {
     this.maxLine = Math.max(16, opts.maxLineBytes ?? StripConstants.MAX_LINE_BYTES);
+    this.oscBuf = opts.onOsc === undefined ? undefined : Buffer.allocUnsafe(StripConstants.OSC_KEEP_BYTES);
   }
 
   push(chunk: Uint8Array): void {
@@ -135,6 +145,7 @@ export class AnsiStripper {
     this.len -= this.start;
     this.cur -= this.start;
     this.start = 0;
+    this.opts.onText?.(text);
     for (const line of text.split('\n')) this.opts.onLine(line);
   }
 
@@ -168,7 +179,7 @@ export class AnsiStripper {
       return S.Csi;
     }
     if (b === 0x5d || b === 0x50 || b === 0x58 || b === 0x5e || b === 0x5f) {
-      this.strBytes = 0;
+      this.strBytes = this.oscLen = 0;
       return b === 0x5d ? S.Osc : S.Str; // OSC; DCS, SOS, PM, APC
     }
     if (b >= 0x20 && b <= 0x2f) return S.EscInt; // charset designations `ESC ( B`, `ESC # 8`...
@@ -220,16 +231,39 @@ export class AnsiStripper {
   /** Consumes OSC/DCS/SOS/PM/APC bytes from `i` (ended by ST, or BEL for OSC); returns the next index. */
   private string(chunk: Uint8Array, i: number, osc: boolean): number {
     const n = chunk.length;
+    const from = i;
     this.strBytes += n - i;
     for (; i < n; i++) {
       const b = chunk[i]!;
       if (b === B.ESC || (b === 0x07 && osc) || b === B.CAN || b === B.SUB) {
         this.state = b !== B.ESC ? S.Ground : osc ? S.OscEsc : S.StrEsc;
+        if (osc && this.oscBuf !== undefined) {
+          this.keepOsc(chunk, from, i);
+          if (b === B.ESC || b === 0x07) this.endOsc();
+        }
         return i + 1;
       }
     }
     this.state = this.strBytes > StripConstants.MAX_STRING_BYTES ? S.Ground : osc ? S.Osc : S.Str;
+    if (osc && this.oscBuf !== undefined) this.keepOsc(chunk, from, n);
     return n;
+  }
+
+  private keepOsc(chunk: Uint8Array, from: number, to: number): void {
+    const room = StripConstants.OSC_KEEP_BYTES - this.oscLen;
+    if (room < to - from) {
+      this.oscLen = StripConstants.OSC_KEEP_BYTES + 1; // too long: dropped
+      return;
+    }
+    this.oscBuf!.set(chunk.subarray(from, to), this.oscLen);
+    this.oscLen += to - from;
+  }
+
+  /** Lines completed before the OSC go out first, so the consumer sees both in stream order. */
+  private endOsc(): void {
+    if (this.oscLen > StripConstants.OSC_KEEP_BYTES) return;
+    if (this.start > 0) this.emit();
+    this.opts.onOsc!(this.oscBuf!.toString('utf8', 0, this.oscLen));
   }
 
   /** Writes src[s, e) at the cursor over existing text (after CR, BS...): as many characters as it holds are replaced. */

@@ -24,6 +24,7 @@ const service = new PtyService(
 server = serve(streamTransport(sock, sock), PtyProtocol, service);
 server.on('ack', ({ session_id, bytes }) => service.ack(session_id, bytes));
 server.on('input', ({ session_id, from }, payload) => service.input(session_id, payload, from));
+server.on('agent', ({ session_id, agent_type }) => service.setAgent(session_id, agent_type));
 
 let stopping = false;
 function stop(code: number): void {

@@ -60,6 +60,7 @@ export class PtyService implements HandlersOf<P>, Disposable {
       if (unacked > PtyConstants.UNACKED_OUTPUT_BYTES) session.holdOutput(true);
     });
     session.onState((shell_state) => this.events.emit('state', { session_id: id, shell_state }));
+    session.onParsed((events) => this.events.emit('parsed', { session_id: id, events }));
     session.onExit((info: ExitInfo) => this.events.emit('exit', { session_id: id, ...info }));
     if (this.captureState.enabled && (this.captureState.filter === null || this.captureState.filter === id)) this.startCapture(id, session);
     return { pid: session.pid, shell: session.shell };
@@ -73,6 +74,11 @@ export class PtyService implements HandlersOf<P>, Disposable {
     const session = this.sessions.get(sessionId);
     if (payload === undefined || session === undefined || session.write(payload)) return;
     this.events.emit('inputRefused', { session_id: sessionId, ...(from === undefined ? {} : { from }), backlog_bytes: session.inputBacklogBytes() });
+  }
+
+  /** The supervisor detected a (different) agent in the session's foreground; unknown sessions are gone already. */
+  setAgent(sessionId: string, agentType: string | null): void {
+    this.sessions.get(sessionId)?.setAgent(agentType);
   }
 
   write(params: Params<'write'>, ctx: HandlerContext): Result<'write'> {

@@ -24,6 +24,9 @@ import { OutputRing, type RingReadOptions } from './outputRing.js';
 import { isClosingSignal, normalizeSignal, signalGroup } from './processGroup.js';
 import { ScreenModel, type ScreenSnapshot } from './screenModel.js';
 import { ShellActivity, type ShellState } from './shellActivity.js';
+import { OutputParser } from './agentParser/outputParser.js';
+import type { TextSink } from './textPipeline.js';
+import type { ParsedEvent } from '../../shared/protocol/parsedEvents.js';
 
 export const PtySessionConstants = {
   /** Output after the first chunk is held this long: 4095-byte reads at 25–50 k/s become ~250 messages/s (PERFORMANCE "PTY": 2–5 ms). */
@@ -51,6 +54,8 @@ export interface PtySpawnOptions {
   env: Record<string, string>;
   rows: number;
   cols: number;
+  /** The agent the session starts as, if known: the parser's agent rules apply from the first byte. */
+  agent_type?: string;
 }
 
 export type ExitInfo = Omit<EventOf<PtyProtocolT, 'exit'>, 'session_id'>;
@@ -61,6 +66,9 @@ export interface TextLog {
   push(chunk: Uint8Array): void;
   read(options: { offset?: number; limit?: number }): LogRead;
   flush(): void;
+  /** Taps completed lines and OSC strings for the output parser. */
+  setSink?(sink: TextSink | undefined): void;
+  readonly totalLines?: number;
 }
 
 /** `first`: the batch ended a quiet window (an echo, a prompt), so it should not wait for the end of the tick. */
@@ -78,6 +86,9 @@ export class PtySession implements Disposable {
   private readonly dataListeners = new Listeners<[Uint8Array, number, boolean]>();
   private readonly exitListeners = new Listeners<[ExitInfo]>();
   private readonly stateListeners = new Listeners<[ShellState]>();
+  private readonly parsedListeners = new Listeners<[ParsedEvent[]]>();
+  /** Agent state from the output (workers/pty/agentParser); absent without a text stage. */
+  private readonly parser: OutputParser | undefined;
   private readonly activity = new ShellActivity(PtyConstants.SHELL_IDLE_MS, (state) => this.stateListeners.fire(state));
   private killTimer: NodeJS.Timeout | undefined;
   /** node-pty closed the master (its read stream was destroyed) before the exit was reported. */
@@ -123,6 +134,16 @@ export class PtySession implements Disposable {
     };
     this.screen = new ScreenModel(batched, size.rows, size.cols);
     this.exitPromise = new Promise((resolve) => (this.resolveExit = resolve));
+    if (textLog?.setSink !== undefined) {
+      const parser = new OutputParser({
+        emit: (events) => this.parsedListeners.fire(events),
+        readScreen: () => this.screen.snapshot(),
+        lineCount: () => this.textLog?.totalLines ?? 0,
+        onWorking: (working) => this.activity.hold(working),
+      });
+      textLog.setSink({ text: (t) => parser.lines(t), osc: (p) => parser.osc(p) });
+      this.parser = parser;
+    }
     this.coalescer = new Coalescer({
       windowMs: PtySessionConstants.COALESCE_WINDOW_MS,
       maxBatchBytes: PtySessionConstants.COALESCE_MAX_BYTES,
@@ -201,7 +222,9 @@ export class PtySession implements Disposable {
     }
     lowerPriority(pty.pid);
     // Same tick as the spawn: libuv has not polled the master yet, so no early POLLHUP was seen.
-    return new PtySession(pty, shell, textLog, holdSlave(pty), { rows: options.rows, cols: options.cols });
+    const session = new PtySession(pty, shell, textLog, holdSlave(pty), { rows: options.rows, cols: options.cols });
+    if (options.agent_type) session.setAgent(options.agent_type);
+    return session;
   }
 
   get exited(): ExitInfo | undefined {
@@ -227,6 +250,21 @@ export class PtySession implements Disposable {
     return this.exitListeners.add(listener);
   }
 
+  /** The output parser's events, per batch or timer (REFERENCE §2.5). */
+  onParsed(listener: (events: ParsedEvent[]) => void): Disposable {
+    return this.parsedListeners.add(listener);
+  }
+
+  /**
+   * The agent now in the foreground (the supervisor detects it), or null: agent rules, the screen
+   * parse and AGENT_IDLE_MS apply only to agents.
+   */
+  setAgent(type: string | null): void {
+    if (this.exitInfo !== undefined) return;
+    this.activity.setIdleMs(type === null ? PtyConstants.SHELL_IDLE_MS : PtyConstants.AGENT_IDLE_MS);
+    this.parser?.setAgent(type);
+  }
+
   /** Fires on change only. */
   onState(listener: (state: ShellState) => void): Disposable {
     return this.stateListeners.add(listener);
@@ -240,6 +278,7 @@ export class PtySession implements Disposable {
     if (this.exitInfo !== undefined || this.masterClosed || bytes.length === 0) return true;
     if (this.inputBacklogBytes() >= PtyConstants.INPUT_BACKLOG_BYTES) return false;
     this.capture?.record('in', bytes);
+    this.parser?.input(bytes);
     // A view, not a copy: an input payload's memory is never reused (a fresh read or frame).
     const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
     if (this.input !== undefined) this.input.write(view);
@@ -264,6 +303,7 @@ export class PtySession implements Disposable {
     if (this.exitInfo !== undefined || this.masterClosed) return;
     this.pty.resize(cols, rows);
     this.screen.resize(rows, cols);
+    this.parser?.resized();
   }
 
   /** Stops reading the PTY: the kernel buffer fills and the child blocks on write. Nothing is lost. */
@@ -353,6 +393,7 @@ export class PtySession implements Disposable {
     this.store.dispose();
     this.releaseSlave();
     this.capture?.close();
+    this.parser?.dispose();
     this.screen.dispose();
   }
 
@@ -373,6 +414,7 @@ export class PtySession implements Disposable {
     this.batchedTo = offset + bytes.length;
     this.dataListeners.fire(bytes, offset, first);
     if (this.textLog !== undefined) this.pushText(bytes);
+    this.parser?.batchEnd(bytes);
   };
 
   /** A failing text stage costs the session its log, never its raw output. */
@@ -393,6 +435,7 @@ export class PtySession implements Disposable {
     this.coalescer.flush();
     this.coalescer.dispose();
     if (this.textLog !== undefined) this.flushText();
+    this.parser?.dispose();
     this.activity.stop();
     this.exitInfo = { exit_code: signal !== 0 ? null : exitCode, signal: signal !== 0 ? signal : null, total_written: this.ring.totalWritten };
     this.input?.close();

@@ -1,6 +1,6 @@
 /**
  * Busy/idle of one shell from its output alone: busy on output, idle after SHELL_IDLE_MS of quiet
- * (REFERENCE §2.6). Costs one Date.now() per chunk and one timer per busy period, not per chunk.
+ * (REFERENCE §2.6), or held busy while the program shows it works. Costs one Date.now() per chunk and one timer per busy period, not per chunk.
  */
 
 import type { Disposable } from '../../shared/disposable.js';
@@ -11,9 +11,11 @@ export class ShellActivity implements Disposable {
   private current: ShellState = 'idle';
   private lastOutputAt = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** The program says it is working (an agent's status line, a hook): quiet does not make it idle. */
+  private held = false;
 
   constructor(
-    private readonly idleMs: number,
+    private idleMs: number,
     /** Called on change only. */
     private readonly onChange: (state: ShellState) => void,
   ) {}
@@ -27,6 +29,22 @@ export class ShellActivity implements Disposable {
     this.lastOutputAt = Date.now();
     if (this.current !== 'busy') this.set('busy');
     this.timer ??= setTimeout(this.check, this.idleMs);
+  }
+
+  /** Agents pause longer between bursts than shells (AGENT_IDLE_MS against SHELL_IDLE_MS). */
+  setIdleMs(ms: number): void {
+    this.idleMs = ms;
+  }
+
+  /** Holds the session busy while the program shows it works; on release, idle follows the usual quiet. */
+  hold(working: boolean): void {
+    if (this.held === working) return;
+    this.held = working;
+    if (working) {
+      if (this.current !== 'busy') this.set('busy');
+      return;
+    }
+    this.timer ??= setTimeout(this.check, Math.max(0, this.idleMs - (Date.now() - this.lastOutputAt)));
   }
 
   /** The shell is gone: idle for good (the final state before exit). */
@@ -43,7 +61,9 @@ export class ShellActivity implements Disposable {
   /** Re-armed for the remainder while output keeps coming. */
   private readonly check = (): void => {
     const quietMs = Date.now() - this.lastOutputAt;
-    if (quietMs >= this.idleMs) {
+    if (this.held) {
+      this.timer = undefined; // released by hold(false), which re-arms
+    } else if (quietMs >= this.idleMs) {
       this.timer = undefined;
       this.set('idle');
     } else {

@@ -7,6 +7,7 @@
 import { AnsiStripper } from './ansiStrip.js';
 import { LineLog, type LineRead, type LineReadOptions } from './lineLog.js';
 import { Redactor, redactLineText } from '../../shared/redactor.js';
+import { isParsedOscPrefix } from './agentParser/oscRules.js';
 
 export interface TextPipelineOptions {
   /** Lines kept (default PtyConstants.LOG_LINES). */
@@ -22,15 +23,33 @@ export interface TextRead extends LineRead {
   partial: string;
 }
 
+/** Where the output parser taps the text stage: each push's completed lines, and OSC strings. */
+export interface TextSink {
+  text(lines: string): void;
+  osc(payload: string): void;
+}
+
 export class TextPipeline {
   private readonly log: LineLog;
+  private sink: TextSink | undefined;
   private readonly redactor = new Redactor();
   private readonly stripper: AnsiStripper;
 
   constructor(opts: TextPipelineOptions = {}) {
     this.log = new LineLog(opts.capacityLines);
-    const stripOpts = { onLine: (text: string) => this.completed(text), keepAltScreen: opts.keepAltScreen ?? false };
+    const stripOpts = {
+      onLine: (text: string) => this.completed(text),
+      keepAltScreen: opts.keepAltScreen ?? false,
+      onText: (text: string) => this.sink?.text(text),
+      onOsc: (payload: string) => {
+        if (isParsedOscPrefix(payload)) this.sink?.osc(payload);
+      },
+    };
     this.stripper = new AnsiStripper(opts.maxLineBytes === undefined ? stripOpts : { ...stripOpts, maxLineBytes: opts.maxLineBytes });
+  }
+
+  setSink(sink: TextSink | undefined): void {
+    this.sink = sink;
   }
 
   /** Feeds PTY output bytes exactly as read (any split: escapes, UTF-8 and secrets are reassembled). */

@@ -10,7 +10,8 @@ import { Type } from 'typebox';
 
 import { redactSecrets } from '../../../shared/redactor.js';
 import { detectAgent } from '../../sessions/agentDetection.js';
-import { agentState, sessionInfo } from '../../sessions/sessionRecord.js';
+import { agentState, sessionInfo, sessionState } from '../../sessions/sessionRecord.js';
+import type { ParsedEvent } from '../../../shared/protocol/parsedEvents.js';
 import type { SessionRecord } from '../../sessions/sessionRecord.js';
 import { defineTool, describeArgument, requireAction, ToolError } from './nativeTool.js';
 import type { NativeTool } from './nativeTool.js';
@@ -29,7 +30,7 @@ const LOG_LEVELS: Readonly<Record<string, number>> = { trace: 10, debug: 20, inf
 const LOG_FILE = /^tuicd\..*\.log$/;
 
 export interface DebugToolDeps {
-  sessions: { list(): SessionRecord[] };
+  sessions: { list(): SessionRecord[]; recentParsed(sessionId: string): Array<{ at_ms: number; event: ParsedEvent }> };
   /** Where createLogger writes its files. */
   logDir: string;
 }
@@ -177,6 +178,9 @@ export function createDebugTool(deps: DebugToolDeps): NativeTool {
                 foreground: seen.foreground,
                 agent_state: agentState({ ...r, agent_type: seen.agentType }),
                 shell_state: r.shell_state,
+                turn_epoch: r.turn_epoch,
+                state: sessionState(r),
+                last_signals: deps.sessions.recentParsed(r.session_id),
               };
             }),
           };

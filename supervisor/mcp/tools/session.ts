@@ -12,7 +12,7 @@ import { HttpError } from '../../http/types.js';
 import { ProcessStats } from '../../processStats.js';
 import { foregroundForListing, foregroundOf } from '../../sessions/foreground.js';
 import { screenOverlap } from '../../sessions/screenOverlap.js';
-import { agentState, exitStatus, type SessionRecord } from '../../sessions/sessionRecord.js';
+import { exitStatus, sessionState, type SessionRecord } from '../../sessions/sessionRecord.js';
 import type { SessionService } from '../../sessions/sessionService.js';
 import { SessionConstants } from '../../sessions/sessionService.js';
 import { WAIT_UNTIL, clampWaitTimeout, waitForSession, type WaitUntil } from '../../sessions/sessionWaiter.js';
@@ -120,26 +120,31 @@ function listEntry(record: SessionRecord, caller: CallerContext): Record<string,
   if (record.cwd) entry['cwd'] = record.cwd;
   const fg = foregroundForListing(record.pid);
   if (fg) entry['foreground_process'] = fg.name;
-  if (record.shell_state) entry['shell_state'] = record.shell_state;
-  const agent = agentState(record);
-  if (agent !== null) entry['agent_state'] = agent;
+  const state = sessionState(record);
+  if (state['shell_state']) entry['shell_state'] = state['shell_state'];
+  if (state['agent_state'] !== undefined) entry['agent_state'] = state['agent_state'];
+  if (state['awaiting_input'] === true) entry['awaiting_input'] = true;
+  if (state['background_work'] === true) entry['background_work'] = true;
   entry['tuic_session'] = record.tuic_session;
   return entry;
 }
 
 function statusOf(record: SessionRecord): Record<string, unknown> {
+  const state = sessionState(record);
   const status: Record<string, unknown> = {
     session_id: record.session_id,
-    background_work: false,
-    awaiting_input: false,
-    rate_limited: false,
+    background_work: state['background_work'] === true,
+    awaiting_input: state['awaiting_input'],
+    rate_limited: state['rate_limited'],
     delivery_uncertain: false,
     last_activity_ms: record.last_activity_ms,
     standby: false,
   };
-  if (record.shell_state) status['shell_state'] = record.shell_state;
-  const agent = agentState(record);
-  if (agent !== null) status['agent_state'] = agent;
+  for (const field of ['question_text', 'question_confident', 'retry_after_ms', 'choice_prompt', 'agent_intent', 'last_error'] as const) {
+    if (state[field] !== undefined) status[field] = state[field];
+  }
+  if (state['shell_state']) status['shell_state'] = state['shell_state'];
+  if (state['agent_state'] !== undefined) status['agent_state'] = state['agent_state'];
   if (record.agent_type !== null) status['agent_type'] = record.agent_type;
   const code = record.exit ? exitStatus(record.exit) : null;
   if (code !== null) status['exit_code'] = code;
@@ -155,7 +160,7 @@ function exitFields(record: SessionRecord): { exited: boolean; exit_code?: numbe
 
 const DESCRIPTION_NOTES = `Rules:
 - Run a command with one submit. Never split command text and Enter across two calls (input, then special_key=enter).
-- retry_safe:true: nothing was written (reason: shell_busy, turn_in_flight, foreground_job_running, shell_state_unconfirmed, composer_partial, session_exited, session_not_found); wait until=idle or clear the line (special_key=ctrl+u), then submit again. retry_safe:false: bytes were written; read output before resending. acknowledged only proves the terminal moved, not that the command succeeded.
+- retry_safe:true: nothing was written (reason: shell_busy, agent_busy, turn_in_flight, foreground_job_running, shell_state_unconfirmed, composer_partial, session_exited, session_not_found; confident_dialog: an agent's approval or choice prompt is open, answer it with input); wait until=idle or clear the line (special_key=ctrl+u), then submit again. retry_safe:false: bytes were written; read output before resending. acknowledged only proves the terminal moved, not that the command succeeded.
 - foreground_job_running: a program other than the shell or a known agent holds the terminal (idle waits for it too); talk to it with input.
 - special_key: ${SPECIAL_KEY_NAMES.join(', ')}.
 - pty_description (submit, input): a string sets, null or "" clears, omitted keeps.

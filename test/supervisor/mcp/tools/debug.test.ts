@@ -58,7 +58,7 @@ test('debug logs: newest first from the real log file, level/source filters, lim
   log.info({ source: 'pty-host' }, 'from-the-host');
   log.warn(`leaked ${SECRET}`);
   log.error({ source: 'http' }, 'last-error');
-  const tool = createDebugTool({ sessions: { list: () => [] }, logDir });
+  const tool = createDebugTool({ sessions: { list: () => [], recentParsed: () => [] }, logDir });
   let logs: any[] = [];
   for (let i = 0; i < 250 && logs.length < 4; i++) {
     await new Promise((r) => setTimeout(r, 20));
@@ -74,18 +74,18 @@ test('debug logs: newest first from the real log file, level/source filters, lim
 });
 
 test('debug logs: no log dir yet → empty; a torn first line of a long file is skipped', async () => {
-  const tool = createDebugTool({ sessions: { list: () => [] }, logDir: join(tempDir(), 'missing') });
+  const tool = createDebugTool({ sessions: { list: () => [], recentParsed: () => [] }, logDir: join(tempDir(), 'missing') });
   assert.deepEqual(await call(tool, { action: 'logs' }), { logs: [] });
   const logDir = tempDir();
   const filler = `${JSON.stringify({ level: 30, msg: 'x'.repeat(1000) })}\n`.repeat(400);
   writeFileSync(join(logDir, 'tuicd.1.log'), filler + `${JSON.stringify({ level: 30, msg: 'tail' })}\n`);
-  const logs = (await call(createDebugTool({ sessions: { list: () => [] }, logDir }), { action: 'logs', limit: 500 })).logs;
+  const logs = (await call(createDebugTool({ sessions: { list: () => [], recentParsed: () => [] }, logDir }), { action: 'logs', limit: 500 })).logs;
   assert.equal(logs[0].msg, 'tail');
   assert.ok(logs.length > 200 && logs.length < 401, `read only the tail: ${logs.length}`);
 });
 
 test('debug help, agent_detection and invoke_js', async () => {
-  const tool = createDebugTool({ sessions: { list: () => [] }, logDir: tempDir() });
+  const tool = createDebugTool({ sessions: { list: () => [], recentParsed: () => [] }, logDir: tempDir() });
   assert.match(tool.definition.description, /action=help/);
   assert.deepEqual(await call(tool, { action: 'help' }), { help: DEBUG_HELP });
   for (const action of tool.actions) assert.ok(DEBUG_HELP.includes(`action=${action}`), `help documents ${action}`);

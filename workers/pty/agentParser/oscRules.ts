@@ -1,0 +1,54 @@
+/**
+ * OSC strings the parser reads (REFERENCE §2.3 step 5): 777 notify bodies, 9;4 progress, 133 shell
+ * integration marks and 7770 agent hooks. Everything else (titles, cwd, hyperlinks) is not ours.
+ */
+
+export type OscSignal =
+  | { kind: 'notify'; body: string }
+  | { kind: 'progress'; state: number; value: number }
+  | { kind: 'osc133'; mark: string; exitCode?: number }
+  | { kind: 'hook'; fields: Record<string, string> };
+
+/** Whether an OSC payload that starts with these bytes can be one of ours: only those are kept. */
+export function isParsedOscPrefix(payload: string): boolean {
+  return payload.startsWith('777;') || payload.startsWith('9;4') || payload.startsWith('133;') || payload.startsWith('7770;');
+}
+
+export function parseOsc(payload: string): OscSignal | null {
+  if (payload.startsWith('777;notify;')) {
+    // 777;notify;<title>;<body>: the body may itself hold semicolons.
+    const rest = payload.slice('777;notify;'.length);
+    const sep = rest.indexOf(';');
+    return { kind: 'notify', body: (sep < 0 ? rest : rest.slice(sep + 1)).trim() };
+  }
+  if (payload.startsWith('9;4')) {
+    const [, , st, val] = payload.split(';');
+    const state = Number(st ?? 0);
+    if (!Number.isInteger(state) || state < 0 || state > 4) return null;
+    const value = val === undefined || val === '' ? 0 : Number(val);
+    return { kind: 'progress', state, value: Number.isFinite(value) ? Math.max(0, Math.min(100, Math.round(value))) : 0 };
+  }
+  if (payload.startsWith('133;')) {
+    const [, mark, code] = payload.split(';');
+    if (!mark || !/^[ABCD]$/.test(mark[0]!)) return null;
+    const exit = code === undefined ? NaN : Number(code);
+    return Number.isInteger(exit) ? { kind: 'osc133', mark: mark[0]!, exitCode: exit } : { kind: 'osc133', mark: mark[0]! };
+  }
+  if (payload.startsWith('7770;')) {
+    // 7770;key=value;key=value — `state=busy|idle`, `agent=<type>`, `block=start|end`, `exit=<code>`.
+    const fields: Record<string, string> = {};
+    for (const part of payload.slice(5).split(';')) {
+      const eq = part.indexOf('=');
+      if (eq > 0 && eq < 32) fields[part.slice(0, eq).trim()] = part.slice(eq + 1).trim().slice(0, 200);
+    }
+    return { kind: 'hook', fields };
+  }
+  return null;
+}
+
+/** What an OSC 777 body says about a question: confident, low confidence, or nothing (attention). */
+export function notifyQuestion(body: string): boolean | null {
+  if (/needs your permission|approval required/i.test(body)) return true;
+  if (/is waiting for your input/i.test(body)) return false;
+  return null;
+}
