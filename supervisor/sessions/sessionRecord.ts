@@ -49,6 +49,8 @@ export interface SessionRecord {
   signals: AgentSignals;
   /** The session's turn epoch (SessionInput.turnEpoch), mirrored for state derivation. */
   turn_epoch: number;
+  /** turn_epoch when the current agent appeared: its tasks are the turns submitted after (the command that started it is not one). */
+  agent_epoch: number;
 }
 
 export type AgentState = 'starting' | 'working' | 'awaiting_input' | 'completed' | 'idle' | 'exited';
@@ -78,9 +80,12 @@ export function agentState(r: SessionRecord, now = Date.now()): AgentState | nul
   return 'starting';
 }
 
-/** Whether the session's agent is on a task (a rate-limit notice counts only then). */
+/**
+ * Whether the session's agent is on a task: a turn was submitted to it and not declared complete.
+ * A rate-limit notice counts only then (history an agent replays at start is not a task).
+ */
 export function taskActive(r: SessionRecord): boolean {
-  return r.agent_type !== null && !r.exit && !completed(r) && (r.shell_state === 'busy' || r.turn_epoch > 0);
+  return r.agent_type !== null && !r.exit && !completed(r) && r.turn_epoch > r.agent_epoch;
 }
 
 /** The SessionState wire object (REFERENCE §2.6): always-present fields, optional ones omitted. */

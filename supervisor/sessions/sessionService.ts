@@ -236,6 +236,7 @@ export class SessionService {
       agent_checked_ms: 0,
       signals: emptySignals(),
       turn_epoch: 0,
+      agent_epoch: 0,
     };
     this.sessions.set(id, record);
     this.inputs.set(id, this.newInput(record));
@@ -531,6 +532,7 @@ export class SessionService {
     const { agentType } = detectAgent(record.pid, record.spawn_agent_type);
     if (agentType === record.agent_type) return;
     record.agent_type = agentType;
+    record.agent_epoch = record.turn_epoch;
     this.agents.agentChanged(record);
     if (publish) this.publishState(record);
   }

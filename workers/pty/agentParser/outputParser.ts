@@ -127,7 +127,12 @@ export class OutputParser {
     if (type === this.agent) return;
     this.agent = type;
     if (type === null) this.resetAgentState();
-    else this.armQuiet();
+    else {
+      // What the agent drew before it was recognised is on screen already: read it now.
+      this.prevRows = [];
+      this.screenTimer ??= this.t.setTimeout(this.parseScreen, 0);
+      this.armQuiet();
+    }
   }
 
   /** A batch's completed lines, joined by `\n` (the stripper's decode of one push). */
@@ -229,6 +234,7 @@ export class OutputParser {
 
   /** Reads the screen now (tests; and the screen timer). */
   readonly parseScreen = (): void => {
+    this.t.clearTimeout(this.screenTimer);
     this.screenTimer = undefined;
     if (this.agent === null || this.disposed) return;
     const rows = this.opts.readScreen().rows;
@@ -244,15 +250,21 @@ export class OutputParser {
     this.statusKey = status?.full_line ?? null;
     this.setWorking(status !== null);
 
+    // Within the echo window (after input) or the resize grace, what changed may be the echo or a
+    // reflow: new prompts and question rows are looked at again once the window is over.
+    const settleAt = Math.max(this.lastInputAt + ParserConstants.ECHO_WINDOW_MS, this.lastResizeAt + ParserConstants.RESIZE_GRACE_MS);
+    const settling = now < settleAt;
+    if (settling) this.screenTimer = this.t.setTimeout(this.parseScreen, settleAt - now);
+
     const choice = findChoicePrompt(rows);
     const choiceKey = choice === null ? null : JSON.stringify(choice);
     if (choiceKey !== this.choiceKey) {
-      if (choice !== null && now - this.lastInputAt >= ParserConstants.ECHO_WINDOW_MS) {
-        out.push(choice);
-        this.choiceKey = choiceKey;
-      } else if (choice === null) {
+      if (choice === null) {
         out.push({ type: 'choice-cleared' });
         this.choiceKey = null;
+      } else if (!settling) {
+        out.push(choice);
+        this.choiceKey = choiceKey;
       }
     }
 
@@ -273,14 +285,18 @@ export class OutputParser {
       this.slashKey = slashKey;
     }
 
-    this.findCandidate(rows, chrome, now);
-    // A prompt's title asks already: the prompt, not the silence heuristic, reports it.
-    if (choice !== null && this.candidate?.text === choice.title) this.candidate = null;
+    if (!settling) {
+      this.findCandidate(rows, chrome);
+      // A prompt's title asks already: the prompt, not the silence heuristic, reports it.
+      if (choice !== null && this.candidate?.text === choice.title) this.candidate = null;
+    }
     if (this.heuristicOpen !== null && !latestChat(rows, chrome, ParserConstants.QUESTION_VISIBLE_ROWS).includes(this.heuristicOpen)) {
       this.heuristicOpen = null;
       out.push({ type: 'question-cleared' });
     }
-    this.prevRows = rows;
+    // After input, rows are compared with the screen before it, so a question drawn in the echo window
+    // still counts as changed; a resize's reflow is absorbed (moved rows are not new ones).
+    if (!settling || now < this.lastResizeAt + ParserConstants.RESIZE_GRACE_MS) this.prevRows = rows;
     if (out.length > 0) this.send(out);
   };
 
@@ -389,9 +405,8 @@ export class OutputParser {
     return true;
   }
 
-  /** A changed chat row ending in `?`, outside the echo and resize windows, becomes the candidate. */
-  private findCandidate(rows: readonly string[], chrome: number, now: number): void {
-    if (now - this.lastInputAt < ParserConstants.ECHO_WINDOW_MS || now - this.lastResizeAt < ParserConstants.RESIZE_GRACE_MS) return;
+  /** A changed chat row ending in `?` (outside the echo and resize windows) becomes the candidate. */
+  private findCandidate(rows: readonly string[], chrome: number): void {
     for (let y = Math.min(chrome, rows.length) - 1; y >= 0; y--) {
       const row = rows[y]!;
       if (row === this.prevRows[y] || !isQuestionCandidate(row)) continue;

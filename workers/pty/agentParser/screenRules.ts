@@ -188,7 +188,8 @@ export function findSlashMenu(rows: readonly string[], chrome: number): SlashMen
 export function isQuestionCandidate(row: string): boolean {
   const t = row.trim();
   if (t.length < 2 || !t.endsWith('?') || t.endsWith(')?')) return false;
-  if (/^(?:\/\/|#|[+-])/.test(t)) return false;
+  // Comments, diff lines, and the user's own prompt echoed in the transcript (`❯ why?`).
+  if (/^(?:\/\/|#|[+-]|[❯›>](?:\s|$))/.test(t)) return false;
   return !(t.includes('->') || t.includes('=>') || t.includes('::'));
 }
 

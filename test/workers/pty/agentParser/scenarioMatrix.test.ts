@@ -265,8 +265,12 @@ describe('silence heuristic rules', () => {
   it('the echo window, a resize, a recent status line and hook instrumentation hold the heuristic back', () => {
     const echo = new Session('claude');
     echo.key('why?');
-    echo.out(`${CLEAR}❯ why?\n\n⏺ Why not?\n`, 0).quiet(11_000);
-    assert.equal(echo.awaiting, 'none', 'drawn within 500 ms of input');
+    echo.out(`${CLEAR}❯ why?\n`, 0).quiet(11_000);
+    assert.equal(echo.awaiting, 'none', 'the typed text echoed');
+    const reply = new Session('claude');
+    reply.key('go\r');
+    reply.out(`${CLEAR}❯ go\n\n⏺ Which branch should I use?\n`, 0).quiet(11_000);
+    assert.equal(reply.awaiting, 'awaiting_input-low-confidence', 'a question drawn within the echo window is looked at once it is over');
     const resized = new Session('claude');
     resized.r.parser.resized();
     resized.out(`${CLEAR}⏺ Ready to go?\n`).quiet(11_000);
