@@ -57,7 +57,7 @@ describe('agent detection end to end', { timeout: 90_000 }, () => {
 
   it('a fake claude started from the shell: agent_type claude, working then idle; gone once it exits to the shell', async () => {
     const s = await suite.create();
-    const agent = fakeAgent('claude', [{ out: '✢ Reading… (1s)\r\n' }, { sleep: 300 }, { out: 'Done.\r\n> ' }, { read: 'q' }, { exit: 0 }]);
+    const agent = fakeAgent('claude', [{ out: '✢ Reading… (1s)\r\n' }, { sleep: 300 }, { out: '\x1b[1A\x1b[2KDone.\r\n> ' }, { read: 'q' }, { exit: 0 }]);
     try {
       assert.equal((await listed(s.session_id)).state['agent_type'], undefined, 'a bare shell has no agent');
       await suite.write(s.session_id, `${agent.command}\n`);

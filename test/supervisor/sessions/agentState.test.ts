@@ -142,6 +142,9 @@ describe('agent state end to end', { timeout: 150_000 }, () => {
   it('codex: a `• Working (…)` status keeps working through silence; the ready screen makes it idle; its exit makes it exited', async () => {
     const agent = fakeAgent('codex', [
       { out: `${ESC}[2J${ESC}[H› fix the build\r\n\r\n• Working (1s • esc to interrupt)\r\n\r\n› \r\n` },
+      // Codex redraws its timer every second; the next draw is late (a long tool call): no byte for 4 s.
+      { sleep: 1_000 },
+      { out: `${ESC}[3;1H• Working (2s • esc to interrupt)${ESC}[5;3H` },
       { sleep: 4_000 },
       { out: `${ESC}[2J${ESC}[H• Fixed the build.\r\n\r\n› Ask Codex to do anything\r\n` },
       { sleep: 4_000 },
@@ -151,6 +154,7 @@ describe('agent state end to end', { timeout: 150_000 }, () => {
       const s = await suite.create({ shell: join(agent.binDir, 'codex'), args: agent.args });
       const working = await stateWhere(s.session_id, 'working', (st) => st['agent_type'] === 'codex' && st['current_task'] === 'Working');
       assert.equal(working['agent_state'], 'working');
+      await stateWhere(s.session_id, 'the second draw', (st) => st['current_task'] === 'Working' && st['last_activity_ms'] > working['last_activity_ms']);
       // Past AGENT_IDLE_MS (2.5 s) without a byte: the status line still holds it busy.
       await new Promise((r) => setTimeout(r, 3_000));
       const held = await state(s.session_id);

@@ -15,6 +15,8 @@ import { chromeStart, findChoicePrompt, findSlashMenu, findStatusLine, findSubta
 export const ParserConstants = {
   /** How often an agent's screen is read while output flows (and once after it stops). */
   SCREEN_PARSE_MS: 100,
+  /** A status line unchanged this long (spinner and timer frozen) no longer holds the session busy. */
+  STATUS_STALE_MS: 10_000,
   /** SILENCE_QUESTION_THRESHOLD: a candidate question fires after this much quiet. */
   SILENCE_QUESTION_MS: 10_000,
   /** STALE_QUESTION_CHUNKS: more output chunks than this after a candidate make it stale. */
@@ -83,11 +85,14 @@ export class OutputParser {
   private lastInputAt = -Infinity;
   private lastResizeAt = -Infinity;
   private lastStatusAt = -Infinity;
+  private statusChangedAt = -Infinity;
   /** OSC 7770 `state=` seen: the agent reports itself, the silence heuristic stands down. */
   private hooked = false;
   private epoch = 0;
 
   private screenTimer: unknown;
+  /** Re-reads the screen when a frozen status line would go stale (no output comes to trigger it). */
+  private staleTimer: unknown;
   private quietTimer: unknown;
   private prevRows: string[] = [];
   private candidate: { text: string; chunks: number } | null = null;
@@ -245,10 +250,17 @@ export class OutputParser {
     const status = findStatusLine(rows, this.agent, chrome);
     if (status !== null) {
       this.lastStatusAt = now;
-      if (status.full_line !== this.statusKey) out.push(status);
+      if (status.full_line !== this.statusKey) {
+        out.push(status);
+        this.statusChangedAt = now;
+      }
     }
     this.statusKey = status?.full_line ?? null;
-    this.setWorking(status !== null);
+    // A status line holds the session busy while it animates; one left frozen on screen stops counting.
+    const liveFor = status === null ? 0 : this.statusChangedAt + ParserConstants.STATUS_STALE_MS - now;
+    this.setWorking(liveFor > 0);
+    this.t.clearTimeout(this.staleTimer);
+    this.staleTimer = liveFor > 0 ? this.t.setTimeout(this.parseScreen, liveFor) : undefined;
 
     // Within the echo window (after input) or the resize grace, what changed may be the echo or a
     // reflow: new prompts and question rows are looked at again once the window is over.
@@ -304,7 +316,8 @@ export class OutputParser {
     this.disposed = true;
     this.t.clearTimeout(this.screenTimer);
     this.t.clearTimeout(this.quietTimer);
-    this.screenTimer = this.quietTimer = undefined;
+    this.t.clearTimeout(this.staleTimer);
+    this.screenTimer = this.quietTimer = this.staleTimer = undefined;
   }
 
   /** Runs the rules on each line LINE_TRIGGER hits (once per line, however many hits it has). */
@@ -481,7 +494,8 @@ export class OutputParser {
 
   private resetAgentState(): void {
     this.t.clearTimeout(this.screenTimer);
-    this.screenTimer = undefined;
+    this.t.clearTimeout(this.staleTimer);
+    this.screenTimer = this.staleTimer = undefined;
     this.candidate = null;
     this.heuristicOpen = null;
     this.choiceKey = this.statusKey = this.slashKey = null;

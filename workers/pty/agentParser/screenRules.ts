@@ -131,12 +131,17 @@ const STATUS_RULES: Readonly<Record<string, readonly StatusRule[]>> = {
 };
 const OTHER_STATUS: readonly StatusRule[] = [CLAUDE_STATUS, CODEX_STATUS, GEMINI_STATUS, COPILOT_STATUS, GENERIC_STATUS];
 
-/** The agent's status line in the chat area (bottom-most wins), else null. */
+/** A status line is live only this close to the input box (in non-empty rows): further up it is transcript. */
+const STATUS_ZONE_ROWS = 4;
+
+/** The agent's status line just above its input box (bottom-most wins), else null. */
 export function findStatusLine(rows: readonly string[], agentType: string, chrome: number): StatusLine | null {
   const rules = STATUS_RULES[agentType] ?? OTHER_STATUS;
-  for (let y = Math.min(chrome, rows.length) - 1; y >= 0; y--) {
+  let seen = 0;
+  for (let y = Math.min(chrome, rows.length) - 1; y >= 0 && seen < STATUS_ZONE_ROWS; y--) {
     const line = rows[y]!;
-    if (line.length === 0) continue;
+    if (line.trim().length === 0) continue;
+    seen++;
     for (const rule of rules) {
       const m = rule.rx.exec(line);
       if (m) {

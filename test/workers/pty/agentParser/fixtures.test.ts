@@ -86,6 +86,8 @@ describe('screens of agents in given states (terminal-stress/)', () => {
     assert.deepEqual(events, [
       { type: 'status-line', task_name: 'Working', full_line: '• Working (4s • esc to interrupt) · 1 background terminal running · /ps to view · /stop to close', time_info: '4s' },
       { type: 'active-subtasks', count: 1, task_type: 'background terminal' },
+      // Re-read when the frozen status line goes stale (10 s): the count still on screen is re-sent.
+      { type: 'active-subtasks', count: 1, task_type: 'background terminal' },
     ]);
     const r = replay({ agent: 'codex' });
     const working: boolean[] = [];

@@ -194,8 +194,8 @@ describe('scenario matrix', () => {
       const x = new Session('codex');
       const held: boolean[] = [];
       (x.r.parser as unknown as { opts: { onWorking?: (w: boolean) => void } }).opts.onWorking = (w) => held.push(w);
-      x.out(working).quiet(30_000);
-      assert.deepEqual(held, [true], 'still held after 30 s of silence');
+      x.out(working).quiet(8_000);
+      assert.deepEqual(held, [true], 'still held after 8 s of silence (AGENT_IDLE_MS is 2.5 s)');
       assert.equal(x.signals.currentTask, 'Working');
       return { x, held };
     };
@@ -212,6 +212,9 @@ describe('scenario matrix', () => {
     const exited = start();
     exited.x.r.parser.setAgent(null);
     assert.deepEqual(exited.held, [true, false]);
+    const frozen = start();
+    frozen.x.quiet(2_100);
+    assert.deepEqual(frozen.held, [true, false], 'a status line frozen for 10 s no longer holds');
   });
 
   it('codex-bare-enter: an open question clears on a bare Enter', () => {
