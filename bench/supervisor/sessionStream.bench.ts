@@ -9,15 +9,22 @@
  * the fallback where no uWS build loads) runs the 1-viewer base64 flood and the echo, and its rows'
  * ratio is node engine / uWS: what the fallback costs a viewer.
  */
+import { createHash } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import { cpuSeconds } from '../http/children.js';
 import { errorText, failedRow, median, row, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
 import { LoadClient } from './sessions/clientProc.js';
 import type { EchoSpec, StreamResult } from './sessions/protocol.js';
-import { base64Flood, ECHO_SCRIPT, SHELL, zeroFlood, type StreamScript } from './sessions/scripts.js';
+import { base64Flood, ECHO_SCRIPT, fileFlood, SHELL, zeroFlood, type StreamScript } from './sessions/scripts.js';
+import { recordedAgentOutput } from '../workers/pty/fixtures/recordedAgentOutput.js';
 import { fmt, goal, percentile } from './sessions/stats.js';
 import { startOnePtyServer, type OnePtyServer } from './sessions/onePtyPeer.js';
 import { createSession, deleteSession, ptyHostPid, startTuicd, type TuicdUnderTest } from './sessions/tuicd.js';
 import type { TuicdEngine } from '../http/engines.js';
+import { baselineEngine } from '../baseline.js';
 
 const StreamBenchConstants = {
   /**
@@ -56,9 +63,9 @@ interface TuicdSlot {
   error?: string;
 }
 
-async function startSlot(engine: TuicdEngine): Promise<TuicdSlot> {
+async function startSlot(engine: TuicdEngine | undefined, mainPath?: string): Promise<TuicdSlot> {
   try {
-    return { tuicd: await startTuicd(engine) };
+    return { tuicd: await startTuicd(engine, mainPath) };
   } catch (err) {
     return { error: errorText(err) };
   }
@@ -104,9 +111,14 @@ async function measureFlood(
   goalRatio: number,
   goalNote: string,
   sizeNote: string,
+  /** --baseline-ref: the older build, run beside ours with 1 viewer (its pty host CPU is the comparison). */
+  older?: BaselineSlot,
+  /** Sessions start as this agent (the output parser's agent rules and screen reads on). */
+  agentType?: string,
 ): Promise<BenchRow[]> {
   const spec = { expected: flood.expected, check: flood.check, idleTimeoutMs: StreamBenchConstants.IDLE_TIMEOUT_MS };
-  const variants = [BARE, ONE_PROCESS, ...StreamBenchConstants.VIEWER_COUNTS.map(viewersVariant), ...(nodeEngine ? [NODE_ENGINE_VIEWER] : [])];
+  const baselineVariant = older ? `${older.label}, 1 WebSocket viewer` : undefined;
+  const variants = [BARE, ONE_PROCESS, ...StreamBenchConstants.VIEWER_COUNTS.map(viewersVariant), ...(nodeEngine ? [NODE_ENGINE_VIEWER] : []), ...(baselineVariant ? [baselineVariant] : [])];
   const series = new Map(variants.map((v) => [v, newSeries()]));
   let peer: OnePtyServer | undefined;
   let peerError: string | undefined;
@@ -127,11 +139,11 @@ async function measureFlood(
       record(s, await client.call({ op: 'stream', socket: peer.socketPath, sessionId: 'peer', viewers: 1, ...spec }, StreamBenchConstants.STREAM_CALL_TIMEOUT_MS));
       return;
     }
-    const slot = variant === NODE_ENGINE_VIEWER ? nodeEngine! : uws;
+    const slot = variant === NODE_ENGINE_VIEWER ? nodeEngine! : variant === baselineVariant ? older!.slot : uws;
     const tuicd = slot.tuicd;
     if (!tuicd) throw new Error(slot.error ?? 'tuicd is not running');
     const viewers = variant === viewersVariant(3) ? 3 : 1;
-    const id = await createSession(tuicd.socketPath, SHELL, ['-c', flood.script]);
+    const id = await createSession(tuicd.socketPath, SHELL, ['-c', flood.script], agentType);
     try {
       const hostPid = ptyHostPid(tuicd.pid);
       const sup0 = cpuSeconds(tuicd.pid);
@@ -164,8 +176,9 @@ async function measureFlood(
   for (const [slot, variant] of [
     [uws, viewersVariant(1)],
     [nodeEngine, NODE_ENGINE_VIEWER],
+    [older?.slot, baselineVariant],
   ] as const) {
-    if (!slot?.tuicd) continue;
+    if (!slot?.tuicd || variant === undefined) continue;
     await runVariant(variant).catch(() => undefined);
     series.set(variant, newSeries());
   }
@@ -199,7 +212,7 @@ async function measureFlood(
   for (const v of variants.slice(1)) {
     const s = series.get(v)!;
     if (s.values.length === 0) {
-      const slotError = v === NODE_ENGINE_VIEWER ? nodeEngine?.error : uws.error;
+      const slotError = v === NODE_ENGINE_VIEWER ? nodeEngine?.error : v === baselineVariant ? older?.slot.error : uws.error;
       out.push(failedRow(group, v, ctx, unit, s.problems.length ? `NOT BYTE-EXACT in every run: ${s.problems[0]}` : (s.errors[0] ?? (v === ONE_PROCESS ? peerError : slotError) ?? 'no run finished')));
       continue;
     }
@@ -214,13 +227,28 @@ async function measureFlood(
       out.push(withNote(r, notes(s, extra)));
       continue;
     }
+    if (v === baselineVariant) {
+      if (s.supervisorCpuMsPerMb.length) extra.push(`CPU ms/MB: supervisor ${fmt(median(s.supervisorCpuMsPerMb), 2)}, pty host ${fmt(median(s.hostCpuMsPerMb), 2)}`);
+      out.push(withNote(r, notes(s, extra)));
+      continue;
+    }
     if (r.ratio !== undefined) extra.push(`goal ≥ ${goalRatio}${goalNote}: ${goal(r.ratio >= goalRatio)}`);
     if (v === viewersVariant(1) && onePeer.values.length) extra.push(`${fmt(r.median / median(onePeer.values), 2)}× the one-process server`);
     if (s.viewerEvenness.length) extra.push(`slowest/fastest viewer ${fmt(median(s.viewerEvenness), 2)}`);
     if (s.supervisorCpuMsPerMb.length) extra.push(`CPU ms/MB: supervisor ${fmt(median(s.supervisorCpuMsPerMb), 2)}, pty host ${fmt(median(s.hostCpuMsPerMb), 2)}`);
+    const base = baselineVariant ? series.get(baselineVariant)! : undefined;
+    if (v === viewersVariant(1) && base && base.values.length && base.hostCpuMsPerMb.length && s.hostCpuMsPerMb.length) {
+      const hostRatio = median(s.hostCpuMsPerMb) / median(base.hostCpuMsPerMb);
+      extra.push(`vs ${older!.label}: pty host CPU/MB ${fmt(hostRatio, 3)}× (goal ≤ 1.10: ${goal(hostRatio <= 1.1)}), viewer MB/s ${fmt(r.median / median(base.values), 3)}×`);
+    }
     out.push(withNote(r, notes(s, extra)));
   }
   return out;
+}
+
+interface BaselineSlot {
+  label: string;
+  slot: TuicdSlot;
 }
 
 /**
@@ -353,23 +381,40 @@ export const run: BenchModule = async (ctx) => {
   const client = LoadClient.start();
   let uws: TuicdSlot = {};
   let nodeEngine: TuicdSlot = {};
+  let baseline: BaselineSlot | undefined;
   try {
     // One at a time: one's start-up CPU must not delay the other's ready line.
     uws = await startSlot('uws');
     nodeEngine = await startSlot('node');
+    if (ctx.baseline) {
+      const b = ctx.baseline;
+      baseline = { label: b.label, slot: 'error' in b ? { error: b.error } : await startSlot(baselineEngine(b), b.mainPath) };
+    }
     const n = ctx.quick ? StreamBenchConstants.FLOOD_BYTES_QUICK : StreamBenchConstants.FLOOD_BYTES;
     const sizeNote = `N = ${n / 1e6} MB${ctx.quick ? ' (--quick)' : ''}, not the issue's 200 MB (2-core box)`;
     const rows: BenchRow[] = [];
     rows.push(
-      ...(await measureFlood(ctx, client, uws, nodeEngine, `head -c N /dev/urandom | base64`, base64Flood(n), StreamBenchConstants.GOAL_BASE64, '', sizeNote)),
+      ...(await measureFlood(ctx, client, uws, nodeEngine, `head -c N /dev/urandom | base64`, base64Flood(n), StreamBenchConstants.GOAL_BASE64, '', sizeNote, baseline)),
     );
     rows.push(
       ...(await measureFlood(ctx, client, uws, undefined, `head -c N /dev/zero | tr '\\0' a`, zeroFlood(n), StreamBenchConstants.GOAL_ZEROS, ' (busy regime)', sizeNote)),
     );
+    // Issue 16: recorded agent output into sessions started as claude, so the output parser runs
+    // everything it runs for an agent (line rules, OSC, 10 screen reads/s) on the pty host's hot path.
+    const agentDir = await mkdtemp(join(tmpdir(), 'tuicd-bench-agent-flood-'));
+    try {
+      const bytes = recordedAgentOutput(n);
+      const file = join(agentDir, 'agent-output.bin');
+      await writeFile(file, bytes);
+      const flood = fileFlood(file, bytes.length, createHash('sha256').update(bytes).digest('hex'));
+      rows.push(...(await measureFlood(ctx, client, uws, undefined, 'cat <recorded agent output> (agent_type claude)', flood, StreamBenchConstants.GOAL_BASE64, '', sizeNote, baseline, 'claude')));
+    } finally {
+      await rm(agentDir, { recursive: true, force: true });
+    }
     rows.push(...(await measureEcho(ctx, client, uws, nodeEngine)));
     return rows;
   } finally {
     await client.stop();
-    await Promise.all([uws.tuicd?.stop(), nodeEngine.tuicd?.stop()]);
+    await Promise.all([uws.tuicd?.stop(), nodeEngine.tuicd?.stop(), baseline?.slot.tuicd?.stop()]);
   }
 };

@@ -4,6 +4,7 @@
  * JSON command per stdin line (protocol.ts) and prints one `RESULT {...}` line per answer. Exits
  * when stdin closes (the bench went away) or after a hard bound.
  */
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
@@ -124,6 +125,12 @@ class StreamReader {
 /** Null when the bytes are what the script prints; else the first difference. */
 function checkOutput(chunks: Buffer[], check: OutputCheck): string | null {
   let pos = 0;
+  if (check.kind === 'sha256') {
+    const hash = createHash('sha256');
+    for (const c of chunks) hash.update(c);
+    const hex = hash.digest('hex');
+    return hex === check.hex ? null : `sha256 ${hex.slice(0, 12)}… instead of ${check.hex.slice(0, 12)}…`;
+  }
   if (check.kind === 'repeated') {
     let fill = Buffer.alloc(0);
     for (const c of chunks) {

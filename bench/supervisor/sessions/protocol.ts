@@ -8,7 +8,9 @@ export type OutputCheck =
   /** base64's output with `stty -onlcr`: lines of 76 characters, each ending in a bare `\n`. */
   | { kind: 'base64-lines'; lineChars: number }
   /** One byte repeated (`tr '\0' a`). */
-  | { kind: 'repeated'; byte: number };
+  | { kind: 'repeated'; byte: number }
+  /** A file printed as is (`cat`): its SHA-256. */
+  | { kind: 'sha256'; hex: string };
 
 export interface StreamSpec {
   /** Payload bytes a viewer must receive after the ready marker. */

@@ -34,6 +34,15 @@ export function base64Flood(inputBytes: number): StreamScript {
   };
 }
 
+/** `cat` of a file prepared by the bench (agent output): printed as is, checked by its SHA-256. */
+export function fileFlood(path: string, bytes: number, sha256: string): StreamScript {
+  return {
+    script: `stty -echo -onlcr; printf ${READY_MARKER}; read go; cat '${path}'; read stay`,
+    expected: bytes,
+    check: { kind: 'sha256', hex: sha256 },
+  };
+}
+
 /** `head -c N /dev/zero | tr '\0' a`: reader-bound (no newlines, so onlcr does not matter). */
 export function zeroFlood(bytes: number): StreamScript {
   return {

@@ -32,10 +32,11 @@ export interface TuicdUnderTest {
  * Starts `node dist/supervisor/main.js --config-dir <tmp>` with the TCP listener off; `engine`
  * forces its HTTP engine (`--http-engine`, confirmed by the start line), otherwise tuicd picks.
  */
-export async function startTuicd(engine?: TuicdEngine): Promise<TuicdUnderTest> {
+/** `mainPath`: another build's dist/supervisor/main.js (--baseline-ref); the current build by default. */
+export async function startTuicd(engine?: TuicdEngine, mainPath?: string): Promise<TuicdUnderTest> {
   const unavailable = engineUnavailable(engine);
   if (unavailable) throw new Error(unavailable);
-  const main = tuicdMainPath();
+  const main = mainPath ?? tuicdMainPath();
   if (!existsSync(main)) throw new Error(`${main} not found: tuicd is not built yet (npm run build)`);
   const dir = await mkdtemp(join(tmpdir(), 'tuicd-bench-sessions-'));
   const configDir = join(dir, 'config');
@@ -95,8 +96,10 @@ async function expectJson<T>(socketPath: string, method: string, path: string, b
 }
 
 /** POST /sessions running `command args` in /tmp on a 24×80 terminal; resolves with the session id. */
-export async function createSession(socketPath: string, command: string, args: string[]): Promise<string> {
-  const r = await expectJson<{ session_id: string }>(socketPath, 'POST', '/sessions', { cwd: tmpdir(), shell: command, args, rows: 24, cols: 80 });
+/** `agentType`: the session starts as that agent (POST /sessions `agent_type`), so the output parser reads it as one. */
+export async function createSession(socketPath: string, command: string, args: string[], agentType?: string): Promise<string> {
+  const body = { cwd: tmpdir(), shell: command, args, rows: 24, cols: 80, ...(agentType ? { agent_type: agentType } : {}) };
+  const r = await expectJson<{ session_id: string }>(socketPath, 'POST', '/sessions', body);
   return r.session_id;
 }
 
