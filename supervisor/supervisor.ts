@@ -32,6 +32,7 @@ import { TaskRegistry } from './mcp/tasks.js';
 import { createNativeTools } from './mcp/tools/index.js';
 import { PROGRESS_JOURNAL_FILE, ProgressJournal } from './progress/progressJournal.js';
 import { IntentRecorder } from './progress/intentRecorder.js';
+import { AGENTS_FILE, AgentSettings, effective } from './config/agentSettings.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { mcpConfirmRoutes } from './routes/mcpConfirm.js';
 import { mcpUpstreamsRoutes } from './routes/mcpUpstreams.js';
@@ -110,6 +111,7 @@ export class Supervisor {
       }),
       log,
     );
+    const agentSettings = new AgentSettings(join(opts.paths.configDir, AGENTS_FILE), log);
     this.sessions = new SessionService({
       host: this.ptyHost,
       bus: this.bus,
@@ -118,7 +120,11 @@ export class Supervisor {
       env: opts.env,
       maxSessions: () => this.config.get().services.server.max_sessions,
       defaultShell: () => this.config.get().shell ?? null,
-      markers: () => ({ intents: this.config.get().intent_tab_title, suggests: this.config.get().suggest_followups }),
+      markers: (agentType) => {
+        const o = agentSettings.forAgent(agentType);
+        const c = this.config.get();
+        return { intents: effective(c.intent_tab_title, o.intent_tab_title), suggests: effective(c.suggest_followups, o.suggest_followups) };
+      },
     });
     const c = this.sessions.counters;
     this.metrics.gauge('total_spawned', 'Sessions spawned', () => c.total_spawned);
@@ -130,7 +136,7 @@ export class Supervisor {
     // TUIC_CONFIRM_TIMEOUT_MS lets tests watch an unanswered confirm resolve; a bad value fails the start.
     this.confirmBroker = new ConfirmBroker({ bus: this.bus, timeoutMs: confirmTimeoutFromEnv(opts.env) });
     this.progressJournal = new ProgressJournal({ path: join(opts.paths.configDir, PROGRESS_JOURNAL_FILE) });
-    const intents = new IntentRecorder(this.progressJournal, this.bus, () => this.config.get().progress_tracking, log);
+    const intents = new IntentRecorder(this.progressJournal, this.bus, (record) => effective(this.config.get().progress_tracking, agentSettings.forAgent(record.agent_type).progress_tracking), log);
     this.sessions.onIntent((record, text) => intents.record(record, text));
     this.sessions.onLifecycle((event, record) => {
       if (event === 'closed') intents.forget(record.session_id);

@@ -163,6 +163,8 @@ export const PtyProtocol = defineProtocol({
     inputRefused: Type.Object({ ...SessionRef, from: Type.Optional(Type.Integer({ minimum: 0 })), backlog_bytes: Type.Integer({ minimum: 0 }) }),
     /** Host → supervisor: what the output parser found (REFERENCE §2.5), in stream order. */
     parsed: Type.Object({ ...SessionRef, events: Type.Array(ParsedEventSchema, { minItems: 1 }) }),
+    /** Host → supervisor: the program switched to or from the alternate screen (SessionState terminal_mode). */
+    screenMode: Type.Object({ ...SessionRef, alt_screen: Type.Boolean() }),
     /** Supervisor → host: the agent now in the session's foreground (null: none), for the parser. */
     agent: Type.Object({ ...SessionRef, agent_type: Type.Union([Type.String({ minLength: 1, maxLength: 32 }), Type.Null()]) }),
     /** Supervisor → host: `bytes` more of the session's output were handled (UNACKED_OUTPUT_BYTES). */

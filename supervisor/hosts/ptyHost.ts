@@ -24,7 +24,7 @@ export const PtyHostConstants = {
 } as const;
 
 type PtyClient = Client<PtyProtocolT>;
-type EventName = 'data' | 'exit' | 'state' | 'inputRefused' | 'parsed';
+type EventName = 'data' | 'exit' | 'state' | 'inputRefused' | 'parsed' | 'screenMode';
 
 export interface HostLogger {
   info(obj: object, msg: string): void;
@@ -106,7 +106,7 @@ export class PtyHost implements Disposable {
     }
     const worker = this.starter.start();
     const client = connect(worker.transport, PtyProtocol);
-    for (const event of ['exit', 'state', 'inputRefused', 'parsed'] as const) {
+    for (const event of ['exit', 'state', 'inputRefused', 'parsed', 'screenMode'] as const) {
       client.on(event, (data: unknown) => {
         for (const fn of this.listeners.get(event) ?? []) fn(data);
       });

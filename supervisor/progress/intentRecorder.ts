@@ -15,12 +15,13 @@ export class IntentRecorder {
   constructor(
     private readonly journal: ProgressJournal,
     private readonly bus: EventBus,
-    private readonly enabled: () => boolean,
+    /** Progress tracking for this session's agent (global AND agents.json). */
+    private readonly enabled: (session: SessionRecord) => boolean,
     private readonly log: Logger,
   ) {}
 
   record(session: SessionRecord, text: string): void {
-    if (!this.enabled() || this.newest.get(session.session_id) === text) return;
+    if (!this.enabled(session) || this.newest.get(session.session_id) === text) return;
     this.newest.set(session.session_id, text);
     this.journal
       .append({ kind: 'intent', project: session.cwd, agent: session.tuic_session, text, session_id: session.session_id })

@@ -120,6 +120,7 @@ export function sessionRoutes(sessions: SessionService): Route[] {
       },
     },
     { method: 'GET', pattern: '/sessions/:id/shell-state', handler: (ctx) => json({ state: sessions.get(id(ctx)).shell_state }) },
+    { method: 'GET', pattern: '/sessions/:id/last-prompt', handler: (ctx) => json({ prompt: sessions.get(id(ctx)).last_prompt }) },
     { method: 'DELETE', pattern: '/sessions/:id', handler: async (ctx) => (await sessions.close(id(ctx)), json({ ok: true })) },
   ];
 }

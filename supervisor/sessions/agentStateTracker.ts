@@ -10,6 +10,9 @@ import type { EventBus } from '../events/eventBus.js';
 import { applyInput, applyParsed, clearAgent } from './agentSignals.js';
 import { type SessionRecord, sessionState, taskActive } from './sessionRecord.js';
 
+/** A submitted line of at least this many words is the session's last_prompt (REFERENCE §2.3). */
+const LAST_PROMPT_MIN_WORDS = 10;
+const LAST_PROMPT_MAX_CHARS = 2_000;
 /** Parsed events kept per session for diagnostics. */
 const RECENT_EVENTS = 8;
 
@@ -19,10 +22,12 @@ export type IntentListener = (record: SessionRecord, text: string) => void;
 
 export interface AgentStateTrackerOptions {
   bus: EventBus;
+  /** Lines the session's log holds now (a user-input event's `line`). */
+  lineCount(sessionId: string): Promise<number>;
   /** Tells the pty host the agent now running in a session (null: none). */
   sendAgent(sessionId: string, agentType: string | null): void;
-  /** Marker settings in force: config `intent_tab_title` and `suggest_followups`. */
-  markers(): { intents: boolean; suggests: boolean };
+  /** Marker settings in force for an agent type: config `intent_tab_title` and `suggest_followups`, with agents.json. */
+  markers(agentType: string | null): { intents: boolean; suggests: boolean };
 }
 
 export class AgentStateTracker {
@@ -38,7 +43,7 @@ export class AgentStateTracker {
 
   /** Events of one batch, in stream order: each is applied before the next is looked at. */
   parsed(record: SessionRecord, events: readonly ParsedEvent[]): void {
-    const markers = this.opts.markers();
+    const markers = this.opts.markers(record.agent_type);
     let changed = false;
     for (const event of events) {
       const now = Date.now();
@@ -57,9 +62,26 @@ export class AgentStateTracker {
     if (changed) this.publish(record);
   }
 
-  /** Bytes written to the session (every input path), after its turn epoch advanced. */
-  input(record: SessionRecord, bytes: Uint8Array): void {
-    if (applyInput(record.signals, bytes)) this.publish(record);
+  /**
+   * Bytes written to the session (every input path), after its turn epoch advanced; `submitted` is
+   * the line an Enter in them sent. A substantial line becomes last_prompt; to an agent it is a
+   * `user-input` event (with the log line it was typed at).
+   */
+  input(record: SessionRecord, bytes: Uint8Array, submitted: string | null): void {
+    let changed = applyInput(record.signals, bytes);
+    const line = submitted?.trim() ?? '';
+    if (line.split(/\s+/).length >= LAST_PROMPT_MIN_WORDS) {
+      record.last_prompt = line.length <= LAST_PROMPT_MAX_CHARS ? line : line.slice(0, LAST_PROMPT_MAX_CHARS);
+      changed = true;
+    }
+    if (changed) this.publish(record);
+    if (line.length > 0 && record.agent_type !== null && !record.exit) {
+      const content = line.length <= LAST_PROMPT_MAX_CHARS ? line : line.slice(0, LAST_PROMPT_MAX_CHARS);
+      void this.opts.lineCount(record.session_id).then(
+        (at) => this.parsed(record, [{ type: 'user-input', content, line: at }]),
+        () => this.parsed(record, [{ type: 'user-input', content, line: 0 }]),
+      );
+    }
   }
 
   /** The detected agent changed (record.agent_type already set): the host learns it; a departed agent's state is dropped. */

@@ -30,6 +30,15 @@ export class InputLineBuffer {
   private mode: Mode = 'text';
   private csi: number[] = [];
   private pasteTail: number[] = [];
+  /** The line the last Enter submitted (null when none, or when it was cut or unknowable). */
+  private submittedLine: string | null = null;
+
+  /** Takes the line the last Enter submitted (once). */
+  takeSubmitted(): string | null {
+    const line = this.submittedLine;
+    this.submittedLine = null;
+    return line;
+  }
 
   get state(): ComposerState {
     if (this.length > 0) return 'partial';
@@ -107,6 +116,7 @@ export class InputLineBuffer {
 
   private textByte(b: number): boolean {
     if (b === 0x0d || b === 0x0a) {
+      this.submittedLine = this.unknown || this.cut ? null : this.text;
       this.clear();
       return true;
     }

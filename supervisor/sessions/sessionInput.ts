@@ -44,8 +44,11 @@ export class SessionInput {
    */
   private claim: { acknowledged: boolean } | null = null;
 
-  /** `onInput` sees every write's bytes after the bookkeeping (the turn epoch already advanced). */
-  constructor(private readonly onInput?: (bytes: Uint8Array) => void) {}
+  /**
+   * `onInput` sees every write's bytes after the bookkeeping (the turn epoch already advanced), with
+   * the line an Enter in them submitted, when the composer knows it.
+   */
+  constructor(private readonly onInput?: (bytes: Uint8Array, submitted: string | null) => void) {}
 
   get claimed(): boolean {
     return this.claim !== null;
@@ -54,16 +57,17 @@ export class SessionInput {
   /** Bookkeeping for bytes a raw path wrote (not a framed submit). */
   noteRawWrite(bytes: Uint8Array): void {
     this.lastInputMs = Date.now();
-    this.turnEpoch += this.composer.feed(bytes);
-    this.onInput?.(bytes);
+    const enters = this.composer.feed(bytes);
+    this.turnEpoch += enters;
+    this.onInput?.(bytes, enters > 0 ? this.composer.takeSubmitted() : null);
   }
 
-  /** A framed submit wrote its Enter: the composer is clear and the turn advanced exactly once. */
-  noteSubmitted(): void {
+  /** A framed submit wrote its Enter (of `line`): the composer is clear and the turn advanced exactly once. */
+  noteSubmitted(line: string | null = null): void {
     this.lastInputMs = Date.now();
     this.composer.clear();
     this.turnEpoch++;
-    this.onInput?.(ENTER);
+    this.onInput?.(ENTER, line);
   }
 
   takeClaim(): void {

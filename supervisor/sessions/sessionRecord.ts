@@ -1,5 +1,7 @@
 /** What the supervisor knows about one session: identity, addresses, metadata, and its exit tombstone. */
 import type { AgentType } from './agentDetection.js';
+import { backgroundWorkOf } from './backgroundWork.js';
+import { foregroundForListing } from './foreground.js';
 import { type AgentSignals, activeSubtasks, awaitingInput, rateLimited, signalFields } from './agentSignals.js';
 
 export type ShellStateName = 'busy' | 'idle';
@@ -49,15 +51,24 @@ export interface SessionRecord {
   signals: AgentSignals;
   /** The session's turn epoch (SessionInput.turnEpoch), mirrored for state derivation. */
   turn_epoch: number;
+  /** The last submitted line of at least 10 words (GET /sessions/:id/last-prompt). */
+  last_prompt: string | null;
+  /** The program drew on the alternate screen last (a full-screen TUI), as the pty host reports it. */
+  alt_screen: boolean;
   /** turn_epoch when the current agent appeared: its tasks are the turns submitted after (the command that started it is not one). */
   agent_epoch: number;
 }
 
 export type AgentState = 'starting' | 'working' | 'awaiting_input' | 'completed' | 'idle' | 'exited';
 
-/** The agent shows it works without output: background subtasks, or an API retry it is waiting out. */
+/**
+ * The agent works without output: subtasks its footer counts, an API retry it waits out, or a
+ * meaningful process it started (backgroundWork.ts).
+ */
 function backgroundWork(r: SessionRecord, now: number): boolean {
-  return activeSubtasks(r.signals, now) > 0 || r.signals.retryHoldUntil > now;
+  if (activeSubtasks(r.signals, now) > 0 || r.signals.retryHoldUntil > now) return true;
+  const fg = foregroundForListing(r.pid, now);
+  return backgroundWorkOf(fg?.pid ?? r.pid, now);
 }
 
 /** The current turn was closed by a `suggest:` marker. */
@@ -99,8 +110,10 @@ export function sessionState(r: SessionRecord, now = Date.now()): Record<string,
   if (r.shell_state) state['shell_state'] = completed(r) && !r.exit ? 'idle' : r.shell_state;
   const agent = agentState(r, now);
   if (agent !== null) state['agent_state'] = agent;
-  if (r.agent_type !== null && backgroundWork(r, now)) state['background_work'] = true;
+  if (r.agent_type !== null && !r.exit && backgroundWork(r, now)) state['background_work'] = true;
   if (r.agent_type !== null) state['agent_type'] = r.agent_type;
+  if (r.last_prompt !== null) state['last_prompt'] = r.last_prompt;
+  if (!r.exit) state['terminal_mode'] = r.alt_screen ? { FullscreenTui: { app_hint: r.agent_type ?? foregroundForListing(r.pid)?.name ?? '', depth: 1 } } : 'Shell';
   return state;
 }
 

@@ -71,8 +71,8 @@ export interface SessionServiceOptions {
   maxSessions: () => number;
   /** Default shell from config (`shell`), else $SHELL, else /bin/sh. */
   defaultShell: () => string | null;
-  /** Marker settings (config `intent_tab_title`, `suggest_followups`); both on when absent. */
-  markers?: () => { intents: boolean; suggests: boolean };
+  /** Marker settings for an agent type (config `intent_tab_title`, `suggest_followups`, agents.json); both on when absent. */
+  markers?: (agentType: string | null) => { intents: boolean; suggests: boolean };
 }
 
 /** A validated terminal dimension; `fallback` undefined means the field is required. */
@@ -118,11 +118,18 @@ export class SessionService {
     this.agents = new AgentStateTracker({
       bus: opts.bus,
       sendAgent: (session_id, agent_type) => opts.host.runningClient()?.emit('agent', { session_id, agent_type }),
+      lineCount: async (sessionId) => (await this.readLog(sessionId, undefined, 0)).total_lines,
       markers: opts.markers ?? (() => ({ intents: true, suggests: true })),
     });
     opts.host.on('parsed', (e: { session_id: string; events: ParsedEvent[] }) => {
       const record = this.sessions.get(e.session_id);
       if (record) this.agents.parsed(record, e.events);
+    });
+    opts.host.on('screenMode', (e: { session_id: string; alt_screen: boolean }) => {
+      const record = this.sessions.get(e.session_id);
+      if (!record || record.alt_screen === e.alt_screen) return;
+      record.alt_screen = e.alt_screen;
+      this.publishState(record);
     });
     opts.host.on('data', (e: { session_id: string; offset: number }, payload?: Uint8Array) => this.onData(e, payload));
     opts.host.on('exit', (e: { session_id: string; exit_code: number | null; signal: number | null; total_written: number }) => this.onExit(e));
@@ -237,6 +244,8 @@ export class SessionService {
       signals: emptySignals(),
       turn_epoch: 0,
       agent_epoch: 0,
+      last_prompt: null,
+      alt_screen: false,
     };
     this.sessions.set(id, record);
     this.inputs.set(id, this.newInput(record));
@@ -470,9 +479,9 @@ export class SessionService {
 
   /** Every write's bytes reach the agent state after the input bookkeeping (turn epoch, composer). */
   private newInput(record: SessionRecord): SessionInput {
-    const input: SessionInput = new SessionInput((bytes) => {
+    const input: SessionInput = new SessionInput((bytes, submitted) => {
       record.turn_epoch = input.turnEpoch;
-      this.agents.input(record, bytes);
+      this.agents.input(record, bytes, submitted);
     });
     return input;
   }

@@ -151,7 +151,7 @@ async function writeFramed(
     const enterOffset = record.total_written;
     ack = watchAcknowledgement(sessions, record, enterOffset);
     await sessions.writeHeld(record, ENTER);
-    input.noteSubmitted();
+    input.noteSubmitted(commandText(text));
     return { enterOffset, epoch: input.turnEpoch, ack };
   } catch (err) {
     ack?.dispose();

@@ -27,6 +27,8 @@ export interface AnsiStripperOptions {
   maxLineBytes?: number;
   /** Receives each push's completed lines at once, joined by `\n`, before `onLine` sees them one by one. */
   onText?: (text: string) => void;
+  /** The program switched to (true) or back from (false) the alternate screen. */
+  onAltScreen?: (active: boolean) => void;
   /** Receives each OSC string (without `ESC ]` and its terminator) that ended within OSC_KEEP_BYTES. */
   onOsc?: (payload: string) => void;
 }
@@ -66,6 +68,8 @@ export class AnsiStripper {
   private len = 0;
   private cur = 0;
   private alt = false;
+  /** The alternate screen is on (whatever keepAltScreen does with its text). */
+  private altActive = false;
   private strBytes = 0;
   /** CSI private marker (`?`, `>`...), or 1 once an intermediate byte is seen: either way, not a plain CSI. */
   private priv = 0;
@@ -216,7 +220,14 @@ export class AnsiStripper {
   private csiDispatch(final: number): void {
     if (this.priv === 0x3f && (final === 0x68 || final === 0x6c)) {
       // DEC modes 1049 (save cursor + alternate screen), 1047 and 47 (alternate screen).
-      for (const p of this.params.subarray(0, this.nParams)) if (p === 1049 || p === 1047 || p === 47) this.alt = final === 0x68 && !this.opts.keepAltScreen;
+      for (const p of this.params.subarray(0, this.nParams)) {
+        if (p !== 1049 && p !== 1047 && p !== 47) continue;
+        this.alt = final === 0x68 && !this.opts.keepAltScreen;
+        if (this.altActive !== (final === 0x68)) {
+          this.altActive = final === 0x68;
+          this.opts.onAltScreen?.(this.altActive);
+        }
+      }
     }
     if (this.priv !== 0 || this.alt) return;
     if (final === 0x43) this.right(this.count(1)); // CUF: "hello\x1b[3Cworld" keeps its gap

@@ -61,6 +61,7 @@ export class PtyService implements HandlersOf<P>, Disposable {
     });
     session.onState((shell_state) => this.events.emit('state', { session_id: id, shell_state }));
     session.onParsed((events) => this.events.emit('parsed', { session_id: id, events }));
+    session.onAltScreen((alt_screen) => this.events.emit('screenMode', { session_id: id, alt_screen }));
     session.onExit((info: ExitInfo) => this.events.emit('exit', { session_id: id, ...info }));
     if (this.captureState.enabled && (this.captureState.filter === null || this.captureState.filter === id)) this.startCapture(id, session);
     return { pid: session.pid, shell: session.shell };

@@ -87,6 +87,7 @@ export class PtySession implements Disposable {
   private readonly exitListeners = new Listeners<[ExitInfo]>();
   private readonly stateListeners = new Listeners<[ShellState]>();
   private readonly parsedListeners = new Listeners<[ParsedEvent[]]>();
+  private readonly altListeners = new Listeners<[boolean]>();
   /** Agent state from the output (workers/pty/agentParser); absent without a text stage. */
   private readonly parser: OutputParser | undefined;
   private readonly activity = new ShellActivity(PtyConstants.SHELL_IDLE_MS, (state) => this.stateListeners.fire(state));
@@ -141,7 +142,7 @@ export class PtySession implements Disposable {
         lineCount: () => this.textLog?.totalLines ?? 0,
         onWorking: (working) => this.activity.hold(working),
       });
-      textLog.setSink({ text: (t) => parser.lines(t), osc: (p) => parser.osc(p) });
+      textLog.setSink({ text: (t) => parser.lines(t), osc: (p) => parser.osc(p), altScreen: (a) => this.altListeners.fire(a) });
       this.parser = parser;
     }
     this.coalescer = new Coalescer({
@@ -253,6 +254,11 @@ export class PtySession implements Disposable {
   /** The output parser's events, per batch or timer (REFERENCE §2.5). */
   onParsed(listener: (events: ParsedEvent[]) => void): Disposable {
     return this.parsedListeners.add(listener);
+  }
+
+  /** The program switched to or from the alternate screen (terminal_mode). */
+  onAltScreen(listener: (active: boolean) => void): Disposable {
+    return this.altListeners.add(listener);
   }
 
   /**

@@ -8,6 +8,7 @@ import { AnsiStripper } from './ansiStrip.js';
 import { LineLog, type LineRead, type LineReadOptions } from './lineLog.js';
 import { Redactor, redactLineText } from '../../shared/redactor.js';
 import { isParsedOscPrefix } from './agentParser/oscRules.js';
+import { isStructuralMarker } from './agentParser/lineRules.js';
 
 export interface TextPipelineOptions {
   /** Lines kept (default PtyConstants.LOG_LINES). */
@@ -18,7 +19,7 @@ export interface TextPipelineOptions {
   maxLineBytes?: number;
 }
 
-/** The `readLog` result: completed lines plus the unfinished one, all stripped and redacted. */
+/** The `readLog` result: completed lines plus the unfinished one, stripped and redacted; marker lines blank. */
 export interface TextRead extends LineRead {
   partial: string;
 }
@@ -27,6 +28,7 @@ export interface TextRead extends LineRead {
 export interface TextSink {
   text(lines: string): void;
   osc(payload: string): void;
+  altScreen(active: boolean): void;
 }
 
 export class TextPipeline {
@@ -41,6 +43,7 @@ export class TextPipeline {
       onLine: (text: string) => this.completed(text),
       keepAltScreen: opts.keepAltScreen ?? false,
       onText: (text: string) => this.sink?.text(text),
+      onAltScreen: (active: boolean) => this.sink?.altScreen(active),
       onOsc: (payload: string) => {
         if (isParsedOscPrefix(payload)) this.sink?.osc(payload);
       },
@@ -60,6 +63,7 @@ export class TextPipeline {
   /** Lines from `offset` (clamped to the oldest kept), or the last `limit` lines; `partial` is redacted on each read. */
   read(opts: LineReadOptions = {}): TextRead {
     const r = this.log.read(opts, redactLineText);
+    for (let i = 0; i < r.lines.length; i++) if (isStructuralMarker(r.lines[i]!)) r.lines[i] = '';
     return { ...r, partial: this.redactor.peek(this.stripper.partial()) };
   }
 

@@ -81,7 +81,8 @@ describe('agent state end to end', { timeout: 150_000 }, () => {
       assert.equal(asked['question_text'], '⏺ Should I remove the old one?');
       assert.equal(asked['question_confident'], undefined, 'low confidence is omitted on the wire');
       assert.equal(asked['agent_state'], 'awaiting_input');
-      await suite.write(s.session_id, 'yes, remove it\r');
+      const answer = 'yes, remove the old runner and keep the new one please';
+      await suite.write(s.session_id, `${answer}\r`);
 
       // The permission prompt: confident, with its choice prompt.
       const prompt = await stateWhere(s.session_id, 'the permission prompt', (st) => st['question_confident'] === true && st['choice_prompt'] !== undefined);
@@ -97,6 +98,8 @@ describe('agent state end to end', { timeout: 150_000 }, () => {
       assert.equal(refused.retry_safe, true);
       assert.equal(refused.write_state, 'not_started');
 
+      assert.deepEqual((await suite.t.socket('GET', `/sessions/${s.session_id}/last-prompt`)).json(), { prompt: answer }, 'ten words or more: the last prompt');
+      assert.equal((await state(s.session_id))['last_prompt'], answer);
       await suite.write(s.session_id, '1');
       const answered = await stateWhere(s.session_id, 'the prompt answered and the rate limit', (st) => st['rate_limited'] === true);
       assert.equal(answered['awaiting_input'], false);
@@ -112,7 +115,7 @@ describe('agent state end to end', { timeout: 150_000 }, () => {
 
       // The same story on every channel.
       const parsedTypes = suite.sse.events.filter((e) => e.event === 'pty-parsed' && JSON.parse(e.data).session_id === s.session_id).map((e) => JSON.parse(e.data).parsed.type);
-      for (const t of ['question', 'choice-prompt', 'intent', 'rate-limit', 'suggest']) assert.ok(parsedTypes.includes(t), `pty-parsed ${t} in ${parsedTypes.join(',')}`);
+      for (const t of ['question', 'user-input', 'choice-prompt', 'intent', 'rate-limit', 'suggest']) assert.ok(parsedTypes.includes(t), `pty-parsed ${t} in ${parsedTypes.join(',')}`);
       const frameTypes = viewer.frames.filter((f) => f.type === 'parsed').map((f) => (f['event'] as { type: string }).type);
       for (const t of ['question', 'choice-prompt', 'suggest']) assert.ok(frameTypes.includes(t), `parsed frame ${t}`);
       await logViewer.waitFor(() => logViewer.frames.some((f) => f.type === 'state' && (f['state'] as { agent_state?: string }).agent_state === 'completed'));
@@ -141,12 +144,12 @@ describe('agent state end to end', { timeout: 150_000 }, () => {
 
   it('codex: a `• Working (…)` status keeps working through silence; the ready screen makes it idle; its exit makes it exited', async () => {
     const agent = fakeAgent('codex', [
-      { out: `${ESC}[2J${ESC}[H› fix the build\r\n\r\n• Working (1s • esc to interrupt)\r\n\r\n› \r\n` },
+      { out: `${ESC}[?1049h${ESC}[2J${ESC}[H› fix the build\r\n\r\n• Working (1s • esc to interrupt)\r\n\r\n› \r\n` },
       // Codex redraws its timer every second; the next draw is late (a long tool call): no byte for 4 s.
       { sleep: 1_000 },
       { out: `${ESC}[3;1H• Working (2s • esc to interrupt)${ESC}[5;3H` },
       { sleep: 4_000 },
-      { out: `${ESC}[2J${ESC}[H• Fixed the build.\r\n\r\n› Ask Codex to do anything\r\n` },
+      { out: `${ESC}[?1049l${ESC}[2J${ESC}[H• Fixed the build.\r\n\r\n› Ask Codex to do anything\r\n` },
       { sleep: 4_000 },
       { exit: 3 },
     ]);
@@ -154,13 +157,15 @@ describe('agent state end to end', { timeout: 150_000 }, () => {
       const s = await suite.create({ shell: join(agent.binDir, 'codex'), args: agent.args });
       const working = await stateWhere(s.session_id, 'working', (st) => st['agent_type'] === 'codex' && st['current_task'] === 'Working');
       assert.equal(working['agent_state'], 'working');
+      assert.deepEqual(working['terminal_mode'], { FullscreenTui: { app_hint: 'codex', depth: 1 } }, 'on the alternate screen');
       await stateWhere(s.session_id, 'the second draw', (st) => st['current_task'] === 'Working' && st['last_activity_ms'] > working['last_activity_ms']);
       // Past AGENT_IDLE_MS (2.5 s) without a byte: the status line still holds it busy.
       await new Promise((r) => setTimeout(r, 3_000));
       const held = await state(s.session_id);
       assert.equal(held['agent_state'], 'working', JSON.stringify(held));
       assert.equal(held['shell_state'], 'busy');
-      await stateWhere(s.session_id, 'idle after the ready screen', (st) => st['agent_state'] === 'idle', 8_000);
+      const idle = await stateWhere(s.session_id, 'idle after the ready screen', (st) => st['agent_state'] === 'idle', 8_000);
+      assert.equal(idle['terminal_mode'], 'Shell', 'back on the primary screen');
       const exited = await until('exited', async () => {
         const st = await tool('session', { action: 'status', session_id: s.session_id });
         return st.agent_state === 'exited' ? st : undefined;

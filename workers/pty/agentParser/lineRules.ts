@@ -177,3 +177,17 @@ export function parseSuggest(rest: string): Extract<ParsedEvent, { type: 'sugges
   if (items.some((i) => i.length === 0 || i.length > LineRuleConstants.MAX_SUGGEST_ITEM_CHARS)) return null;
   return { type: 'suggest', items };
 }
+
+/**
+ * A line that is only a well-formed intent or suggest marker: agent protocol, not content. Log
+ * lines served to clients show it blank (REFERENCE §2.4 strip_structural_tokens); the line stays,
+ * so line offsets keep their meaning.
+ */
+export function isStructuralMarker(line: string): boolean {
+  if (line.indexOf(':') < 0) return false;
+  const m = markerOf(line);
+  if (m === null) return false;
+  if (m.kind === 'intent') return parseIntent(m.rest) !== null;
+  const s = parseSuggest(m.rest);
+  return s !== null && s !== 'open';
+}

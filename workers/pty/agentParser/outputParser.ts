@@ -15,6 +15,15 @@ import { chromeStart, findChoicePrompt, findSlashMenu, findStatusLine, findSubta
 export const ParserConstants = {
   /** How often an agent's screen is read while output flows (and once after it stops). */
   SCREEN_PARSE_MS: 100,
+  /**
+   * More output than this since the last read is a flood (a long diff, a log dump): the screen is
+   * read at most every FLOOD_PARSE_MS then, and only between bursts. Nobody answers a prompt that
+   * scrolls past at megabytes a second, and each read during a flood replays the whole output ring.
+   */
+  FLOOD_BYTES: 256 * 1024,
+  FLOOD_PARSE_MS: 1_000,
+  /** Output this recent means the flood still runs. */
+  FLOOD_QUIET_MS: 50,
   /** A status line unchanged this long (spinner and timer frozen) no longer holds the session busy. */
   STATUS_STALE_MS: 10_000,
   /** SILENCE_QUESTION_THRESHOLD: a candidate question fires after this much quiet. */
@@ -91,6 +100,8 @@ export class OutputParser {
   private epoch = 0;
 
   private screenTimer: unknown;
+  private bytesSinceParse = 0;
+  private lastParseAt = -Infinity;
   /** Re-reads the screen when a frozen status line would go stale (no output comes to trigger it). */
   private staleTimer: unknown;
   private quietTimer: unknown;
@@ -146,8 +157,9 @@ export class OutputParser {
     let from = 0;
     if (this.pendingSuggest !== null && this.agent !== null) from = this.continueSuggest(text, out);
     if (this.agent === null) {
-      // Plain sessions only look for PR links: two substring searches, no regex pass.
-      if (text.includes('/pull/') || text.includes('merge_requests/')) this.scanLines(text, from, out, false);
+      // Plain sessions only look for PR links: one search for `://` (a memchr for `:`, which base64 and
+      // most build output lack), no regex pass.
+      if (text.includes('://')) this.scanLines(text, from, out, false);
     } else {
       this.scanLines(text, from, out, true);
     }
@@ -211,7 +223,8 @@ export class OutputParser {
       this.plainChunks++;
       if (this.candidate !== null && ++this.candidate.chunks > ParserConstants.STALE_QUESTION_CHUNKS) this.candidate = null;
     }
-    this.screenTimer ??= this.t.setTimeout(this.parseScreen, ParserConstants.SCREEN_PARSE_MS);
+    this.bytesSinceParse += batch.length;
+    this.screenTimer ??= this.t.setTimeout(this.onScreenTimer, ParserConstants.SCREEN_PARSE_MS);
     this.armQuiet();
   }
 
@@ -237,6 +250,19 @@ export class OutputParser {
     this.lastResizeAt = this.t.now();
   }
 
+  /** The screen read, unless a flood still runs and the last read is recent: then later. */
+  private readonly onScreenTimer = (): void => {
+    this.screenTimer = undefined;
+    const now = this.t.now();
+    const flooding = this.bytesSinceParse > ParserConstants.FLOOD_BYTES && now - this.lastOutputAt < ParserConstants.FLOOD_QUIET_MS;
+    const nextAllowed = this.lastParseAt + ParserConstants.FLOOD_PARSE_MS;
+    if (flooding && now < nextAllowed) {
+      this.screenTimer = this.t.setTimeout(this.onScreenTimer, nextAllowed - now);
+      return;
+    }
+    this.parseScreen();
+  };
+
   /** Reads the screen now (tests; and the screen timer). */
   readonly parseScreen = (): void => {
     this.t.clearTimeout(this.screenTimer);
@@ -244,6 +270,8 @@ export class OutputParser {
     if (this.agent === null || this.disposed) return;
     const rows = this.opts.readScreen().rows;
     const now = this.t.now();
+    this.bytesSinceParse = 0;
+    this.lastParseAt = now;
     const out: ParsedEvent[] = [];
     const chrome = chromeStart(rows);
 

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import type { ParsedEvent } from '../../../../shared/protocol/parsedEvents.js';
-import { LINE_TRIGGER, agentLineEvents, looksLikeCode, markerOf, matchRateLimit, parseIntent, parseSuggest, sessionLineEvents } from '../../../../workers/pty/agentParser/lineRules.js';
+import { TextPipeline } from '../../../../workers/pty/textPipeline.js';
+import { LINE_TRIGGER, agentLineEvents, isStructuralMarker, looksLikeCode, markerOf, matchRateLimit, parseIntent, parseSuggest, sessionLineEvents } from '../../../../workers/pty/agentParser/lineRules.js';
 import { replay } from './replayHarness.js';
 
 const triggered = (line: string): boolean => {
@@ -148,5 +149,18 @@ describe('markers', () => {
     r.push('suggest: [ Run tests | Ship it ]\r\n');
     r.push('suggest: [ Review | Ship it ]\r\n');
     assert.deepEqual(r.events.map((e) => (e as { items: string[] }).items[0]), ['Run tests', 'Review']);
+  });
+});
+
+describe('structural markers in served log lines', () => {
+  it('well-formed marker lines read blank (offsets kept); other lines, and malformed markers, as printed', () => {
+    assert.equal(isStructuralMarker('⏺ intent: Fix the build (CI)'), true);
+    assert.equal(isStructuralMarker('suggest: [ a | b ]'), true);
+    assert.equal(isStructuralMarker('suggest: [ a ]'), false);
+    assert.equal(isStructuralMarker('intent: ...'), false);
+    assert.equal(isStructuralMarker('the intent: is clear'), false);
+    const p = new TextPipeline();
+    p.push(Buffer.from('before\r\n⏺ intent: Fix the build (CI)\r\nmiddle\r\nsuggest: [ Run tests | Ship ]\r\nafter\r\n'));
+    assert.deepEqual(p.read({ offset: 0 }).lines, ['before', '', 'middle', '', 'after']);
   });
 });

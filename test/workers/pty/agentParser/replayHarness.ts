@@ -59,6 +59,8 @@ export interface Replay {
   /** Output that pauses `ms` between chunks. */
   type(bytes: Uint8Array | string, ms: number): void;
   input(bytes: string): void;
+  /** How many times the parser read the screen. */
+  readonly screenReads: number;
 }
 
 export interface ReplayOptions {
@@ -74,7 +76,9 @@ export function replay(opts: ReplayOptions = {}): Replay {
   const timers = new VirtualTimers();
   const events: ParsedEvent[] = [];
   let lines = 0;
+  let screenReads = 0;
   const readRows = (): string[] => {
+    screenReads++;
     const rows: string[] = [];
     for (let y = 0; y < grid.rows; y++) rows.push(grid.rowText(y).trimEnd());
     return rows;
@@ -96,6 +100,9 @@ export function replay(opts: ReplayOptions = {}): Replay {
     parser.batchEnd(b);
   };
   return {
+    get screenReads() {
+      return screenReads;
+    },
     events,
     timers,
     parser,
