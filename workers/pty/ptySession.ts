@@ -88,6 +88,8 @@ export class PtySession implements Disposable {
   private readonly stateListeners = new Listeners<[ShellState]>();
   private readonly parsedListeners = new Listeners<[ParsedEvent[]]>();
   private readonly altListeners = new Listeners<[boolean]>();
+  /** Parser events found during the batch being handled (undefined outside one). */
+  private parsedPending: ParsedEvent[] | undefined;
   /** Agent state from the output (workers/pty/agentParser); absent without a text stage. */
   private readonly parser: OutputParser | undefined;
   private readonly activity = new ShellActivity(PtyConstants.SHELL_IDLE_MS, (state) => this.stateListeners.fire(state));
@@ -137,7 +139,11 @@ export class PtySession implements Disposable {
     this.exitPromise = new Promise((resolve) => (this.resolveExit = resolve));
     if (textLog?.setSink !== undefined) {
       const parser = new OutputParser({
-        emit: (events) => this.parsedListeners.fire(events),
+        // Within a batch, events wait for its end: one `parsed` message per batch, not one per OSC.
+        emit: (events) => {
+          if (this.parsedPending === undefined) this.parsedListeners.fire(events);
+          else this.parsedPending.push(...events);
+        },
         readScreen: () => this.screen.snapshot(),
         lineCount: () => this.textLog?.totalLines ?? 0,
         onWorking: (working) => this.activity.hold(working),
@@ -419,8 +425,19 @@ export class PtySession implements Disposable {
   private readonly onBatch = (bytes: Uint8Array, offset: number, first: boolean): void => {
     this.batchedTo = offset + bytes.length;
     this.dataListeners.fire(bytes, offset, first);
-    if (this.textLog !== undefined) this.pushText(bytes);
-    this.parser?.batchEnd(bytes);
+    if (this.parser === undefined) {
+      if (this.textLog !== undefined) this.pushText(bytes);
+      return;
+    }
+    this.parsedPending = [];
+    try {
+      if (this.textLog !== undefined) this.pushText(bytes);
+      this.parser.batchEnd(bytes);
+    } finally {
+      const events = this.parsedPending;
+      this.parsedPending = undefined;
+      if (events.length > 0) this.parsedListeners.fire(events);
+    }
   };
 
   /** A failing text stage costs the session its log, never its raw output. */

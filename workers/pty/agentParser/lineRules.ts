@@ -21,10 +21,22 @@ export const LineRuleConstants = {
 
 /**
  * Every line rule needs one of these substrings. Scanned once over a whole batch of lines: text
- * without any (a base64 flood, a build log) costs one regex pass and no per-line work.
+ * without any (a base64 flood, a build log) costs one regex pass and no per-line work. Each
+ * alternative starts at a rare character (`_`, `:`, `%`, `/`, `q`, `k`, capitals) and checks the
+ * common letters around it with a lookaround: a plain alternation of the same words scanned agent
+ * output 3.5x slower (irregexp tries every alternative at every letter).
  */
-export const LINE_TRIGGER =
-  /[Rr]ate_limit_error|[Oo]verloaded_error|limiting requests|RateLimitError|Rate Limit Exceeded|RESOURCE_EXHAUSTED|Too Many Requests|HTTP\/?[\d.]* 429|Retry[- ][Aa]fter|per minute|[TR]PM\b|intent:|suggest:|\/pull\/\d|merge_requests\/\d|\/plans\/|% of your|out of (?:extra )?usage|API Error|Error:|nable to connect to|etry(?:ing)?.{0,40}attempt|No conversation found|already in use|[Uu]nauthorized|[Ii]nvalid API key|authentication_error/g;
+export const LINE_TRIGGER = new RegExp(
+  [
+    '_(?:limit_error|error|EXHAUSTED|requests\\/\\d)', // rate_limit_error, overloaded_error, api_error, RESOURCE_EXHAUSTED, merge_requests/
+    ':(?<=(?:intent|suggest|Error|After):)', // markers, "Error:", "Retry-After:"
+    '%(?= of your)', // usage notices
+    'q(?:(?<=limiting req)|(?=uests per minute))|k(?=ens per minute)|f (?:extra )?usage',
+    'RateLimitError|Rate Limit Exceeded|Retry[- ][Aa]fter|[TR]PM\\b|Too Many Requests|HTTP\\/?[\\d.]* 429|API (?:Error|key)|No conversation found|Unauthorized|Unable to connect|Session ID \\S+ is already in use|OAuth token|Internal server error',
+    '\\/(?:pull\\/\\d|plans\\/|\\d)(?<=\\/pull\\/\\d|\\/plans\\/|attempt \\d{1,3}\\/\\d)', // PR links, plan files, "(attempt 3/10)"
+  ].join('|'),
+  'g',
+);
 
 interface RateRule {
   name: string;
