@@ -29,6 +29,8 @@ export interface AnsiStripperOptions {
   onText?: (text: string) => void;
   /** The program switched to (true) or back from (false) the alternate screen. */
   onAltScreen?: (active: boolean) => void;
+  /** Only OSC strings starting with one of these bytes reach `onOsc` (all when absent). */
+  oscFirstBytes?: readonly number[];
   /** Receives each OSC string (without `ESC ]` and its terminator) that ended within OSC_KEEP_BYTES. */
   onOsc?: (payload: string) => void;
 }
@@ -261,6 +263,11 @@ export class AnsiStripper {
   }
 
   private keepOsc(chunk: Uint8Array, from: number, to: number): void {
+    // Decided on the first byte: a string the consumer does not want (titles, hyperlinks) is never copied.
+    if (this.oscLen === 0 && from < to && this.opts.oscFirstBytes !== undefined && !this.opts.oscFirstBytes.includes(chunk[from]!)) {
+      this.oscLen = StripConstants.OSC_KEEP_BYTES + 1;
+      return;
+    }
     const room = StripConstants.OSC_KEEP_BYTES - this.oscLen;
     if (room < to - from) {
       this.oscLen = StripConstants.OSC_KEEP_BYTES + 1; // too long: dropped

@@ -7,7 +7,7 @@
 import { AnsiStripper } from './ansiStrip.js';
 import { LineLog, type LineRead, type LineReadOptions } from './lineLog.js';
 import { Redactor, redactLineText } from '../../shared/redactor.js';
-import { isParsedOscPrefix } from './agentParser/oscRules.js';
+import { isParsedOscPrefix, PARSED_OSC_FIRST_BYTES } from './agentParser/oscRules.js';
 import { isStructuralMarker } from './agentParser/lineRules.js';
 
 export interface TextPipelineOptions {
@@ -44,6 +44,7 @@ export class TextPipeline {
       keepAltScreen: opts.keepAltScreen ?? false,
       onText: (text: string) => this.sink?.text(text),
       onAltScreen: (active: boolean) => this.sink?.altScreen(active),
+      oscFirstBytes: PARSED_OSC_FIRST_BYTES,
       onOsc: (payload: string) => {
         if (isParsedOscPrefix(payload)) this.sink?.osc(payload);
       },

@@ -9,6 +9,9 @@ export type OscSignal =
   | { kind: 'osc133'; mark: string; exitCode?: number }
   | { kind: 'hook'; fields: Record<string, string> };
 
+/** First bytes of the OSC strings above ('7' for 777/7770, '9' for 9;4, '1' for 133): the stripper copies no other. */
+export const PARSED_OSC_FIRST_BYTES: readonly number[] = [0x37, 0x39, 0x31];
+
 /** Whether an OSC payload that starts with these bytes can be one of ours: only those are kept. */
 export function isParsedOscPrefix(payload: string): boolean {
   return payload.startsWith('777;') || payload.startsWith('9;4') || payload.startsWith('133;') || payload.startsWith('7770;');

@@ -17,12 +17,11 @@ export const ParserConstants = {
   SCREEN_PARSE_MS: 100,
   /**
    * More output than this since the last read is a flood (a long diff, a log dump): the screen is
-   * read at most every FLOOD_PARSE_MS then, and only between bursts. Nobody answers a prompt that
-   * scrolls past at megabytes a second, and each read during a flood replays the whole output ring.
+   * read only once output pauses for FLOOD_QUIET_MS. Nothing on a screen that scrolls at megabytes
+   * a second waits for an answer (the output alone keeps the session busy), and a read during a
+   * flood replays the whole 2 MB output ring into the grid.
    */
   FLOOD_BYTES: 256 * 1024,
-  FLOOD_PARSE_MS: 1_000,
-  /** Output this recent means the flood still runs. */
   FLOOD_QUIET_MS: 50,
   /** A status line unchanged this long (spinner and timer frozen) no longer holds the session busy. */
   STATUS_STALE_MS: 10_000,
@@ -101,7 +100,6 @@ export class OutputParser {
 
   private screenTimer: unknown;
   private bytesSinceParse = 0;
-  private lastParseAt = -Infinity;
   /** Re-reads the screen when a frozen status line would go stale (no output comes to trigger it). */
   private staleTimer: unknown;
   private quietTimer: unknown;
@@ -159,7 +157,7 @@ export class OutputParser {
     if (this.agent === null) {
       // Plain sessions only look for PR links: one search for `://` (a memchr for `:`, which base64 and
       // most build output lack), no regex pass.
-      if (text.includes('://')) this.scanLines(text, from, out, false);
+      if (text.includes('://') && (text.includes('/pull/') || text.includes('/merge_requests/'))) this.scanLines(text, from, out, false);
     } else {
       this.scanLines(text, from, out, true);
     }
@@ -250,14 +248,13 @@ export class OutputParser {
     this.lastResizeAt = this.t.now();
   }
 
-  /** The screen read, unless a flood still runs and the last read is recent: then later. */
+  /** The screen read, unless a flood still runs: then once it pauses. */
   private readonly onScreenTimer = (): void => {
     this.screenTimer = undefined;
+    const quietAt = this.lastOutputAt + ParserConstants.FLOOD_QUIET_MS;
     const now = this.t.now();
-    const flooding = this.bytesSinceParse > ParserConstants.FLOOD_BYTES && now - this.lastOutputAt < ParserConstants.FLOOD_QUIET_MS;
-    const nextAllowed = this.lastParseAt + ParserConstants.FLOOD_PARSE_MS;
-    if (flooding && now < nextAllowed) {
-      this.screenTimer = this.t.setTimeout(this.onScreenTimer, nextAllowed - now);
+    if (this.bytesSinceParse > ParserConstants.FLOOD_BYTES && now < quietAt) {
+      this.screenTimer = this.t.setTimeout(this.onScreenTimer, quietAt - now);
       return;
     }
     this.parseScreen();
@@ -271,7 +268,6 @@ export class OutputParser {
     const rows = this.opts.readScreen().rows;
     const now = this.t.now();
     this.bytesSinceParse = 0;
-    this.lastParseAt = now;
     const out: ParsedEvent[] = [];
     const chrome = chromeStart(rows);
 

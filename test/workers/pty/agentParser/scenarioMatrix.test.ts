@@ -310,13 +310,13 @@ describe('silence heuristic rules', () => {
 });
 
 describe('screen reads', () => {
-  it('while output floods, the screen is read at most once a second; after the flood, the prompt it ended with is found', () => {
+  it('while output floods, the screen is not read; once it pauses, the prompt the flood ended with is found', () => {
     const r = replay({ agent: 'claude' });
     const chunk = 'x'.repeat(64 * 1024 - 2) + '\r\n';
     for (let t = 0; t < 3_000; t += 10) r.type(chunk, 10); // 6.4 MB/s for 3 s
-    assert.ok(r.screenReads <= 4, `${r.screenReads} screen reads during a 3 s flood`);
-    r.type('\x1b[2J\x1b[HDo you want to proceed?\r\n❯ 1. Yes\r\n  2. No\r\n', 1_100);
-    assert.equal(r.events.filter((e) => e.type === 'choice-prompt').length, 1);
+    assert.ok(r.screenReads <= 1, `${r.screenReads} screen reads during a 3 s flood`);
+    r.type('\x1b[2J\x1b[HDo you want to proceed?\r\n❯ 1. Yes\r\n  2. No\r\n', 200);
+    assert.equal(r.events.filter((e) => e.type === 'choice-prompt').length, 1, 'read within 200 ms of the pause');
     const calm = replay({ agent: 'claude' });
     for (let t = 0; t < 1_000; t += 50) calm.type('✢ Reading… (1s)\r', 50);
     assert.ok(calm.screenReads >= 9, `${calm.screenReads} reads in 1 s of light output (every 100 ms)`);
