@@ -32,10 +32,13 @@ export function parseOsc(payload: string): OscSignal | null {
     return { kind: 'progress', state, value: Number.isFinite(value) ? Math.max(0, Math.min(100, Math.round(value))) : 0 };
   }
   if (payload.startsWith('133;')) {
-    const [, mark, code] = payload.split(';');
-    if (!mark || !/^[ABCD]$/.test(mark[0]!)) return null;
-    const exit = code === undefined ? NaN : Number(code);
-    return Number.isInteger(exit) ? { kind: 'osc133', mark: mark[0]!, exitCode: exit } : { kind: 'osc133', mark: mark[0]! };
+    // Shell integration marks come with every prompt: A and B (prompt drawn) end here, without a split.
+    const mark = payload.charCodeAt(4);
+    if (mark !== 0x43 && mark !== 0x44) return null; // C (command runs), D[;exit] (it ended)
+    if (mark === 0x43 || payload.charCodeAt(5) !== 0x3b) return { kind: 'osc133', mark: mark === 0x43 ? 'C' : 'D' };
+    const end = payload.indexOf(';', 6);
+    const exit = Number(payload.slice(6, end < 0 ? undefined : end));
+    return Number.isInteger(exit) && payload.length > 6 ? { kind: 'osc133', mark: 'D', exitCode: exit } : { kind: 'osc133', mark: 'D' };
   }
   if (payload.startsWith('7770;')) {
     // 7770;key=value;key=value — `state=busy|idle`, `agent=<type>`, `block=start|end`, `exit=<code>`.

@@ -164,3 +164,33 @@ describe('structural markers in served log lines', () => {
     assert.deepEqual(p.read({ offset: 0 }).lines, ['before', '', 'middle', '', 'after']);
   });
 });
+
+describe('OSC strings', () => {
+  it('133: A/B are prompt marks (nothing), C starts a block, D ends it with its exit code when given', async () => {
+    const { parseOsc } = await import('../../../../workers/pty/agentParser/oscRules.js');
+    assert.equal(parseOsc('133;A'), null);
+    assert.equal(parseOsc('133;B'), null);
+    assert.deepEqual(parseOsc('133;C'), { kind: 'osc133', mark: 'C' });
+    assert.deepEqual(parseOsc('133;D'), { kind: 'osc133', mark: 'D' });
+    assert.deepEqual(parseOsc('133;D;0'), { kind: 'osc133', mark: 'D', exitCode: 0 });
+    assert.deepEqual(parseOsc('133;D;127;aid=3'), { kind: 'osc133', mark: 'D', exitCode: 127 });
+    assert.deepEqual(parseOsc('133;D;'), { kind: 'osc133', mark: 'D' });
+    assert.deepEqual(parseOsc('9;4;1;50'), { kind: 'progress', state: 1, value: 50 });
+    assert.equal(parseOsc('9;4;7;50'), null);
+    assert.deepEqual(parseOsc('777;notify;Claude Code;Claude needs; your permission'), { kind: 'notify', body: 'Claude needs; your permission' });
+    assert.deepEqual(parseOsc('7770;state=busy;agent=claude;block=start'), { kind: 'hook', fields: { state: 'busy', agent: 'claude', block: 'start' } });
+  });
+
+  it('a replayed OSC 133 block gives agent-block events with the line they came at; hooks hold the session busy', () => {
+    const r = replay({ agent: 'claude' });
+    const working: boolean[] = [];
+    (r.parser as unknown as { opts: { onWorking?: (w: boolean) => void } }).opts.onWorking = (w) => working.push(w);
+    r.push('$ make\r\n\x1b]133;C\x07building\r\n\x1b]133;D;2\x07$ \x1b]7770;state=busy;agent=claude\x07');
+    assert.deepEqual(r.events, [
+      { type: 'agent-block', action: 'start', line: 1 },
+      { type: 'agent-block', action: 'end', line: 2, exit_code: 2 },
+      { type: 'shell-state', state: 'busy', agent_type: 'claude' },
+    ]);
+    assert.deepEqual(working, [true, false, true]);
+  });
+});
