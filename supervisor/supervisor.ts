@@ -32,6 +32,11 @@ import { TaskRegistry } from './mcp/tasks.js';
 import { createNativeTools } from './mcp/tools/index.js';
 import { PROGRESS_JOURNAL_FILE, ProgressJournal } from './progress/progressJournal.js';
 import { IntentRecorder } from './progress/intentRecorder.js';
+import { PeerRegistry } from './agents/peerRegistry.js';
+import { MailDelivery } from './agents/mailDelivery.js';
+
+/** An identity's protocol session that held its stream or called within this long still owns it (register takeover guard). */
+const LIVE_OWNER_MS = 5 * 60_000;
 import { AGENTS_FILE, AgentSettings, effective } from './config/agentSettings.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { mcpConfirmRoutes } from './routes/mcpConfirm.js';
@@ -84,6 +89,8 @@ export class Supervisor {
   readonly tasks: TaskRegistry;
   readonly confirmBroker: ConfirmBroker;
   readonly progressJournal: ProgressJournal;
+  readonly peers: PeerRegistry;
+  readonly mail: MailDelivery;
   readonly mcp: McpService;
   readonly upstreams: UpstreamStore;
   readonly projects: ProjectUpstreams;
@@ -141,6 +148,17 @@ export class Supervisor {
     this.sessions.onLifecycle((event, record) => {
       if (event === 'closed') intents.forget(record.session_id);
     });
+    this.peers = new PeerRegistry(this.bus);
+    this.mail = new MailDelivery({
+      registry: this.peers,
+      sessions: this.sessions,
+      pushToStream: (id, message) => this.mcp.streams.push(id, message),
+      channelCapable: (id) => {
+        const meta = this.mcp.sessions.get(id);
+        return meta !== undefined && meta.is_claude_code && meta.has_sse_stream;
+      },
+      log,
+    });
     const nativeTools = createNativeTools({
       sessions: this.sessions,
       tasks: this.tasks,
@@ -151,6 +169,18 @@ export class Supervisor {
       sessionCwd: (sessionId) => this.sessions.resolve(sessionId)?.cwd,
       mcpRepoPath: (mcpSessionId) => this.mcp.sessions.get(mcpSessionId)?.repo_path ?? undefined,
       logDir: opts.paths.logDir,
+      peers: this.peers,
+      mail: this.mail,
+      mcpFacts: {
+        exists: (id) => this.mcp.sessions.get(id) !== undefined,
+        isLive: (id) => {
+          const meta = this.mcp.sessions.get(id);
+          return meta !== undefined && (meta.has_sse_stream || this.mcp.sessions.now() - meta.last_activity_ms < LIVE_OWNER_MS);
+        },
+        assertedIdentity: (id) => this.mcp.sessions.get(id)?.tuic_session ?? null,
+      },
+      maxSessions: () => this.config.get().services.server.max_sessions,
+      log,
     });
     this.upstreams = new UpstreamStore({ configDir: opts.paths.configDir, credentials: () => this.credentials });
     this.projects = new ProjectUpstreams({ configDir: opts.paths.configDir, log: this.log });
@@ -170,9 +200,22 @@ export class Supervisor {
       nativeTools,
       liveSessions: this.sessions,
       log: this.log,
+      peerCount: () => this.peers.size,
+      // Protocol 0: an initialize asserting $TUIC_SESSION registers that peer (its name kept if known).
+      onInitialized: (meta) => {
+        if (meta.tuic_session === null) return;
+        this.peers.bind(meta.tuic_session, meta.id, { name: this.sessions.resolve(meta.tuic_session)?.display_name ?? 'agent' });
+      },
     });
-    // The MCP session reaper also retires day-old tasks (TASK_TTL_SECS).
-    this.mcp.sessions.onSweep((nowMs) => this.tasks.reapExpired(nowMs));
+    this.mcp.sessions.onRemoved((meta) => this.peers.unroute(meta.id));
+    // The MCP session reaper also retires day-old tasks (TASK_TTL_SECS) and identities nobody can address.
+    this.mcp.sessions.onSweep((nowMs) => {
+      this.tasks.reapExpired(nowMs);
+      for (const peer of this.peers.list()) {
+        const terminal = this.sessions.resolve(peer.tuic_session);
+        if (peer.routes.length === 0 && (terminal === undefined || terminal.exit)) this.peers.remove(peer.tuic_session);
+      }
+    });
     this.metrics.gauge('mcp_sessions', 'MCP protocol sessions held', () => this.mcp.sessions.size);
     this.metrics.gauge('mcp_streams', 'Open GET /mcp streams', () => this.mcp.streams.openCount);
     const auth = new TcpAuth(() => this.authSettings());

@@ -4,6 +4,7 @@
  * the POST dispatcher and the Host guard. Config changes reach it through refresh(); every
  * change of a tool surface becomes notifications/tools/list_changed on every open stream.
  */
+import type { McpSessionMeta } from './protocolSessions.js';
 import type { Disposable } from '../../shared/disposable.js';
 import { DisposableStore } from '../../shared/disposable.js';
 import type { ConfigSnapshot } from '../config/schema.js';
@@ -40,6 +41,10 @@ export interface McpServiceOptions {
   upstreams?: UpstreamToolSource;
   /** Per-project upstream allowlists (repo-settings.json, .tuic.json); absent = no project is restricted. */
   projects?: ProjectAllowlists;
+  /** Registered peers, for initialize's instructions. */
+  peerCount?: () => number;
+  /** After each initialize: binds the identity its x-tuic-session asserted. */
+  onInitialized?: (meta: McpSessionMeta) => void;
 }
 
 export function catalogSettings(config: ConfigSnapshot): CatalogSettings {
@@ -83,6 +88,7 @@ export class McpService implements Disposable {
       version: opts.version,
       instructions: (surface) => this.instructionsFor(surface),
       boundSessionFor: (tuicSession) => this.boundSessionFor(tuicSession),
+      ...(opts.onInitialized ? { onInitialized: opts.onInitialized } : {}),
       ...(opts.projects ? { allowlistFor: (repoPath: string | null) => opts.projects!.allowlistFor(repoPath) } : {}),
     });
     this.store.add(this.catalog.onChanged(() => this.streams.broadcast(TOOLS_LIST_CHANGED)));
@@ -109,7 +115,7 @@ export class McpService implements Disposable {
       progressTracking: config.progress_tracking,
       sessions: this.opts.liveSessions.list().map((s) => (s.alias ? { session_id: s.session_id, cwd: s.cwd, alias: s.alias } : { session_id: s.session_id, cwd: s.cwd })),
       repos: [],
-      peerCount: 0,
+      peerCount: this.opts.peerCount?.() ?? 0,
       intentMarkers: config.intent_tab_title,
       suggestFollowups: config.suggest_followups,
     };

@@ -54,6 +54,8 @@ export interface McpTransportDeps {
   boundSessionFor(tuicSession: string): string | null;
   /** The upstreams a project (an MCP session's repo_path) may use; absent or null = every upstream. */
   allowlistFor?(repoPath: string | null): ReadonlySet<string> | null;
+  /** After each initialize (fresh or resumed), before its answer: identity binding (Protocol 0 auto-identity). */
+  onInitialized?(meta: McpSessionMeta): void;
 }
 
 /** Why a presented session header could not be used. */
@@ -265,6 +267,7 @@ export class McpTransport {
     if (clientName !== null) record['client_name'] = clientName;
     if (meta.tuic_session !== null) record['tuic_session'] = meta.tuic_session;
     this.deps.log.info(record, `mcp initialize (${event})`);
+    this.deps.onInitialized?.(meta);
 
     const surface = this.deps.catalog.surfaceFor({ requiresMetaTools: meta.requires_meta_tools });
     const result = {

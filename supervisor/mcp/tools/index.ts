@@ -1,6 +1,10 @@
 /** Every native tool, in tools/list order. Each tool module exports one factory; its deps are named in NativeToolDeps. */
 import type { NativeTool } from './nativeTool.js';
 import { createSessionTool } from './session.js';
+import { createAgentTool, type McpSessionFacts } from './agent.js';
+import type { PeerRegistry } from '../../agents/peerRegistry.js';
+import type { MailDelivery } from '../../agents/mailDelivery.js';
+import type { Logger } from '../../log.js';
 import { createTaskTool } from './task.js';
 import type { SessionService } from '../../sessions/sessionService.js';
 import type { TaskRegistry } from '../tasks.js';
@@ -30,13 +34,20 @@ export interface NativeToolDeps {
   mcpRepoPath?: (mcpSessionId: string) => string | undefined;
   /** Where createLogger writes (debug action=logs). */
   logDir: string;
+  /** agent: peer identities and their mail, the delivery routes, protocol-session facts. */
+  peers: PeerRegistry;
+  mail: MailDelivery;
+  mcpFacts: McpSessionFacts;
+  maxSessions: () => number;
+  log: Logger;
 }
 
 export function createNativeTools(deps: NativeToolDeps): NativeTool[] {
   void deps;
   return [
-    // TOOLS: one line per tool, in the order tools/list shows them: session, task, progress, ui, plugin_dev_guide, config, debug.
+    // TOOLS: one line per tool, in the order tools/list shows them: session, agent, task, progress, ui, plugin_dev_guide, config, debug.
     createSessionTool(deps),
+    createAgentTool(deps),
     createTaskTool(deps),
     createProgressTool(deps),
     createUiTool(deps),

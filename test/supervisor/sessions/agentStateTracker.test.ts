@@ -8,9 +8,12 @@ import { AgentStateTracker } from '../../../supervisor/sessions/agentStateTracke
 import type { SessionRecord } from '../../../supervisor/sessions/sessionRecord.js';
 import type { EventBus } from '../../../supervisor/events/eventBus.js';
 
+/** No process has this pid (above pid_max): the /proc reads behind background_work find nothing. */
+const NO_SUCH_PID = 2 ** 22 + 11;
+
 function record(over: Partial<SessionRecord> = {}): SessionRecord {
   return {
-    session_id: 's1', tuic_session: 's1', alias: 'tm-1', display_name: 'sh', cwd: '/tmp', shell: '/bin/sh', pid: 1, rows: 24, cols: 80,
+    session_id: 's1', tuic_session: 's1', alias: 'tm-1', display_name: 'sh', cwd: '/tmp', shell: '/bin/sh', pid: NO_SUCH_PID, rows: 24, cols: 80,
     created_ms: 0, shell_state: 'idle', shell_state_since_ms: 0, last_activity_ms: 0, total_written: 0, paused: false, exit: null,
     agent_type: 'claude', spawn_agent_type: null, agent_checked_ms: 0, signals: emptySignals(), turn_epoch: 0, agent_epoch: 0,
     last_prompt: null, alt_screen: false,

@@ -59,6 +59,8 @@ class StandIn {
   } as unknown as EngineSocket<ViewerData>;
 
   readonly sessions = {
+    // Parser events are not what these tests are about.
+    onParsed: () => ({ dispose: () => undefined }),
     onOutput: (_id: string, fn: (offset: number, bytes: Uint8Array) => void) => {
       this.live = fn;
       return { dispose: () => (this.live = undefined) };

@@ -33,6 +33,7 @@ test('bytes after a resync gap are decoded on their own, not joined to a charact
     { start: 50, bytes: Buffer.from([0xac, 0x6f, 0x6b]), total_written: 53 },
   ];
   const sessions = {
+    onParsed: () => ({ dispose: () => undefined }),
     onOutput: (_id: string, fn: (offset: number, bytes: Uint8Array) => void) => {
       live = fn;
       return { dispose: () => (live = undefined) };

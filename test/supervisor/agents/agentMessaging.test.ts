@@ -1,0 +1,251 @@
+/**
+ * Inter-agent messaging end to end (issue 17, first slice): MCP clients bound to real PTY sessions by
+ * x-tuic-session (Protocol 0 auto-identity), fake agents in those PTYs, and a headerless peer. Every
+ * address form, every delivery path (waiter, channel push on the GET stream, PTY injection now or
+ * at the next idle, inbox only), exactly-once under 100 concurrent sends, and the error texts.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { describe, it } from 'node:test';
+
+import { fakeAgent } from '../../fixtures/fakeAgent/fakeAgentLauncher.js';
+import { sessionSuite } from '../../helpers/sessionSuite.js';
+import { SseClient } from '../../helpers/sseClient.js';
+
+const ESC = '\x1b';
+const READY = `${ESC}[2J${ESC}[H⏺ Ready.\r\n\r\n────────────────────────────────────────\r\n❯ \r\n────────────────────────────────────────\r\n`;
+
+describe('agent messaging', { timeout: 120_000 }, () => {
+  const suite = sessionSuite('tuicd-agent-mail-');
+
+  interface Client {
+    id: string;
+    call(args: Record<string, unknown>): Promise<any>;
+    /** The raw tool result (isError and text) for error checks. */
+    raw(args: Record<string, unknown>): Promise<{ isError: boolean; text: string }>;
+  }
+
+  async function connect(headers: Record<string, string> = {}, clientName = 'test-agent'): Promise<Client> {
+    const init = await suite.t.socket(
+      'POST',
+      '/mcp',
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: clientName, version: '1' } } }),
+      { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+    );
+    const id = init.headers['mcp-session-id'] as string;
+    assert.ok(id, init.text);
+    const raw = async (args: Record<string, unknown>) => {
+      const r = await suite.t.socket('POST', '/mcp', JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'agent', arguments: args } }), {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'Mcp-Session-Id': id,
+      });
+      const result = r.json().result;
+      assert.ok(result, r.text);
+      return { isError: result.isError === true, text: result.content[0].text as string };
+    };
+    return {
+      id,
+      raw,
+      async call(args) {
+        const r = await raw(args);
+        assert.equal(r.isError, false, r.text);
+        return JSON.parse(r.text);
+      },
+    };
+  }
+
+  async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+      const v = await probe();
+      if (v !== undefined) return v;
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  const stateOf = async (id: string): Promise<Record<string, any>> =>
+    ((await suite.t.socket('GET', '/sessions')).json() as Array<{ session_id: string; state: Record<string, any> }>).find((r) => r.session_id === id)?.state ?? {};
+
+  it('peers in two terminals: auto-registered, listed, addressed three ways, woken by wait, typed into when idle, queued while busy', async () => {
+    // B: an idle fake claude that reads one [TUIC] line, then works (status line) until told to stop, then reads another.
+    const b = fakeAgent('claude', [
+      { out: READY },
+      { read: '[TUIC] Message from' },
+      { read: '\r' },
+      { out: `${ESC}[2J${ESC}[H⏺ On it.\r\n\r\n✢ Thinking… (1s)\r\n\r\n────────────────────────────────────────\r\n❯ \r\n────────────────────────────────────────\r\n` },
+      { read: 'stop' },
+      { out: READY },
+      { read: '[TUIC] Message from' },
+      { read: '\r' },
+      { read: 'quit' },
+      { exit: 0 },
+    ]);
+    const sa = await suite.create();
+    const sb = await suite.create();
+    try {
+      await suite.write(sb.session_id, `${b.command}\n`);
+      await until('B idle as claude', async () => {
+        const st = await stateOf(sb.session_id);
+        return st['agent_type'] === 'claude' && st['agent_state'] === 'idle' ? true : undefined;
+      });
+      const events = suite.sse.events.length;
+      const a = await connect({ 'x-tuic-session': sa.tuic_session });
+      const bClient = await connect({ 'x-tuic-session': sb.tuic_session });
+      const registered = await until('both peer-registered events', () => {
+        const ids = suite.sse.events.slice(events).filter((e) => e.event === 'peer-registered').map((e) => JSON.parse(e.data).tuic_session as string);
+        return ids.length >= 2 ? ids : undefined;
+      });
+      assert.deepEqual(registered.sort(), [sa.tuic_session, sb.tuic_session].sort());
+
+      const renamed = await a.call({ action: 'register', name: 'alpha', path: suite.work });
+      assert.equal(renamed.tuic_session, sa.tuic_session);
+      assert.equal(renamed.name, 'alpha');
+      assert.equal(renamed.terminal, true);
+      assert.equal(renamed.identity_generated, false);
+      assert.equal(renamed.mail_wake, 'none', 'a plain shell has no agent lifecycle to wake');
+      const peers = (await a.call({ action: 'list_peers' })).peers;
+      const bEntry = peers.find((p: { tuic_session: string }) => p.tuic_session === sb.tuic_session);
+      assert.equal(bEntry.session_id, sb.session_id);
+      assert.equal(bEntry.alias, sb.alias);
+      assert.deepEqual((await a.call({ action: 'list_peers', path: suite.work })).peers.map((p: { name: string }) => p.name), ['alpha']);
+
+      // Waiter: B waits, A sends by tuic_session.
+      const waiting = bClient.call({ action: 'wait', timeout_ms: 10_000 });
+      await new Promise((r) => setTimeout(r, 200));
+      const viaWaiter = await a.call({ action: 'send', to: sb.tuic_session, message: 'first, for your wait' });
+      assert.equal(viaWaiter.delivery_path, 'waiter_and_inbox');
+      assert.equal(viaWaiter.delivered, true);
+      const woken = await waiting;
+      assert.equal(woken.met, true);
+      assert.deepEqual(woken.messages.map((m: { content: string }) => m.content), ['first, for your wait']);
+      assert.equal(woken.messages[0].from_name, 'alpha');
+      assert.equal(woken.next_since, woken.messages[0].timestamp);
+
+      // PTY injection: B is an idle agent with an empty composer; A sends by session id.
+      const viaTerminal = await a.call({ action: 'send', to: sb.session_id, message: 'second,\ntyped into your terminal' });
+      assert.equal(viaTerminal.delivery_path, 'terminal_or_queued_and_inbox');
+      assert.equal(viaTerminal.delivered, true);
+      assert.deepEqual(viaTerminal.recipient_state, { shell_state: 'idle', agent_state: 'idle' });
+      const typed = await until('the [TUIC] line reaching the agent', () => {
+        try {
+          const t = readFileSync(`${b.scriptPath}.typed`, 'utf8');
+          return t.includes('\r') ? t : undefined;
+        } catch {
+          return undefined;
+        }
+      });
+      assert.match(typed, /\[TUIC\] Message from alpha \([0-9a-f]{8}\): second, typed into your terminal\r/);
+
+      // Busy: B shows a status line; a message by alias is queued and typed at its next idle.
+      await until('B working', async () => ((await stateOf(sb.session_id))['agent_state'] === 'working' ? true : undefined));
+      const queued = await a.call({ action: 'send', to: sb.alias, message: 'third, after your turn' });
+      assert.equal(queued.delivery_path, 'terminal_or_queued_and_inbox');
+      assert.equal(queued.delivered, false);
+      await new Promise((r) => setTimeout(r, 1_000));
+      assert.equal((readFileSync(`${b.scriptPath}.typed`, 'utf8').match(/\[TUIC\]/g) ?? []).length, 1, 'nothing typed while it works');
+      await suite.write(sb.session_id, 'stop\r');
+      const typedAgain = await until('the queued line after idle', () => {
+        const t = readFileSync(`${b.scriptPath}.typed`, 'utf8');
+        return t.includes('third, after your turn\r') ? t : undefined;
+      });
+      assert.equal((typedAgain.match(/\[TUIC\]/g) ?? []).length, 2, 'each message typed once');
+
+      // The inbox holds all three, once each, in order; the cursor moved past what wait handed out.
+      const inbox = await bClient.call({ action: 'inbox' });
+      assert.deepEqual(inbox.messages.map((m: { content: string }) => m.content), ['second,\ntyped into your terminal', 'third, after your turn']);
+      const replay = await bClient.call({ action: 'inbox', since: 0 });
+      assert.equal(replay.count, 3);
+      assert.equal((await bClient.call({ action: 'inbox' })).count, 0, 'a replay never rewinds the cursor');
+      await suite.write(sb.session_id, 'quit');
+    } finally {
+      rmSync(dirname(b.scriptPath), { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+    }
+  });
+
+  it('a working Claude Code recipient holding its GET stream gets notifications/claude/channel', async () => {
+    // Claude redraws its spinner and timer continuously while it works.
+    const spinner = Array.from({ length: 40 }, (_, i) => [{ out: `${ESC}[1;1H${'✢✳✶✻'[i % 4]} Thinking… (${1 + (i >> 2)}s)` }, { sleep: 250 }]).flat();
+    const b = fakeAgent('claude', [{ out: `${ESC}[2J${ESC}[H` }, ...spinner, { read: 'quit' }, { exit: 0 }]);
+    const sb = await suite.create();
+    let stream: SseClient | undefined;
+    try {
+      await suite.write(sb.session_id, `${b.command}\n`);
+      const bClient = await connect({ 'x-tuic-session': sb.tuic_session }, 'claude-code');
+      stream = await SseClient.open({ socketPath: suite.t.socketPath, path: '/mcp', headers: { 'Mcp-Session-Id': bClient.id, Accept: 'text/event-stream' } });
+      await until('B working', async () => ((await stateOf(sb.session_id))['agent_state'] === 'working' ? true : undefined)).catch(async (err) => {
+        throw new Error(`${(err as Error).message}: ${JSON.stringify(await stateOf(sb.session_id))} ${JSON.stringify((await suite.raw(sb.session_id)).data)}`);
+      });
+      const sender = await connect();
+      await sender.call({ action: 'register', name: 'ext' });
+      const sent = await sender.call({ action: 'send', to: sb.tuic_session, message: 'pushed' });
+      assert.equal(sent.delivery_path, 'sse_channel_and_inbox');
+      const pushed = await stream.waitFor((e) => e.data.includes('notifications/claude/channel'));
+      const note = JSON.parse(pushed.data);
+      assert.equal(note.params.content, 'Message from ext: pushed');
+      assert.equal(note.params.meta.message_id, sent.message_id);
+      assert.equal(note.params.meta.from_name, 'ext');
+      await suite.write(sb.session_id, 'quit');
+    } finally {
+      stream?.close();
+      rmSync(dirname(b.scriptPath), { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+    }
+  });
+
+  it('headerless peers: a generated identity, inbox only, 100 concurrent sends each once and in order, FIFO eviction counted', async () => {
+    const c = await connect();
+    const reg = await c.call({ action: 'register', name: 'collector' });
+    assert.equal(reg.identity_generated, true);
+    assert.equal(reg.terminal, false);
+    assert.equal(reg.mail_wake, 'none');
+    assert.equal((await c.call({ action: 'register' })).tuic_session, reg.tuic_session, 'stable for the protocol session');
+    const s = await connect();
+    await s.call({ action: 'register', name: 'sender' });
+    const instructions = (await suite.t.socket('GET', '/mcp/instructions')).text;
+    assert.match(instructions, /Connected peer agents: \d+/, 'initialize tells how many peers are registered');
+    const sends = await Promise.all(Array.from({ length: 100 }, (_, i) => s.call({ action: 'send', to: reg.tuic_session, message: `m${i}` })));
+    assert.ok(sends.every((r) => r.delivery_path === 'inbox_only' && r.delivered === false && r.recipient_has_terminal === false));
+    assert.equal(new Set(sends.map((r) => r.message_id)).size, 100);
+    const all = await c.call({ action: 'wait', timeout_ms: 1_000 });
+    assert.equal(all.new_messages, 100);
+    const stamps = all.messages.map((m: { timestamp: number }) => m.timestamp);
+    assert.deepEqual([...stamps].sort((x, y) => x - y), stamps, 'chronological');
+    assert.equal(new Set(stamps).size, 100, 'logical ms: no two alike');
+    assert.deepEqual(new Set(all.messages.map((m: { content: string }) => m.content)), new Set(sends.map((_, i) => `m${i}`)));
+    for (let i = 0; i < 5; i++) await s.call({ action: 'send', to: reg.tuic_session, message: `extra${i}` });
+    const inbox = await c.call({ action: 'inbox', since: 0 });
+    assert.equal(inbox.count, 100);
+    assert.equal(inbox.missed_count, 5);
+    assert.equal(inbox.messages.at(-1).content, 'extra4');
+    assert.deepEqual((await c.call({ action: 'inbox' })).messages.map((m: { content: string }) => m.content), ['extra0', 'extra1', 'extra2', 'extra3', 'extra4']);
+    const timedOut = await c.call({ action: 'wait', timeout_ms: 300 });
+    assert.deepEqual([timedOut.met, timedOut.timed_out, timedOut.new_messages], [false, true, 0]);
+    assert.equal(typeof timedOut.next_since, 'number');
+  });
+
+  it('error texts: unregistered sender, unknown recipient, missing fields, oversize message, bad UUIDs, no protocol session', async () => {
+    const stranger = await connect();
+    const peer = await connect();
+    const { tuic_session: target } = await peer.call({ action: 'register', name: 'target' });
+    assert.deepEqual(await stranger.raw({ action: 'send', to: target, message: 'hi' }), { isError: true, text: JSON.stringify({ error: 'You are not registered. Register first with agent action=register' }) });
+    await stranger.call({ action: 'register' });
+    const err = async (args: Record<string, unknown>) => {
+      const r = await stranger.raw(args);
+      assert.equal(r.isError, true, r.text);
+      return JSON.parse(r.text).error as string;
+    };
+    assert.equal(await err({ action: 'send', to: 'nobody-here', message: 'hi' }), "Recipient 'nobody-here' is not registered. Use list_peers to find valid targets.");
+    assert.match(await err({ action: 'send', message: 'hi' }), /^Action 'send' requires 'to'/);
+    assert.equal(await err({ action: 'send', to: target }), "Action 'send' requires 'message'");
+    assert.match(await err({ action: 'send', to: target, message: 'x'.repeat(64 * 1024 + 1) }), /65537 bytes; the limit is 65536/);
+    assert.match(await err({ action: 'register', tuic_session: 'not-a-uuid' }), /^tuic_session must be a canonical UUID/);
+    assert.match(await err({ action: 'register', tuic_session: target }), /already (registered to another active MCP session|bound to a different peer identity)/);
+    const noSession = await suite.t.socket('POST', '/mcp', JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'agent', arguments: { action: 'register' } } }), {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+    });
+    assert.match(noSession.json().result.content[0].text, /Registration needs an MCP protocol session/);
+  });
+});
