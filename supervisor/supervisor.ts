@@ -34,6 +34,8 @@ import { PROGRESS_JOURNAL_FILE, ProgressJournal } from './progress/progressJourn
 import { IntentRecorder } from './progress/intentRecorder.js';
 import { PeerRegistry } from './agents/peerRegistry.js';
 import { MailDelivery } from './agents/mailDelivery.js';
+import { AgentSpawner, promptWatchdogFromEnv } from './agents/agentSpawner.js';
+import { LifecycleMail } from './agents/lifecycleMail.js';
 
 /** An identity's protocol session that held its stream or called within this long still owns it (register takeover guard). */
 const LIVE_OWNER_MS = 5 * 60_000;
@@ -159,6 +161,16 @@ export class Supervisor {
       },
       log,
     });
+    const lifecycle = new LifecycleMail(this.peers, this.tasks, this.bus, this.sessions);
+    const spawner = new AgentSpawner({
+      sessions: this.sessions,
+      registry: this.peers,
+      tasks: this.tasks,
+      lifecycle,
+      path: () => opts.env['PATH'] ?? '',
+      log,
+      watchdogMs: promptWatchdogFromEnv(opts.env),
+    });
     const nativeTools = createNativeTools({
       sessions: this.sessions,
       tasks: this.tasks,
@@ -171,6 +183,7 @@ export class Supervisor {
       logDir: opts.paths.logDir,
       peers: this.peers,
       mail: this.mail,
+      spawner,
       mcpFacts: {
         exists: (id) => this.mcp.sessions.get(id) !== undefined,
         isLive: (id) => {
@@ -201,6 +214,7 @@ export class Supervisor {
       liveSessions: this.sessions,
       log: this.log,
       peerCount: () => this.peers.size,
+      registeredIdentity: (id) => this.peers.identityOf(id),
       // Protocol 0: an initialize asserting $TUIC_SESSION registers that peer (its name kept if known).
       onInitialized: (meta) => {
         if (meta.tuic_session === null) return;
@@ -211,9 +225,10 @@ export class Supervisor {
     // The MCP session reaper also retires day-old tasks (TASK_TTL_SECS) and identities nobody can address.
     this.mcp.sessions.onSweep((nowMs) => {
       this.tasks.reapExpired(nowMs);
+      const parents = lifecycle.parents();
       for (const peer of this.peers.list()) {
         const terminal = this.sessions.resolve(peer.tuic_session);
-        if (peer.routes.length === 0 && (terminal === undefined || terminal.exit)) this.peers.remove(peer.tuic_session);
+        if (peer.routes.length === 0 && (terminal === undefined || terminal.exit) && !parents.has(peer.tuic_session)) this.peers.remove(peer.tuic_session);
       }
     });
     this.metrics.gauge('mcp_sessions', 'MCP protocol sessions held', () => this.mcp.sessions.size);

@@ -43,6 +43,8 @@ export interface McpServiceOptions {
   projects?: ProjectAllowlists;
   /** Registered peers, for initialize's instructions. */
   peerCount?: () => number;
+  /** The identity agent register bound to a protocol session that asserted none. */
+  registeredIdentity?: (mcpSessionId: string) => string | null;
   /** After each initialize: binds the identity its x-tuic-session asserted. */
   onInitialized?: (meta: McpSessionMeta) => void;
 }
@@ -89,6 +91,7 @@ export class McpService implements Disposable {
       instructions: (surface) => this.instructionsFor(surface),
       boundSessionFor: (tuicSession) => this.boundSessionFor(tuicSession),
       ...(opts.onInitialized ? { onInitialized: opts.onInitialized } : {}),
+      ...(opts.registeredIdentity ? { registeredIdentity: opts.registeredIdentity } : {}),
       ...(opts.projects ? { allowlistFor: (repoPath: string | null) => opts.projects!.allowlistFor(repoPath) } : {}),
     });
     this.store.add(this.catalog.onChanged(() => this.streams.broadcast(TOOLS_LIST_CHANGED)));

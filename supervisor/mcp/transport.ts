@@ -54,6 +54,8 @@ export interface McpTransportDeps {
   boundSessionFor(tuicSession: string): string | null;
   /** The upstreams a project (an MCP session's repo_path) may use; absent or null = every upstream. */
   allowlistFor?(repoPath: string | null): ReadonlySet<string> | null;
+  /** The identity `agent register` bound to a protocol session without x-tuic-session (a generated one). */
+  registeredIdentity?(mcpSessionId: string): string | null;
   /** After each initialize (fresh or resumed), before its answer: identity binding (Protocol 0 auto-identity). */
   onInitialized?(meta: McpSessionMeta): void;
 }
@@ -327,7 +329,7 @@ export class McpTransport {
 
   /** `cancellation`: the call's own source (connection or notifications/cancelled); null = the connection's. */
   private callerContext(ctx: RequestContext, meta: McpSessionMeta | null, cancellation: CancelSource | null): CallerContext {
-    const tuicSession = meta?.tuic_session ?? null;
+    const tuicSession = meta === null ? null : (meta.tuic_session ?? this.deps.registeredIdentity?.(meta.id) ?? null);
     return {
       isLoopback: ctx.isLoopback,
       listener: ctx.listener,

@@ -10,6 +10,8 @@ import { Type } from 'typebox';
 
 import { AgentConstants, type AgentMessage, type Peer, type PeerRegistry } from '../../agents/peerRegistry.js';
 import type { MailDelivery } from '../../agents/mailDelivery.js';
+import { SpawnError, type AgentSpawner, type SpawnRequest } from '../../agents/agentSpawner.js';
+import { HttpError } from '../../http/types.js';
 import type { SessionService } from '../../sessions/sessionService.js';
 import { clampWaitTimeout } from '../../sessions/sessionWaiter.js';
 import type { Logger } from '../../log.js';
@@ -29,6 +31,7 @@ export interface AgentToolDeps {
   sessions: SessionService;
   peers: PeerRegistry;
   mail: MailDelivery;
+  spawner: AgentSpawner;
   mcpFacts: McpSessionFacts;
   maxSessions: () => number;
   log: Logger;
@@ -261,12 +264,57 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
     return { met, timed_out: !met, new_messages: messages.length, messages, next_since: observe(peer, since, messages) };
   };
 
+  const spawn = async (args: Record<string, unknown>, caller: CallerContext): Promise<Record<string, unknown>> => {
+    if (!caller.isLoopback) throw new ToolError('Agent spawning is restricted to localhost connections');
+    const prompt = args['prompt'];
+    if (typeof prompt !== 'string' || prompt.trim() === '') throw new ToolError("Action 'spawn' requires 'prompt'");
+    const req: SpawnRequest = { prompt };
+    const text = (key: string): string | undefined => optionalText(args, key, AgentConstants.PROJECT_MAX_CHARS);
+    const agentType = text('agent_type');
+    if (agentType !== undefined) req.agentType = agentType;
+    const binaryPath = text('binary_path');
+    if (binaryPath !== undefined) req.binaryPath = binaryPath;
+    const cwd = text('cwd');
+    if (cwd !== undefined) req.cwd = cwd;
+    const model = text('model');
+    if (model !== undefined) req.model = model;
+    const name = optionalText(args, 'name', AgentConstants.NAME_MAX_CHARS);
+    if (name !== undefined) {
+      if (name.trim() === '') throw new ToolError("'name' must not be empty");
+      req.name = name;
+    }
+    const list = args['args'];
+    if (list !== undefined && list !== null) {
+      if (!Array.isArray(list) || !list.every((a) => typeof a === 'string')) throw new ToolError(`'args' must be an array of strings, got ${describeArgument(list)}`);
+      req.args = list;
+    }
+    for (const dim of ['rows', 'cols'] as const) {
+      const v = args[dim];
+      if (v === undefined || v === null) continue;
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 500) throw new ToolError(`'${dim}' must be an integer from 1 to 500, got ${describeArgument(v)}`);
+      req[dim] = v;
+    }
+    if (args['pty_description'] !== undefined) {
+      const d = args['pty_description'];
+      if (d !== null && typeof d !== 'string') throw new ToolError("'pty_description' must be a string or null");
+      req.ptyDescription = d === '' ? null : (d as string | null);
+    }
+    const parent = callerIdentity(caller);
+    try {
+      return { ...(await deps.spawner.spawn(req, parent, parent?.tuic_session ?? caller.mcpSessionId ?? 'anonymous')) };
+    } catch (err) {
+      if (err instanceof SpawnError || err instanceof HttpError) throw new ToolError(err.message);
+      throw err;
+    }
+  };
+
   const tool: NativeTool = defineTool({
     name: 'agent',
     summary:
       'Talk to the other agents connected to tuicd: register a name, list peers, send a message (delivered into the recipient’s inbox, and to it at once when its state allows), read your inbox, or wait for mail. ' +
       'An agent running in a tuicd terminal is registered automatically (its $TUIC_SESSION); register then only renames it.',
     actions: {
+      spawn: 'start an agent in a new terminal with prompt (agent_type or binary_path; args, cwd, model, rows, cols, name, pty_description) → {session_id, name, task_id, poll_interval_ms, server_ts, parent_session_id?, warning?}; follow it with task action=get and your inbox (state_change mail). Local callers only',
       register: 'name your identity (optional name, path, orchestrator) → {ok, tuic_session, name, identity_generated, terminal, orchestrator, mail_wake, …}; replaces=<old uuid> moves an old identity’s mail. Local callers only',
       list_peers: 'registered peers (optionally of one path) → {peers: [{tuic_session, name, orchestrator, alias?, session_id?, project?}]}. Local callers only',
       send: 'to (tuic_session, terminal session id or alias) + message (≤64 KiB) → {ok, message_id, delivered, delivery_path, recipient_state?}. Local callers only',
@@ -278,7 +326,16 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
     notes:
       'Messages are kept per recipient (100, oldest dropped first; missed_count says how many). Cursors are logical milliseconds: pass next_since back, or omit since to resume where you last read; since=0 replays everything.',
     properties: {
-      name: Type.Optional(Type.String({ description: 'register: display name' })),
+      prompt: Type.Optional(Type.String({ description: 'spawn: the task' })),
+      agent_type: Type.Optional(Type.String({ description: 'spawn: claude, codex, gemini… (its binary is looked up on PATH)' })),
+      binary_path: Type.Optional(Type.String({ description: 'spawn: absolute path of the agent program' })),
+      args: Type.Optional(Type.Array(Type.String(), { description: 'spawn: arguments; {prompt} marks where the prompt goes (else it is the last one)' })),
+      cwd: Type.Optional(Type.String({ description: 'spawn: working directory' })),
+      model: Type.Optional(Type.String({ description: 'spawn: passed as --model' })),
+      rows: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
+      cols: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
+      pty_description: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'spawn: what the terminal works on (default: from the prompt; null: none)' })),
+      name: Type.Optional(Type.String({ description: 'register, spawn: display name' })),
       path: Type.Optional(Type.String({ description: 'register: your project (repository path); list_peers: only peers of this project' })),
       orchestrator: Type.Optional(Type.Boolean({ description: 'register: declare (true) or drop (false) the orchestrator role; omitted keeps it' })),
       tuic_session: Type.Optional(Type.String({ description: 'register: the identity (canonical UUID) to register as; omitted = your terminal’s, or a new one' })),
@@ -294,6 +351,8 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
       const action = requireAction(tool, args);
       if (MESSAGING_ACTIONS.has(action) && !caller.isLoopback) throw new ToolError('Agent messaging is restricted to localhost connections');
       switch (action) {
+        case 'spawn':
+          return spawn(args, caller);
         case 'register':
           return register(args, caller);
         case 'list_peers':

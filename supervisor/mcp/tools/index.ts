@@ -4,6 +4,7 @@ import { createSessionTool } from './session.js';
 import { createAgentTool, type McpSessionFacts } from './agent.js';
 import type { PeerRegistry } from '../../agents/peerRegistry.js';
 import type { MailDelivery } from '../../agents/mailDelivery.js';
+import type { AgentSpawner } from '../../agents/agentSpawner.js';
 import type { Logger } from '../../log.js';
 import { createTaskTool } from './task.js';
 import type { SessionService } from '../../sessions/sessionService.js';
@@ -37,6 +38,7 @@ export interface NativeToolDeps {
   /** agent: peer identities and their mail, the delivery routes, protocol-session facts. */
   peers: PeerRegistry;
   mail: MailDelivery;
+  spawner: AgentSpawner;
   mcpFacts: McpSessionFacts;
   maxSessions: () => number;
   log: Logger;

@@ -1,0 +1,194 @@
+/**
+ * `agent action=spawn` (REFERENCE §6.2, spec "Inter-Agent Messaging"): starts an agent in a new
+ * PTY, gives it an inbox at once, links it to a registered parent, returns a task handle, and
+ * delivers the prompt: as the command line's last argument (or where the caller's args say
+ * `{prompt}`), or, for prefill-only TUIs (Codex, OpenCode), typed in once the agent is ready,
+ * watched by a one-shot 30 s watchdog that mails `prompt_delivery_failed` to the parent.
+ * The parent then gets `state_change` mail (lifecycleMail.ts) and can poll the task.
+ */
+import { accessSync, constants as fsConstants, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join } from 'node:path';
+
+import type { Logger } from '../log.js';
+import { parseAgentType, type AgentType } from '../sessions/agentDetection.js';
+import { agentState } from '../sessions/sessionRecord.js';
+import type { SessionService } from '../sessions/sessionService.js';
+import { submitCommand } from '../sessions/submission.js';
+import type { TaskRegistry } from '../mcp/tasks.js';
+import type { LifecycleMail } from './lifecycleMail.js';
+import type { Peer, PeerRegistry } from './peerRegistry.js';
+
+export const SpawnConstants = {
+  /** The deferred prompt's watchdog. */
+  PROMPT_WATCHDOG_MS: 30_000,
+  /** pty_description derived from the prompt: at most this many characters. */
+  DESCRIPTION_MAX_CHARS: 160,
+  POLL_INTERVAL_MS: 1_000,
+} as const;
+
+/** The program each agent type runs as. */
+const BINARIES: Readonly<Record<AgentType, string>> = {
+  claude: 'claude',
+  gemini: 'gemini',
+  opencode: 'opencode',
+  aider: 'aider',
+  codex: 'codex',
+  amp: 'amp',
+  cursor: 'cursor-agent',
+  goose: 'goose',
+  grok: 'grok',
+  droid: 'droid',
+  pi: 'pi',
+};
+
+/** TUIs that only prefill their composer from argv: the prompt is typed in once they are ready. */
+const PREFILL_ONLY: ReadonlySet<string> = new Set(['codex', 'opencode']);
+
+export class SpawnError extends Error {}
+
+/** Test knob: a shorter prompt watchdog, so a test sees it fire without waiting 30 s. */
+export const PROMPT_WATCHDOG_ENV = 'TUIC_PROMPT_WATCHDOG_MS';
+
+/** The watchdog from the environment, else PROMPT_WATCHDOG_MS; a malformed value fails the start. */
+export function promptWatchdogFromEnv(env: NodeJS.ProcessEnv): number {
+  const raw = env[PROMPT_WATCHDOG_ENV];
+  if (raw === undefined || raw === '') return SpawnConstants.PROMPT_WATCHDOG_MS;
+  const ms = Number(raw);
+  if (!Number.isInteger(ms) || ms < 1 || ms > SpawnConstants.PROMPT_WATCHDOG_MS) {
+    throw new Error(`${PROMPT_WATCHDOG_ENV} must be an integer between 1 and ${SpawnConstants.PROMPT_WATCHDOG_MS} (ms), got ${JSON.stringify(raw)}`);
+  }
+  return ms;
+}
+
+export interface SpawnRequest {
+  prompt: string;
+  agentType?: string;
+  binaryPath?: string;
+  args?: string[];
+  cwd?: string;
+  model?: string;
+  rows?: number;
+  cols?: number;
+  name?: string;
+  /** undefined: derived from the prompt; null: none. */
+  ptyDescription?: string | null;
+}
+
+export interface SpawnResult {
+  session_id: string;
+  name: string;
+  task_id: string;
+  poll_interval_ms: number;
+  server_ts: number;
+  parent_session_id?: string;
+  warning?: string;
+}
+
+export interface AgentSpawnerOptions {
+  sessions: SessionService;
+  registry: PeerRegistry;
+  tasks: TaskRegistry;
+  lifecycle: LifecycleMail;
+  /** PATH the children get (binary names are looked up on it). */
+  path: () => string;
+  log: Logger;
+  /** The deferred prompt's watchdog (default PROMPT_WATCHDOG_MS). */
+  watchdogMs?: number;
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    if (!statSync(path).isFile()) return false;
+    accessSync(path, fsConstants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function onPath(name: string, path: string): string | null {
+  for (const dir of path.split(delimiter)) if (dir && isExecutable(join(dir, name))) return join(dir, name);
+  return null;
+}
+
+export class AgentSpawner {
+  constructor(private readonly opts: AgentSpawnerOptions) {}
+
+  async spawn(req: SpawnRequest, parent: Peer | undefined, owner: string): Promise<SpawnResult> {
+    const typeArg = req.agentType?.trim().toLowerCase();
+    const type = typeArg === undefined || typeArg === '' ? null : (parseAgentType(typeArg === 'cursor-agent' ? 'cursor' : typeArg) as AgentType | null);
+    let binary: string;
+    if (req.binaryPath !== undefined) {
+      if (!isAbsolute(req.binaryPath)) throw new SpawnError('binary_path must be an absolute path');
+      if (!isExecutable(req.binaryPath)) throw new SpawnError(`Agent binary '${req.binaryPath}' not found`);
+      binary = req.binaryPath;
+    } else {
+      const name = type !== null ? BINARIES[type] : (typeArg ?? 'claude');
+      const found = onPath(name, this.opts.path());
+      if (found === null) throw new SpawnError(`Agent binary '${name}' not found`);
+      binary = found;
+    }
+    const kind = type ?? parseAgentType(binary.split('/').at(-1) ?? '') ?? null;
+    const deferred = kind !== null && PREFILL_ONLY.has(kind) && !(req.args ?? []).some((a) => a.includes('{prompt}'));
+    const prompt = parent ? `${req.prompt}\n\n[TUIC] Your parent agent is ${parent.tuic_session}. Report to it with agent action=send to=${parent.tuic_session}.` : req.prompt;
+    const args = [...(req.args ?? [])];
+    if (req.model !== undefined) args.push('--model', req.model);
+    // {prompt} in the caller's args is authoritative; else the prompt is the last positional argument.
+    const substituted = args.some((a) => a.includes('{prompt}'));
+    const argv = substituted ? args.map((a) => a.replaceAll('{prompt}', prompt)) : deferred ? args : [...args, prompt];
+    const name = req.name?.trim() || 'agent';
+    const record = await this.opts.sessions.create({
+      shell: binary,
+      args: argv,
+      ...(req.cwd !== undefined ? { cwd: req.cwd } : {}),
+      ...(req.rows !== undefined ? { rows: req.rows } : {}),
+      ...(req.cols !== undefined ? { cols: req.cols } : {}),
+      display_name: name,
+      ...(kind !== null ? { agent_type: kind } : {}),
+    });
+    const description = req.ptyDescription === undefined ? req.prompt.replace(/\s+/g, ' ').trim().slice(0, SpawnConstants.DESCRIPTION_MAX_CHARS) : req.ptyDescription;
+    if (description) record.pty_description = description;
+    // Every child has an inbox from the start, whatever its own MCP does later.
+    this.opts.registry.bind(record.tuic_session, null, { name });
+    const task = this.opts.tasks.create(record.session_id, owner);
+    this.opts.lifecycle.follow(record.session_id, record.tuic_session, parent?.tuic_session ?? null, task.task_id);
+    if (deferred) this.deliverWhenReady(record.session_id, prompt, parent);
+    const result: SpawnResult = { session_id: record.session_id, name, task_id: task.task_id, poll_interval_ms: SpawnConstants.POLL_INTERVAL_MS, server_ts: Date.now() };
+    if (parent) result.parent_session_id = parent.tuic_session;
+    else result.warning = 'You are not registered, so the child cannot message you back and you get no lifecycle mail. Register with agent action=register before spawning.';
+    return result;
+  }
+
+  /** Types the prompt at the agent's first ready (idle) screen; one mail to the parent if that has not happened in 30 s. */
+  private deliverWhenReady(sessionId: string, prompt: string, parent: Peer | undefined): void {
+    let done = false;
+    let watchdog: NodeJS.Timeout | undefined;
+    let subscription: { dispose(): void } | undefined;
+    const finish = (): void => {
+      clearTimeout(watchdog);
+      subscription?.dispose();
+    };
+    const attempt = async (): Promise<void> => {
+      const record = this.opts.sessions.resolve(sessionId);
+      if (done || !record || record.exit) return;
+      const state = agentState(record);
+      if (state !== 'idle' && state !== 'completed') return;
+      done = true;
+      const receipt = await submitCommand(this.opts.sessions, sessionId, prompt, { timeoutMs: 3_000 });
+      if (receipt.write_state === 'not_started') done = false; // refused before writing: the next idle tries again
+      else finish();
+    };
+    subscription = this.opts.sessions.onShellState((record) => {
+      if (record.session_id === sessionId) void attempt();
+    });
+    watchdog = setTimeout(() => {
+      if (done) return;
+      done = true;
+      finish();
+      if (parent) this.opts.lifecycle.notify(sessionId, parent.tuic_session, { type: 'prompt_delivery_failed', session_id: sessionId });
+      this.opts.log.warn({ session_id: sessionId }, 'spawned agent never became ready for its prompt');
+    }, this.opts.watchdogMs ?? SpawnConstants.PROMPT_WATCHDOG_MS);
+    watchdog.unref();
+    void attempt();
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * Spawned children's lifecycle, told to their parent and their task (spec "Inter-Agent
+ * Messaging"): a `state_change` message from the child (id `tuic-auto-…`, payload
+ * `{type:"state_change", state, session_id, exit_code?}`) when its agent_state becomes idle,
+ * completed or awaiting_input, and when it exits; the task is `input_required` while the child
+ * awaits input and `working` otherwise (its exit ends it, in TaskRegistry).
+ */
+import { randomUUID } from 'node:crypto';
+
+import type { Disposable } from '../../shared/disposable.js';
+import type { EventBus } from '../events/eventBus.js';
+import type { TaskRegistry } from '../mcp/tasks.js';
+import { exitStatus } from '../sessions/sessionRecord.js';
+import type { SessionService } from '../sessions/sessionService.js';
+import type { PeerRegistry } from './peerRegistry.js';
+
+const REPORTED: ReadonlySet<string> = new Set(['idle', 'completed', 'awaiting_input']);
+
+interface Child {
+  tuic_session: string;
+  parent: string | null;
+  task_id: string;
+  last: string | null;
+}
+
+export class LifecycleMail implements Disposable {
+  private readonly children = new Map<string, Child>();
+  private readonly subscriptions: Disposable[];
+
+  constructor(
+    private readonly registry: PeerRegistry,
+    private readonly tasks: TaskRegistry,
+    bus: EventBus,
+    sessions: SessionService,
+  ) {
+    this.subscriptions = [
+      bus.on('session-state-changed', (_name, payload) => {
+        const { session_id, state } = payload as { session_id: string; state: { agent_state?: string } };
+        this.onState(session_id, state.agent_state ?? null);
+      }),
+      sessions.onLifecycle((event, record) => {
+        if (event !== 'exit' || !record.exit) return;
+        const child = this.children.get(record.session_id);
+        if (!child) return;
+        const code = exitStatus(record.exit);
+        this.notify(record.session_id, child.parent, { type: 'state_change', state: 'exited', session_id: record.session_id, ...(code === null ? {} : { exit_code: code }) });
+        this.children.delete(record.session_id);
+      }),
+    ];
+  }
+
+  /** Starts following a spawned child. */
+  follow(sessionId: string, tuicSession: string, parent: string | null, taskId: string): void {
+    this.children.set(sessionId, { tuic_session: tuicSession, parent, task_id: taskId, last: null });
+  }
+
+  /** Identities a live child names as its parent: they stay addressable (the reaper keeps them). */
+  parents(): Set<string> {
+    const out = new Set<string>();
+    for (const c of this.children.values()) if (c.parent !== null) out.add(c.parent);
+    return out;
+  }
+
+  /** Mails `payload` from the child to its parent (no parent: nothing to tell). */
+  notify(sessionId: string, parent: string | null, payload: Record<string, unknown>): void {
+    if (parent === null) return;
+    const to = this.registry.get(parent);
+    const from = this.children.get(sessionId)?.tuic_session ?? sessionId;
+    const fromPeer = this.registry.get(from);
+    if (!to) return;
+    this.registry.deliver(to, { tuic_session: from, name: fromPeer?.name ?? 'agent' }, JSON.stringify(payload), { id: `tuic-auto-${randomUUID()}` });
+  }
+
+  dispose(): void {
+    for (const s of this.subscriptions) s.dispose();
+    this.children.clear();
+  }
+
+  private onState(sessionId: string, state: string | null): void {
+    const child = this.children.get(sessionId);
+    // The exit is told from the session's final status (with its code), not from this state.
+    if (!child || state === null || state === 'exited' || state === child.last) return;
+    child.last = state;
+    this.tasks.transition(child.task_id, state === 'awaiting_input' ? 'input_required' : 'working', { status_message: state === 'awaiting_input' ? 'agent awaits input' : `agent ${state}` });
+    if (REPORTED.has(state)) this.notify(sessionId, child.parent, { type: 'state_change', state, session_id: sessionId });
+  }
+}
