@@ -48,6 +48,8 @@ import { settleTimeoutFromEnv } from './upstreams/settleTimeout.js';
 import { ProjectUpstreams } from './upstreams/projectUpstreams.js';
 import { UpstreamStore } from './upstreams/upstreamStore.js';
 import { progressRoutes } from './routes/progress.js';
+import { agentRoutes } from './routes/agents.js';
+import { AgentBinaries } from './agents/agentBinaries.js';
 import { processRoutes } from './routes/process.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { SessionService } from './sessions/sessionService.js';
@@ -92,6 +94,7 @@ export class Supervisor {
   readonly confirmBroker: ConfirmBroker;
   readonly progressJournal: ProgressJournal;
   readonly peers: PeerRegistry;
+  readonly agentBinaries: AgentBinaries;
   readonly mail: MailDelivery;
   readonly mcp: McpService;
   readonly upstreams: UpstreamStore;
@@ -151,6 +154,7 @@ export class Supervisor {
       if (event === 'closed') intents.forget(record.session_id);
     });
     this.peers = new PeerRegistry(this.bus);
+    this.agentBinaries = new AgentBinaries(() => opts.env['PATH'] ?? '');
     this.mail = new MailDelivery({
       registry: this.peers,
       sessions: this.sessions,
@@ -184,6 +188,7 @@ export class Supervisor {
       peers: this.peers,
       mail: this.mail,
       spawner,
+      binaries: this.agentBinaries,
       mcpFacts: {
         exists: (id) => this.mcp.sessions.get(id) !== undefined,
         isLive: (id) => {
@@ -369,6 +374,7 @@ export class Supervisor {
       }),
       ...projectUpstreamsRoutes(this.projects),
       ...progressRoutes(this.progressJournal),
+      ...agentRoutes(this.agentBinaries, this.opts.env),
       ...diagnosticsRoutes({ sessions: this.sessions, host: this.ptyHost, configDir: this.opts.paths.configDir, env: this.opts.env }),
       ...logRoutes(this.logRing),
     ];

@@ -12,6 +12,7 @@ import { AgentConstants, type AgentMessage, type Peer, type PeerRegistry } from 
 import type { MailDelivery } from '../../agents/mailDelivery.js';
 import { SpawnError, type AgentSpawner, type SpawnRequest } from '../../agents/agentSpawner.js';
 import { HttpError } from '../../http/types.js';
+import type { AgentBinaries } from '../../agents/agentBinaries.js';
 import type { SessionService } from '../../sessions/sessionService.js';
 import { clampWaitTimeout } from '../../sessions/sessionWaiter.js';
 import type { Logger } from '../../log.js';
@@ -32,6 +33,7 @@ export interface AgentToolDeps {
   peers: PeerRegistry;
   mail: MailDelivery;
   spawner: AgentSpawner;
+  binaries: AgentBinaries;
   mcpFacts: McpSessionFacts;
   maxSessions: () => number;
   log: Logger;
@@ -320,6 +322,7 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
       send: 'to (tuic_session, terminal session id or alias) + message (≤64 KiB) → {ok, message_id, delivered, delivery_path, recipient_state?}. Local callers only',
       inbox: 'your messages after since (default: where you last read) → {messages, count, next_since, has_more, missed_count?}; limit 1-100. Local callers only',
       wait: 'block until new mail arrives → {met, timed_out, new_messages, messages, next_since}; timeout_ms default 60000, 300000+ runs as 295000. Prefer it to polling inbox',
+      detect: 'agent programs installed here → [{name, path, version}]',
       stats: 'session slots → {active_sessions, max_sessions, available_slots}',
       metrics: 'counters → {total_spawned, total_failed, bytes_emitted, pauses_triggered}',
     },
@@ -363,6 +366,8 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
           return inbox(args, caller);
         case 'wait':
           return wait(args, caller);
+        case 'detect':
+          return await deps.binaries.installed();
         case 'stats': {
           const max = deps.maxSessions();
           const active = sessions.liveCount;

@@ -5,6 +5,7 @@ import { createAgentTool, type McpSessionFacts } from './agent.js';
 import type { PeerRegistry } from '../../agents/peerRegistry.js';
 import type { MailDelivery } from '../../agents/mailDelivery.js';
 import type { AgentSpawner } from '../../agents/agentSpawner.js';
+import type { AgentBinaries } from '../../agents/agentBinaries.js';
 import type { Logger } from '../../log.js';
 import { createTaskTool } from './task.js';
 import type { SessionService } from '../../sessions/sessionService.js';
@@ -39,6 +40,7 @@ export interface NativeToolDeps {
   peers: PeerRegistry;
   mail: MailDelivery;
   spawner: AgentSpawner;
+  binaries: AgentBinaries;
   mcpFacts: McpSessionFacts;
   maxSessions: () => number;
   log: Logger;

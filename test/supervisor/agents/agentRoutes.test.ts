@@ -1,0 +1,92 @@
+/**
+ * /agents (REFERENCE §1.7) and agent action=detect against stand-in agent programs on tuicd's PATH:
+ * versions, the no-alt-screen flag from --help, the 2 s probe deadline, detect-all without probes,
+ * launch args for native scrollback, conversation ids on disk, and 501 for what needs a desktop.
+ */
+import assert from 'node:assert/strict';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+
+import { Tuicd } from '../../helpers/tuicdProcess.js';
+
+describe('/agents', { timeout: 60_000 }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tuicd-agents-routes-'));
+  const bin = join(dir, 'bin');
+  const home = join(dir, 'home');
+  let t: Tuicd;
+
+  const script = (name: string, body: string): void => {
+    writeFileSync(join(bin, name), `#!/bin/sh\n${body}\n`);
+    chmodSync(join(bin, name), 0o755);
+  };
+
+  before(async () => {
+    mkdirSync(bin, { recursive: true });
+    mkdirSync(join(home, '.claude', 'projects', '-work-repo'), { recursive: true });
+    writeFileSync(join(home, '.claude', 'projects', '-work-repo', 'abc-123.jsonl'), '{}\n');
+    mkdirSync(join(home, '.codex', 'sessions', '2026', '12', '03'), { recursive: true });
+    writeFileSync(join(home, '.codex', 'sessions', '2026', '12', '03', 'rollout-2026-12-03T10-00-00-def-456.jsonl'), '{}\n');
+    script('codex', 'case "$1" in --version) echo "codex-cli 0.58.1";; --help) echo "Usage: codex [OPTIONS]"; echo "      --no-alt-screen  Keep the inline viewport";; esac');
+    script('claude', 'case "$1" in --version) echo "2.1.3 (Claude Code)";; --help) echo "Usage: claude [options]";; esac');
+    // Hangs on every probe: the deadline must answer for it.
+    script('gemini', 'sleep 20');
+    t = await Tuicd.start({ env: { SHELL: '/bin/sh', HOME: home, PATH: `${bin}:/usr/bin:/bin` } });
+  });
+  after(async () => {
+    await t?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('detect: path, version and the no-alt-screen flag; a hanging binary answers within the deadline; a missing one is all null', async () => {
+    assert.deepEqual((await t.socket('GET', '/agents/detect?binary=codex')).json(), { path: join(bin, 'codex'), version: '0.58.1', supports_no_alt_screen: true });
+    assert.deepEqual((await t.socket('GET', '/agents/detect?binary=claude')).json(), { path: join(bin, 'claude'), version: '2.1.3', supports_no_alt_screen: false });
+    const started = Date.now();
+    assert.deepEqual((await t.socket('GET', '/agents/detect?binary=gemini')).json(), { path: join(bin, 'gemini'), version: null, supports_no_alt_screen: false });
+    assert.ok(Date.now() - started < 6_000, 'two 2 s probes at most');
+    assert.deepEqual((await t.socket('GET', '/agents/detect?binary=aider')).json(), { path: null, version: null, supports_no_alt_screen: false });
+    assert.equal((await t.socket('GET', '/agents/detect')).status, 400);
+  });
+
+  it('detect-all: paths only, blank names dropped; GET /agents and agent action=detect list what is installed', async () => {
+    const all = await t.socket('POST', '/agents/detect-all', JSON.stringify({ binaries: ['codex', ' ', 'aider'] }));
+    assert.deepEqual(all.json(), { codex: { path: join(bin, 'codex'), version: null, supports_no_alt_screen: false }, aider: { path: null, version: null, supports_no_alt_screen: false } });
+    assert.equal((await t.socket('POST', '/agents/detect-all', JSON.stringify({ binaries: 'codex' }))).status, 400);
+    const listed = (await t.socket('GET', '/agents')).json();
+    assert.deepEqual(listed.agents.map((a: { name: string }) => a.name).sort(), ['claude', 'codex', 'gemini']);
+    const tool = await t.socket('POST', '/mcp', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'agent', arguments: { action: 'detect' } } }), {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+    });
+    const detected = JSON.parse(tool.json().result.content[0].text);
+    assert.deepEqual(detected.find((a: { name: string }) => a.name === 'codex'), { name: 'codex', path: join(bin, 'codex'), version: '0.58.1' });
+  });
+
+  it('launch-args: Codex gets --no-alt-screen once; others unchanged', async () => {
+    const codex = await t.socket('POST', '/agents/launch-args', JSON.stringify({ agentType: 'codex', binaryPath: join(bin, 'codex'), args: ['--model', 'x'] }));
+    assert.deepEqual(codex.json(), ['--no-alt-screen', '--model', 'x']);
+    const again = await t.socket('POST', '/agents/launch-args', JSON.stringify({ agentType: 'codex', binaryPath: join(bin, 'codex'), args: ['--no-alt-screen'] }));
+    assert.deepEqual(again.json(), ['--no-alt-screen']);
+    const claude = await t.socket('POST', '/agents/launch-args', JSON.stringify({ agentType: 'claude', binaryPath: join(bin, 'claude'), args: ['-c'] }));
+    assert.deepEqual(claude.json(), ['-c']);
+  });
+
+  it('verify-session: Claude and Codex conversation files; a path-like id is refused', async () => {
+    const verify = async (body: object) => (await t.socket('POST', '/agents/verify-session', JSON.stringify(body))).json();
+    assert.equal(await verify({ agentType: 'claude', sessionId: 'abc-123', cwd: '/work/repo', envOverrides: {} }), true);
+    assert.equal(await verify({ agentType: 'claude', sessionId: 'abc-124', cwd: '/work/repo', envOverrides: {} }), false);
+    assert.equal(await verify({ agentType: 'codex', sessionId: 'def-456', cwd: '/anywhere' }), true);
+    assert.equal(await verify({ agentType: 'gemini', sessionId: 'abc-123', cwd: '/work/repo' }), false);
+    const bad = await t.socket('POST', '/agents/verify-session', JSON.stringify({ agentType: 'claude', sessionId: '../../etc/passwd', cwd: '/' }));
+    assert.equal(bad.status, 400);
+  });
+
+  it('open-in-app and ides need a desktop: 501 with the reason', async () => {
+    for (const [method, path] of [['POST', '/agents/open-in-app'], ['GET', '/agents/ides']] as const) {
+      const r = await t.socket(method, path, method === 'POST' ? JSON.stringify({ path: '/x', app: 'vscode' }) : undefined);
+      assert.equal(r.status, 501);
+      assert.match(r.json().error, /headless/);
+    }
+  });
+});
