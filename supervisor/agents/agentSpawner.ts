@@ -41,6 +41,9 @@ const BINARIES: Readonly<Record<AgentType, string>> = {
   pi: 'pi',
 };
 
+const CLAUDE_CHANNEL_FLAG = '--dangerously-load-development-channels';
+const CLAUDE_CHANNEL_SERVER = 'server:tuicommander';
+
 /** TUIs that only prefill their composer from argv: the prompt is typed in once they are ready. */
 const PREFILL_ONLY: ReadonlySet<string> = new Set(['codex', 'opencode']);
 
@@ -133,6 +136,8 @@ export class AgentSpawner {
     const prompt = parent ? `${req.prompt}\n\n[TUIC] Your parent agent is ${parent.tuic_session}. Report to it with agent action=send to=${parent.tuic_session}.` : req.prompt;
     const args = [...(req.args ?? [])];
     if (req.model !== undefined) args.push('--model', req.model);
+    // Claude takes channel pushes (notifications/claude/channel) only with this flag (REFERENCE §4).
+    if (kind === 'claude' && !args.includes(CLAUDE_CHANNEL_FLAG)) args.push(CLAUDE_CHANNEL_FLAG, CLAUDE_CHANNEL_SERVER);
     // {prompt} in the caller's args is authoritative; else the prompt is the last positional argument.
     const substituted = args.some((a) => a.includes('{prompt}'));
     const argv = substituted ? args.map((a) => a.replaceAll('{prompt}', prompt)) : deferred ? args : [...args, prompt];

@@ -87,6 +87,7 @@ describe('agent spawn', { timeout: 90_000 }, () => {
       throw new Error('the agent never started');
     })();
     assert.match(argv.at(-1)!, new RegExp(`^refactor the parser\\n\\n\\[TUIC\\] Your parent agent is ${parent.tuic_session}\\.`));
+    assert.deepEqual(argv.slice(0, -1), ['--dangerously-load-development-channels', 'server:tuicommander'], 'a Claude child can take channel pushes');
     // It has an inbox at once, listed under its name.
     const peers = (await call('agent', { action: 'list_peers' })).value.peers;
     assert.ok(peers.some((p: { name: string; session_id?: string }) => p.name === 'worker' && p.session_id === spawned.session_id));
