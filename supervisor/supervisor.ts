@@ -50,6 +50,7 @@ import { UpstreamStore } from './upstreams/upstreamStore.js';
 import { progressRoutes } from './routes/progress.js';
 import { agentRoutes } from './routes/agents.js';
 import { AgentBinaries } from './agents/agentBinaries.js';
+import { EventLoopLag } from './eventLoopLag.js';
 import { processRoutes } from './routes/process.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { SessionService } from './sessions/sessionService.js';
@@ -95,6 +96,7 @@ export class Supervisor {
   readonly progressJournal: ProgressJournal;
   readonly peers: PeerRegistry;
   readonly agentBinaries: AgentBinaries;
+  private readonly loopLag = new EventLoopLag();
   readonly mail: MailDelivery;
   readonly mcp: McpService;
   readonly upstreams: UpstreamStore;
@@ -238,6 +240,8 @@ export class Supervisor {
     });
     this.metrics.gauge('mcp_sessions', 'MCP protocol sessions held', () => this.mcp.sessions.size);
     this.metrics.gauge('mcp_streams', 'Open GET /mcp streams', () => this.mcp.streams.openCount);
+    this.metrics.gauge('event_loop_delay_p99_ms', "The supervisor's event-loop delay, 99th percentile over the last 5-10 s (ms)", () => this.loopLag.p99Ms());
+    this.metrics.gauge('peers', 'Registered agent identities', () => this.peers.size);
     const auth = new TcpAuth(() => this.authSettings());
     this.http = new HttpServer({
       engine: opts.engine,
@@ -333,6 +337,8 @@ export class Supervisor {
       this.socket = null;
     }
     this.mcp.dispose();
+    this.mail.dispose();
+    this.loopLag.dispose();
     await this.hub.stop();
     this.confirmBroker.dispose();
     this.tasks.dispose();
