@@ -8,6 +8,8 @@ import { execFile } from 'node:child_process';
 import { accessSync, constants as fsConstants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 
+import { AGENT_BINARIES } from '../sessions/agentDetection.js';
+
 export const DetectConstants = {
   /** The help and version probes' deadline. */
   PROBE_TIMEOUT_MS: 2_000,
@@ -15,8 +17,6 @@ export const DetectConstants = {
   PROBE_MAX_BYTES: 256 * 1024,
 } as const;
 
-/** The agents tuicd knows, by the binary they install. */
-export const KNOWN_AGENT_BINARIES = ['claude', 'codex', 'gemini', 'opencode', 'aider', 'amp', 'cursor-agent', 'goose', 'grok', 'droid', 'pi'] as const;
 
 /** Flags that keep an agent's TUI in the primary screen (its output then scrolls back natively). */
 const NO_ALT_SCREEN_FLAGS = ['--no-alt-screen'];
@@ -87,7 +87,7 @@ export class AgentBinaries {
 
   /** Every known agent installed here, probed in parallel. */
   async installed(): Promise<Array<{ name: string; path: string; version: string | null }>> {
-    const found = await Promise.all(KNOWN_AGENT_BINARIES.map(async (name) => ({ name, ...(await this.detect(name)) })));
+    const found = await Promise.all(AGENT_BINARIES.map(async (name) => ({ name, ...(await this.detect(name)) })));
     return found.filter((d) => d.path !== null).map((d) => ({ name: d.name, path: d.path!, version: d.version }));
   }
 }

@@ -6,11 +6,11 @@
  * watched by a one-shot 30 s watchdog that mails `prompt_delivery_failed` to the parent.
  * The parent then gets `state_change` mail (lifecycleMail.ts) and can poll the task.
  */
-import { accessSync, constants as fsConstants, statSync } from 'node:fs';
-import { delimiter, isAbsolute, join } from 'node:path';
+import { isAbsolute } from 'node:path';
 
 import type { Logger } from '../log.js';
-import { parseAgentType, type AgentType } from '../sessions/agentDetection.js';
+import { binaryOf, parseAgentType, type AgentType } from '../sessions/agentDetection.js';
+import { findBinary } from './agentBinaries.js';
 import { agentState } from '../sessions/sessionRecord.js';
 import type { SessionService } from '../sessions/sessionService.js';
 import { submitCommand } from '../sessions/submission.js';
@@ -26,20 +26,7 @@ export const SpawnConstants = {
   POLL_INTERVAL_MS: 1_000,
 } as const;
 
-/** The program each agent type runs as. */
-const BINARIES: Readonly<Record<AgentType, string>> = {
-  claude: 'claude',
-  gemini: 'gemini',
-  opencode: 'opencode',
-  aider: 'aider',
-  codex: 'codex',
-  amp: 'amp',
-  cursor: 'cursor-agent',
-  goose: 'goose',
-  grok: 'grok',
-  droid: 'droid',
-  pi: 'pi',
-};
+
 
 const CLAUDE_CHANNEL_FLAG = '--dangerously-load-development-channels';
 const CLAUDE_CHANNEL_SERVER = 'server:tuicommander';
@@ -99,21 +86,6 @@ export interface AgentSpawnerOptions {
   watchdogMs?: number;
 }
 
-function isExecutable(path: string): boolean {
-  try {
-    if (!statSync(path).isFile()) return false;
-    accessSync(path, fsConstants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function onPath(name: string, path: string): string | null {
-  for (const dir of path.split(delimiter)) if (dir && isExecutable(join(dir, name))) return join(dir, name);
-  return null;
-}
-
 export class AgentSpawner {
   constructor(private readonly opts: AgentSpawnerOptions) {}
 
@@ -123,11 +95,11 @@ export class AgentSpawner {
     let binary: string;
     if (req.binaryPath !== undefined) {
       if (!isAbsolute(req.binaryPath)) throw new SpawnError('binary_path must be an absolute path');
-      if (!isExecutable(req.binaryPath)) throw new SpawnError(`Agent binary '${req.binaryPath}' not found`);
+      if (findBinary(req.binaryPath, '') === null) throw new SpawnError(`Agent binary '${req.binaryPath}' not found`);
       binary = req.binaryPath;
     } else {
-      const name = type !== null ? BINARIES[type] : (typeArg ?? 'claude');
-      const found = onPath(name, this.opts.path());
+      const name = type !== null ? binaryOf(type) : (typeArg ?? 'claude');
+      const found = findBinary(name, this.opts.path());
       if (found === null) throw new SpawnError(`Agent binary '${name}' not found`);
       binary = found;
     }

@@ -25,6 +25,14 @@ const AGENT_BY_NAME: Readonly<Record<string, AgentType>> = {
   pi: 'pi',
 };
 
+/** The program names agents install (claude, cursor-agent…): what spawn and detect look up on PATH. */
+export const AGENT_BINARIES: readonly string[] = Object.keys(AGENT_BY_NAME);
+
+/** The program an agent type runs as. */
+export function binaryOf(type: AgentType): string {
+  return Object.keys(AGENT_BY_NAME).find((name) => AGENT_BY_NAME[name] === type)!;
+}
+
 const SHELL_NAMES = new Set(['zsh', 'bash', 'fish', 'sh', 'dash', 'ksh', 'csh', 'tcsh', 'nushell', 'nu', 'powershell', 'pwsh', 'cmd', 'ash', 'mksh']);
 
 /** What a process is, for agent detection: an agent, a shell (no agent), or unknown. */
