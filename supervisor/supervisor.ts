@@ -167,7 +167,7 @@ export class Supervisor {
       },
       log,
     });
-    const lifecycle = new LifecycleMail(this.peers, this.tasks, this.bus, this.sessions);
+    const lifecycle = new LifecycleMail(this.peers, this.tasks, this.mail, this.bus, this.sessions);
     const spawner = new AgentSpawner({
       sessions: this.sessions,
       registry: this.peers,
@@ -190,6 +190,7 @@ export class Supervisor {
       peers: this.peers,
       mail: this.mail,
       spawner,
+      lifecycle,
       binaries: this.agentBinaries,
       mcpFacts: {
         exists: (id) => this.mcp.sessions.get(id) !== undefined,

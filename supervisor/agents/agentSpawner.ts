@@ -89,7 +89,8 @@ export interface AgentSpawnerOptions {
 export class AgentSpawner {
   constructor(private readonly opts: AgentSpawnerOptions) {}
 
-  async spawn(req: SpawnRequest, parent: Peer | undefined, owner: string): Promise<SpawnResult> {
+  /** `callerMcp`: the spawning protocol session; without a parent identity it becomes the pending parent a later register links. */
+  async spawn(req: SpawnRequest, parent: Peer | undefined, owner: string, callerMcp: string | null = null): Promise<SpawnResult> {
     const typeArg = req.agentType?.trim().toLowerCase();
     const type = typeArg === undefined || typeArg === '' ? null : (parseAgentType(typeArg === 'cursor-agent' ? 'cursor' : typeArg) as AgentType | null);
     let binary: string;
@@ -128,11 +129,11 @@ export class AgentSpawner {
     // Every child has an inbox from the start, whatever its own MCP does later.
     this.opts.registry.bind(record.tuic_session, null, { name });
     const task = this.opts.tasks.create(record.session_id, owner);
-    this.opts.lifecycle.follow(record.session_id, record.tuic_session, parent?.tuic_session ?? null, task.task_id);
+    this.opts.lifecycle.follow(record.session_id, record.tuic_session, parent?.tuic_session ?? null, task.task_id, callerMcp);
     if (deferred) this.deliverWhenReady(record.session_id, prompt, parent);
     const result: SpawnResult = { session_id: record.session_id, name, task_id: task.task_id, poll_interval_ms: SpawnConstants.POLL_INTERVAL_MS, server_ts: Date.now() };
     if (parent) result.parent_session_id = parent.tuic_session;
-    else result.warning = 'You are not registered, so the child cannot message you back and you get no lifecycle mail. Register with agent action=register before spawning.';
+    else result.warning = 'You are not registered, so the child cannot message you back. Register with agent action=register: this child is then linked to you and its lifecycle mail so far delivered.';
     return result;
   }
 

@@ -13,12 +13,20 @@ import type { TaskRegistry } from '../mcp/tasks.js';
 import { exitStatus } from '../sessions/sessionRecord.js';
 import type { SessionService } from '../sessions/sessionService.js';
 import type { PeerRegistry } from './peerRegistry.js';
+import { LIFECYCLE_ID_PREFIX, type MailDelivery } from './mailDelivery.js';
+
+/** Lifecycle events kept for a parent that has not registered yet. */
+const PENDING_MAX = 32;
 
 const REPORTED: ReadonlySet<string> = new Set(['idle', 'completed', 'awaiting_input']);
 
 interface Child {
   tuic_session: string;
   parent: string | null;
+  /** The spawning protocol session, while its caller has no identity: a later register links it. */
+  pendingMcp: string | null;
+  /** Events kept for that pending parent. */
+  pending: Array<Record<string, unknown>>;
   task_id: string;
   last: string | null;
 }
@@ -30,6 +38,7 @@ export class LifecycleMail implements Disposable {
   constructor(
     private readonly registry: PeerRegistry,
     private readonly tasks: TaskRegistry,
+    private readonly mail: MailDelivery,
     bus: EventBus,
     sessions: SessionService,
   ) {
@@ -44,14 +53,33 @@ export class LifecycleMail implements Disposable {
         if (!child) return;
         const code = exitStatus(record.exit);
         this.notify(record.session_id, child.parent, { type: 'state_change', state: 'exited', session_id: record.session_id, ...(code === null ? {} : { exit_code: code }) });
-        this.children.delete(record.session_id);
+        // A child still waiting for its parent to register keeps its record (and its exit) until then.
+        child.last = 'exited';
+        if (child.parent !== null || child.pendingMcp === null) this.children.delete(record.session_id);
       }),
     ];
   }
 
-  /** Starts following a spawned child. */
-  follow(sessionId: string, tuicSession: string, parent: string | null, taskId: string): void {
-    this.children.set(sessionId, { tuic_session: tuicSession, parent, task_id: taskId, last: null });
+  /** Starts following a spawned child; `pendingMcp` is the spawner's protocol session when it has no identity yet. */
+  follow(sessionId: string, tuicSession: string, parent: string | null, taskId: string, pendingMcp: string | null = null): void {
+    this.children.set(sessionId, { tuic_session: tuicSession, parent, pendingMcp: parent === null ? pendingMcp : null, pending: [], task_id: taskId, last: null });
+  }
+
+  /**
+   * The protocol session registered as `parent`: children it spawned before are linked to it and
+   * the lifecycle mail kept for it is delivered, oldest first. Returns how many were linked.
+   */
+  link(mcpSessionId: string, parent: string): number {
+    let linked = 0;
+    for (const [sessionId, child] of this.children) {
+      if (child.parent !== null || child.pendingMcp !== mcpSessionId) continue;
+      child.parent = parent;
+      child.pendingMcp = null;
+      linked++;
+      for (const payload of child.pending.splice(0)) this.notify(sessionId, parent, payload);
+      if (this.exitedAlready(child)) this.children.delete(sessionId);
+    }
+    return linked;
   }
 
   /** Identities a live child names as its parent: they stay addressable (the reaper keeps them). */
@@ -61,14 +89,21 @@ export class LifecycleMail implements Disposable {
     return out;
   }
 
-  /** Mails `payload` from the child to its parent (no parent: nothing to tell). */
+  /** Mails `payload` from the child to its parent, by the route the parent's state allows; kept while the parent is pending. */
   notify(sessionId: string, parent: string | null, payload: Record<string, unknown>): void {
-    if (parent === null) return;
+    const child = this.children.get(sessionId);
+    if (parent === null) {
+      if (child?.pendingMcp && child.pending.length < PENDING_MAX) child.pending.push(payload);
+      return;
+    }
     const to = this.registry.get(parent);
-    const from = this.children.get(sessionId)?.tuic_session ?? sessionId;
-    const fromPeer = this.registry.get(from);
     if (!to) return;
-    this.registry.deliver(to, { tuic_session: from, name: fromPeer?.name ?? 'agent' }, JSON.stringify(payload), { id: `tuic-auto-${randomUUID()}` });
+    const from = child?.tuic_session ?? sessionId;
+    this.mail.send({ tuic_session: from, name: this.registry.get(from)?.name ?? 'agent' }, to, JSON.stringify(payload), false, `${LIFECYCLE_ID_PREFIX}${randomUUID()}`);
+  }
+
+  private exitedAlready(child: Child): boolean {
+    return child.last === 'exited';
   }
 
   dispose(): void {

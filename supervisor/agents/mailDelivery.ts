@@ -22,9 +22,20 @@ export const DeliveryConstants = {
   /** The submit's acknowledgement deadline for an injected line. */
   INJECT_ACK_MS: 3_000,
   ORCHESTRATOR_WAKE: '[TUIC] message available — read it with: agent action=inbox',
+  /** An orchestrator's lifecycle summary longer than this falls back to the generic wake. */
+  SUMMARY_MAX_CHARS: 240,
 } as const;
 
-export type DeliveryPath = 'waiter_and_inbox' | 'sse_channel_and_inbox' | 'terminal_or_queued_and_inbox' | 'orchestrator_wake_and_inbox' | 'inbox_only';
+export type DeliveryPath =
+  | 'waiter_and_inbox'
+  | 'sse_channel_and_inbox'
+  | 'terminal_or_queued_and_inbox'
+  | 'orchestrator_wake_and_inbox'
+  | 'lifecycle_summary_and_inbox'
+  | 'inbox_only';
+
+/** Server-authored lifecycle mail: its ids start with this. */
+export const LIFECYCLE_ID_PREFIX = 'tuic-auto-';
 
 export interface DeliveryReceipt {
   path: DeliveryPath;
@@ -67,9 +78,9 @@ export class MailDelivery implements Disposable {
     });
   }
 
-  send(from: Peer, to: Peer, content: string, urgent: boolean): { message: AgentMessage; receipt: DeliveryReceipt } {
+  send(from: Peer | { tuic_session: string; name: string }, to: Peer, content: string, urgent: boolean, id?: string): { message: AgentMessage; receipt: DeliveryReceipt } {
     const waiting = this.opts.registry.hasWaiter(to.tuic_session);
-    const message = this.opts.registry.deliver(to, from, content, urgent ? { urgent } : {});
+    const message = this.opts.registry.deliver(to, from, content, { ...(urgent ? { urgent } : {}), ...(id !== undefined ? { id } : {}) });
     const terminal = this.terminalOf(to);
     const receipt: DeliveryReceipt = { path: 'inbox_only', delivered: false, recipient_has_terminal: terminal !== null };
     if (terminal !== null) {
@@ -89,9 +100,17 @@ export class MailDelivery implements Disposable {
     if (to.orchestrator) {
       // Orchestrators never get peer payloads typed or pushed: a wake, and only when idle.
       if (state === 'idle' || state === 'completed') {
-        receipt.path = 'orchestrator_wake_and_inbox';
         receipt.delivered = true;
-        this.enqueue(terminal, DeliveryConstants.ORCHESTRATOR_WAKE);
+        // Only lifecycle mail unread: type what happened and count it as read (nothing a peer wrote).
+        const summary = this.lifecycleSummary(to);
+        if (summary !== null) {
+          receipt.path = 'lifecycle_summary_and_inbox';
+          to.cursor = message.timestamp;
+          this.enqueue(terminal, summary);
+        } else {
+          receipt.path = 'orchestrator_wake_and_inbox';
+          this.enqueue(terminal, DeliveryConstants.ORCHESTRATOR_WAKE);
+        }
       }
       return { message, receipt };
     }
@@ -112,6 +131,31 @@ export class MailDelivery implements Disposable {
     receipt.delivered = state === 'idle' || state === 'completed';
     this.enqueue(terminal, injectionText(message));
     return { message, receipt };
+  }
+
+  /**
+   * `[TUIC] child agent 8c261794 is now idle; child agent 8c261794 exited (exit 0)` when every
+   * unread message is server-authored lifecycle mail; null when a peer's message is among them or
+   * the summary would be too long (the generic wake then).
+   */
+  private lifecycleSummary(peer: Peer): string | null {
+    const unread = peer.inbox.filter((m) => m.timestamp > peer.cursor);
+    if (unread.length === 0 || unread.some((m) => !m.id.startsWith(LIFECYCLE_ID_PREFIX))) return null;
+    const parts: string[] = [];
+    for (const m of unread) {
+      let event: { state?: unknown; type?: unknown; session_id?: unknown; exit_code?: unknown };
+      try {
+        event = JSON.parse(m.content) as typeof event;
+      } catch {
+        return null;
+      }
+      const who = `child agent ${String(event.session_id ?? m.from_tuic_session).slice(0, 8)}`;
+      if (event.type === 'prompt_delivery_failed') parts.push(`${who} never took its prompt`);
+      else if (event.state === 'exited') parts.push(`${who} exited${typeof event.exit_code === 'number' ? ` (exit ${event.exit_code})` : ''}`);
+      else parts.push(`${who} is now ${String(event.state).replace('_', ' ')}`);
+    }
+    const text = `[TUIC] ${parts.join('; ')}`;
+    return text.length <= DeliveryConstants.SUMMARY_MAX_CHARS ? text : null;
   }
 
   /** Lines still waiting for a session's idle (tests, diagnostics). */

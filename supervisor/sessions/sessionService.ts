@@ -111,6 +111,8 @@ export class SessionService {
   private readonly tombstoneTimers = new Map<string, NodeJS.Timeout>();
   /** Ids whose spawn is on its way to the pty host: they hold a slot and their id like a live session. */
   private readonly spawning = new Set<string>();
+  /** A shell state the host reported before the spawn's reply was handled (same channel read). */
+  private readonly earlyState = new Map<string, ShellStateName>();
   readonly counters = { total_spawned: 0, failed_spawns: 0, bytes_emitted: 0, pauses_triggered: 0 };
   private readonly agents: AgentStateTracker;
 
@@ -190,6 +192,7 @@ export class SessionService {
       return await this.spawn(id, o, cwd, rows, cols);
     } finally {
       this.spawning.delete(id);
+      this.earlyState.delete(id);
     }
   }
 
@@ -248,6 +251,11 @@ export class SessionService {
       alt_screen: false,
     };
     this.sessions.set(id, record);
+    const early = this.earlyState.get(id);
+    if (early !== undefined) {
+      this.earlyState.delete(id);
+      this.onState({ session_id: id, shell_state: early });
+    }
     this.inputs.set(id, this.newInput(record));
     this.counters.total_spawned++;
     this.opts.bus.publish('session-created', { session_id: id, cwd, agent_type: record.agent_type, display_name: record.display_name });
@@ -522,6 +530,11 @@ export class SessionService {
 
   private onState(e: { session_id: string; shell_state: ShellStateName }): void {
     const record = this.sessions.get(e.session_id);
+    if (!record && this.spawning.has(e.session_id)) {
+      // The host's first state can arrive with its spawn reply, before the record exists: kept for it.
+      this.earlyState.set(e.session_id, e.shell_state);
+      return;
+    }
     if (!record || record.exit || record.shell_state === e.shell_state) return;
     record.shell_state = e.shell_state;
     record.shell_state_since_ms = Date.now();

@@ -13,6 +13,7 @@ import type { MailDelivery } from '../../agents/mailDelivery.js';
 import { SpawnError, type AgentSpawner, type SpawnRequest } from '../../agents/agentSpawner.js';
 import { HttpError } from '../../http/types.js';
 import type { AgentBinaries } from '../../agents/agentBinaries.js';
+import type { LifecycleMail } from '../../agents/lifecycleMail.js';
 import type { SessionService } from '../../sessions/sessionService.js';
 import { clampWaitTimeout } from '../../sessions/sessionWaiter.js';
 import type { Logger } from '../../log.js';
@@ -33,6 +34,7 @@ export interface AgentToolDeps {
   peers: PeerRegistry;
   mail: MailDelivery;
   spawner: AgentSpawner;
+  lifecycle: LifecycleMail;
   binaries: AgentBinaries;
   mcpFacts: McpSessionFacts;
   maxSessions: () => number;
@@ -161,11 +163,13 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
     if (typeof orchestrator === 'boolean') peer.orchestrator = orchestrator;
     const record = sessions.resolve(peer.tuic_session);
     const terminal = record !== undefined && !record.exit;
+    // Children this protocol session spawned before it had an identity become this peer's.
+    const linked = deps.lifecycle.link(mcp, peer.tuic_session);
     return {
       ...out,
       tuic_session: peer.tuic_session,
       name: peer.name,
-      linked_children: 0,
+      linked_children: linked,
       identity_generated: peer.generated,
       terminal,
       orchestrator: peer.orchestrator,
@@ -303,7 +307,7 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
     }
     const parent = callerIdentity(caller);
     try {
-      return { ...(await deps.spawner.spawn(req, parent, parent?.tuic_session ?? caller.mcpSessionId ?? 'anonymous')) };
+      return { ...(await deps.spawner.spawn(req, parent, parent?.tuic_session ?? caller.mcpSessionId ?? 'anonymous', caller.mcpSessionId)) };
     } catch (err) {
       if (err instanceof SpawnError || err instanceof HttpError) throw new ToolError(err.message);
       throw err;

@@ -5,6 +5,7 @@ import { createAgentTool, type McpSessionFacts } from './agent.js';
 import type { PeerRegistry } from '../../agents/peerRegistry.js';
 import type { MailDelivery } from '../../agents/mailDelivery.js';
 import type { AgentSpawner } from '../../agents/agentSpawner.js';
+import type { LifecycleMail } from '../../agents/lifecycleMail.js';
 import type { AgentBinaries } from '../../agents/agentBinaries.js';
 import type { Logger } from '../../log.js';
 import { createTaskTool } from './task.js';
@@ -40,6 +41,7 @@ export interface NativeToolDeps {
   peers: PeerRegistry;
   mail: MailDelivery;
   spawner: AgentSpawner;
+  lifecycle: LifecycleMail;
   binaries: AgentBinaries;
   mcpFacts: McpSessionFacts;
   maxSessions: () => number;

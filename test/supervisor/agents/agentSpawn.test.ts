@@ -120,6 +120,60 @@ describe('agent spawn', { timeout: 90_000 }, () => {
     }
     assert.equal(task.status, 'failed');
     assert.deepEqual(task.result, { session_id: spawned.session_id, exit_code: 3 });
+    // Registering afterwards links the child and delivers the lifecycle mail kept meanwhile.
+    const reg = (await call('agent', { action: 'register', name: 'late-parent' })).value;
+    assert.equal(reg.linked_children, 1);
+    const inbox = (await call('agent', { action: 'inbox', since: 0 })).value;
+    const events = inbox.messages.map((m: { content: string }) => JSON.parse(m.content));
+    assert.deepEqual(events.at(-1), { type: 'state_change', state: 'exited', session_id: spawned.session_id, exit_code: 3 });
+    assert.equal((await call('agent', { action: 'register' })).value.linked_children, 0, 'linked once');
+  });
+
+  it('an idle orchestrator in a terminal gets its children\'s lifecycle typed as a summary, not a pointer to the inbox', async () => {
+    const ready = `${ESC}[2J${ESC}[H⏺ Ready.\r\n\r\n────────────────────────────────────────\r\n❯ \r\n────────────────────────────────────────\r\n`;
+    // Like an orchestrator, it answers each typed notice with a short turn, then is ready again.
+    const turns = Array.from({ length: 4 }, () => [{ read: '\r' }, { out: '⏺ Noted.\r\n' }, { sleep: 200 }, { out: ready }]).flat();
+    const boss = fakeAgent('claude', [{ out: ready }, ...turns, { read: 'quit' }, { exit: 0 }]);
+    const worker = fakeAgent('claude', [{ out: 'working\r\n' }, { sleep: 300 }, { exit: 0 }]);
+    dirs.push(dirname(boss.scriptPath), dirname(worker.scriptPath));
+    const shell = (await t.socket('POST', '/sessions', JSON.stringify({ cwd: dirname(boss.scriptPath), shell: '/bin/sh' }))).json();
+    await t.socket('POST', `/sessions/${shell.session_id}/write`, JSON.stringify({ data: `${boss.command}\n` }));
+    for (let i = 0; i < 100; i++) {
+      const st = ((await t.socket('GET', '/sessions')).json() as Array<{ session_id: string; state: { agent_state?: string } }>).find((r) => r.session_id === shell.session_id)?.state;
+      if (st?.agent_state === 'idle') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const init = await t.socket('POST', '/mcp', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'boss', version: '1' } } }), {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'x-tuic-session': shell.tuic_session,
+    });
+    const mcp = init.headers['mcp-session-id'] as string;
+    const agent = async (args: Record<string, unknown>) =>
+      JSON.parse(
+        (
+          await t.socket('POST', '/mcp', JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'agent', arguments: args } }), {
+            'Content-Type': 'application/json',
+            Accept: 'application/json, text/event-stream',
+            'Mcp-Session-Id': mcp,
+          })
+        ).json().result.content[0].text,
+      );
+    assert.equal((await agent({ action: 'register', orchestrator: true })).orchestrator, true);
+    const spawned = await agent({ action: 'spawn', prompt: 'go', binary_path: join(worker.binDir, 'claude'), args: [FAKE_AGENT_JS, worker.scriptPath] });
+    let typed = '';
+    for (let i = 0; i < 150 && !typed.includes('exited (exit 0)\r'); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      try {
+        typed = readFileSync(`${boss.scriptPath}.typed`, 'utf8');
+      } catch {
+        // not typed into yet
+      }
+    }
+    assert.match(typed, new RegExp(`\\[TUIC\\] [^\\r]*child agent ${spawned.session_id.slice(0, 8)} exited \\(exit 0\\)\\r`));
+    assert.doesNotMatch(typed, /message available/, 'only lifecycle mail: no generic pointer');
+    // Typed, so acknowledged: the inbox read from the stored cursor has nothing left.
+    assert.equal((await agent({ action: 'inbox' })).count, 0);
   });
 
   it('a prefill-only agent that never shows a ready screen: one prompt_delivery_failed to the parent; the prompt is not on its command line', async () => {
