@@ -260,11 +260,14 @@ describe('session action=submit', () => {
     assert.equal(unknown.retry_safe, true);
     assert.equal(unknown.submitted, false);
 
-    const created = await call(h.session, { action: 'create', cwd: h.work });
-    // Same turn as the create: the shell has not been observed yet.
-    const early = await submit(created.session_id, 'echo early');
+    // A program that prints nothing gives the host no output to judge: its state stays unknown.
+    const silent = await h.sessions.create({ cwd: h.work, shell: '/bin/sh', args: ['-c', 'exec sleep 30'] });
+    const early = await submit(silent.session_id, 'echo early');
     assert.equal(early.reason, 'shell_state_unconfirmed', JSON.stringify(early));
     assert.equal(early.retry_safe, true);
+    await h.sessions.kill(silent.session_id);
+
+    const created = await call(h.session, { action: 'create', cwd: h.work });
 
     await waitIdle(created.session_id);
     await h.sessions.write(created.session_id, Buffer.from('exit 0\r'));
