@@ -53,6 +53,7 @@ import { AgentBinaries } from './agents/agentBinaries.js';
 import { EventLoopLag } from './eventLoopLag.js';
 import { processRoutes } from './routes/process.js';
 import { sessionRoutes } from './routes/sessions.js';
+import { sessionQueueRoutes } from './routes/sessionQueue.js';
 import { SessionService } from './sessions/sessionService.js';
 import { streamRoute } from './streaming/streamRoute.js';
 import { CredentialStore, DEFAULT_SERVICE } from './secrets/credentialStore.js';
@@ -160,6 +161,7 @@ export class Supervisor {
     this.mail = new MailDelivery({
       registry: this.peers,
       sessions: this.sessions,
+      bus: this.bus,
       pushToStream: (id, message) => this.mcp.streams.push(id, message),
       channelCapable: (id) => {
         const meta = this.mcp.sessions.get(id);
@@ -370,6 +372,7 @@ export class Supervisor {
       ...configRoutes(this.config),
       ...eventRoutes(this.bus),
       ...sessionRoutes(this.sessions),
+      ...sessionQueueRoutes(this.sessions, this.mail),
       ...processRoutes(this.sessions, () => this.ptyHost.pid),
       ...mcpRoutes(this.mcp, { ptySessionCount: () => this.sessions.liveCount, maxSessions: () => this.config.get().services.server.max_sessions }),
       ...mcpConfirmRoutes(this.confirmBroker),

@@ -6,15 +6,23 @@
  *   `notifications/claude/channel` push, `sse_channel_and_inbox`;
  * - a managed agent in one of our PTYs: a `[TUIC] …` line typed into it when it is idle with an
  *   empty composer and no confident question, else queued and typed at its next idle, one per
- *   idle: `terminal_or_queued_and_inbox`; an orchestrator gets only a payload-free wake;
- * - otherwise `inbox_only`.
+ *   idle: `terminal_or_queued_and_inbox`;
+ * - an idle orchestrator: one payload-free wake (or, when its unread mail is all lifecycle, a
+ *   typed summary of it) that covers every later message until it is typed (wakeBudget.ts);
+ * - otherwise `inbox_only`, re-evaluated at the recipient's next idle.
+ * Lines wait in the PTY's one typed FIFO with the user's queued commands (typedQueue.ts).
  */
+import { randomUUID } from 'node:crypto';
+
 import type { Disposable } from '../../shared/disposable.js';
+import type { EventBus } from '../events/eventBus.js';
 import type { Logger } from '../log.js';
 import { agentState, type SessionRecord } from '../sessions/sessionRecord.js';
 import type { SessionService } from '../sessions/sessionService.js';
 import { submitCommand } from '../sessions/submission.js';
 import type { AgentMessage, Peer, PeerRegistry } from './peerRegistry.js';
+import { TypedQueue, type TypedEntry } from './typedQueue.js';
+import { WakeBudget, WakeConstants, type WakeOutcome } from './wakeBudget.js';
 
 export const DeliveryConstants = {
   /** Bodies over this many bytes are not typed; a pointer to the inbox is. */
@@ -31,6 +39,8 @@ export type DeliveryPath =
   | 'sse_channel_and_inbox'
   | 'terminal_or_queued_and_inbox'
   | 'orchestrator_wake_and_inbox'
+  /** An orchestrator wake already waits to be typed: it covers this message too. */
+  | 'orchestrator_wake_coalesced_and_inbox'
   | 'lifecycle_summary_and_inbox'
   | 'inbox_only';
 
@@ -48,6 +58,7 @@ export interface DeliveryReceipt {
 export interface MailDeliveryOptions {
   registry: PeerRegistry;
   sessions: SessionService;
+  bus: EventBus;
   /** Pushes a JSON-RPC notification on a protocol session's GET stream; false when it has none. */
   pushToStream(mcpSessionId: string, message: object): boolean;
   /** Whether a protocol session is a Claude Code client holding its GET stream. */
@@ -59,23 +70,52 @@ export interface MailDeliveryOptions {
 export function injectionText(message: AgentMessage): string {
   const from = `${message.from_name} (${message.from_tuic_session.slice(0, 8)})`;
   const body = message.content.replace(/\s*[\r\n]+\s*/g, ' ').trim();
+  const kind = message.urgency === 'urgent' ? 'Urgent message' : 'Message';
   if (Buffer.byteLength(body) > DeliveryConstants.INJECT_MAX_BYTES) {
-    return `[TUIC] Message from ${from}, ${Buffer.byteLength(message.content)} bytes — read it with: agent action=inbox`;
+    return `[TUIC] ${kind} from ${from}, ${Buffer.byteLength(message.content)} bytes — read it with: agent action=inbox`;
   }
-  return `[TUIC] Message from ${from}: ${body}`;
+  return `[TUIC] ${kind} from ${from}: ${body}`;
+}
+
+const READY: ReadonlySet<string | null> = new Set(['idle', 'completed']);
+
+/** What POST /sessions/:id/queue answers. */
+export interface QueueReceipt {
+  accepted: boolean;
+  typed: boolean;
+  queued: boolean;
+  id?: string;
+  duplicate?: boolean;
 }
 
 export class MailDelivery implements Disposable {
-  /** Per PTY session: lines waiting for the recipient's next idle, in arrival order. */
-  private readonly queued = new Map<string, string[]>();
+  /** Per PTY session: what waits to be typed into it, in acceptance order. */
+  private readonly queues = new Map<string, TypedQueue>();
   private readonly injecting = new Set<string>();
-  private readonly subscription: Disposable;
+  /** Per orchestrator identity: its wake's budget. */
+  private readonly wakes = new Map<string, WakeBudget>();
+  /** Per PTY session: the agent_state last published, to see busy→idle edges. */
+  private readonly lastState = new Map<string, string | null>();
+  private readonly subscriptions: Disposable[];
+  private readonly now: () => number = Date.now;
 
   constructor(private readonly opts: MailDeliveryOptions) {
-    // Each idle transition types at most one queued line (the line starts the next busy period).
-    this.subscription = opts.sessions.onShellState((record) => {
-      if (record.shell_state === 'idle') void this.flush(record);
-    });
+    this.subscriptions = [
+      // Readiness changed (a shell-state change, or a submit claim ended): the head may go now.
+      opts.sessions.onShellState((record) => void this.flush(record)),
+      // Idle is published before the flush it allows; an edge into idle/completed re-arms an orchestrator's wake.
+      opts.bus.on('session-state-changed', (_name, payload) => {
+        const { session_id, state } = payload as { session_id: string; state: { agent_state?: string } };
+        this.onAgentState(session_id, state.agent_state ?? null);
+      }),
+      opts.sessions.onLifecycle((event, record) => {
+        if (event === 'closed' || event === 'exit') {
+          this.queues.delete(record.session_id);
+          this.lastState.delete(record.session_id);
+          this.syncQueuedCount(record);
+        }
+      }),
+    ];
   }
 
   send(from: Peer | { tuic_session: string; name: string }, to: Peer, content: string, urgent: boolean, id?: string): { message: AgentMessage; receipt: DeliveryReceipt } {
@@ -98,19 +138,15 @@ export class MailDelivery implements Disposable {
     if (terminal === null || terminal.agent_type === null) return { message, receipt };
     const state = agentState(terminal);
     if (to.orchestrator) {
-      // Orchestrators never get peer payloads typed or pushed: a wake, and only when idle.
-      if (state === 'idle' || state === 'completed') {
+      // Orchestrators never get peer payloads typed or pushed: a wake, only when idle; else the next idle re-evaluates.
+      if (!READY.has(state)) return { message, receipt };
+      const budget = this.budgetOf(to);
+      if (budget.pending) {
+        receipt.path = 'orchestrator_wake_coalesced_and_inbox';
         receipt.delivered = true;
-        // Only lifecycle mail unread: type what happened and count it as read (nothing a peer wrote).
-        const summary = this.lifecycleSummary(to);
-        if (summary !== null) {
-          receipt.path = 'lifecycle_summary_and_inbox';
-          to.cursor = message.timestamp;
-          this.enqueue(terminal, summary);
-        } else {
-          receipt.path = 'orchestrator_wake_and_inbox';
-          this.enqueue(terminal, DeliveryConstants.ORCHESTRATOR_WAKE);
-        }
+      } else if (this.requestWake(to, terminal)) {
+        receipt.path = this.lifecycleSummary(this.unread(to)) !== null ? 'lifecycle_summary_and_inbox' : 'orchestrator_wake_and_inbox';
+        receipt.delivered = true;
       }
       return { message, receipt };
     }
@@ -119,7 +155,10 @@ export class MailDelivery implements Disposable {
       const pushed = this.opts.pushToStream(owner, {
         jsonrpc: '2.0',
         method: 'notifications/claude/channel',
-        params: { content: `Message from ${from.name}: ${content}`, meta: { from_tuic_session: from.tuic_session, from_name: from.name, message_id: message.id } },
+        params: {
+          content: `Message from ${from.name}: ${content}`,
+          meta: { from_tuic_session: from.tuic_session, from_name: from.name, message_id: message.id, ...(urgent ? { urgency: 'urgent' } : {}) },
+        },
       });
       if (pushed) {
         receipt.path = 'sse_channel_and_inbox';
@@ -128,21 +167,112 @@ export class MailDelivery implements Disposable {
       }
     }
     receipt.path = 'terminal_or_queued_and_inbox';
-    receipt.delivered = state === 'idle' || state === 'completed';
-    this.enqueue(terminal, injectionText(message));
+    receipt.delivered = READY.has(state);
+    this.enqueue(terminal, { kind: 'peer', id: message.id, text: injectionText(message) });
     return { message, receipt };
+  }
+
+  /** An inbox read or a successful wait acknowledged the identity's unread group: its wake budget starts over. */
+  acknowledged(peer: Peer): void {
+    const budget = this.wakes.get(peer.tuic_session);
+    if (!budget) return;
+    budget.acknowledge();
+    budget.dispose();
+  }
+
+  /** POST /sessions/:id/queue: a user command joins the FIFO; typed now when the agent can take it. */
+  async queueCommand(record: SessionRecord, text: string, idempotencyKey?: string): Promise<QueueReceipt> {
+    const queue = this.queueOf(record.session_id);
+    const entry = queue.pushCommand(text, idempotencyKey);
+    if (entry === null) return { accepted: false, typed: false, queued: false, duplicate: true };
+    this.syncQueuedCount(record);
+    await this.flush(record);
+    const queued = queue.includes(entry);
+    return { accepted: true, typed: !queued, queued, id: entry.id };
+  }
+
+  /** The user's queued commands for a session (peer lines and wakes are not listed). */
+  queuedCommands(sessionId: string): { id: string; text: string }[] {
+    return this.queues.get(sessionId)?.commands() ?? [];
+  }
+
+  clearCommands(record: SessionRecord): number {
+    const removed = this.queues.get(record.session_id)?.clearCommands() ?? 0;
+    if (removed > 0) this.syncQueuedCount(record);
+    return removed;
+  }
+
+  removeCommand(record: SessionRecord, commandId: string): boolean {
+    const removed = this.queues.get(record.session_id)?.removeCommand(commandId) ?? false;
+    if (removed) this.syncQueuedCount(record);
+    return removed;
+  }
+
+  /** Lines still waiting for a session's idle (tests, diagnostics); a wake shows as its generic text. */
+  queuedFor(sessionId: string): readonly string[] {
+    const q = this.queues.get(sessionId);
+    return q ? q.all().map((e) => (e.kind === 'wake' ? DeliveryConstants.ORCHESTRATOR_WAKE : e.text)) : [];
+  }
+
+  dispose(): void {
+    for (const s of this.subscriptions) s.dispose();
+    for (const b of this.wakes.values()) b.dispose();
+    this.wakes.clear();
+    this.queues.clear();
+  }
+
+  private onAgentState(sessionId: string, state: string | null): void {
+    const before = this.lastState.get(sessionId) ?? null;
+    this.lastState.set(sessionId, state);
+    if (!READY.has(state) || READY.has(before)) return;
+    const record = this.opts.sessions.resolve(sessionId);
+    if (!record || record.exit) return;
+    const peer = this.opts.registry.get(record.tuic_session);
+    if (peer?.orchestrator) {
+      // The lifecycle that refused is not this one: re-arm before chasing the outstanding mail.
+      this.budgetOf(peer).rearm();
+      this.reevaluate(peer);
+    }
+    void this.flush(record);
+  }
+
+  /** Queues a wake for unread mail no wake announced yet, when the budget allows. */
+  private reevaluate(peer: Peer): void {
+    const terminal = this.terminalOf(peer);
+    if (terminal === null || terminal.agent_type === null || !peer.orchestrator || !READY.has(agentState(terminal))) return;
+    if (this.opts.registry.hasWaiter(peer.tuic_session)) return;
+    this.requestWake(peer, terminal);
+  }
+
+  private requestWake(peer: Peer, terminal: SessionRecord): boolean {
+    const budget = this.budgetOf(peer);
+    if (!budget.canWake(this.now())) return false;
+    const newest = peer.inbox.at(-1)?.timestamp ?? 0;
+    if (newest <= Math.max(peer.cursor, budget.announcedThrough)) return false;
+    budget.pending = true;
+    this.enqueue(terminal, { kind: 'wake', id: randomUUID(), recipient: peer.tuic_session });
+    return true;
+  }
+
+  private budgetOf(peer: Peer): WakeBudget {
+    let b = this.wakes.get(peer.tuic_session);
+    if (!b) this.wakes.set(peer.tuic_session, (b = new WakeBudget()));
+    return b;
+  }
+
+  private unread(peer: Peer): AgentMessage[] {
+    return peer.inbox.filter((m) => m.timestamp > peer.cursor);
   }
 
   /**
    * `[TUIC] child agent 8c261794 is now idle; child agent 8c261794 exited (exit 0)` when every
-   * unread message is server-authored lifecycle mail; null when a peer's message is among them or
-   * the summary would be too long (the generic wake then).
+   * message of the window is server-authored lifecycle mail; null when a peer's message is among
+   * them or the summary would be too long (the generic wake then).
    */
-  private lifecycleSummary(peer: Peer): string | null {
-    const unread = peer.inbox.filter((m) => m.timestamp > peer.cursor);
-    if (unread.length === 0 || unread.some((m) => !m.id.startsWith(LIFECYCLE_ID_PREFIX))) return null;
+  private lifecycleSummary(window: readonly AgentMessage[]): string | null {
+    if (window.length === 0 || window.some((m) => !m.id.startsWith(LIFECYCLE_ID_PREFIX))) return null;
     const parts: string[] = [];
-    for (const m of unread) {
+    for (const m of window) {
       let event: { state?: unknown; type?: unknown; session_id?: unknown; exit_code?: unknown };
       try {
         event = JSON.parse(m.content) as typeof event;
@@ -158,54 +288,107 @@ export class MailDelivery implements Disposable {
     return text.length <= DeliveryConstants.SUMMARY_MAX_CHARS ? text : null;
   }
 
-  /** Lines still waiting for a session's idle (tests, diagnostics). */
-  queuedFor(sessionId: string): readonly string[] {
-    return this.queued.get(sessionId) ?? [];
-  }
-
-  dispose(): void {
-    this.subscription.dispose();
-    this.queued.clear();
-  }
-
   private terminalOf(peer: Peer): SessionRecord | null {
     const record = this.opts.sessions.resolve(peer.tuic_session);
     return record && !record.exit ? record : null;
   }
 
-  private enqueue(record: SessionRecord, line: string): void {
-    let q = this.queued.get(record.session_id);
-    if (!q) this.queued.set(record.session_id, (q = []));
-    q.push(line);
+  private queueOf(sessionId: string): TypedQueue {
+    let q = this.queues.get(sessionId);
+    if (!q) this.queues.set(sessionId, (q = new TypedQueue()));
+    return q;
+  }
+
+  private enqueue(record: SessionRecord, entry: TypedEntry): void {
+    this.queueOf(record.session_id).push(entry);
     void this.flush(record);
   }
 
+  private syncQueuedCount(record: SessionRecord): void {
+    const count = this.queues.get(record.session_id)?.commands().length ?? 0;
+    if (record.queued_commands === count) return;
+    record.queued_commands = count;
+    this.opts.sessions.republish(record);
+  }
+
   /**
-   * Types the oldest queued line if the recipient can take it now; submit's own checks (idle, empty
+   * Types the FIFO's head if the recipient can take it now; submit's own checks (idle, empty
    * composer, no confident dialog, no claim) decide, under the writer lock, so nothing races it.
+   * A wake is rendered here, from the mail unread at this moment.
    */
   private async flush(record: SessionRecord): Promise<void> {
     const id = record.session_id;
-    const q = this.queued.get(id);
-    if (!q || q.length === 0 || this.injecting.has(id)) return;
+    const q = this.queues.get(id);
+    const head = q?.head();
+    if (!q || head === undefined || this.injecting.has(id)) return;
     if (record.exit) {
-      this.queued.delete(id);
+      this.queues.delete(id);
       return;
     }
-    const state = agentState(record);
-    if (state !== 'idle' && state !== 'completed') return;
+    if (!READY.has(agentState(record))) return;
+    let text: string;
+    let wake: { peer: Peer; budget: WakeBudget; through: number; summary: string | null } | null = null;
+    if (head.kind === 'wake') {
+      const peer = this.opts.registry.get(head.recipient);
+      const budget = peer ? this.budgetOf(peer) : null;
+      const window = peer ? this.unread(peer) : [];
+      const through = window.at(-1)?.timestamp ?? 0;
+      if (!peer || !budget || through <= budget.announcedThrough) {
+        // Read (or announced) meanwhile: nothing left to wake it for.
+        q.shift(head);
+        if (budget) budget.pending = false;
+        return this.flush(record);
+      }
+      const summary = this.lifecycleSummary(window);
+      wake = { peer, budget, through, summary };
+      text = summary ?? DeliveryConstants.ORCHESTRATOR_WAKE;
+    } else {
+      text = head.text;
+    }
     this.injecting.add(id);
+    let written = false;
     try {
-      const receipt = await submitCommand(this.opts.sessions, id, q[0]!, { timeoutMs: DeliveryConstants.INJECT_ACK_MS });
-      // Written (acknowledged or not): retrying could type it twice; the inbox holds it either way.
-      if (receipt.write_state !== 'not_started') q.shift();
-      else this.opts.log.debug({ session_id: id, reason: receipt.reason }, 'mail injection deferred');
+      const receipt = await submitCommand(this.opts.sessions, id, text, { timeoutMs: DeliveryConstants.INJECT_ACK_MS });
+      written = receipt.write_state !== 'not_started';
+      if (wake !== null) {
+        // A wake is never re-queued on a refusal: the next busy→idle edge re-arms it.
+        q.shift(head);
+        const outcome: WakeOutcome = !written ? 'not_started' : receipt.acknowledged ? 'acknowledged' : 'uncertain';
+        this.settleWake(wake, outcome);
+      } else if (written) {
+        // Written (acknowledged or not): retrying could type it twice; the inbox holds it either way.
+        q.shift(head);
+      } else {
+        this.opts.log.debug({ session_id: id, reason: receipt.reason }, 'typed queue entry deferred');
+      }
     } catch (err) {
-      this.opts.log.warn({ session_id: id, err: String(err) }, 'mail injection failed; the message stays in the inbox');
-      q.shift();
+      this.opts.log.warn({ session_id: id, err: String(err) }, 'typing a queued entry failed; mail stays in the inbox');
+      q.shift(head);
+      if (wake !== null) wake.budget.pending = false;
     } finally {
+      // The queue stays while the session lives: it remembers the idempotency keys.
       this.injecting.delete(id);
-      if (q.length === 0) this.queued.delete(id);
+      if (head.kind === 'command') this.syncQueuedCount(record);
+    }
+  }
+
+  private settleWake(wake: { peer: Peer; budget: WakeBudget; through: number; summary: string | null }, outcome: WakeOutcome): void {
+    const { peer, budget, through, summary } = wake;
+    budget.settle(outcome, through, this.now());
+    if (outcome === 'acknowledged' && summary !== null) {
+      // The summary told everything in its window: it is read. Mail that arrived while typing is not.
+      peer.cursor = Math.max(peer.cursor, through);
+      budget.acknowledge();
+      this.reevaluate(peer);
+    }
+    if (outcome === 'uncertain' && !budget.exhausted) {
+      // Retried once, after the ambiguous notice expired and only if the agent is ready again then.
+      budget.dispose();
+      budget.timer = setTimeout(() => {
+        budget.timer = null;
+        this.reevaluate(peer);
+      }, WakeConstants.UNCERTAIN_EXPIRY_MS + 10);
+      budget.timer.unref();
     }
   }
 }

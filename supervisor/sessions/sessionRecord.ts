@@ -57,6 +57,8 @@ export interface SessionRecord {
   alt_screen: boolean;
   /** turn_epoch when the current agent appeared: its tasks are the turns submitted after (the command that started it is not one). */
   agent_epoch: number;
+  /** User commands waiting in the session's typed queue (POST /sessions/:id/queue). */
+  queued_commands: number;
 }
 
 export type AgentState = 'starting' | 'working' | 'awaiting_input' | 'completed' | 'idle' | 'exited';
@@ -113,6 +115,7 @@ export function sessionState(r: SessionRecord, now = Date.now()): Record<string,
   if (r.agent_type !== null && !r.exit && backgroundWork(r, now)) state['background_work'] = true;
   if (r.agent_type !== null) state['agent_type'] = r.agent_type;
   if (r.last_prompt !== null) state['last_prompt'] = r.last_prompt;
+  if (r.queued_commands > 0) state['queued_commands'] = r.queued_commands;
   if (!r.exit) state['terminal_mode'] = r.alt_screen ? { FullscreenTui: { app_hint: r.agent_type ?? foregroundForListing(r.pid)?.name ?? '', depth: 1 } } : 'Shell';
   return state;
 }

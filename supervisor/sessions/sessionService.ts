@@ -249,6 +249,7 @@ export class SessionService {
       agent_epoch: 0,
       last_prompt: null,
       alt_screen: false,
+      queued_commands: 0,
     };
     this.sessions.set(id, record);
     const early = this.earlyState.get(id);
@@ -557,6 +558,11 @@ export class SessionService {
     record.agent_epoch = record.turn_epoch;
     this.agents.agentChanged(record);
     if (publish) this.publishState(record);
+  }
+
+  /** Something outside the session service changed a field of the state (its queued commands). */
+  republish(record: SessionRecord): void {
+    this.publishState(record);
   }
 
   /** session-state-changed with the full SessionState (deduplicated). */

@@ -223,9 +223,11 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
   };
 
   /** A read: messages after the cursor; a read that did not name `since` moves the stored cursor. */
-  const observe = (peer: Peer, since: number | undefined, messages: AgentMessage[]): number => {
+  const observe = (peer: Peer, since: number | undefined, messages: AgentMessage[], acknowledges = true): number => {
     const last = messages.at(-1)?.timestamp;
     if (since === undefined && last !== undefined) peer.cursor = Math.max(peer.cursor, last);
+    // The read acknowledges the unread group with its snapshot, an empty one too: its wake budget starts over.
+    if (acknowledges) deps.mail.acknowledged(peer);
     return last ?? (since === undefined ? peer.cursor : Math.max(since, peer.cursor));
   };
 
@@ -267,7 +269,7 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
       messages = fresh();
     }
     const met = messages.length > 0;
-    return { met, timed_out: !met, new_messages: messages.length, messages, next_since: observe(peer, since, messages) };
+    return { met, timed_out: !met, new_messages: messages.length, messages, next_since: observe(peer, since, messages, met) };
   };
 
   const spawn = async (args: Record<string, unknown>, caller: CallerContext): Promise<Record<string, unknown>> => {

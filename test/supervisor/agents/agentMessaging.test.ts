@@ -228,6 +228,124 @@ describe('agent messaging', { timeout: 120_000 }, () => {
     assert.equal(typeof timedOut.next_since, 'number');
   });
 
+  const typedOf = (scriptPath: string): string => {
+    try {
+      return readFileSync(`${scriptPath}.typed`, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+
+  it('queued commands and peer lines share one FIFO: typed one per idle in acceptance order; clearing takes only commands', async () => {
+    const BUSY = `${ESC}[2J${ESC}[H⏺ On it.\r\n\r\n✢ Thinking… (1s)\r\n\r\n────────────────────────────────────────\r\n❯ \r\n────────────────────────────────────────\r\n`;
+    const b = fakeAgent('claude', [
+      { out: READY },
+      { read: 'first command\r' },
+      { out: BUSY },
+      { read: 'stop' },
+      { out: READY },
+      { read: 'second command\r' },
+      { out: `${ESC}[2J${ESC}[H⏺ Done.\r\n` },
+      { out: READY },
+      { read: '[TUIC] Message from' },
+      { read: '\r' },
+      { out: `${ESC}[2J${ESC}[H⏺ Noted.\r\n` },
+      { out: READY },
+      { read: 'quit' },
+      { exit: 0 },
+    ]);
+    const sb = await suite.create();
+    const shell = await suite.create();
+    const queue = (id: string, body: object) => suite.t.socket('POST', `/sessions/${id}/queue`, JSON.stringify(body));
+    try {
+      await suite.write(sb.session_id, `${b.command}\n`);
+      await until('B idle as claude', async () => ((await stateOf(sb.session_id))['agent_state'] === 'idle' ? true : undefined));
+      const now = await queue(sb.session_id, { text: 'first command', idempotencyKey: 'k1' });
+      assert.equal(now.status, 200, now.text);
+      assert.deepEqual({ ...(now.json() as object), id: undefined }, { accepted: true, typed: true, queued: false, id: undefined }, 'an idle agent takes it at once');
+      assert.deepEqual((await queue(sb.session_id, { text: 'first command', idempotencyKey: 'k1' })).json(), { accepted: false, typed: false, queued: false, duplicate: true });
+      await until('B working', async () => ((await stateOf(sb.session_id))['agent_state'] === 'working' ? true : undefined));
+
+      const second = (await queue(sb.session_id, { text: 'second command' })).json();
+      assert.deepEqual([second.accepted, second.typed, second.queued], [true, false, true]);
+      const sender = await connect();
+      await sender.call({ action: 'register', name: 'peer' });
+      const bClient = await connect({ 'x-tuic-session': sb.tuic_session });
+      const sent = await sender.call({ action: 'send', to: sb.session_id, message: 'behind the second command' });
+      assert.equal(sent.delivery_path, 'terminal_or_queued_and_inbox');
+      const third = (await queue(sb.session_id, { text: 'third command' })).json();
+      assert.deepEqual((await suite.t.socket('GET', `/sessions/${sb.session_id}/queue`)).json(), [
+        { id: second.id, text: 'second command' },
+        { id: third.id, text: 'third command' },
+      ], 'only user commands are listed');
+      assert.equal((await stateOf(sb.session_id))['queued_commands'], 2);
+      assert.equal((await suite.t.socket('DELETE', `/sessions/${sb.session_id}/queue/${third.id}`)).text, 'true');
+      assert.equal((await suite.t.socket('DELETE', `/sessions/${sb.session_id}/queue/${third.id}`)).text, 'false');
+      assert.equal((await stateOf(sb.session_id))['queued_commands'], 1);
+
+      await suite.write(sb.session_id, 'stop\r');
+      await until('the peer line after the second command', () => (typedOf(b.scriptPath).includes('behind the second command\r') ? true : undefined), 20_000).catch(async (err) => {
+        throw new Error(`${(err as Error).message}; typed ${JSON.stringify(typedOf(b.scriptPath))}, state ${JSON.stringify(await stateOf(sb.session_id))}`);
+      });
+      const typed = typedOf(b.scriptPath);
+      assert.ok(typed.indexOf('first command') < typed.indexOf('second command') && typed.indexOf('second command') < typed.indexOf('[TUIC] Message from peer'), typed);
+      assert.equal(typed.split('\u0015second command\r').length - 1, 1, `typed once: ${JSON.stringify(typed)}`);
+      assert.ok(!typed.includes('third command'), 'a removed command is never typed');
+      assert.equal((await stateOf(sb.session_id))['queued_commands'], undefined, 'omitted when nothing is queued');
+      assert.equal((await suite.t.socket('DELETE', `/sessions/${sb.session_id}/queue`)).text, '0');
+      assert.equal((await bClient.call({ action: 'inbox' })).count, 1, 'the peer message is in the inbox too');
+
+      assert.equal((await queue(shell.session_id, { text: 'ls' })).status, 400);
+      assert.match((await queue(shell.session_id, { text: 'ls' })).text, /Session is not running an agent/);
+      assert.equal((await queue(sb.session_id, { text: '  ' })).status, 400);
+      assert.equal((await queue(sb.session_id, { text: 'x', idempotencyKey: '' })).status, 400);
+      assert.equal((await queue('no-such-session', { text: 'x' })).status, 404);
+      assert.equal((await suite.t.socket('GET', '/sessions/no-such-session/queue')).status, 404);
+      await suite.write(sb.session_id, 'quit');
+    } finally {
+      rmSync(dirname(b.scriptPath), { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+    }
+  });
+
+  it('an idle orchestrator: one wake covers later mail; an unacknowledged wake is retried once after 5 s, then silent until a read', async () => {
+    // An agent that never reacts to what is typed: every wake is written but unacknowledged.
+    const o = fakeAgent('claude', [{ out: READY }, { read: 'never' }, { exit: 0 }]);
+    const so = await suite.create();
+    try {
+      await suite.write(so.session_id, `${o.command}\n`);
+      await until('O idle as claude', async () => ((await stateOf(so.session_id))['agent_state'] === 'idle' ? true : undefined));
+      const orch = await connect({ 'x-tuic-session': so.tuic_session });
+      const reg = await orch.call({ action: 'register', name: 'boss', orchestrator: true });
+      assert.equal(reg.mail_wake, 'managed_pty_lifecycle');
+      const sender = await connect();
+      await sender.call({ action: 'register', name: 'worker' });
+      const wakes = () => typedOf(o.scriptPath).split('[TUIC] message available').length - 1;
+
+      const first = await sender.call({ action: 'send', to: so.tuic_session, message: 'secret payload one' });
+      assert.equal(first.delivery_path, 'orchestrator_wake_and_inbox');
+      const second = await sender.call({ action: 'send', to: so.tuic_session, message: 'secret payload two' });
+      assert.equal(second.delivery_path, 'orchestrator_wake_coalesced_and_inbox', 'the pending wake covers it');
+      await until('the first wake typed', () => (wakes() === 1 ? true : undefined));
+      await until('the retry, once the ambiguous wake expired', () => (wakes() === 2 ? true : undefined), 15_000);
+      assert.ok(!typedOf(o.scriptPath).includes('secret payload'), 'payloads are never typed to an orchestrator');
+      // The retry is unacknowledged too (3 s): the group's budget is spent.
+      await new Promise((r) => setTimeout(r, 3_500));
+      const silenced = await sender.call({ action: 'send', to: so.tuic_session, message: 'three' });
+      assert.equal(silenced.delivery_path, 'inbox_only');
+      await new Promise((r) => setTimeout(r, 6_000));
+      assert.equal(wakes(), 2, 'no third attempt for the same unread group');
+
+      const read = await orch.call({ action: 'inbox' });
+      assert.deepEqual(read.messages.map((m: { content: string }) => m.content), ['secret payload one', 'secret payload two', 'three']);
+      const after = await sender.call({ action: 'send', to: so.tuic_session, message: 'four' });
+      assert.equal(after.delivery_path, 'orchestrator_wake_and_inbox', 'a read starts the budget over');
+      await until('a wake for the new group', () => (wakes() === 3 ? true : undefined));
+      await suite.write(so.session_id, 'never');
+    } finally {
+      rmSync(dirname(o.scriptPath), { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+    }
+  });
+
   it('error texts: unregistered sender, unknown recipient, missing fields, oversize message, bad UUIDs, no protocol session', async () => {
     const stranger = await connect();
     const peer = await connect();
