@@ -178,6 +178,7 @@ export class Supervisor {
       path: () => opts.env['PATH'] ?? '',
       log,
       watchdogMs: promptWatchdogFromEnv(opts.env),
+      runConfig: (name) => agentSettings.runConfig(name),
     });
     const nativeTools = createNativeTools({
       sessions: this.sessions,

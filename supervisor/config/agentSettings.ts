@@ -1,8 +1,10 @@
 /**
  * Per-agent overrides from `<config dir>/agents.json` (REFERENCE §5.2): `{"agents": {"<type>":
- * {"intent_tab_title"?, "suggest_followups"?, "progress_tracking"?}}}`, each null or absent to
- * inherit the global setting. Effective = global AND (per agent ?? true). The file is read again
- * when it changes (one stat per lookup; lookups come with parsed markers, not per byte).
+ * {"intent_tab_title"?, "suggest_followups"?, "progress_tracking"?, "run_configs"?}}}`, each flag
+ * null or absent to inherit the global setting. Effective = global AND (per agent ?? true).
+ * `run_configs` are named launch recipes, `[{"name", "command", "args"?}]`: `agent action=spawn
+ * agent_type=<name>` finds them before binary names, and their argv is authoritative. The file is
+ * read again when it changes (one stat per lookup; lookups come with parsed markers, not per byte).
  */
 import { readFileSync, statSync } from 'node:fs';
 
@@ -10,10 +12,19 @@ import type { Logger } from '../log.js';
 
 export const AGENTS_FILE = 'agents.json';
 
+export interface RunConfig {
+  name: string;
+  /** A binary name (looked up on PATH) or an absolute path. */
+  command: string;
+  /** Authoritative argv: `{prompt}` is replaced, else the prompt is appended last. */
+  args: string[];
+}
+
 export interface AgentOverrides {
   intent_tab_title?: boolean | null;
   suggest_followups?: boolean | null;
   progress_tracking?: boolean | null;
+  run_configs?: RunConfig[];
 }
 
 const FLAGS = ['intent_tab_title', 'suggest_followups', 'progress_tracking'] as const;
@@ -30,6 +41,16 @@ export class AgentSettings {
   forAgent(type: string | null): AgentOverrides {
     if (type === null) return {};
     return this.load()[type] ?? {};
+  }
+
+  /** The run config called `name` (case-insensitive), with the agent type it is listed under. */
+  runConfig(name: string): { agentType: string; config: RunConfig } | null {
+    const wanted = name.trim().toLowerCase();
+    for (const [agentType, o] of Object.entries(this.load())) {
+      const config = o.run_configs?.find((c) => c.name.toLowerCase() === wanted);
+      if (config) return { agentType, config };
+    }
+    return null;
   }
 
   private load(): Record<string, AgentOverrides> {
@@ -64,7 +85,22 @@ function parseAgents(doc: unknown): Record<string, AgentOverrides> {
       const v = (entry as Record<string, unknown>)[flag];
       if (typeof v === 'boolean' || v === null) o[flag] = v;
     }
+    const runConfigs = parseRunConfigs((entry as Record<string, unknown>)['run_configs']);
+    if (runConfigs.length > 0) o.run_configs = runConfigs;
     out[type.toLowerCase()] = o;
+  }
+  return out;
+}
+
+/** Entries with a non-empty name and command and string args; others are ignored. */
+function parseRunConfigs(list: unknown): RunConfig[] {
+  if (!Array.isArray(list)) return [];
+  const out: RunConfig[] = [];
+  for (const item of list) {
+    const { name, command, args } = (item ?? {}) as Record<string, unknown>;
+    if (typeof name !== 'string' || !name.trim() || typeof command !== 'string' || !command.trim()) continue;
+    if (args !== undefined && !(Array.isArray(args) && args.every((a) => typeof a === 'string'))) continue;
+    out.push({ name: name.trim(), command, args: (args as string[] | undefined) ?? [] });
   }
   return out;
 }

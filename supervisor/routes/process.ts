@@ -45,7 +45,7 @@ export function processRoutes(sessions: SessionService, ptyHostPid: () => number
         const roots: Array<{ kind: 'tuicd' | 'pty-host' | 'session'; pid: number; session_id?: string }> = [{ kind: 'tuicd', pid: process.pid }];
         const host = ptyHostPid();
         if (host !== null) roots.push({ kind: 'pty-host', pid: host });
-        for (const r of sessions.list()) roots.push({ kind: 'session', pid: r.pid, session_id: r.session_id });
+        for (const r of sessions.list()) if (!r.exit) roots.push({ kind: 'session', pid: r.pid, session_id: r.session_id });
         return json(stats.sample(roots) as unknown as object);
       },
     },

@@ -23,10 +23,15 @@ const REMOVED_VARS = ['CLAUDECODE', 'NO_COLOR', 'TMUX', 'TMUX_PANE', 'STY'];
  * TUIC_APP_INSTANCE name this tuicd, so a bridge or `tuicd status` started inside finds the tuicd
  * the session runs in, a named instance's socket included (not the default instance's).
  */
-export function childEnv(base: NodeJS.ProcessEnv, opts: { tuicSession: string; configDir: string; instance: string | null }): Record<string, string> {
+/** Variables a caller may not set: they name the session and the tuicd it runs in. */
+export const RESERVED_ENV = ['TUIC_SESSION', 'TUIC_CONFIG_DIR', 'TUIC_APP_INSTANCE'] as const;
+
+export function childEnv(base: NodeJS.ProcessEnv, opts: { tuicSession: string; configDir: string; instance: string | null; extra?: Readonly<Record<string, string>> }): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(base)) if (v !== undefined && !REMOVED_VARS.includes(k)) env[k] = v;
   Object.assign(env, CAPABILITY_VARS);
+  // The caller's variables (a spawn's `env`) win over ours, but never over the identity below.
+  if (opts.extra) Object.assign(env, opts.extra);
   env['LANG'] = base['LANG'] || 'en_US.UTF-8';
   env['TUIC_SESSION'] = opts.tuicSession;
   env['TUIC_CONFIG_DIR'] = opts.configDir;

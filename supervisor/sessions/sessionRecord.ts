@@ -59,6 +59,8 @@ export interface SessionRecord {
   agent_epoch: number;
   /** User commands waiting in the session's typed queue (POST /sessions/:id/queue). */
   queued_commands: number;
+  /** The session outlives its process: no tombstone expiry after it exits by itself. */
+  keep_open: boolean;
 }
 
 export type AgentState = 'starting' | 'working' | 'awaiting_input' | 'completed' | 'idle' | 'exited';
@@ -138,6 +140,7 @@ export function sessionInfo(r: SessionRecord): Record<string, unknown> {
     state: sessionState(r),
   };
   if (r.exit) info['exit'] = { exit_code: r.exit.exit_code, reason: r.exit.reason };
+  if (r.keep_open) info['keep_open'] = true;
   return info;
 }
 

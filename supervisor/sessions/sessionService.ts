@@ -14,7 +14,7 @@ import { clipClientInput, quoteClientInput } from '../../shared/quoteClientInput
 import { HttpError } from '../http/types.js';
 import { AliasAllocator } from './alias.js';
 import { detectAgent, parseAgentType } from './agentDetection.js';
-import { childEnv } from './childEnv.js';
+import { childEnv, RESERVED_ENV } from './childEnv.js';
 import type { SessionRecord, ShellStateName } from './sessionRecord.js';
 import { SessionInput } from './sessionInput.js';
 import { AgentStateTracker, type IntentListener, type ParsedListener } from './agentStateTracker.js';
@@ -40,6 +40,10 @@ export interface CreateOptions {
   display_name?: unknown;
   /** The agent the session is started as (claude, codex…): detection's fallback for an unknown foreground. */
   agent_type?: unknown;
+  /** Variables added to the child's environment (names like A_B1; not the TUIC_* identity). */
+  env?: unknown;
+  /** After the process exits, the session and its output stay until it is closed (no tombstone expiry). */
+  keep_open?: unknown;
 }
 
 /** Output listeners of one session (WebSocket viewers): bytes with their absolute offset. */
@@ -147,8 +151,9 @@ export class SessionService {
     return n;
   }
 
+  /** Live sessions, and exited ones kept open (keep_open) until they are closed. */
   list(): SessionRecord[] {
-    return [...this.sessions.values()].filter((r) => !r.exit);
+    return [...this.sessions.values()].filter((r) => !r.exit || (r.keep_open && r.exit.reason === 'exit'));
   }
 
   /**
@@ -208,7 +213,7 @@ export class SessionService {
         shell,
         args,
         cwd,
-        env: childEnv(this.opts.env, { tuicSession, configDir: this.opts.configDir, instance: this.opts.instance ?? null }),
+        env: childEnv(this.opts.env, { tuicSession, configDir: this.opts.configDir, instance: this.opts.instance ?? null, ...(o.env ? { extra: o.env as Record<string, string> } : {}) }),
         rows,
         cols,
         ...(parseAgentType(o.agent_type) === null ? {} : { agent_type: parseAgentType(o.agent_type)! }),
@@ -250,6 +255,7 @@ export class SessionService {
       last_prompt: null,
       alt_screen: false,
       queued_commands: 0,
+      keep_open: o.keep_open === true,
     };
     this.sessions.set(id, record);
     const early = this.earlyState.get(id);
@@ -611,6 +617,8 @@ export class SessionService {
     for (const fn of this.lifecycleListeners) fn('closed', record);
     // Its status is final already (the child exited, the host died): `exit` now, as for a kill's report.
     if (reported) this.statusFinal(record);
+    // keep_open: a process that ended by itself leaves its terminal readable until someone closes it.
+    if (record.keep_open && reason === 'exit') return;
     const timer = setTimeout(() => this.forget(record), SessionConstants.TOMBSTONE_TTL_MS);
     timer.unref();
     this.tombstoneTimers.set(record.session_id, timer);
@@ -658,9 +666,29 @@ function checkCreateFields(o: CreateOptions): void {
   if (o.agent_type !== undefined && o.agent_type !== null && parseAgentType(o.agent_type) === null) {
     throw new HttpError(400, `agent_type must be one of claude, gemini, opencode, aider, codex, amp, cursor, goose, grok, droid, pi; got ${quoteClientInput(o.agent_type)}`);
   }
+  if (o.keep_open !== undefined && typeof o.keep_open !== 'boolean') throw new HttpError(400, `keep_open must be a boolean, got ${quoteClientInput(o.keep_open)}`);
+  if (o.env !== undefined && o.env !== null) checkEnv(o.env);
   for (const field of ['tuic_session', 'alias', 'display_name'] as const) {
     const value = o[field];
     if (value === undefined) continue;
     if (typeof value !== 'string' || value.length > MAX_NAME_CHARS) throw new HttpError(400, `${field} must be a string of at most ${MAX_NAME_CHARS} characters, got ${quoteClientInput(value)}`);
+  }
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+const ENV_MAX_VARS = 64;
+const ENV_VALUE_MAX_BYTES = 32 * 1024;
+
+/** `env`: an object of at most 64 NAME → string, no NUL, not the TUIC_* identity. */
+export function checkEnv(env: unknown): void {
+  if (typeof env !== 'object' || env === null || Array.isArray(env)) throw new HttpError(400, `env must be an object of names to strings, got ${quoteClientInput(env)}`);
+  const entries = Object.entries(env);
+  if (entries.length > ENV_MAX_VARS) throw new HttpError(400, `env has ${entries.length} variables; at most ${ENV_MAX_VARS}`);
+  for (const [name, value] of entries) {
+    if (!ENV_NAME.test(name)) throw new HttpError(400, `env name ${quoteClientInput(name)} must be letters, digits and _, not starting with a digit`);
+    if ((RESERVED_ENV as readonly string[]).includes(name)) throw new HttpError(400, `env may not set ${name}: tuicd sets it to name the session`);
+    if (typeof value !== 'string' || value.includes('\0') || Buffer.byteLength(value) > ENV_VALUE_MAX_BYTES) {
+      throw new HttpError(400, `env ${name} must be a string of at most ${ENV_VALUE_MAX_BYTES} bytes without NUL`);
+    }
   }
 }

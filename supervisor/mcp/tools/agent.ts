@@ -14,7 +14,7 @@ import { SpawnError, type AgentSpawner, type SpawnRequest } from '../../agents/a
 import { HttpError } from '../../http/types.js';
 import type { AgentBinaries } from '../../agents/agentBinaries.js';
 import type { LifecycleMail } from '../../agents/lifecycleMail.js';
-import type { SessionService } from '../../sessions/sessionService.js';
+import { checkEnv, type SessionService } from '../../sessions/sessionService.js';
 import { clampWaitTimeout } from '../../sessions/sessionWaiter.js';
 import type { Logger } from '../../log.js';
 import { defineTool, describeArgument, requireAction, ToolError } from './nativeTool.js';
@@ -307,6 +307,26 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
       if (d !== null && typeof d !== 'string') throw new ToolError("'pty_description' must be a string or null");
       req.ptyDescription = d === '' ? null : (d as string | null);
     }
+    const connection = args['connection_id'];
+    if (connection !== undefined && connection !== null && connection !== '' && connection !== 'local') {
+      throw new ToolError(`connection_id ${describeArgument(connection)} names a remote connection; tuicd runs agents on this machine only: omit connection_id`);
+    }
+    if (args['env'] !== undefined && args['env'] !== null) {
+      try {
+        checkEnv(args['env']);
+      } catch (err) {
+        throw new ToolError((err as Error).message);
+      }
+      req.env = args['env'] as Record<string, string>;
+    }
+    for (const [key, field] of [['keep_open', 'keepOpen'], ['print_mode', 'printMode']] as const) {
+      const v = args[key];
+      if (v === undefined || v === null) continue;
+      if (typeof v !== 'boolean') throw new ToolError(`'${key}' must be a boolean, got ${describeArgument(v)}`);
+      req[field] = v;
+    }
+    const outputFormat = text('output_format');
+    if (outputFormat !== undefined) req.outputFormat = outputFormat;
     const parent = callerIdentity(caller);
     try {
       return { ...(await deps.spawner.spawn(req, parent, parent?.tuic_session ?? caller.mcpSessionId ?? 'anonymous', caller.mcpSessionId)) };
@@ -341,6 +361,11 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
       args: Type.Optional(Type.Array(Type.String(), { description: 'spawn: arguments; {prompt} marks where the prompt goes (else it is the last one)' })),
       cwd: Type.Optional(Type.String({ description: 'spawn: working directory' })),
       model: Type.Optional(Type.String({ description: 'spawn: passed as --model' })),
+      env: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'spawn: extra environment variables' })),
+      keep_open: Type.Optional(Type.Boolean({ description: 'spawn: keep the terminal and its output after the agent exits' })),
+      print_mode: Type.Optional(Type.Boolean({ description: 'spawn: true runs the agent one-shot and headless (claude -p, codex exec); default false' })),
+      output_format: Type.Optional(Type.String({ description: 'spawn, print_mode: e.g. json' })),
+      connection_id: Type.Optional(Type.String({ description: 'spawn: a remote connection; tuicd has only this machine' })),
       rows: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
       cols: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
       pty_description: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'spawn: what the terminal works on (default: from the prompt; null: none)' })),

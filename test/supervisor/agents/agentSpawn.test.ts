@@ -5,7 +5,7 @@
  * never becomes ready trips the prompt watchdog (shortened by TUIC_PROMPT_WATCHDOG_MS here).
  */
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
@@ -186,8 +186,57 @@ describe('agent spawn', { timeout: 90_000 }, () => {
     const spawned = (await call('agent', { action: 'spawn', prompt: 'typed later', binary_path: join(child.binDir, 'codex'), args: [FAKE_AGENT_JS, child.scriptPath] })).value;
     const mail = await mailUntil(call, (s) => s.some((p) => p['type'] === 'prompt_delivery_failed'));
     assert.equal(mail.filter((p) => p['type'] === 'prompt_delivery_failed').length, 1);
-    assert.deepEqual(JSON.parse(readFileSync(`${child.scriptPath}.argv`, 'utf8')), [], 'a prefill-only TUI gets the prompt typed, not as an argument');
+    assert.deepEqual(JSON.parse(readFileSync(`${child.scriptPath}.argv`, 'utf8')), ['--ask-for-approval', 'never'], 'a prefill-only TUI gets the prompt typed, not as an argument; a direct Codex gets the approval-bypass default');
     await t.socket('DELETE', `/sessions/${spawned.session_id}`);
+  });
+
+  it('spawn options: env reaches the child, keep_open keeps its terminal, print_mode and output_format shape argv, run configs are authoritative', async () => {
+    const call = await client();
+    const argvOf = (scriptPath: string) => JSON.parse(readFileSync(`${scriptPath}.argv`, 'utf8')) as string[];
+    const until = async <T>(probe: () => Promise<T | undefined>): Promise<T> => {
+      for (let i = 0; i < 150; i++) {
+        const v = await probe();
+        if (v !== undefined) return v;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error('timed out');
+    };
+
+    // env and keep_open: a plain program prints its variable and exits; the session stays listed.
+    const shown = (await call('agent', { action: 'spawn', prompt: 'ignored', binary_path: '/bin/sh', args: ['-c', 'printf "V=%s\\n" "$SPAWN_VAR"; exit 0'], env: { SPAWN_VAR: 'from-env' }, keep_open: true })).value;
+    assert.equal(shown.launch_warning, undefined);
+    const row = await until(async () => {
+      const r = ((await t.socket('GET', '/sessions')).json() as Array<Record<string, any>>).find((s) => s.session_id === shown.session_id);
+      return r?.['exit'] ? r : undefined;
+    });
+    assert.equal(row['keep_open'], true);
+    assert.match((await t.socket('GET', `/sessions/${shown.session_id}/output`)).json().data, /V=from-env/);
+    await t.socket('DELETE', `/sessions/${shown.session_id}`);
+    assert.equal((await t.socket('GET', `/sessions/${shown.session_id}/output`)).status, 404, 'closing a kept terminal forgets it');
+
+    // print_mode: Claude's one-shot form, no channel flag; the prompt stays last.
+    const printer = fakeAgent('claude', [{ out: '{"result":"ok"}\r\n' }, { exit: 0 }]);
+    dirs.push(dirname(printer.scriptPath));
+    await call('agent', { action: 'spawn', prompt: 'summarize', binary_path: join(printer.binDir, 'claude'), args: [FAKE_AGENT_JS, printer.scriptPath], print_mode: true, output_format: 'json' });
+    assert.deepEqual(await until(async () => { try { return argvOf(printer.scriptPath); } catch { return undefined; } }), ['-p', '--output-format', 'json', 'summarize']);
+
+    // A run config named by agent_type (case-insensitive) wins over binary names; its argv is left as written.
+    const wrapped = fakeAgent('codex', [{ exit: 0 }]);
+    dirs.push(dirname(wrapped.scriptPath));
+    writeFileSync(join(t.configDir, 'agents.json'), JSON.stringify({ agents: { codex: { run_configs: [{ name: 'codex-wrap', command: join(wrapped.binDir, 'codex'), args: [FAKE_AGENT_JS, wrapped.scriptPath, '--profile', 'ci', '{prompt}'] }] } } }));
+    const viaConfig = (await call('agent', { action: 'spawn', prompt: 'do it', agent_type: 'Codex-Wrap' })).value;
+    assert.match(viaConfig.launch_warning, /cannot check the flags/);
+    assert.deepEqual(await until(async () => { try { return argvOf(wrapped.scriptPath); } catch { return undefined; } }), ['--profile', 'ci', 'do it'], 'no approval flag added, the prompt where {prompt} was, not deferred');
+
+    const err = async (args: Record<string, unknown>) => JSON.parse((await call('agent', { action: 'spawn', prompt: 'x', ...args })).value).error as string;
+    assert.match(await err({ binary_path: '/bin/sh', env: { TUIC_SESSION: 'x' } }), /env may not set TUIC_SESSION/);
+    assert.match(await err({ binary_path: '/bin/sh', env: { '1BAD': 'x' } }), /env name/);
+    assert.match(await err({ binary_path: '/bin/sh', env: ['A=1'] }), /env must be an object/);
+    assert.equal(await err({ binary_path: '/bin/sh', output_format: 'json' }), "'output_format' needs print_mode=true");
+    assert.match(await err({ binary_path: '/bin/sh', print_mode: true }), /print_mode is known for claude, codex and gemini; not for 'sh'/);
+    assert.match(await err({ binary_path: join(wrapped.binDir, 'codex'), print_mode: true, output_format: 'xml' }), /output_format 'xml'/);
+    assert.match(await err({ binary_path: '/bin/sh', connection_id: 'remote-1' }), /runs agents on this machine only/);
+    assert.match(await err({ binary_path: '/bin/sh', keep_open: 'yes' }), /'keep_open' must be a boolean/);
   });
 
   it('errors: missing prompt, relative or missing binary, unknown agent type', async () => {

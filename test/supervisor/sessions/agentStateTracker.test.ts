@@ -16,7 +16,7 @@ function record(over: Partial<SessionRecord> = {}): SessionRecord {
     session_id: 's1', tuic_session: 's1', alias: 'tm-1', display_name: 'sh', cwd: '/tmp', shell: '/bin/sh', pid: NO_SUCH_PID, rows: 24, cols: 80,
     created_ms: 0, shell_state: 'idle', shell_state_since_ms: 0, last_activity_ms: 0, total_written: 0, paused: false, exit: null,
     agent_type: 'claude', spawn_agent_type: null, agent_checked_ms: 0, signals: emptySignals(), turn_epoch: 0, agent_epoch: 0,
-    last_prompt: null, alt_screen: false, queued_commands: 0,
+    last_prompt: null, alt_screen: false, queued_commands: 0, keep_open: false,
     ...over,
   };
 }
