@@ -346,6 +346,70 @@ describe('agent messaging', { timeout: 120_000 }, () => {
     }
   });
 
+  it('100 concurrent sends on the waiter, channel and terminal paths: every message reaches its recipient exactly once', async () => {
+    const sender = await connect();
+    await sender.call({ action: 'register', name: 'flood' });
+    const burst = (to: string, tag: string) => Promise.all(Array.from({ length: 100 }, (_, i) => sender.call({ action: 'send', to, message: `${tag}${i}` })));
+    const expected = (tag: string) => Array.from({ length: 100 }, (_, i) => `${tag}${i}`).sort();
+
+    // Waiter: the first send wakes it; the rest find no waiter. wait + inbox hand out each once.
+    const w = await connect();
+    const wReg = await w.call({ action: 'register', name: 'waiter' });
+    const waiting = w.call({ action: 'wait', timeout_ms: 10_000 });
+    await new Promise((r) => setTimeout(r, 200));
+    const toWaiter = await burst(wReg.tuic_session, 'w');
+    assert.equal(toWaiter.filter((r) => r.delivery_path === 'waiter_and_inbox').length, 1, 'one send woke the waiter');
+    const woken = (await waiting).messages.map((m: { content: string }) => m.content);
+    const rest = (await w.call({ action: 'inbox' })).messages.map((m: { content: string }) => m.content);
+    assert.deepEqual([...woken, ...rest].sort(), expected('w'));
+
+    // Channel: a working Claude Code recipient holding its GET stream gets one notification per message.
+    const spinner = Array.from({ length: 60 }, (_, i) => [{ out: `${ESC}[1;1H${'✢✳✶✻'[i % 4]} Thinking… (${1 + (i >> 2)}s)` }, { sleep: 250 }]).flat();
+    const c = fakeAgent('claude', [{ out: `${ESC}[2J${ESC}[H` }, ...spinner, { read: 'quit' }, { exit: 0 }]);
+    // Terminal: an idle agent that takes a [TUIC] line, works briefly, and is idle again.
+    const cycle = [{ read: '[TUIC] Message from' }, { read: '\r' }, { out: `${ESC}[2J${ESC}[H⏺ On it.\r\n\r\n✢ Thinking… (1s)\r\n` }, { sleep: 30 }, { out: READY }];
+    const t = fakeAgent('claude', [{ out: READY }, ...Array.from({ length: 3 }, () => cycle).flat(), { read: 'quit' }, { exit: 0 }]);
+    const sc = await suite.create();
+    const st = await suite.create();
+    let stream: SseClient | undefined;
+    try {
+      await until('the shells idle at their prompts', async () => ((await stateOf(sc.session_id))['shell_state'] === 'idle' && (await stateOf(st.session_id))['shell_state'] === 'idle' ? true : undefined));
+      await suite.write(sc.session_id, `${c.command}\n`);
+      await suite.write(st.session_id, `${t.command}\n`);
+      const cClient = await connect({ 'x-tuic-session': sc.tuic_session }, 'claude-code');
+      stream = await SseClient.open({ socketPath: suite.t.socketPath, path: '/mcp', headers: { 'Mcp-Session-Id': cClient.id, Accept: 'text/event-stream' } });
+      await until('C working', async () => ((await stateOf(sc.session_id))['agent_state'] === 'working' ? true : undefined));
+      const pushed = await burst(sc.tuic_session, 'c');
+      assert.ok(pushed.every((r) => r.delivery_path === 'sse_channel_and_inbox'), JSON.stringify(pushed.find((r) => r.delivery_path !== 'sse_channel_and_inbox')));
+      const notes = () => stream!.events.filter((e) => e.data.includes('notifications/claude/channel')).map((e) => JSON.parse(e.data).params.content as string);
+      await until('100 channel notifications', () => (notes().length >= 100 ? true : undefined));
+      await new Promise((r) => setTimeout(r, 300));
+      assert.deepEqual(notes().map((n) => n.replace('Message from flood: ', '')).sort(), expected('c'), 'each pushed once');
+      assert.deepEqual((await cClient.call({ action: 'inbox' })).messages.map((m: { content: string }) => m.content).sort(), expected('c'));
+
+      const tClient = await connect({ 'x-tuic-session': st.tuic_session });
+      await until('T idle as claude', async () => ((await stateOf(st.session_id))['agent_state'] === 'idle' ? true : undefined));
+      const typedPath = await burst(st.tuic_session, 't');
+      assert.ok(typedPath.every((r) => r.delivery_path === 'terminal_or_queued_and_inbox'));
+      const lines = () => [...typedOf(t.scriptPath).matchAll(/\[TUIC\] Message from flood \([0-9a-f]{8}\): (t\d+)\r/g)].map((m) => m[1]!);
+      // One line per idle, and an agent is idle only after AGENT_IDLE_MS of quiet: typing all 100 takes
+      // minutes (bench/), so the suite checks the first three against the inbox's acceptance order.
+      await until('3 typed lines', () => (lines().length >= 3 ? true : undefined), 30_000).catch((err) => {
+        throw new Error(`${(err as Error).message}: ${lines().length} typed`);
+      });
+      const accepted = (await tClient.call({ action: 'inbox', since: 0 })).messages.map((m: { content: string }) => m.content);
+      assert.deepEqual([...accepted].sort(), expected('t'), 'the inbox holds each once');
+      const typed = lines();
+      assert.deepEqual(typed, accepted.slice(0, typed.length), 'typed once each, in acceptance order, nothing skipped');
+      await suite.write(sc.session_id, 'quit');
+      await suite.write(st.session_id, 'quit');
+    } finally {
+      stream?.close();
+      rmSync(dirname(c.scriptPath), { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+      rmSync(dirname(t.scriptPath), { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+    }
+  });
+
   it('error texts: unregistered sender, unknown recipient, missing fields, oversize message, bad UUIDs, no protocol session', async () => {
     const stranger = await connect();
     const peer = await connect();
