@@ -94,6 +94,7 @@ export class PushService implements Disposable {
   private readonly lastState = new Map<string, { awaiting: boolean; completed: boolean; limited: boolean }>();
   private readonly listeners: Disposable[] = [];
   private keyGeneration: Promise<void> | undefined;
+  private readonly inflight = new Set<Promise<void>>();
   private readonly now: () => number;
 
   constructor(private readonly opts: PushServiceOptions) {
@@ -217,11 +218,19 @@ export class PushService implements Disposable {
     const last = this.lastPushMs.get(sessionId);
     if (last !== undefined && now - last < PushConstants.PUSH_INTERVAL_MS) return;
     this.lastPushMs.set(sessionId, now);
-    void (async () => {
+    const sending: Promise<void> = (async () => {
       if ((await this.count()) === 0) return;
       const report = await this.send(message);
       this.opts.log.info({ session_id: sessionId || undefined, ...report }, 'push sent');
-    })().catch((err: unknown) => this.opts.log.warn({ err: (err as Error).message }, 'push failed'));
+    })()
+      .catch((err: unknown) => this.opts.log.warn({ err: (err as Error).message }, 'push failed'))
+      .finally(() => this.inflight.delete(sending));
+    this.inflight.add(sending);
+  }
+
+  /** Resolves once every push started so far was answered (tests; shutdown). */
+  async settled(): Promise<void> {
+    while (this.inflight.size > 0) await Promise.all([...this.inflight]);
   }
 
   private forget(sessionId: string): void {

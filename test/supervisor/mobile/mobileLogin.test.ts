@@ -50,6 +50,9 @@ describe('/mobile login and page routes', { timeout: 60_000 }, () => {
     assert.equal(page.status, 200);
     assert.match(page.text, /<script src="\/mobile\/app.js"/);
     assert.equal((await t.socket('GET', '/api/mobile/confirms')).status, 200);
+    const vapid = await t.tcp('GET', '/api/push/vapid-key');
+    assert.equal(vapid.status, 404, 'public, and 404 while push is disabled');
+    assert.match(vapid.json().error, /push is disabled/);
   });
 
   it('refuses bad login bodies with a clear error', async () => {
