@@ -25,6 +25,17 @@ const RECORD_MAX_BYTES = 16 * 1024 * 1024;
 
 export type ViewMode = 'terminal' | 'log';
 
+/** The longest k with the last k of `tail` equal to the first k of `rows` (blank rows match a ' ' line). */
+function overlap(tail: string[], rows: string[]): number {
+  const same = (a: string, b: string) => a.trim() === b.trim();
+  for (let k = Math.min(tail.length, rows.length); k > 0; k--) {
+    let ok = true;
+    for (let i = 0; i < k && ok; i++) ok = same(tail[tail.length - k + i]!, rows[i]!);
+    if (ok) return k;
+  }
+  return 0;
+}
+
 export class SessionView {
   readonly el: HTMLElement;
   private readonly replies = h('div', { class: 'replies' });
@@ -175,7 +186,14 @@ export class SessionView {
           if (f['type'] !== 'log') return;
           for (const l of (f['lines'] as Array<{ text: string }>) ?? []) this.logLines.append(h('div', {}, l.text || ' '));
           while (this.logLines.childElementCount > LOG_MAX_LINES) this.logLines.firstElementChild?.remove();
-          if (Array.isArray(f['screen'])) this.logScreen.replaceChildren(...(f['screen'] as Array<{ text: string }>).map((r) => h('div', {}, r.text || ' ')));
+          if (Array.isArray(f['screen'])) {
+            const rows = (f['screen'] as Array<{ text: string }>).map((r) => r.text);
+            // The screen's top rows are often the log's last lines: shown once, in the log.
+            const skip = overlap([...this.logLines.children].slice(-rows.length).map((d) => d.textContent ?? ''), rows);
+            const shown = rows.slice(skip);
+            while (shown.length > 0 && shown[shown.length - 1]!.trim() === '') shown.pop();
+            this.logScreen.replaceChildren(...shown.map((r) => h('div', {}, r || ' ')));
+          }
           this.output.scrollTop = this.output.scrollHeight;
         },
         status,
