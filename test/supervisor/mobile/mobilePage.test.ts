@@ -104,6 +104,9 @@ describe('/mobile in headless Chromium', { skip: CHROMIUM ? false : 'chromium no
     assert.equal(cookie.httpOnly, true);
     assert.equal(cookie.sameSite, 'Strict');
     assert.equal(await page.evaluate(() => (globalThis as any).document.cookie), '', 'the page script cannot read the cookie');
+    // Installable: the service worker controls /mobile (it lives at /mobile/sw.js, allowed up by its header).
+    const scope = await page.evaluate(() => (globalThis as any).navigator.serviceWorker.ready.then((r: { scope: string }) => r.scope));
+    assert.equal(scope, `${base}/mobile`);
   });
 
   it("puts the agent's question at the top, answers it with the option button, and the agent goes on", async () => {
