@@ -110,6 +110,8 @@ describe('/mobile in headless Chromium', { skip: CHROMIUM ? false : 'chromium no
   });
 
   it("puts the agent's question at the top, answers it with the option button, and the agent goes on", async () => {
+    // The list follows the SSE stream (the 3 s poll is only its fallback): it must be open.
+    await page.waitForFunction(() => (globalThis as any).tuicdMobile.feed.live === true);
     await create(); // a plain shell, listed below the agent once it asks
     const agent = fakeAgent('claude', [
       { out: `${ESC}[2J${ESC}[H⏺ Removing it.\r\n\r\n⏺ Bash(rm -r old-runner)\r\n\r\nDo you want to proceed?\r\n❯ 1. Yes\r\n  2. No, and tell Claude what to do differently (esc)\r\n\r\nEsc to cancel · Tab to amend\r\n` },
