@@ -14,6 +14,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { ConfigStore } from '../../../supervisor/config/configStore.js';
+import { fakeAgent } from '../../fixtures/fakeAgent/fakeAgentLauncher.js';
+import { WsViewer } from '../../helpers/wsViewer.js';
 import { EventBus } from '../../../supervisor/events/eventBus.js';
 import { PushConstants, PushService } from '../../../supervisor/push/pushService.js';
 import { ViewerPresence } from '../../../supervisor/streaming/viewerPresence.js';
@@ -99,6 +101,56 @@ describe('web push through tuicd', { timeout: 60_000 }, () => {
     const del = await t.socket('DELETE', '/api/push/subscribe', body, { ...JSON_HEADERS, 'Content-Length': String(Buffer.byteLength(body)) });
     assert.deepEqual(del.json(), { ok: true, removed: true });
     assert.equal((await t.socket('POST', '/api/push/test', '{}', JSON_HEADERS)).status, 404);
+  });
+
+  it("pushes an agent's question, but not while the page's viewer (client=mobile) shows that session", async () => {
+    const phone = new BrowserSubscription(stub.endpoint('/push/agent'));
+    await t.socket('POST', '/api/push/subscribe', JSON.stringify(phone), JSON_HEADERS);
+    const before = stub.received.length;
+    const ESC = '\x1b';
+    const ask = (n: number) => ({ out: `${ESC}[2J${ESC}[H⏺ Bash(rm -r old-${n})\r\n\r\nDo you want to proceed?\r\n❯ 1. Yes\r\n  2. No (esc)\r\n\r\nEsc to cancel · Tab to amend\r\n` });
+    const done = { out: `${ESC}[2J${ESC}[H⏺ Done.\r\n` };
+    const agent = fakeAgent('claude', [done, { read: '2' }, ask(1), { read: '1' }, done, { read: '2' }, ask(2), { read: '1' }, done, { read: 'q' }, { exit: 0 }]);
+    const created = await t.socket('POST', '/sessions', JSON.stringify({ shell: '/bin/sh' }));
+    const id = created.json().session_id as string;
+    const write = (data: string) => t.socket('POST', `/sessions/${id}/write`, JSON.stringify({ data }));
+    const until = async (what: string, probe: () => Promise<boolean>) => {
+      const end = Date.now() + 20_000;
+      while (!(await probe())) {
+        if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    const state = async () => ((await t.socket('GET', '/sessions')).json() as Array<{ session_id: string; state: Record<string, unknown> }>).find((r) => r.session_id === id)?.state ?? {};
+    const output = async () => (await t.socket('GET', `/sessions/${id}/output?format=raw&limit=100000`)).json().data as string;
+    // A plain viewer (not the page's) hears the parser: a repeated prompt is new only after a screen without it.
+    const parsed = await WsViewer.open(WsViewer.socketUrl(t.socketPath, `/sessions/${id}/stream?encoding=binary`));
+    const cleared = () => parsed.frames.filter((f) => f.type === 'parsed' && (f['event'] as { type: string }).type === 'choice-cleared').length;
+    await write(`${agent.command}\n`);
+    await until('the agent', async () => (await output()).includes('Done.'));
+    // Question 1 while the page shows the session: decided (and skipped) as the state changes.
+    const viewer = await WsViewer.open(WsViewer.socketUrl(t.socketPath, `/sessions/${id}/stream?client=mobile&encoding=binary`));
+    await write('2');
+    await until('question 1', async () => (await state())['choice_prompt'] !== undefined);
+    viewer.ws.close();
+    await until('the viewer to leave', async () => viewer.closed);
+    const clearedBefore = cleared();
+    await write('1');
+    await until('question 1 answered', async () => (await state())['choice_prompt'] === undefined && cleared() > clearedBefore);
+    assert.equal(stub.received.length, before, 'nothing was pushed about question 1');
+    // Question 2 with nobody watching: pushed (question 1 set no rate-limit clock: it was never sent).
+    await write('2');
+    await stub.waitFor(before + 1, 20_000);
+    await write('1');
+    await write('q');
+    parsed.ws.close();
+    const pushes = stub.received.slice(before);
+    assert.equal(pushes.length, 1, 'one push: question 2 only');
+    const message = JSON.parse(phone.decrypt(pushes[0]!.body));
+    assert.equal(message.title, 'claude is waiting for you');
+    assert.equal(message.body, 'Do you want to proceed?');
+    assert.equal(message.url, `/mobile/session/${id}`);
+    rmSync(agent.binDir.replace(/\/bin$/, ''), { recursive: true, force: true });
   });
 });
 
