@@ -110,7 +110,9 @@ describe('web push through tuicd', { timeout: 60_000 }, () => {
     const ESC = '\x1b';
     const ask = (n: number) => ({ out: `${ESC}[2J${ESC}[H⏺ Bash(rm -r old-${n})\r\n\r\nDo you want to proceed?\r\n❯ 1. Yes\r\n  2. No (esc)\r\n\r\nEsc to cancel · Tab to amend\r\n` });
     const done = { out: `${ESC}[2J${ESC}[H⏺ Done.\r\n` };
-    const agent = fakeAgent('claude', [done, { read: '2' }, ask(1), { read: '1' }, done, { read: '2' }, ask(2), { read: '1' }, done, { read: 'q' }, { exit: 0 }]);
+    const agentDir = mkdtempSync(join(tmpdir(), 'tuicd-push-agent-'));
+    after(() => rmSync(agentDir, { recursive: true, force: true }));
+    const agent = fakeAgent('claude', [done, { read: '2' }, ask(1), { read: '1' }, done, { read: '2' }, ask(2), { read: '1' }, done, { read: 'q' }, { exit: 0 }], agentDir);
     const created = await t.socket('POST', '/sessions', JSON.stringify({ shell: '/bin/sh' }));
     const id = created.json().session_id as string;
     const write = (data: string) => t.socket('POST', `/sessions/${id}/write`, JSON.stringify({ data }));
@@ -150,7 +152,6 @@ describe('web push through tuicd', { timeout: 60_000 }, () => {
     assert.equal(message.title, 'claude is waiting for you');
     assert.equal(message.body, 'Do you want to proceed?');
     assert.equal(message.url, `/mobile/session/${id}`);
-    rmSync(agent.binDir.replace(/\/bin$/, ''), { recursive: true, force: true });
   });
 });
 
