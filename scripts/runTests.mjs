@@ -19,6 +19,7 @@ const ENGINE_SUITES = [
   'supervisor/sessions/review_',
   'supervisor/sessions/viewerInput.test',
   'supervisor/sessions/monitorPage.test',
+  'supervisor/mobile/mobileLogin.test',
   'supervisor/mcp/conformance/sdkClient.test',
   'supervisor/lifecycle.test',
   'supervisor/review_lifecycle.test',

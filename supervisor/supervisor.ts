@@ -63,6 +63,10 @@ import type { Paths } from './paths.js';
 import { configRoutes } from './routes/config.js';
 import { eventRoutes } from './routes/events.js';
 import { monitoringRoutes } from './routes/monitoring.js';
+import { mobileRoutes } from './routes/mobile.js';
+import { pushRoutes } from './routes/push.js';
+import { PushService } from './push/pushService.js';
+import { ViewerPresence } from './streaming/viewerPresence.js';
 import { GIT_HASH, VERSION } from './version.js';
 
 export interface SupervisorOptions {
@@ -94,6 +98,10 @@ export class Supervisor {
   readonly sessions: SessionService;
   readonly tasks: TaskRegistry;
   readonly confirmBroker: ConfirmBroker;
+  private readonly auth: TcpAuth;
+  /** Sessions the /mobile page shows right now: no push about those. */
+  private readonly presence = new ViewerPresence();
+  private readonly push: PushService;
   readonly progressJournal: ProgressJournal;
   readonly peers: PeerRegistry;
   readonly agentBinaries: AgentBinaries;
@@ -246,17 +254,18 @@ export class Supervisor {
     this.metrics.gauge('mcp_streams', 'Open GET /mcp streams', () => this.mcp.streams.openCount);
     this.metrics.gauge('event_loop_delay_p99_ms', "The supervisor's event-loop delay, 99th percentile over the last 5-10 s (ms)", () => this.loopLag.p99Ms());
     this.metrics.gauge('peers', 'Registered agent identities', () => this.peers.size);
-    const auth = new TcpAuth(() => this.authSettings());
+    this.auth = new TcpAuth(() => this.authSettings());
+    this.push = new PushService({ configDir: opts.paths.configDir, config: this.config, bus: this.bus, presence: this.presence, log: this.log });
     this.http = new HttpServer({
       engine: opts.engine,
       guard: new RequestGuard({ settings: () => this.guardSettings(), boundHost: () => this.tcp?.binding.host ?? null }),
       routes: this.routes(),
-      wsRoutes: [streamRoute(this.sessions)],
+      wsRoutes: [streamRoute(this.sessions, this.presence)],
       limits: () => {
         const s = this.config.get().services.server;
         return { maxBodyBytes: s.max_body_bytes, requestTimeoutMs: s.request_timeout_ms };
       },
-      auth,
+      auth: this.auth,
       onResponse: (status, listener) => this.responseCell(listener, status).value++,
       onHandlerError: (err, ctx) => this.log.error({ err, path: ctx.path, method: ctx.method }, 'handler failed'),
     });
@@ -345,6 +354,7 @@ export class Supervisor {
     this.loopLag.dispose();
     await this.hub.stop();
     this.confirmBroker.dispose();
+    this.push.dispose();
     this.tasks.dispose();
     this.sessions.dispose();
     await this.ptyHost.stop();
@@ -388,6 +398,8 @@ export class Supervisor {
       ...agentRoutes(this.agentBinaries, this.opts.env),
       ...diagnosticsRoutes({ sessions: this.sessions, host: this.ptyHost, configDir: this.opts.paths.configDir, env: this.opts.env }),
       ...logRoutes(this.logRing),
+      ...mobileRoutes({ auth: this.auth, confirms: this.confirmBroker }),
+      ...pushRoutes(this.push),
     ];
   }
 

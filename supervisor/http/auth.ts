@@ -136,6 +136,36 @@ export class TcpAuth {
     return { ok: false, reply: unauthorized('Invalid credentials'), failure: true };
   }
 
+  /**
+   * The /mobile login form (POST /auth/login): the same username, bcrypt hash and per-IP limit as
+   * Basic auth; success hands out the `tui-session` cookie, so the page never holds the password.
+   * `secure`: the page was served over TLS, so the cookie must say Secure.
+   */
+  async login(username: string, password: string, ip: string, secure: boolean): Promise<AuthOutcome> {
+    const s = this.settings();
+    const wait = this.limiter.retryAfterSecs(ip);
+    if (wait > 0) {
+      return { ok: false, reply: { status: 429, headers: { 'Retry-After': String(wait) }, body: { error: 'Too many failed authentication attempts' } } };
+    }
+    if (!s.username || !s.passwordHash || !s.sessionToken) {
+      const missing = [!s.username && 'services.auth.username', !s.passwordHash && 'services.auth.password_hash', !s.sessionToken && 'services.auth.session_token'].filter(Boolean).join(', ');
+      return { ok: false, reply: { status: 503, body: { error: `password login is not set up on this server: ${missing} missing` } } };
+    }
+    // Counted before bcrypt and forgiven on success, as in check(): a burst of guesses cannot slip past the limit.
+    const attempt = this.limiter.recordFailure(ip);
+    const passwordOk = await this.verifyPassword(password, s.passwordHash).catch(() => false);
+    if (!(safeEqual(username, s.username) && passwordOk)) {
+      return { ok: false, reply: { status: 401, body: { error: 'Invalid credentials' } }, failure: true };
+    }
+    this.limiter.forgive(ip, attempt);
+    return { ok: true, setCookie: this.cookie(s, secure) };
+  }
+
+  /** Expires the cookie in this browser (the token itself stays valid for its other holders). */
+  logoutCookie(secure: boolean): string {
+    return `${COOKIE_NAME}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0${secure ? '; Secure' : ''}`;
+  }
+
   private passed(s: AuthSettings): AuthOutcome {
     return { ok: true, ...(s.sessionToken ? { setCookie: this.cookie(s) } : {}) };
   }
@@ -163,7 +193,7 @@ export class TcpAuth {
     this.verified.set(key, this.now() + VERIFIED_CACHE_TTL_MS);
   }
 
-  private cookie(s: AuthSettings): string {
-    return `${COOKIE_NAME}=${s.sessionToken}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${s.sessionTokenDurationSecs}`;
+  private cookie(s: AuthSettings, secure = false): string {
+    return `${COOKIE_NAME}=${s.sessionToken}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${s.sessionTokenDurationSecs}${secure ? '; Secure' : ''}`;
   }
 }

@@ -346,7 +346,8 @@ export class HttpServer {
     }
     let encoding: string | undefined;
     const acceptEncoding = ex.headers['accept-encoding'];
-    if (acceptEncoding && byteLengthOver(payload, COMPRESSION_MIN_BYTES)) {
+    // A reply that comes encoded already (the /mobile assets, compressed once at load) is sent as it is.
+    if (acceptEncoding && reply.headers?.['Content-Encoding'] === undefined && byteLengthOver(payload, COMPRESSION_MIN_BYTES)) {
       const whole = payload instanceof BodyParts ? payload.join() : Buffer.isBuffer(payload) ? payload : Buffer.from(payload);
       const compressed = maybeCompress(whole, acceptEncoding);
       if (compressed) {

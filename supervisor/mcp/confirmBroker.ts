@@ -40,6 +40,8 @@ export interface ConfirmBrokerOptions {
 
 interface Pending {
   settle(outcome: ConfirmOutcome): void;
+  /** The `mcp-confirm` payload, for clients that arrive after it was broadcast (GET /api/mobile/confirms). */
+  event: Record<string, unknown>;
 }
 
 /** `300s` for whole seconds (the production wording), else milliseconds so a short test window stays exact. */
@@ -80,13 +82,18 @@ export class ConfirmBroker implements Disposable {
         this.bus.publish('mcp-confirm-resolved', resolved);
         resolve(outcome);
       };
-      this.pending.set(requestId, { settle });
-      req.signal.addEventListener('abort', onAbort, { once: true });
       const event: Record<string, unknown> = { request_id: requestId, title: req.title };
       if (req.message !== undefined) event['message'] = req.message;
       if (req.originSessionId !== undefined) event['origin_session_id'] = req.originSessionId;
+      this.pending.set(requestId, { settle, event });
+      req.signal.addEventListener('abort', onAbort, { once: true });
       this.bus.publish('mcp-confirm', event);
     });
+  }
+
+  /** The confirms still open, oldest first, each as its `mcp-confirm` payload. */
+  list(): Array<Record<string, unknown>> {
+    return [...this.pending.values()].map((p) => ({ ...p.event }));
   }
 
   /** The first answer for an id settles it; any later one is refused. */

@@ -8,6 +8,7 @@ import type { SessionService } from '../sessions/sessionService.js';
 import { LogViewer } from './logViewer.js';
 import { RawViewer } from './rawViewer.js';
 import type { ViewerData } from './rawViewer.js';
+import type { ViewerPresence } from './viewerPresence.js';
 
 /** uWS's own per-socket buffer cap; our viewers stop at ViewerConstants.HIGH_WATER_BYTES well before it. */
 const MAX_BACKPRESSURE_BYTES = 1024 * 1024;
@@ -20,13 +21,15 @@ interface StreamData extends ViewerData {
   active?: Viewer;
   /** Tags this viewer's input, so a refusal reported later finds it (writeFromViewer). */
   inputTag?: number;
+  /** `?client=mobile`: the /mobile page's session view, counted in ViewerPresence while open. */
+  mobile: boolean;
 }
 
 /** 1013 Try Again Later: the session is alive; the viewer may reconnect once the program reads. */
 const INPUT_REFUSED_CLOSE = 1013;
 const INPUT_REFUSED_REASON = `input refused: the program has not read ${PtyConstants.INPUT_BACKLOG_BYTES / (1024 * 1024)} MiB of earlier input`;
 
-export function streamRoute(sessions: SessionService): WsRoute<StreamData> {
+export function streamRoute(sessions: SessionService, presence?: ViewerPresence): WsRoute<StreamData> {
   const viewers = new Map<string, Set<Viewer>>();
   sessions.onLifecycle((event, record) => {
     if (event === 'closed') for (const v of viewers.get(record.session_id) ?? []) v.onSessionClosed(record.exit?.reason ?? 'closed');
@@ -61,12 +64,13 @@ export function streamRoute(sessions: SessionService): WsRoute<StreamData> {
         }
         const format = ctx.query.get('format') ?? 'raw';
         if (!['raw', 'text', 'log'].includes(format)) throw new HttpError(400, `format must be raw, text or log, got ${format}`);
-        return { sessionId: record.session_id, offset, binary: ctx.query.get('encoding') === 'binary', log: format !== 'raw' };
+        return { sessionId: record.session_id, offset, binary: ctx.query.get('encoding') === 'binary', log: format !== 'raw', mobile: ctx.query.get('client') === 'mobile' };
       },
       open(ws: EngineSocket<StreamData>) {
         const d = ws.getUserData();
         const viewer: Viewer = d.log ? new LogViewer(ws, sessions, d.sessionId, d.offset) : new RawViewer(ws, sessions, d.sessionId, d.offset, d.binary);
         d.active = viewer;
+        if (d.mobile) presence?.add(d.sessionId);
         let set = viewers.get(d.sessionId);
         if (!set) viewers.set(d.sessionId, (set = new Set()));
         set.add(viewer);
@@ -85,6 +89,7 @@ export function streamRoute(sessions: SessionService): WsRoute<StreamData> {
         const d = ws.getUserData();
         if (d.inputTag !== undefined) typing.delete(d.inputTag);
         if (!d.active) return;
+        if (d.mobile) presence?.remove(d.sessionId);
         d.active.dispose();
         const set = viewers.get(d.sessionId);
         set?.delete(d.active);
