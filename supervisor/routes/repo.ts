@@ -68,6 +68,7 @@ function gitRoute(handler: Handler): Handler {
     try {
       return await handler(ctx);
     } catch (err) {
+      if (err instanceof GitError && /not a git repository/i.test(err.stderr)) throw new HttpError(400, `not a git repository: ${ctx.query.get('path') ?? ctx.query.get('repoPath') ?? 'the given path'}`);
       if (err instanceof GitError) throw new HttpError(err.exitCode === null ? 503 : 400, err.message);
       throw err;
     }
