@@ -3,7 +3,7 @@
  * parsing big git outputs, many git runs at once): piscina runs these named exports on worker threads.
  * Plain data in, plain data out; nothing here touches supervisor state.
  */
-import { readFile } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { git } from '../repos/gitRunner.js';
@@ -43,59 +43,102 @@ const MAX_SEARCHED_FILE_BYTES = 8 * 1024 * 1024;
 /** Git's own rule for "binary": a NUL in the first 8000 bytes. */
 const BINARY_PROBE_BYTES = 8000;
 const MAX_LINE_CHARS = 1000;
-const READ_CONCURRENCY = 16;
+/** One read buffer per thread, grown on demand: no allocation per file. */
+let scratch = Buffer.allocUnsafe(1024 * 1024);
 
-export async function searchContent(task: { repoPath: string; files: string[]; q: SearchQuery; limit: number }): Promise<{ matches: ContentMatch[]; bytes: number; truncated: boolean }> {
-  const re = searchRegExp(task.q);
-  // A literal, case-sensitive query is first looked for in the raw bytes: most files are rejected without decoding.
-  const literal = !task.q.useRegex && task.q.caseSensitive ? Buffer.from(task.q.query, 'utf8') : null;
-  const perFile: ContentMatch[][] = new Array(task.files.length);
-  let bytes = 0;
-  let found = 0;
-  let next = 0;
-  const worker = async () => {
-    for (;;) {
-      const i = next++;
-      if (i >= task.files.length || found >= task.limit) return;
-      const rel = task.files[i]!;
-      let buf: Buffer;
-      try {
-        buf = await readFile(join(task.repoPath, rel));
-      } catch {
-        continue; // deleted since listing, a directory (submodule) or unreadable
-      }
-      if (buf.length > MAX_SEARCHED_FILE_BYTES) continue;
-      bytes += buf.length;
-      if (buf.subarray(0, BINARY_PROBE_BYTES).includes(0)) continue;
-      if (literal && !buf.includes(literal)) continue;
-      const text = buf.toString('utf8');
-      re.lastIndex = 0;
-      if (!re.test(text)) continue;
-      const matches: ContentMatch[] = [];
-      const lines = text.split('\n');
-      for (let n = 0; n < lines.length; n++) {
-        let line = lines[n]!;
-        if (line.endsWith('\r')) line = line.slice(0, -1);
-        re.lastIndex = 0;
-        let m: RegExpExecArray | null;
-        while ((m = re.exec(line)) !== null) {
-          if (m[0].length === 0) {
-            re.lastIndex++;
-            continue;
-          }
-          if (m.index >= MAX_LINE_CHARS) break;
-          matches.push({ path: rel, line_number: n + 1, line_text: line.slice(0, MAX_LINE_CHARS), match_start: m.index, match_end: Math.min(m.index + m[0].length, MAX_LINE_CHARS) });
-        }
-      }
-      perFile[i] = matches;
-      found += matches.length;
+/**
+ * A file's bytes, read synchronously: this runs on a pool thread, where a blocking read costs nobody
+ * else anything and is several times faster than fs.promises (one thread hop per syscall there).
+ * The view is valid until the next call. null: unreadable, gone, not a file, or too large.
+ */
+function readWhole(path: string): Buffer | null {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size > MAX_SEARCHED_FILE_BYTES) return null;
+    if (st.size > scratch.length) scratch = Buffer.allocUnsafe(st.size);
+    let n = 0;
+    while (n < st.size) {
+      const got = readSync(fd, scratch, n, st.size - n, n);
+      if (got === 0) break;
+      n += got;
     }
-  };
-  await Promise.all(Array.from({ length: READ_CONCURRENCY }, worker));
-  // Listing order, whatever order the reads finished in.
-  const all: ContentMatch[] = [];
-  for (const m of perFile) if (m) all.push(...m);
-  return { matches: all.slice(0, task.limit), bytes, truncated: all.length > task.limit || found >= task.limit };
+    return scratch.subarray(0, n);
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function searchContent(task: { repoPath: string; files: string[]; q: SearchQuery; limit: number }): { matches: ContentMatch[]; bytes: number; truncated: boolean } {
+  const re = searchRegExp(task.q);
+  // A literal query is first looked for in the raw bytes, so most files are rejected without
+  // decoding: exact bytes when case matters, else an ASCII-folded copy of the query against a
+  // lower-cased view (a non-ASCII query skips the byte filter and is decided by the RegExp alone).
+  const literal = !task.q.useRegex ? Buffer.from(task.q.query, 'utf8') : null;
+  const foldAscii = literal !== null && !task.q.caseSensitive && /^[\x00-\x7f]*$/.test(task.q.query);
+  const needle = literal === null ? null : foldAscii ? Buffer.from(task.q.query.toLowerCase(), 'latin1') : task.q.caseSensitive ? literal : null;
+  const matches: ContentMatch[] = [];
+  let bytes = 0;
+  for (const rel of task.files) {
+    if (matches.length > task.limit) break;
+    const buf = readWhole(join(task.repoPath, rel));
+    if (buf === null) continue;
+    bytes += buf.length;
+    if (buf.subarray(0, BINARY_PROBE_BYTES).includes(0)) continue;
+    if (needle !== null && !(foldAscii ? lowerAsciiIncludes(buf, needle) : buf.includes(needle))) continue;
+    const text = buf.toString('utf8');
+    re.lastIndex = 0;
+    if (!re.test(text)) continue;
+    const lines = text.split('\n');
+    for (let n = 0; n < lines.length; n++) {
+      let line = lines[n]!;
+      if (line.endsWith('\r')) line = line.slice(0, -1);
+      re.lastIndex = 0;
+      let m: RegExpExecArray | null;
+      while ((m = re.exec(line)) !== null) {
+        if (m[0].length === 0) {
+          re.lastIndex++;
+          continue;
+        }
+        if (m.index >= MAX_LINE_CHARS) break;
+        matches.push({ path: rel, line_number: n + 1, line_text: line.slice(0, MAX_LINE_CHARS), match_start: m.index, match_end: Math.min(m.index + m[0].length, MAX_LINE_CHARS) });
+      }
+    }
+  }
+  return { matches: matches.slice(0, task.limit), bytes, truncated: matches.length > task.limit };
+}
+
+/** Whether `needle` (lower-case ASCII) occurs in `buf` with ASCII letters compared case-insensitively. */
+function lowerAsciiIncludes(buf: Buffer, needle: Buffer): boolean {
+  const first = needle[0]!;
+  const firstUpper = first >= 97 && first <= 122 ? first - 32 : first;
+  const last = buf.length - needle.length;
+  // Next occurrence of each case of the first byte, each found once per pass: no rescanning.
+  let nextLower = -2;
+  let nextUpper = firstUpper === first ? -1 : -2;
+  let i = 0;
+  while (i <= last) {
+    if (nextLower !== -1 && nextLower < i) nextLower = buf.indexOf(first, i);
+    if (nextUpper !== -1 && nextUpper < i) nextUpper = buf.indexOf(firstUpper, i);
+    const at = nextLower === -1 ? nextUpper : nextUpper === -1 ? nextLower : Math.min(nextLower, nextUpper);
+    if (at === -1 || at > last) return false;
+    let k = 1;
+    for (; k < needle.length; k++) {
+      let c = buf[at + k]!;
+      if (c >= 65 && c <= 90) c += 32;
+      if (c !== needle[k]) break;
+    }
+    if (k === needle.length) return true;
+    i = at + 1;
+  }
+  return false;
 }
 
 /** File-name search: substring of the path, case-insensitive; basename hits rank first. */
