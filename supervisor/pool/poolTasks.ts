@@ -162,7 +162,7 @@ export async function gitText(task: { cwd: string; args: string[] }): Promise<st
 }
 
 /** How many git processes one batch keeps running at once. */
-const BATCH_CONCURRENCY = 8;
+const BATCH_CONCURRENCY = 16;
 
 export interface BatchStats {
   diff_stats: Record<string, DiffStats | null>;
@@ -176,8 +176,11 @@ export async function diffStatsBatch(task: { paths: string[] }): Promise<BatchSt
   let next = 0;
   const one = async (path: string) => {
     try {
-      const base = await diffBase(path);
-      const [numstat, ts] = await Promise.all([git(path, ['diff', '--numstat', base]), base === 'HEAD' ? git(path, ['log', '-1', '--format=%ct']) : Promise.resolve('')]);
+      // Two git runs at once per checkout; a repository without commits (no HEAD) takes the slow path.
+      const [numstat, ts] = await Promise.all([
+        git(path, ['diff', '--numstat', 'HEAD']).catch(async () => git(path, ['diff', '--numstat', await diffBase(path)])),
+        git(path, ['log', '-1', '--format=%ct']).catch(() => ''),
+      ]);
       const files = parseNumstat(numstat);
       result.diff_stats[path] = sumStats(files);
       result.last_commit_ts[path] = ts.trim() === '' ? null : Number(ts.trim());
