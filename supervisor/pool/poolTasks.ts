@@ -3,8 +3,8 @@
  * parsing big git outputs, many git runs at once): piscina runs these named exports on worker threads.
  * Plain data in, plain data out; nothing here touches supervisor state.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
 
 import { git } from '../repos/gitRunner.js';
 import { diffBase, parseNumstat, sumStats, type DiffStats } from '../repos/gitQueries.js';
@@ -171,23 +171,94 @@ export interface BatchStats {
   errors: Record<string, string>;
 }
 
+/** A checkout's git dir and common dir from its `.git` (a directory, or a `gitdir:` file in a linked worktree). */
+function gitDirsOf(path: string): { gitDir: string; commonDir: string } | null {
+  try {
+    const dotGit = join(path, '.git');
+    let gitDir = dotGit;
+    try {
+      const pointer = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, 'utf8'));
+      if (pointer) gitDir = resolve(path, pointer[1]!.trim());
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EISDIR') throw err;
+    }
+    let commonDir = gitDir;
+    try {
+      const rel = readFileSync(join(gitDir, 'commondir'), 'utf8').trim();
+      commonDir = isAbsolute(rel) ? rel : resolve(gitDir, rel);
+    } catch {
+      /* the main checkout: its git dir is the common dir */
+    }
+    return { gitDir, commonDir };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Last-commit times: worktrees of one repository share their refs, so one `for-each-ref` per
+ * repository answers every checkout on a branch (its HEAD file names the branch); a detached or
+ * unusual checkout asks git itself.
+ */
+async function lastCommitTimes(paths: readonly string[]): Promise<Map<string, number | null>> {
+  const out = new Map<string, number | null>();
+  const byCommon = new Map<string, Array<{ path: string; ref: string }>>();
+  for (const path of paths) {
+    const dirs = gitDirsOf(path);
+    let head = '';
+    try {
+      if (dirs) head = readFileSync(join(dirs.gitDir, 'HEAD'), 'utf8').trim();
+    } catch {
+      /* answered by git below */
+    }
+    const ref = /^ref: (refs\/heads\/.+)$/.exec(head)?.[1];
+    if (!dirs || !ref) {
+      out.set(path, null);
+      continue;
+    }
+    const list = byCommon.get(dirs.commonDir) ?? [];
+    list.push({ path, ref });
+    byCommon.set(dirs.commonDir, list);
+  }
+  await Promise.all(
+    [...byCommon.values()].map(async (list) => {
+      const refs = new Map<string, number>();
+      try {
+        for (const line of (await git(list[0]!.path, ['for-each-ref', '--format=%(refname) %(committerdate:unix)', 'refs/heads'])).split('\n')) {
+          const at = line.lastIndexOf(' ');
+          if (at > 0) refs.set(line.slice(0, at), Number(line.slice(at + 1)));
+        }
+      } catch {
+        /* each path falls back below */
+      }
+      for (const { path, ref } of list) out.set(path, refs.get(ref) ?? null);
+    }),
+  );
+  // Detached HEADs and anything unresolved: one git run each.
+  await Promise.all(
+    paths
+      .filter((p) => out.get(p) === null)
+      .map(async (p) => {
+        const ts = (await git(p, ['log', '-1', '--format=%ct']).catch(() => '')).trim();
+        out.set(p, ts === '' ? null : Number(ts));
+      }),
+  );
+  return out;
+}
+
 export async function diffStatsBatch(task: { paths: string[] }): Promise<BatchStats> {
   const result: BatchStats = { diff_stats: {}, last_commit_ts: {}, workspace_statuses: {}, errors: {} };
+  const times = lastCommitTimes(task.paths);
   let next = 0;
   const one = async (path: string) => {
     try {
-      // Two git runs at once per checkout; a repository without commits (no HEAD) takes the slow path.
-      const [numstat, ts] = await Promise.all([
-        git(path, ['diff', '--numstat', 'HEAD']).catch(async () => git(path, ['diff', '--numstat', await diffBase(path)])),
-        git(path, ['log', '-1', '--format=%ct']).catch(() => ''),
-      ]);
+      // A repository without commits (no HEAD) takes the slow path.
+      const numstat = await git(path, ['diff', '--numstat', 'HEAD']).catch(async () => git(path, ['diff', '--numstat', await diffBase(path)]));
       const files = parseNumstat(numstat);
       result.diff_stats[path] = sumStats(files);
-      result.last_commit_ts[path] = ts.trim() === '' ? null : Number(ts.trim());
       result.workspace_statuses[path] = files.length > 0 ? 'dirty' : 'clean';
     } catch (err) {
       result.diff_stats[path] = null;
-      result.last_commit_ts[path] = null;
       result.workspace_statuses[path] = 'error';
       result.errors[path] = (err as Error).message;
     }
@@ -196,5 +267,7 @@ export async function diffStatsBatch(task: { paths: string[] }): Promise<BatchSt
     while (next < task.paths.length) await one(task.paths[next++]!);
   };
   await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, task.paths.length) }, worker));
+  const ts = await times;
+  for (const p of task.paths) result.last_commit_ts[p] = result.errors[p] ? null : (ts.get(p) ?? null);
   return result;
 }

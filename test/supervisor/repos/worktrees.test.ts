@@ -91,7 +91,7 @@ describe('worktrees: two agents in parallel checkouts of one repository', () => 
     assert.deepEqual(b.diff_stats[repo], { additions: 0, deletions: 0 });
     assert.equal(b.workspace_statuses[one.path], 'dirty');
     assert.equal(b.workspace_statuses[repo], 'clean');
-    assert.equal(typeof b.last_commit_ts[repo], 'number');
+    for (const p of [repo, one.path, two.path]) assert.equal(b.last_commit_ts[p], Number(sb.git(p, 'log', '-1', '--format=%ct').trim()), `last commit time of ${p}`);
   });
 
   it('removes the merged worktree by rule ancestry and deletes its branch', async () => {
