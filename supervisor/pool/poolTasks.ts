@@ -115,6 +115,17 @@ export function searchContent(task: { repoPath: string; files: string[]; q: Sear
   return { matches: matches.slice(0, task.limit), bytes, truncated: matches.length > task.limit };
 }
 
+/**
+ * One contiguous shard of the repository's listing, listed here on the pool thread: the file list
+ * (tens of thousands of paths) never crosses to the supervisor's thread and back.
+ */
+export async function searchShard(task: { repoPath: string; shard: number; shards: number; q: SearchQuery; limit: number }): Promise<{ matches: ContentMatch[]; bytes: number; truncated: boolean; files: number; total: number }> {
+  const all = await listFiles(task);
+  const per = Math.ceil(all.length / task.shards);
+  const files = all.slice(task.shard * per, (task.shard + 1) * per);
+  return { ...searchContent({ repoPath: task.repoPath, files, q: task.q, limit: task.limit }), files: files.length, total: all.length };
+}
+
 /** Whether `needle` (lower-case ASCII) occurs in `buf` with ASCII letters compared case-insensitively. */
 function lowerAsciiIncludes(buf: Buffer, needle: Buffer): boolean {
   const first = needle[0]!;

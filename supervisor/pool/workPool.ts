@@ -10,8 +10,6 @@ import type { BatchStats, ContentMatch, SearchQuery } from './poolTasks.js';
 
 /** The compiled worker module, beside this one in dist. */
 const TASKS_FILE = new URL('./poolTasks.js', import.meta.url).href;
-/** Files per search task: small enough to spread over the threads, large enough to amortise a hop. */
-const SEARCH_CHUNK_FILES = 2000;
 
 export class WorkPool {
   private readonly pool = new Piscina({
@@ -37,21 +35,23 @@ export class WorkPool {
     return this.pool.run({ paths }, { name: 'diffStatsBatch' });
   }
 
-  /** Lists the files, then searches them in chunks across the threads; matches come back in listing order. */
+  /** Searches the repository in one shard per thread; matches come back in listing order. */
   async searchContent(repoPath: string, q: SearchQuery, limit: number): Promise<{ matches: ContentMatch[]; files_searched: number; bytes_searched: number; truncated: boolean }> {
-    const files = await this.listFiles(repoPath);
-    const chunks: string[][] = [];
-    for (let i = 0; i < files.length; i += SEARCH_CHUNK_FILES) chunks.push(files.slice(i, i + SEARCH_CHUNK_FILES));
-    const parts = await Promise.all(chunks.map((chunk) => this.pool.run({ repoPath, files: chunk, q, limit }, { name: 'searchContent' }) as Promise<{ matches: ContentMatch[]; bytes: number; truncated: boolean }>));
+    const shards = this.pool.options.maxThreads;
+    const parts = await Promise.all(
+      Array.from({ length: shards }, (_, shard) => this.pool.run({ repoPath, shard, shards, q, limit }, { name: 'searchShard' }) as Promise<{ matches: ContentMatch[]; bytes: number; truncated: boolean; files: number }>),
+    );
     const matches: ContentMatch[] = [];
     let bytes = 0;
+    let files = 0;
     let truncated = false;
     for (const p of parts) {
-      matches.push(...p.matches);
+      if (matches.length <= limit) matches.push(...p.matches);
       bytes += p.bytes;
+      files += p.files;
       truncated ||= p.truncated;
     }
-    return { matches: matches.slice(0, limit), files_searched: files.length, bytes_searched: bytes, truncated: truncated || matches.length > limit };
+    return { matches: matches.slice(0, limit), files_searched: files, bytes_searched: bytes, truncated: truncated || matches.length > limit };
   }
 
   async destroy(): Promise<void> {
