@@ -68,6 +68,20 @@ import { pushRoutes } from './routes/push.js';
 import { PushService } from './push/pushService.js';
 import { ViewerPresence } from './streaming/viewerPresence.js';
 import { GIT_HASH, VERSION } from './version.js';
+import { WorkPool } from './pool/workPool.js';
+import { RepoRegistry } from './repos/repoRegistry.js';
+import { DomainConfigFile } from './repos/domainConfigFile.js';
+import { GhCli } from './repos/ghCli.js';
+import { RepoWatcher } from './repos/repoWatcher.js';
+import { WorktreeManager } from './repos/worktrees.js';
+import { REPO_SETTINGS_FILE, repoKey } from './upstreams/projectUpstreams.js';
+import { repoRoutes } from './routes/repo.js';
+import { githubRoutes } from './routes/github.js';
+import { worktreeRoutes } from './routes/worktrees.js';
+import { repoConfigRoutes } from './routes/repoConfig.js';
+import { fsRoutes } from './routes/fs.js';
+
+const REPO_DEFAULTS_FILE = 'repo-defaults.json';
 
 export interface SupervisorOptions {
   paths: Paths;
@@ -111,6 +125,14 @@ export class Supervisor {
   readonly upstreams: UpstreamStore;
   readonly projects: ProjectUpstreams;
   readonly hub: McpHubHost;
+  /** Worker threads for content search, big diffs and diff-stats batches (keeps this loop free). */
+  readonly pool = new WorkPool();
+  readonly repos: RepoRegistry;
+  readonly repoSettings: DomainConfigFile;
+  readonly repoDefaults: DomainConfigFile;
+  readonly worktrees: WorktreeManager;
+  readonly gh: GhCli;
+  readonly repoWatcher: RepoWatcher;
 
   private readonly responseCells = new Map<string, { value: number }>();
   /** Set once the keyring probe has answered (it runs while the listeners bind). */
@@ -188,6 +210,25 @@ export class Supervisor {
       watchdogMs: promptWatchdogFromEnv(opts.env),
       runConfig: (name) => agentSettings.runConfig(name),
     });
+    this.repos = new RepoRegistry(opts.paths.configDir, this.bus, () => this.sessions.list().filter((r) => r.exit === null).map((r) => r.cwd));
+    this.repoSettings = new DomainConfigFile(opts.paths.configDir, REPO_SETTINGS_FILE);
+    this.repoDefaults = new DomainConfigFile(opts.paths.configDir, REPO_DEFAULTS_FILE);
+    this.gh = new GhCli(opts.env);
+    this.repoWatcher = new RepoWatcher(this.bus, log);
+    this.worktrees = new WorktreeManager({
+      bus: this.bus,
+      sessionCwds: () => this.sessions.list().filter((r) => r.exit === null).map((r) => r.cwd),
+      // repo-defaults.json underneath, the repository's own repo-settings.json entry on top.
+      settings: async (repo) => {
+        const [defaults, settings] = await Promise.all([this.repoDefaults.read().catch(() => ({})), this.repoSettings.read().catch(() => ({}))]);
+        const entry = (settings as Record<string, unknown>)[repoKey(repo)];
+        const merged = { ...defaults, ...(typeof entry === 'object' && entry !== null ? entry : {}) } as Record<string, unknown>;
+        return {
+          ...(typeof merged['setup_script'] === 'string' && merged['setup_script'] !== '' ? { setup_script: merged['setup_script'] } : {}),
+          ...(typeof merged['warm_artifacts'] === 'boolean' ? { warm_artifacts: merged['warm_artifacts'] } : {}),
+        };
+      },
+    });
     const nativeTools = createNativeTools({
       sessions: this.sessions,
       tasks: this.tasks,
@@ -213,6 +254,10 @@ export class Supervisor {
       },
       maxSessions: () => this.config.get().services.server.max_sessions,
       log,
+      repos: this.repos,
+      worktrees: this.worktrees,
+      gh: this.gh,
+      isClaudeCode: (id) => this.mcp.sessions.get(id)?.is_claude_code ?? false,
     });
     this.upstreams = new UpstreamStore({ configDir: opts.paths.configDir, credentials: () => this.credentials });
     this.projects = new ProjectUpstreams({ configDir: opts.paths.configDir, log: this.log });
@@ -233,6 +278,7 @@ export class Supervisor {
       liveSessions: this.sessions,
       log: this.log,
       peerCount: () => this.peers.size,
+      repos: () => this.repos.roots(),
       registeredIdentity: (id) => this.peers.identityOf(id),
       // Protocol 0: an initialize asserting $TUIC_SESSION registers that peer (its name kept if known).
       onInitialized: (meta) => {
@@ -288,6 +334,7 @@ export class Supervisor {
       await writeSchema(opts.paths.configFile);
       // Before the socket serves: a project's first tools/list must already be narrowed.
       await sup.projects.load();
+      await sup.startRepos();
       await sup.bindSocket();
       sup.credentials = await credentials;
       // The session token and the other config secrets live in the store: load them before TCP serves.
@@ -326,6 +373,24 @@ export class Supervisor {
     return sup;
   }
 
+  /**
+   * Reads repositories.json (an unreadable one registers nothing and says so) and keeps the
+   * discovered repositories and their watchers in step with sessions coming and going.
+   */
+  private async startRepos(): Promise<void> {
+    await this.repos.load().catch((err: unknown) => this.log.error({ err, file: this.repos.file.path }, 'repositories.json unreadable: no repository registered until it is fixed'));
+    const refresh = () => {
+      void this.repos
+        .discover()
+        .then(() => this.repoWatcher.sync(this.repos.roots()))
+        .catch((err: unknown) => this.log.warn({ err }, 'repository discovery failed'));
+    };
+    this.bus.on('session-created', refresh);
+    this.bus.on('session-closed', refresh);
+    this.bus.on('repositories-changed', refresh);
+    refresh();
+  }
+
   /** The one line printed at start: where clients find us. */
   describe(): string {
     const tcp = this.tcp ? ` and tcp http://${this.tcp.binding.host}:${this.tcp.binding.port}` : '';
@@ -350,6 +415,8 @@ export class Supervisor {
       this.socket = null;
     }
     this.mcp.dispose();
+    this.repoWatcher.dispose();
+    await this.pool.destroy();
     this.mail.dispose();
     this.loopLag.dispose();
     await this.hub.stop();
@@ -400,6 +467,11 @@ export class Supervisor {
       ...logRoutes(this.logRing),
       ...mobileRoutes({ auth: this.auth, confirms: this.confirmBroker }),
       ...pushRoutes(this.push),
+      ...repoConfigRoutes({ registry: this.repos, repoSettings: this.repoSettings, repoDefaults: this.repoDefaults, onRepoSettingsSaved: () => this.projects.load() }),
+      ...repoRoutes(this.pool),
+      ...githubRoutes(this.gh),
+      ...worktreeRoutes(this.worktrees, () => this.repos.roots()),
+      ...fsRoutes(this.pool, () => [...this.repos.roots(), ...this.worktrees.knownWorktreePaths()]),
     ];
   }
 

@@ -43,6 +43,8 @@ export interface McpServiceOptions {
   projects?: ProjectAllowlists;
   /** Registered peers, for initialize's instructions. */
   peerCount?: () => number;
+  /** Known repository paths (registered and from session cwds), for initialize's instructions. */
+  repos?: () => readonly string[];
   /** The identity agent register bound to a protocol session that asserted none. */
   registeredIdentity?: (mcpSessionId: string) => string | null;
   /** After each initialize: binds the identity its x-tuic-session asserted. */
@@ -117,7 +119,7 @@ export class McpService implements Disposable {
       surface,
       progressTracking: config.progress_tracking,
       sessions: this.opts.liveSessions.list().map((s) => (s.alias ? { session_id: s.session_id, cwd: s.cwd, alias: s.alias } : { session_id: s.session_id, cwd: s.cwd })),
-      repos: [],
+      repos: this.opts.repos?.() ?? [],
       peerCount: this.opts.peerCount?.() ?? 0,
       intentMarkers: config.intent_tab_title,
       suggestFollowups: config.suggest_followups,

@@ -9,6 +9,10 @@ import type { LifecycleMail } from '../../agents/lifecycleMail.js';
 import type { AgentBinaries } from '../../agents/agentBinaries.js';
 import type { Logger } from '../../log.js';
 import { createTaskTool } from './task.js';
+import { createRepoTool } from './repo.js';
+import type { RepoRegistry } from '../../repos/repoRegistry.js';
+import type { WorktreeManager } from '../../repos/worktrees.js';
+import type { GhCli } from '../../repos/ghCli.js';
 import type { SessionService } from '../../sessions/sessionService.js';
 import type { TaskRegistry } from '../tasks.js';
 import { createProgressTool } from './progress.js';
@@ -46,15 +50,21 @@ export interface NativeToolDeps {
   mcpFacts: McpSessionFacts;
   maxSessions: () => number;
   log: Logger;
+  /** repo: known repositories, the worktree core, gh, and whether a protocol session's client is Claude Code. */
+  repos: RepoRegistry;
+  worktrees: WorktreeManager;
+  gh: GhCli;
+  isClaudeCode: (mcpSessionId: string) => boolean;
 }
 
 export function createNativeTools(deps: NativeToolDeps): NativeTool[] {
   void deps;
   return [
-    // TOOLS: one line per tool, in the order tools/list shows them: session, agent, task, progress, ui, plugin_dev_guide, config, debug.
+    // TOOLS: one line per tool, in the order tools/list shows them: session, agent, task, repo, progress, ui, plugin_dev_guide, config, debug.
     createSessionTool(deps),
     createAgentTool(deps),
     createTaskTool(deps),
+    createRepoTool(deps),
     createProgressTool(deps),
     createUiTool(deps),
     createPluginDevGuideTool(),

@@ -24,8 +24,9 @@ const CEILINGS: Readonly<Record<string, number>> = {
   'instructions.collapsed.loaded': 2_489,
   'tools/list.collapsed': 2_758,
   // Measured here: 9,343 B for seven tools, 12,753 B with agent, 14,510 B once spawn took env, keep_open,
-  // print_mode and output_format (issue 17); the spec's 24,409 B also covers repo.
-  'tools/list.classic': 15_500,
+  // print_mode and output_format (issue 17), 17,010 B with repo (issue 19); the spec's 24,409 B covers
+  // the same tools and more.
+  'tools/list.classic': 18_000,
   // Spec figures for the tools it measured.
   'schema.session': 5_105,
   'schema.ui': 3_689,

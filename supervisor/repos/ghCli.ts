@@ -1,0 +1,50 @@
+/** The GitHub CLI, when it is installed and logged in; every GitHub route goes through it or answers 503. */
+import { execFile } from 'node:child_process';
+
+import { HttpError } from '../http/types.js';
+
+/** How long a "gh is (not) usable" answer is trusted: a `gh auth login` is picked up within this. */
+const PROBE_TTL_MS = 60_000;
+const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
+
+function run(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string; missing: boolean }> {
+  return new Promise((resolve) => {
+    execFile('gh', args as string[], { cwd, env: { ...env, GH_PROMPT_DISABLED: '1', NO_COLOR: '1' }, maxBuffer: MAX_OUTPUT_BYTES, encoding: 'utf8' }, (err, stdout, stderr) => {
+      const e = err as (NodeJS.ErrnoException & { code?: number | string }) | null;
+      resolve({ code: !e ? 0 : typeof e.code === 'number' ? e.code : null, stdout, stderr, missing: e?.code === 'ENOENT' });
+    });
+  });
+}
+
+export class GhCli {
+  private probe: { at: number; problem: string | null } | null = null;
+
+  constructor(private readonly env: NodeJS.ProcessEnv) {}
+
+  /** null when gh can be used; otherwise why not, in words for the 503. */
+  async problem(cwd: string): Promise<string | null> {
+    if (this.probe && Date.now() - this.probe.at < PROBE_TTL_MS) return this.probe.problem;
+    const r = await run(cwd, ['auth', 'status'], this.env);
+    const problem = r.missing
+      ? 'GitHub features need the GitHub CLI (gh), which is not installed on the machine running tuicd'
+      : r.code !== 0
+        ? `GitHub features need the GitHub CLI logged in: run \`gh auth login\` on the machine running tuicd (${(r.stderr || r.stdout).trim().split('\n')[0] ?? ''})`
+        : null;
+    this.probe = { at: Date.now(), problem };
+    return problem;
+  }
+
+  /** Runs gh in the repository; 503 when gh is unusable, 502 when GitHub (through gh) refuses. */
+  async call(cwd: string, args: readonly string[]): Promise<string> {
+    const problem = await this.problem(cwd);
+    if (problem) throw new HttpError(503, problem);
+    const r = await run(cwd, args, this.env);
+    if (r.code !== 0) throw new HttpError(502, `gh ${args.slice(0, 2).join(' ')} failed: ${(r.stderr || r.stdout).trim()}`);
+    return r.stdout;
+  }
+
+  async json<T = unknown>(cwd: string, args: readonly string[]): Promise<T> {
+    const out = await this.call(cwd, args);
+    return (out.trim() === '' ? null : JSON.parse(out)) as T;
+  }
+}
