@@ -37,6 +37,15 @@ export function pick(source: { get(k: string): string | null } | Record<string, 
   return { key: keys[0]!, value: undefined };
 }
 
+/** The spellings a repository path arrives under, the usual one first. */
+export const REPO_PATH_KEYS = ['path', 'repoPath', 'repo_path'] as const;
+
+/** The repository path from a query or a JSON body, under the first of `keys` present, validated (400). */
+export function repoPathFrom(source: Parameters<typeof pick>[0], keys: readonly string[] = REPO_PATH_KEYS): string {
+  const { key, value } = pick(source, keys);
+  return repoPathArg(value, key);
+}
+
 export function stringArg(value: unknown, key: string): string {
   if (typeof value !== 'string' || value === '') throw new HttpError(400, `'${key}' is required (a non-empty string)`);
   return value;

@@ -14,7 +14,7 @@ import { isPlainObject } from '../config/merge.js';
 import type { WorkPool } from '../pool/workPool.js';
 import { searchRegExp } from '../pool/poolTasks.js';
 import { git } from '../repos/gitRunner.js';
-import { boolArg, hasDotDot, intArg, pick, relativeFileArg, repoPathArg, stringArg, stringListArg } from '../repos/repoArgs.js';
+import { boolArg, hasDotDot, intArg, relativeFileArg, repoPathFrom, stringArg, stringListArg } from '../repos/repoArgs.js';
 import { containedPath, denyUnlessInRoots } from '../fs/rootGate.js';
 import { quoteClientInput } from '../../shared/quoteClientInput.js';
 
@@ -79,14 +79,8 @@ function absoluteArg(value: unknown, key: string): string {
 export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[] {
   const routes: Route[] = [];
   const add = (method: HttpMethod, pattern: string, handler: Handler) => routes.push({ method, pattern, handler });
-  const queryRepo = (ctx: RequestContext) => {
-    const { key, value } = pick(ctx.query, REPO_KEYS);
-    return repoPathArg(value, key);
-  };
-  const bodyRepo = (body: Body) => {
-    const { key, value } = pick(body, REPO_KEYS);
-    return repoPathArg(value, key);
-  };
+  const queryRepo = (ctx: RequestContext) => repoPathFrom(ctx.query, REPO_KEYS);
+  const bodyRepo = (body: Body) => repoPathFrom(body, REPO_KEYS);
 
   add('GET', '/fs/list', async (ctx) => {
     const repo = queryRepo(ctx);

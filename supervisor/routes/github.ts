@@ -6,11 +6,10 @@ import { HttpError, json, parseJsonBody } from '../http/types.js';
 import type { Handler, HttpMethod, RequestContext, Route } from '../http/types.js';
 import { isPlainObject } from '../config/merge.js';
 import type { GhCli } from '../repos/ghCli.js';
-import { intArg, pick, repoPathArg, stringArg, stringListArg } from '../repos/repoArgs.js';
+import { intArg, repoPathArg, repoPathFrom, stringArg, stringListArg } from '../repos/repoArgs.js';
 
 const PR_FIELDS = 'number,title,state,headRefName,headRefOid,baseRefName,url,isDraft,author,mergeable,reviewDecision,statusCheckRollup,updatedAt';
 const ISSUE_FIELDS = 'number,title,state,url,labels,assignees,author,updatedAt';
-const PATH_KEYS = ['path', 'repoPath', 'repo_path'] as const;
 const MERGE_METHODS = ['merge', 'squash', 'rebase'];
 /** REFERENCE §1.4 `issue_filter`: which issues /repo/issues lists. */
 const ISSUE_FILTERS: Record<string, string[]> = { assigned: ['--assignee', '@me'], created: ['--author', '@me'], mentioned: ['--mention', '@me'], all: [] };
@@ -32,14 +31,8 @@ function numberArg(value: unknown, key: string): number {
 export function githubRoutes(gh: GhCli): Route[] {
   const routes: Route[] = [];
   const add = (method: HttpMethod, pattern: string, handler: Handler) => routes.push({ method, pattern, handler });
-  const qRepo = (ctx: RequestContext) => {
-    const { key, value } = pick(ctx.query, PATH_KEYS);
-    return repoPathArg(value, key);
-  };
-  const bRepo = (body: Body) => {
-    const { key, value } = pick(body, PATH_KEYS);
-    return repoPathArg(value, key);
-  };
+  const qRepo = (ctx: RequestContext) => repoPathFrom(ctx.query);
+  const bRepo = (body: Body) => repoPathFrom(body);
 
   const prs: Handler = async (ctx) => {
     const state = ctx.query.get('include_merged') === 'true' ? 'all' : 'open';

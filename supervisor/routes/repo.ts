@@ -25,11 +25,10 @@ import {
   repoInfo,
   worktreeList,
 } from '../repos/gitQueries.js';
-import { intArg, pick, relativeFileArg, repoPathArg, stringArg, stringListArg } from '../repos/repoArgs.js';
+import { intArg, relativeFileArg, repoPathArg, repoPathFrom, stringArg, stringListArg } from '../repos/repoArgs.js';
 import { quoteClientInput } from '../../shared/quoteClientInput.js';
 import { containedPath } from '../fs/rootGate.js';
 
-const PATH_KEYS = ['path', 'repoPath', 'repo_path'] as const;
 /** The standard file-read cap (REFERENCE §1.10: the remote cap); /repo/file is a viewer, not a transfer. */
 const FILE_READ_CAP_BYTES = 10 * 1024 * 1024;
 const MAX_BATCH_PATHS = 500;
@@ -52,15 +51,8 @@ function bodyOf(ctx: RequestContext): Body {
   return body as Body;
 }
 
-function queryRepo(ctx: RequestContext): string {
-  const { key, value } = pick(ctx.query, PATH_KEYS);
-  return repoPathArg(value, key);
-}
-
-function bodyRepo(body: Body): string {
-  const { key, value } = pick(body, PATH_KEYS);
-  return repoPathArg(value, key);
-}
+const queryRepo = (ctx: RequestContext): string => repoPathFrom(ctx.query);
+const bodyRepo = (body: Body): string => repoPathFrom(body);
 
 /** A git failure caused by the request is the caller's to fix: 400 with git's words. */
 function gitRoute(handler: Handler): Handler {

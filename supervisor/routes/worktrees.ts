@@ -7,7 +7,7 @@ import { HttpError, json, parseJsonBody } from '../http/types.js';
 import type { RequestContext, Route } from '../http/types.js';
 import { isPlainObject } from '../config/merge.js';
 import { generateBranchName } from '../repos/branchNames.js';
-import { boolArg, pick, repoPathArg, stringArg } from '../repos/repoArgs.js';
+import { boolArg, repoPathArg, repoPathFrom, stringArg } from '../repos/repoArgs.js';
 import { runScript, type WorktreeManager } from '../repos/worktrees.js';
 import { quoteClientInput } from '../../shared/quoteClientInput.js';
 
@@ -26,10 +26,7 @@ function optionalString(value: unknown, key: string): string | undefined {
 }
 
 export function worktreeRoutes(manager: WorktreeManager, knownRepos: () => readonly string[]): Route[] {
-  const repoFromQuery = (ctx: RequestContext, keys: readonly string[]) => {
-    const { key, value } = pick(ctx.query, keys);
-    return repoPathArg(value, key);
-  };
+  const repoFromQuery = (ctx: RequestContext, keys: readonly string[]) => repoPathFrom(ctx.query, keys);
   const remove = async (ctx: RequestContext, workspaceId: string) => {
     const repo = repoFromQuery(ctx, ['repoPath', 'repo_path', 'path']);
     const force = boolArg(ctx.query.get('force'), 'force', false);
