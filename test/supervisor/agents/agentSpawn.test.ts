@@ -172,7 +172,15 @@ describe('agent spawn', { timeout: 90_000 }, () => {
     }
     assert.match(typed, new RegExp(`\\[TUIC\\] [^\\r]*child agent ${spawned.session_id.slice(0, 8)} exited \\(exit 0\\)\\r`));
     assert.doesNotMatch(typed, /message available/, 'only lifecycle mail: no generic pointer');
-    // Typed, so acknowledged: the inbox read from the stored cursor has nothing left.
+    // A summary counts as read once acknowledged, i.e. once the agent's reply to it was seen: wait
+    // for a reply to every typed notice before reading, or the read races the acknowledgement.
+    const notices = typed.split('[TUIC]').length - 1;
+    for (let i = 0; i < 100; i++) {
+      const out = (await t.socket('GET', `/sessions/${shell.session_id}/output?limit=65536`)).json() as { data: string };
+      if (out.data.split('Noted.').length - 1 >= notices) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // Acknowledged: the inbox read from the stored cursor has nothing left.
     assert.equal((await agent({ action: 'inbox' })).count, 0);
   });
 
