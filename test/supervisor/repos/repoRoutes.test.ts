@@ -149,8 +149,10 @@ describe('repositories and the /repo routes against real git', () => {
     const before = events.events.length;
     writeFileSync(join(repo, 'watched.txt'), 'w\n');
     await events.waitFor((e) => e.event === 'repo-changed' && JSON.parse(e.data).kind === 'working-tree' && events.events.indexOf(e) >= before);
+    // Earlier tests' checkouts may still be reported (debounced): wait for this one's.
+    const moved = events.events.length;
     sb.git(repo, 'checkout', '-q', '-b', 'moved-head');
-    const head = await events.waitFor((e) => e.event === 'head-changed');
+    const head = await events.waitFor((e) => e.event === 'head-changed' && events.events.indexOf(e) >= moved && JSON.parse(e.data).branch === 'moved-head');
     assert.deepEqual(JSON.parse(head.data), { repo_path: repo, branch: 'moved-head' });
   });
 
