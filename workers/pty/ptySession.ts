@@ -35,6 +35,12 @@ export const PtySessionConstants = {
   COALESCE_MAX_BYTES: PtyConstants.CATCH_UP_CHUNK_BYTES,
   /** A session asked to close (SIGHUP/SIGTERM) that is still alive after this gets SIGKILL (interactive bash ignores SIGTERM). */
   KILL_GRACE_MS: 3_000,
+  /**
+   * A closing signal is sent once more after this if the session still lives: bash can lose a SIGHUP
+   * that lands while readline handles the Ctrl-C a close sends just before it (about 1 close in 70
+   * on an idle machine), and would then sit at its prompt until the SIGKILL.
+   */
+  CLOSING_SIGNAL_REPEAT_MS: 500,
   /** TERM the child sees; the supervisor's env and every client renderer assume it. */
   TERM_NAME: 'xterm-256color',
   /** Used when neither the request nor the child env names a shell. */
@@ -94,6 +100,7 @@ export class PtySession implements Disposable {
   private readonly parser: OutputParser | undefined;
   private readonly activity = new ShellActivity(PtyConstants.SHELL_IDLE_MS, (state) => this.stateListeners.fire(state));
   private killTimer: NodeJS.Timeout | undefined;
+  private repeatTimer: NodeJS.Timeout | undefined;
   /** node-pty closed the master (its read stream was destroyed) before the exit was reported. */
   private masterClosed = false;
   /**
@@ -369,7 +376,14 @@ export class PtySession implements Disposable {
     if (closing && this.killTimer === undefined) {
       this.killTimer = setTimeout(this.escalate, PtySessionConstants.KILL_GRACE_MS);
       this.killTimer.unref();
+      this.repeatTimer = setTimeout(() => this.repeatClosingSignal(name), PtySessionConstants.CLOSING_SIGNAL_REPEAT_MS);
+      this.repeatTimer.unref();
     }
+  }
+
+  private repeatClosingSignal(name: NodeJS.Signals): void {
+    this.repeatTimer = undefined;
+    if (this.exitInfo === undefined) signalGroup(this.pid, name);
   }
 
   /** The grace after a closing signal is over: SIGKILL for the group, even if its leader has exited. */
@@ -481,6 +495,8 @@ export class PtySession implements Disposable {
     this.activity.dispose();
     clearTimeout(this.killTimer);
     this.killTimer = undefined;
+    clearTimeout(this.repeatTimer);
+    this.repeatTimer = undefined;
   }
 
   private releaseSlave(): void {

@@ -1,7 +1,8 @@
 /**
  * Kill edge cases: a closing kill reaches everything in the session's process group even when the
  * shell itself dies at once and a job ignores SIGHUP; a signal that does not close the session
- * (SIGINT, SIGWINCH...) leaves a user pause in place.
+ * (SIGINT, SIGWINCH...) leaves a user pause in place; a hang-up the shell lost is sent again well
+ * before the SIGKILL.
  */
 
 import assert from 'node:assert/strict';
@@ -33,6 +34,17 @@ describe('pty host: kill', () => {
     } finally {
       for (const member of liveGroupMembers(pid)) process.kill(member, 'SIGKILL');
     }
+  });
+
+  test('a shell that survives the first SIGHUP dies of the repeated one, not of the SIGKILL', async () => {
+    // Stands in for bash losing a hang-up that lands while readline handles a Ctrl-C: the trap
+    // swallows the first HUP and restores the default, so only a second HUP ends the shell.
+    const { id } = await host.spawnSession({ args: ['-c', "trap 'trap - HUP; echo first-hup' HUP; echo ready; while :; do sleep 0.05; done"] });
+    await host.waitForText(id, 'ready');
+    await host.client.request('kill', { session_id: id });
+    const exit = await host.waitForExit(id);
+    assert.match(host.record(id).text, /first-hup/, 'the first hang-up reached the trap');
+    assert.equal(exit.signal, 1, `ended by ${exit.signal}: 9 means no second SIGHUP came before the kill grace ran out`);
   });
 
   test('a non-closing signal (SIGINT to a shell that traps it) does not undo a pause', async () => {
