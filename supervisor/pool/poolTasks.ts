@@ -4,10 +4,12 @@
  * Plain data in, plain data out; nothing here touches supervisor state.
  */
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import { join } from 'node:path';
 
 import { git } from '../repos/gitRunner.js';
 import { diffBase, parseNumstat, sumStats, type DiffStats } from '../repos/gitQueries.js';
+import { checkoutFingerprint } from '../repos/checkoutFingerprint.js';
+import { gitDirsOf } from '../repos/gitDirs.js';
 
 /** Files git would show: tracked plus untracked-but-not-ignored (.gitignore honoured). */
 export async function listFiles(task: { repoPath: string }): Promise<string[]> {
@@ -172,38 +174,11 @@ export async function gitText(task: { cwd: string; args: string[] }): Promise<st
   return git(task.cwd, task.args);
 }
 
-/** How many git processes one batch keeps running at once. */
-const BATCH_CONCURRENCY = 16;
-
 export interface BatchStats {
   diff_stats: Record<string, DiffStats | null>;
   last_commit_ts: Record<string, number | null>;
   workspace_statuses: Record<string, 'clean' | 'dirty' | 'error'>;
   errors: Record<string, string>;
-}
-
-/** A checkout's git dir and common dir from its `.git` (a directory, or a `gitdir:` file in a linked worktree). */
-function gitDirsOf(path: string): { gitDir: string; commonDir: string } | null {
-  try {
-    const dotGit = join(path, '.git');
-    let gitDir = dotGit;
-    try {
-      const pointer = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, 'utf8'));
-      if (pointer) gitDir = resolve(path, pointer[1]!.trim());
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EISDIR') throw err;
-    }
-    let commonDir = gitDir;
-    try {
-      const rel = readFileSync(join(gitDir, 'commondir'), 'utf8').trim();
-      commonDir = isAbsolute(rel) ? rel : resolve(gitDir, rel);
-    } catch {
-      /* the main checkout: its git dir is the common dir */
-    }
-    return { gitDir, commonDir };
-  } catch {
-    return null;
-  }
 }
 
 /**
@@ -257,28 +232,60 @@ async function lastCommitTimes(paths: readonly string[]): Promise<Map<string, nu
   return out;
 }
 
-export async function diffStatsBatch(task: { paths: string[] }): Promise<BatchStats> {
-  const result: BatchStats = { diff_stats: {}, last_commit_ts: {}, workspace_statuses: {}, errors: {} };
-  const times = lastCommitTimes(task.paths);
+/** One checkout's diff stats, with the fingerprint taken just before git read it (null: not cacheable). */
+export interface CheckoutStats {
+  fingerprint: string | null;
+  stats: DiffStats | null;
+  status: 'clean' | 'dirty' | 'error';
+  error?: string;
+}
+
+export interface DiffStatsShardTask {
+  paths: string[];
+  /** Fingerprints of the answers the caller holds: a checkout still matching one is not diffed again. */
+  known: Record<string, string>;
+  /** Git processes this shard keeps running at once. */
+  concurrency: number;
+  /** The batch's last-commit times are read by one shard, alongside its diffs. */
+  commitTimesFor?: string[];
+}
+
+export interface DiffStatsShardResult {
+  fresh: Record<string, CheckoutStats>;
+  /** Paths whose fingerprint matched `known`: the caller's answer stands. */
+  unchanged: string[];
+  commitTimes?: Record<string, number | null>;
+}
+
+async function diffOne(path: string, fingerprint: string | null): Promise<CheckoutStats> {
+  try {
+    // A repository without commits (no HEAD) takes the slow path.
+    const numstat = await git(path, ['diff', '--numstat', 'HEAD']).catch(async () => git(path, ['diff', '--numstat', await diffBase(path)]));
+    const files = parseNumstat(numstat);
+    return { fingerprint, stats: sumStats(files), status: files.length > 0 ? 'dirty' : 'clean' };
+  } catch (err) {
+    return { fingerprint: null, stats: null, status: 'error', error: (err as Error).message };
+  }
+}
+
+/**
+ * Diff stats for a share of a batch's checkouts. Each checkout's fingerprint is taken first (before
+ * git reads anything, so a change during the diff shows in the next fingerprint); one that matches
+ * the caller's is skipped, the rest are diffed with `concurrency` git processes at once.
+ */
+export async function diffStatsShard(task: DiffStatsShardTask): Promise<DiffStatsShardResult> {
+  const times = task.commitTimesFor ? lastCommitTimes(task.commitTimesFor) : undefined;
+  const result: DiffStatsShardResult = { fresh: {}, unchanged: [] };
   let next = 0;
-  const one = async (path: string) => {
-    try {
-      // A repository without commits (no HEAD) takes the slow path.
-      const numstat = await git(path, ['diff', '--numstat', 'HEAD']).catch(async () => git(path, ['diff', '--numstat', await diffBase(path)]));
-      const files = parseNumstat(numstat);
-      result.diff_stats[path] = sumStats(files);
-      result.workspace_statuses[path] = files.length > 0 ? 'dirty' : 'clean';
-    } catch (err) {
-      result.diff_stats[path] = null;
-      result.workspace_statuses[path] = 'error';
-      result.errors[path] = (err as Error).message;
+  const worker = async () => {
+    while (next < task.paths.length) {
+      const path = task.paths[next++]!;
+      const fingerprint = checkoutFingerprint(path);
+      if (fingerprint !== null && task.known[path] === fingerprint) result.unchanged.push(path);
+      else result.fresh[path] = await diffOne(path, fingerprint);
     }
   };
-  const worker = async () => {
-    while (next < task.paths.length) await one(task.paths[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, task.paths.length) }, worker));
-  const ts = await times;
-  for (const p of task.paths) result.last_commit_ts[p] = result.errors[p] ? null : (ts.get(p) ?? null);
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(task.concurrency, task.paths.length)) }, worker));
+  if (times) result.commitTimes = Object.fromEntries(await times);
   return result;
 }

@@ -6,10 +6,15 @@ import { availableParallelism } from 'node:os';
 
 import { Piscina } from 'piscina';
 
-import type { BatchStats, ContentMatch, SearchQuery } from './poolTasks.js';
+import type { BatchStats, CheckoutStats, ContentMatch, DiffStatsShardResult, DiffStatsShardTask, SearchQuery } from './poolTasks.js';
 
 /** The compiled worker module, beside this one in dist. */
 const TASKS_FILE = new URL('./poolTasks.js', import.meta.url).href;
+
+/** Git processes one diff-stats batch keeps running at once, over all its shards. */
+const BATCH_GIT_CONCURRENCY = 16;
+/** Checkouts whose last diff stats are remembered (with their fingerprints); the oldest go first. */
+const MAX_REMEMBERED_CHECKOUTS = 4_096;
 
 export class WorkPool {
   private readonly pool = new Piscina({
@@ -31,8 +36,53 @@ export class WorkPool {
     return this.pool.run({ cwd, args }, { name: 'gitText' });
   }
 
-  diffStatsBatch(paths: string[]): Promise<BatchStats> {
-    return this.pool.run({ paths }, { name: 'diffStatsBatch' });
+  /** Last answers per checkout, reused while the checkout's fingerprint is unchanged (see checkoutFingerprint). */
+  private readonly rememberedStats = new Map<string, CheckoutStats & { fingerprint: string }>();
+
+  /**
+   * Diff stats, last-commit times and clean/dirty for many checkouts: split in one shard per
+   * thread; a checkout unchanged since an earlier batch is answered from it without running git.
+   */
+  async diffStatsBatch(paths: string[]): Promise<BatchStats> {
+    const unique = [...new Set(paths)];
+    const shards = Math.max(1, Math.min(this.pool.options.maxThreads, unique.length));
+    const tasks: DiffStatsShardTask[] = Array.from({ length: shards }, (_, i) => ({ paths: [], known: {}, concurrency: Math.ceil(BATCH_GIT_CONCURRENCY / shards), ...(i === 0 ? { commitTimesFor: unique } : {}) }));
+    unique.forEach((path, i) => {
+      const task = tasks[i % shards]!;
+      task.paths.push(path);
+      const known = this.rememberedStats.get(path);
+      if (known) task.known[path] = known.fingerprint;
+    });
+    const parts = await Promise.all(tasks.map((task) => this.pool.run(task, { name: 'diffStatsShard' }) as Promise<DiffStatsShardResult>));
+    const answers = new Map<string, CheckoutStats>();
+    for (const part of parts) {
+      for (const path of part.unchanged) {
+        const known = this.rememberedStats.get(path);
+        if (known) answers.set(path, known);
+      }
+      for (const [path, fresh] of Object.entries(part.fresh)) {
+        answers.set(path, fresh);
+        this.remember(path, fresh);
+      }
+    }
+    const times = parts[0]?.commitTimes ?? {};
+    const result: BatchStats = { diff_stats: {}, last_commit_ts: {}, workspace_statuses: {}, errors: {} };
+    for (const path of unique) {
+      // A remembered answer forgotten while the shards ran (evicted by a parallel batch) is read again.
+      const answer = answers.get(path) ?? (await this.pool.run({ paths: [path], known: {}, concurrency: 1 } satisfies DiffStatsShardTask, { name: 'diffStatsShard' }) as DiffStatsShardResult).fresh[path]!;
+      result.diff_stats[path] = answer.stats;
+      result.workspace_statuses[path] = answer.status;
+      if (answer.error !== undefined) result.errors[path] = answer.error;
+      result.last_commit_ts[path] = answer.status === 'error' ? null : (times[path] ?? null);
+    }
+    return result;
+  }
+
+  private remember(path: string, answer: CheckoutStats): void {
+    this.rememberedStats.delete(path); // re-inserted last: the map's order is its age
+    if (answer.fingerprint === null) return;
+    this.rememberedStats.set(path, { ...answer, fingerprint: answer.fingerprint });
+    if (this.rememberedStats.size > MAX_REMEMBERED_CHECKOUTS) this.rememberedStats.delete(this.rememberedStats.keys().next().value!);
   }
 
   /** Searches the repository in one shard per thread; matches come back in listing order. */
