@@ -7,7 +7,7 @@ import { STATUS_CODES } from 'node:http';
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import type { TcpAuth } from './auth.js';
 import { BodyParts } from './bodyParts.js';
-import { COMPRESSION_MIN_BYTES, maybeCompress } from './compression.js';
+import { ASYNC_COMPRESSION_MIN_BYTES, COMPRESSION_MIN_BYTES, maybeCompress, maybeCompressAsync, type Compressed } from './compression.js';
 import type { EngineApp, EngineRequest, EngineResponse, EngineSocket, HttpEngine } from './engine/types.js';
 import { corsHeaders, preflightHeaders } from './cors.js';
 import { Exchange } from './exchange.js';
@@ -344,21 +344,31 @@ export class HttpServer {
         contentType = 'application/json';
       }
     }
-    let encoding: string | undefined;
+    const close = opt.close ?? false;
     const acceptEncoding = ex.headers['accept-encoding'];
     // A reply that comes encoded already (the /mobile assets, compressed once at load) is sent as it is.
     if (acceptEncoding && reply.headers?.['Content-Encoding'] === undefined && byteLengthOver(payload, COMPRESSION_MIN_BYTES)) {
       const whole = payload instanceof BodyParts ? payload.join() : Buffer.isBuffer(payload) ? payload : Buffer.from(payload);
-      const compressed = maybeCompress(whole, acceptEncoding);
-      if (compressed) {
-        payload = compressed.body;
-        encoding = compressed.encoding;
+      if (whole.length > ASYNC_COMPRESSION_MIN_BYTES) {
+        watchAbort(res, ex); // the answer now leaves after the engine's callback returned
+        void maybeCompressAsync(whole, acceptEncoding).then((compressed) => {
+          // The client may have gone while the pool compressed: its response must not be touched then.
+          if (!ex.aborted) this.write(res, ex, reply, compressed, whole, contentType, close);
+        });
+        return;
       }
+      this.write(res, ex, reply, maybeCompress(whole, acceptEncoding), whole, contentType, close);
+      return;
     }
-    const close = opt.close ?? false;
+    this.write(res, ex, reply, null, payload, contentType, close);
+  }
+
+  private write(res: EngineResponse, ex: Exchange, reply: Reply, compressed: Compressed, payload: string | Buffer | BodyParts, contentType: string | undefined, close: boolean): void {
+    const body = compressed?.body ?? payload;
+    const encoding = compressed?.encoding;
     // Inside uWS's callback the response is already corked; elsewhere cork so headers and body go out in one write.
-    if (ex.inCallback) writeResponse(res, ex, reply, payload, contentType, encoding, close);
-    else res.cork(() => writeResponse(res, ex, reply, payload, contentType, encoding, close));
+    if (ex.inCallback) writeResponse(res, ex, reply, body, contentType, encoding, close);
+    else res.cork(() => writeResponse(res, ex, reply, body, contentType, encoding, close));
     this.opts.onResponse?.(reply.status, ex.listener);
   }
 }

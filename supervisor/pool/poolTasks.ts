@@ -4,6 +4,8 @@
  * Plain data in, plain data out; nothing here touches supervisor state.
  */
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+
+import { move } from 'piscina';
 import { join } from 'node:path';
 
 import { git } from '../repos/gitRunner.js';
@@ -167,6 +169,16 @@ export async function searchFiles(task: { repoPath: string; query: string; limit
     (base.includes(q) ? byName : byPath).push(f);
   }
   return [...byName, ...byPath].slice(0, task.limit);
+}
+
+/**
+ * A big file as the JSON answer `{content, size}`, encoded here: the supervisor gets the bytes moved
+ * (not copied) and only writes them. `{over}` when the file is past `cap` by the time it is read.
+ */
+export function readFileJson(task: { path: string; cap: number }): Uint8Array | { over: number } {
+  const bytes = readFileSync(task.path);
+  if (bytes.length > task.cap) return { over: bytes.length };
+  return move(Buffer.from(JSON.stringify({ content: bytes.toString('utf8'), size: bytes.length }))) as Uint8Array;
 }
 
 /** Raw text of a git command (a large diff) read and held off the main loop. */

@@ -32,6 +32,12 @@ export class WorkPool {
     return this.pool.run({ repoPath, query, limit }, { name: 'searchFiles' });
   }
 
+  /** A big file read and JSON-encoded on a pool thread; the bytes are moved here, not copied. */
+  async readFileJson(path: string, cap: number): Promise<{ json: Buffer } | { over: number }> {
+    const r = (await this.pool.run({ path, cap }, { name: 'readFileJson' })) as Uint8Array | { over: number };
+    return ArrayBuffer.isView(r) ? { json: Buffer.from(r.buffer, r.byteOffset, r.byteLength) } : r;
+  }
+
   gitText(cwd: string, args: string[]): Promise<string> {
     return this.pool.run({ cwd, args }, { name: 'gitText' });
   }

@@ -9,7 +9,7 @@ import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 
 import { HttpError, json, parseJsonBody } from '../http/types.js';
-import type { Handler, HttpMethod, RequestContext, Route } from '../http/types.js';
+import type { Handler, HttpMethod, Reply, RequestContext, Route } from '../http/types.js';
 import { isPlainObject } from '../config/merge.js';
 import type { WorkPool } from '../pool/workPool.js';
 import { searchRegExp } from '../pool/poolTasks.js';
@@ -37,12 +37,23 @@ async function repoFile(repo: string, value: unknown, key: string): Promise<stri
   return containedPath([repo], join(repo, rel));
 }
 
-async function readCapped(path: string, cap: number): Promise<{ content: string; size: number }> {
+/**
+ * Files above this are read, decoded and JSON-encoded on a pool thread, which hands the encoded
+ * bytes over without a copy: a 250 MB read on the loop would hold every stream for a second.
+ */
+const POOL_READ_MIN_BYTES = 1024 * 1024;
+
+/** `{content, size}` for a file within `cap` bytes; 404 absent, 400 not a file, 413 over the cap. */
+async function readCapped(pool: WorkPool, path: string, cap: number): Promise<Reply> {
   const st = await stat(path).catch(() => null);
   if (!st) throw new HttpError(404, `no such file: ${quoteClientInput(path)}`);
   if (!st.isFile()) throw new HttpError(400, `not a file: ${quoteClientInput(path)}`);
   if (st.size > cap) throw new HttpError(413, `file is ${st.size} bytes; this listener's read cap is ${cap} bytes`);
-  return { content: await readFile(path, 'utf8'), size: st.size };
+  if (st.size <= POOL_READ_MIN_BYTES) return json({ content: await readFile(path, 'utf8'), size: st.size });
+  const read = await pool.readFileJson(path, cap);
+  // It grew past the cap between the stat and the read.
+  if ('over' in read) throw new HttpError(413, `file is ${read.over} bytes; this listener's read cap is ${cap} bytes`);
+  return { status: 200, headers: { 'Content-Type': 'application/json' }, body: read.json };
 }
 
 function editorCap(ctx: RequestContext): number {
@@ -123,14 +134,14 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
   });
   add('GET', '/fs/read', async (ctx) => {
     const repo = queryRepo(ctx);
-    return json(await readCapped(await repoFile(repo, stringArg(ctx.query.get('file'), 'file'), 'file'), READ_CAP_REMOTE_BYTES));
+    return readCapped(pool, await repoFile(repo, stringArg(ctx.query.get('file'), 'file'), 'file'), READ_CAP_REMOTE_BYTES);
   });
   add('GET', '/fs/read-editor', async (ctx) => {
     const repo = queryRepo(ctx);
-    return json(await readCapped(await repoFile(repo, stringArg(ctx.query.get('file'), 'file'), 'file'), editorCap(ctx)));
+    return readCapped(pool, await repoFile(repo, stringArg(ctx.query.get('file'), 'file'), 'file'), editorCap(ctx));
   });
-  add('GET', '/fs/read-external', async (ctx) => json(await readCapped(await denyUnlessInRoots(ctx.query.get('path'), 'path', roots()), READ_CAP_REMOTE_BYTES)));
-  add('GET', '/fs/read-editor-external', async (ctx) => json(await readCapped(await denyUnlessInRoots(ctx.query.get('path'), 'path', roots()), editorCap(ctx))));
+  add('GET', '/fs/read-external', async (ctx) => readCapped(pool, await denyUnlessInRoots(ctx.query.get('path'), 'path', roots()), READ_CAP_REMOTE_BYTES));
+  add('GET', '/fs/read-editor-external', async (ctx) => readCapped(pool, await denyUnlessInRoots(ctx.query.get('path'), 'path', roots()), editorCap(ctx)));
   add('POST', '/fs/write', async (ctx) => {
     const body = bodyOf(ctx);
     const repo = bodyRepo(body);
