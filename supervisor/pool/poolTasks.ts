@@ -4,14 +4,20 @@
  * Plain data in, plain data out; nothing here touches supervisor state.
  */
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { join } from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 
 import { move } from 'piscina';
-import { join } from 'node:path';
 
 import { git } from '../repos/gitRunner.js';
 import { diffBase, parseNumstat, sumStats, type DiffStats } from '../repos/gitQueries.js';
 import { checkoutFingerprint } from '../repos/checkoutFingerprint.js';
 import { gitDirsOf } from '../repos/gitDirs.js';
+import { lowerThisThreadsPriority } from './threadPriority.js';
+
+// Loaded as a pool thread's task module: yield the CPU to the supervisor's loop (the main thread
+// also imports this module, for searchRegExp, and keeps its priority).
+if (!isMainThread) lowerThisThreadsPriority();
 
 /** Files git would show: tracked plus untracked-but-not-ignored (.gitignore honoured). */
 export async function listFiles(task: { repoPath: string }): Promise<string[]> {
