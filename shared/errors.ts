@@ -24,6 +24,8 @@ export const ErrorCode = {
   CONFIG_IO_FAILED: 'CONFIG_IO_FAILED',
   SOCKET_IN_USE: 'SOCKET_IN_USE',
   BIND_FAILED: 'BIND_FAILED',
+  /** services.tls names a certificate or key that is missing, unreadable, not PEM, or not a matching pair. */
+  TLS_CREDENTIALS_INVALID: 'TLS_CREDENTIALS_INVALID',
   /** The credential vault file is unreadable or malformed; it is left untouched. */
   VAULT_CORRUPT: 'VAULT_CORRUPT',
   /** The credential vault file could not be written. */

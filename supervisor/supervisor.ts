@@ -14,6 +14,7 @@ import { bindTcp, bindUnix, closeTcp, closeUnix } from './http/listeners.js';
 import type { TcpBinding, UnixBinding } from './http/listeners.js';
 import { HttpServer } from './http/server.js';
 import { RequestGuard, type GuardSettings } from './http/requestGuard.js';
+import { loadTlsCredentials } from './http/tlsCredentials.js';
 import type { ListenerApp } from './http/server.js';
 import type { Route } from './http/types.js';
 import type { HttpEngine } from './http/engine/types.js';
@@ -393,7 +394,12 @@ export class Supervisor {
 
   /** The one line printed at start: where clients find us. */
   describe(): string {
-    const tcp = this.tcp ? ` and tcp http://${this.tcp.binding.host}:${this.tcp.binding.port}` : '';
+    let tcp = '';
+    if (this.tcp) {
+      const { binding, app } = this.tcp;
+      tcp = ` and tcp http://${binding.host}:${binding.port}`;
+      if (app.tls) tcp += ` and https://${binding.host}:${binding.port} (one port${app.engine === this.opts.engine ? '' : `; tcp on http engine ${app.engine.name}: ${app.engine.detail}`})`;
+    }
     return `tuicd ${VERSION} serving on unix socket ${this.opts.paths.socketPath}${tcp} (http engine ${this.opts.engine.name}: ${this.opts.engine.detail})`;
   }
 
@@ -402,8 +408,8 @@ export class Supervisor {
     return this.tcp?.binding.port ?? effectiveTcpPort(this.config.get(), this.opts.env);
   }
 
-  tcpAddress(): { host: string; port: number } | null {
-    return this.tcp ? { host: this.tcp.binding.host, port: this.tcp.binding.port } : null;
+  tcpAddress(): { host: string; port: number; tls: boolean } | null {
+    return this.tcp ? { host: this.tcp.binding.host, port: this.tcp.binding.port, tls: this.tcp.app.tls } : null;
   }
 
   async stop(reason: string): Promise<void> {
@@ -519,12 +525,18 @@ export class Supervisor {
   }
 
   private async startTcp(reason: string): Promise<void> {
-    const { host, port } = this.tcpSettings(this.config.get());
-    const app = this.http.createApp('tcp');
+    const config = this.config.get();
+    const { host, port } = this.tcpSettings(config);
+    // Checked before binding: a bad certificate or key fails this start, naming the file.
+    const tls = loadTlsCredentials(config.services.tls, this.opts.paths.configDir) ?? undefined;
+    const app = this.http.createApp('tcp', tls);
     const binding = await bindTcp(app.app, host, port);
     this.tcp = { app, binding };
     this.tcpStartError = null;
-    this.log.info({ listener: 'tcp', host: binding.host, port: binding.port, reason }, 'TCP listener started (remote access, Basic Auth); socket listener untouched');
+    this.log.info(
+      { listener: 'tcp', host: binding.host, port: binding.port, tls: app.tls, http_engine: app.engine.name, reason },
+      `TCP listener started (remote access, Basic Auth${app.tls ? ', TLS and plain HTTP on one port' : ''}); socket listener untouched`,
+    );
   }
 
   private stopTcp(reason: string): void {

@@ -67,6 +67,17 @@ export interface AuthRequest {
   readonly headers: Readonly<Record<string, string>>;
   readonly query: URLSearchParams;
   readonly remoteAddress: string;
+  /** Came over TLS: a cookie handed out says Secure. */
+  readonly tls: boolean;
+}
+
+/**
+ * A cookie must say Secure when the browser reached us over TLS: on this listener's TLS, or at a
+ * TLS-terminating proxy that says so in X-Forwarded-Proto. A client that fakes the header only gets
+ * a cookie its browser keeps off plain HTTP.
+ */
+export function wantsSecureCookie(req: Pick<AuthRequest, 'tls' | 'headers'>): boolean {
+  return req.tls || req.headers['x-forwarded-proto']?.toLowerCase() === 'https';
 }
 
 export class TcpAuth {
@@ -99,7 +110,7 @@ export class TcpAuth {
     const token = s.sessionToken ? req.query.get('token') : null;
     if (s.sessionToken && token !== null && safeEqual(token, s.sessionToken)) {
       this.limiter.clear(peer());
-      return { ok: true, setCookie: this.cookie(s) };
+      return { ok: true, setCookie: this.cookie(s, wantsSecureCookie(req)) };
     }
     // With no failure on record anywhere, nobody is locked out: the peer address is not needed.
     const wait = this.limiter.isEmpty ? 0 : this.limiter.retryAfterSecs(peer());
@@ -114,13 +125,13 @@ export class TcpAuth {
     const until = this.verified.get(cacheKey);
     if (until !== undefined && until > this.now()) {
       this.remember(cacheKey);
-      return this.passed(s);
+      return this.passed(s, req);
     }
     const ip = peer();
     let verification = this.verifying.get(cacheKey);
     if (verification !== undefined) {
       // Same header as a check under way: one guess, one bcrypt; a refusal still counts per request.
-      if (await verification) return this.passed(s);
+      if (await verification) return this.passed(s, req);
       this.limiter.recordFailure(ip);
       return { ok: false, reply: unauthorized('Invalid credentials'), failure: true };
     }
@@ -131,7 +142,7 @@ export class TcpAuth {
     this.verifying.set(cacheKey, verification);
     if (await verification) {
       this.limiter.forgive(ip, attempt);
-      return this.passed(s);
+      return this.passed(s, req);
     }
     return { ok: false, reply: unauthorized('Invalid credentials'), failure: true };
   }
@@ -139,7 +150,7 @@ export class TcpAuth {
   /**
    * The /mobile login form (POST /auth/login): the same username, bcrypt hash and per-IP limit as
    * Basic auth; success hands out the `tui-session` cookie, so the page never holds the password.
-   * `secure`: the page was served over TLS, so the cookie must say Secure.
+   * `secure`: the page was served over TLS (wantsSecureCookie), so the cookie must say Secure.
    */
   async login(username: string, password: string, ip: string, secure: boolean): Promise<AuthOutcome> {
     const s = this.settings();
@@ -166,8 +177,8 @@ export class TcpAuth {
     return `${COOKIE_NAME}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0${secure ? '; Secure' : ''}`;
   }
 
-  private passed(s: AuthSettings): AuthOutcome {
-    return { ok: true, ...(s.sessionToken ? { setCookie: this.cookie(s) } : {}) };
+  private passed(s: AuthSettings, req: AuthRequest): AuthOutcome {
+    return { ok: true, ...(s.sessionToken ? { setCookie: this.cookie(s, wantsSecureCookie(req)) } : {}) };
   }
 
   private async verify(header: string, s: AuthSettings, cacheKey: string): Promise<boolean> {
@@ -193,7 +204,7 @@ export class TcpAuth {
     this.verified.set(key, this.now() + VERIFIED_CACHE_TTL_MS);
   }
 
-  private cookie(s: AuthSettings, secure = false): string {
+  private cookie(s: AuthSettings, secure: boolean): string {
     return `${COOKIE_NAME}=${s.sessionToken}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${s.sessionTokenDurationSecs}${secure ? '; Secure' : ''}`;
   }
 }

@@ -45,6 +45,7 @@ export class Exchange implements RequestContext, Cancellation {
     readonly headers: Readonly<Record<string, string>>,
     readonly listener: ListenerKind,
     private readonly peerSource: EngineResponse | null,
+    readonly tls: boolean,
   ) {}
 
   /**

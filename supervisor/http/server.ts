@@ -8,7 +8,8 @@ import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import type { TcpAuth } from './auth.js';
 import { BodyParts } from './bodyParts.js';
 import { ASYNC_COMPRESSION_MIN_BYTES, COMPRESSION_MIN_BYTES, maybeCompress, maybeCompressAsync, type Compressed } from './compression.js';
-import type { EngineApp, EngineRequest, EngineResponse, EngineSocket, HttpEngine } from './engine/types.js';
+import { dualProtocolEngine } from './engine/select.js';
+import type { EngineApp, EngineRequest, EngineResponse, EngineSocket, HttpEngine, TlsCredentials } from './engine/types.js';
 import { corsHeaders, preflightHeaders } from './cors.js';
 import { Exchange } from './exchange.js';
 import { writeParts } from './partsWriter.js';
@@ -54,18 +55,27 @@ export interface HttpServerOptions {
 export interface ListenerApp {
   kind: ListenerKind;
   app: EngineApp;
+  /** The engine the app runs on: the server's, or for a TLS listener one that serves TLS (dualProtocolEngine). */
+  engine: HttpEngine;
+  /** Serves TLS beside plain HTTP on its port. */
+  tls: boolean;
   retired: boolean;
 }
 
 export class HttpServer {
   private readonly router = new Router();
+  /** Made on the first TLS listener, when the server's engine cannot serve one. */
+  private tlsEngine: HttpEngine | undefined;
 
   constructor(private readonly opts: HttpServerOptions) {
     for (const r of opts.routes) this.router.add(r);
   }
 
-  createApp(kind: ListenerKind): ListenerApp {
-    const listenerApp: ListenerApp = { kind, app: this.opts.engine.createApp(), retired: false };
+  /** `tls`: the TCP listener serves TLS and plain HTTP on its one port. */
+  createApp(kind: ListenerKind, tls?: TlsCredentials): ListenerApp {
+    if (tls && kind !== 'tcp') throw new Error('TLS is for the TCP listener only');
+    const engine = tls ? (this.tlsEngine ??= dualProtocolEngine(this.opts.engine)) : this.opts.engine;
+    const listenerApp: ListenerApp = { kind, app: engine.createApp(tls ? { tls } : {}), engine, tls: tls !== undefined, retired: false };
     for (const route of this.opts.wsRoutes ?? []) this.addWsRoute(listenerApp, route);
     listenerApp.app.any((res, req) => this.dispatch(listenerApp, res, req));
     return listenerApp;
@@ -145,7 +155,7 @@ export class HttpServer {
       headers[k] = v;
     });
     // The peer address is read from `res` only if someone asks (Exchange.remoteAddress).
-    const ex = new Exchange(method, path, req.getQuery() ?? '', headers, la.kind, la.kind === 'socket' ? null : res);
+    const ex = new Exchange(method, path, req.getQuery() ?? '', headers, la.kind, la.kind === 'socket' ? null : res, req.isTls?.() === true);
     if (duplicateHost) ex.duplicateHost = true;
     return ex;
   }

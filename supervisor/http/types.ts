@@ -19,6 +19,8 @@ export interface RequestContext {
   headers: Readonly<Record<string, string>>;
   params: Readonly<Record<string, string>>;
   listener: ListenerKind;
+  /** The request came over TLS (the TCP listener with `services.tls`); never on the unix socket. */
+  readonly tls: boolean;
   readonly remoteAddress: string;
   /** The socket listener is always loopback; on TCP it is the peer address that decides. */
   readonly isLoopback: boolean;

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 
 import { negotiateEncoding } from '../http/compression.js';
-import type { TcpAuth } from '../http/auth.js';
+import { type TcpAuth, wantsSecureCookie } from '../http/auth.js';
 import { HttpError, json, parseJsonBody } from '../http/types.js';
 import type { Reply, RequestContext, Route } from '../http/types.js';
 import type { ConfirmBroker } from '../mcp/confirmBroker.js';
@@ -50,11 +50,6 @@ export interface MobileDeps {
 export function safeNext(next: string | null | undefined): string {
   if (typeof next !== 'string' || !/^\/mobile(\/[A-Za-z0-9._~/-]*)?(\?[A-Za-z0-9._~=&%-]*)?$/.test(next) || next.includes('//')) return '/mobile';
   return next;
-}
-
-/** The cookie must say Secure when the page came over TLS (a TLS-terminating proxy says so in X-Forwarded-Proto). */
-function servedOverTls(ctx: RequestContext): boolean {
-  return ctx.headers['x-forwarded-proto']?.toLowerCase() === 'https';
 }
 
 export function mobileRoutes(deps: MobileDeps): Route[] {
@@ -114,7 +109,7 @@ export function mobileRoutes(deps: MobileDeps): Route[] {
     const { username, password, next } = body as Record<string, unknown>;
     if (typeof username !== 'string' || username === '') throw new HttpError(400, 'username is required');
     if (typeof password !== 'string' || password === '') throw new HttpError(400, 'password is required');
-    const secure = servedOverTls(ctx);
+    const secure = wantsSecureCookie(ctx);
     const outcome = await deps.auth.login(username, password, ctx.listener === 'socket' ? '127.0.0.1' : ctx.remoteAddress, secure);
     if (!outcome.ok) return outcome.reply;
     return { status: 200, headers: { 'Set-Cookie': outcome.setCookie!, 'Cache-Control': 'no-store' }, body: { ok: true, next: safeNext(typeof next === 'string' ? next : null) } };
@@ -132,7 +127,7 @@ export function mobileRoutes(deps: MobileDeps): Route[] {
     {
       method: 'POST',
       pattern: '/auth/logout',
-      handler: (ctx) => ({ status: 200, headers: { 'Set-Cookie': deps.auth.logoutCookie(servedOverTls(ctx)), 'Cache-Control': 'no-store' }, body: { ok: true } }),
+      handler: (ctx) => ({ status: 200, headers: { 'Set-Cookie': deps.auth.logoutCookie(wantsSecureCookie(ctx)), 'Cache-Control': 'no-store' }, body: { ok: true } }),
       public: true,
       noBody: true,
     },

@@ -17,7 +17,8 @@ export interface HealthSource {
   instanceId: string;
   startedAtMs: number;
   socketPath: string;
-  tcp: () => { host: string; port: number } | null;
+  /** `tls`: the port serves TLS beside plain HTTP. */
+  tcp: () => { host: string; port: number; tls: boolean } | null;
   sessionCount: () => number;
   maxSessions: () => number;
   credentialStore: () => { backend: string; reason?: string };
@@ -36,7 +37,7 @@ export function monitoringRoutes(src: HealthSource, metrics: Metrics): Route[] {
     const uptime = Math.floor((Date.now() - src.startedAtMs) / 1000);
     const sessions = src.sessionCount();
     const store = src.credentialStore();
-    const key = `${uptime}|${sessions}|${tcp?.host ?? ''}|${tcp?.port ?? ''}|${store.backend}`;
+    const key = `${uptime}|${sessions}|${tcp?.host ?? ''}|${tcp?.port ?? ''}|${tcp?.tls ?? ''}|${store.backend}`;
     if (key !== cachedKey) {
       cachedKey = key;
       cachedBody = JSON.stringify({
@@ -48,7 +49,7 @@ export function monitoringRoutes(src: HealthSource, metrics: Metrics): Route[] {
         uptime_secs: uptime,
         session_count: sessions,
         socket_path: src.socketPath,
-        listeners: { socket: { path: src.socketPath }, tcp: tcp ? { host: tcp.host, port: tcp.port } : null },
+        listeners: { socket: { path: src.socketPath }, tcp: tcp ? { host: tcp.host, port: tcp.port, tls: tcp.tls } : null },
         credential_store: store,
         http_engine: src.httpEngine,
       });

@@ -19,10 +19,11 @@ export class SseClient {
   private req: ClientRequest | null = null;
   private waiters: Array<() => void> = [];
 
-  static open<T extends SseClient>(this: new () => T, opts: RequestOptions): Promise<T> {
+  /** `send`: node:http's request, or node:https's for a TLS listener. */
+  static open<T extends SseClient>(this: new () => T, opts: RequestOptions, send: typeof request = request): Promise<T> {
     const c = new this();
     return new Promise((resolve, reject) => {
-      c.req = request({ agent: false, method: 'GET', ...opts }, (res) => {
+      c.req = send({ agent: false, method: 'GET', ...opts }, (res) => {
         c.status = res.statusCode ?? 0;
         c.headers = res.headers;
         res.setEncoding('utf8');

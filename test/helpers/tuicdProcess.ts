@@ -143,9 +143,10 @@ export class Tuicd {
   }
 }
 
-export function httpRequest(opts: RequestOptions, body?: string | Buffer): Promise<HttpAnswer> {
+/** `send`: node:http's request, or node:https's for a TLS listener. */
+export function httpRequest(opts: RequestOptions, body?: string | Buffer, send: typeof request = request): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
-    const req = request({ agent: false, ...opts }, (res) => {
+    const req = send({ agent: false, ...opts }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {

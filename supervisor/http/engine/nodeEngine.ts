@@ -7,10 +7,11 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
 
+import { serveDualProtocol } from './nodeDualProtocol.js';
 import { NodeRequest, pathOf } from './nodeRequest.js';
 import { NodeResponse } from './nodeResponse.js';
 import { NodeWebSocket } from './nodeWebSocket.js';
-import type { EngineApp, EngineListenSocket, EngineRequest, EngineResponse, EngineWsBehavior, HttpEngine } from './types.js';
+import type { AppOptions, EngineApp, EngineListenSocket, EngineRequest, EngineResponse, EngineWsBehavior, HttpEngine } from './types.js';
 
 /** uWS closes an idle keep-alive connection after about 10 s; the same here. */
 const KEEP_ALIVE_TIMEOUT_MS = 10_000;
@@ -36,11 +37,12 @@ interface WsRouteEntry {
 
 export class NodeEngine implements HttpEngine {
   readonly name = 'node' as const;
+  readonly servesDualProtocol = true;
 
   constructor(readonly detail: string) {}
 
-  createApp(): EngineApp {
-    return new NodeApp();
+  createApp(options: AppOptions = {}): EngineApp {
+    return new NodeApp(options);
   }
 }
 
@@ -49,7 +51,7 @@ class NodeApp implements EngineApp {
   private readonly wsRoutes: WsRouteEntry[] = [];
   private readonly server: Server;
 
-  constructor() {
+  constructor(options: AppOptions) {
     // A missing Host is the request guard's to refuse (403 JSON on TCP), as on uWS; not Node's empty 400.
     this.server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, requireHostHeader: false }, (req, res) => this.onRequest(req, res));
     this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.onUpgrade(req, socket, head));
@@ -65,6 +67,7 @@ class NodeApp implements EngineApp {
       socket.on('error', ignore);
       answerRaw(socket, 405, 'Method Not Allowed', 'method "CONNECT" is not supported');
     });
+    if (options.tls) serveDualProtocol(this.server, options.tls);
   }
 
   any(handler: (res: EngineResponse, req: EngineRequest) => void): void {

@@ -48,6 +48,11 @@ export class NodeRequest implements EngineRequest {
   getParameter(index: number): string {
     return this.params[index] ?? '';
   }
+
+  isTls(): boolean {
+    // A TLSSocket says `encrypted`; a plain net.Socket has no such field.
+    return (this.req.socket as { encrypted?: boolean }).encrypted === true;
+  }
 }
 
 /** The path part of a request target, for matching WebSocket routes before a request object exists. */

@@ -82,3 +82,12 @@ export function selectEngine(forced?: EngineName): HttpEngine {
   if (forced === 'uws') throw new Error(`--http-engine uws: uWS unavailable for ${where} (${uws.why})`);
   return new NodeEngine(`uWS unavailable for ${where} (${uws.why})`);
 }
+
+/**
+ * The engine a TCP listener serving TLS and plain HTTP on one port runs on: `engine` when it can,
+ * else Node's http + ws. Only that listener moves; the unix socket stays on `engine`.
+ */
+export function dualProtocolEngine(engine: HttpEngine): HttpEngine {
+  if (engine.servesDualProtocol) return engine;
+  return new NodeEngine(`node:http + ws for the TLS listener (${engine.name} cannot serve TLS and plain HTTP on one port), ${platformLabel()}`);
+}

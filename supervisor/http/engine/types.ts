@@ -26,6 +26,11 @@ export interface EngineRequest {
   forEach(cb: (name: string, value: string) => void): void;
   /** The `index`-th `:param` of the WebSocket route pattern that matched, still %-encoded. */
   getParameter(index: number): string;
+  /**
+   * The connection is TLS. Only the node engine has it: uWS's native request lacks it, and a uWS
+   * app never serves TLS (HttpEngine.servesDualProtocol), so absent means plain.
+   */
+  isTls?(): boolean;
 }
 
 export interface EngineResponse {
@@ -105,9 +110,22 @@ export interface EngineApp {
 
 export type EngineName = 'uws' | 'node';
 
+/** A PEM certificate chain and its unencrypted private key, already checked (tlsCredentials.ts). */
+export interface TlsCredentials {
+  cert: Buffer;
+  key: Buffer;
+}
+
+export interface AppOptions {
+  /** Serve TLS and plain HTTP on the same port, told apart by each connection's first byte. TCP only. */
+  tls?: TlsCredentials;
+}
+
 export interface HttpEngine {
   readonly name: EngineName;
   /** Which build runs, and for the node engine why uWS does not: shown by /health and the start line. */
   readonly detail: string;
-  createApp(): EngineApp;
+  /** Whether createApp accepts `tls` (select.ts dualProtocolEngine picks an engine that does). */
+  readonly servesDualProtocol: boolean;
+  createApp(options?: AppOptions): EngineApp;
 }

@@ -2,7 +2,7 @@
  * The uWebSockets.js engine: native request, response and socket objects are handed to the
  * server as they are (they already have the EngineRequest/EngineResponse/EngineSocket shape).
  */
-import type { EngineApp, EngineListenSocket, EngineRequest, EngineResponse, EngineWsBehavior, HttpEngine } from './types.js';
+import type { AppOptions, EngineApp, EngineListenSocket, EngineRequest, EngineResponse, EngineWsBehavior, HttpEngine } from './types.js';
 
 /** The part of a uWS module tuicd calls, typed here so neither optional build is needed to compile. */
 export interface UwsModule {
@@ -24,13 +24,19 @@ const LISTEN_EXCLUSIVE_PORT = 1;
 
 export class UwsEngine implements HttpEngine {
   readonly name = 'uws' as const;
+  /**
+   * uWS's SSLApp serves TLS only, a port cannot be shared with a second app, and uWS cannot adopt a
+   * socket Node accepted: a TLS listener runs on the node engine instead (select.ts dualProtocolEngine).
+   */
+  readonly servesDualProtocol = false;
 
   constructor(
     private readonly uws: UwsModule,
     readonly detail: string,
   ) {}
 
-  createApp(): EngineApp {
+  createApp(options: AppOptions = {}): EngineApp {
+    if (options.tls) throw new Error('the uWS engine serves no TLS: a TLS listener runs on the node engine (dualProtocolEngine)');
     const { uws } = this;
     const app = uws.App();
     const listenSocket = (ls: unknown, port: number): EngineListenSocket => ({ port, close: () => uws.us_listen_socket_close(ls) });

@@ -44,7 +44,7 @@ function makeCounting() {
 }
 
 /** A request as the gate reads it. */
-const req = (headers: Record<string, string>, query: URLSearchParams, remoteAddress: string): AuthRequest => ({ headers, query, remoteAddress });
+const req = (headers: Record<string, string>, query: URLSearchParams, remoteAddress: string): AuthRequest => ({ headers, query, remoteAddress, tls: false });
 
 /** The same, counting how often the gate reads the peer address and the query (uWS copies, URL parsing). */
 function watchedReq(headers: Record<string, string>) {
@@ -53,6 +53,7 @@ function watchedReq(headers: Record<string, string>) {
     reads,
     request: {
       headers,
+      tls: false,
       get query() {
         reads.query++;
         return NO_QUERY;
@@ -169,6 +170,21 @@ describe('TcpAuth', () => {
     assert.deepEqual(out, { ok: true, setCookie: `tui-session=${TOKEN}; HttpOnly; SameSite=Strict; Path=/; Max-Age=3600` });
     assert.equal(auth.limiter.retryAfterSecs(IP), 0);
     assert.equal((await auth.check(req({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP))).ok, true);
+  });
+
+  it('says Secure on the cookies it hands out when the request came over TLS or an https proxy', async () => {
+    const { auth } = make();
+    const token = new URLSearchParams({ token: TOKEN });
+    const cookie = async (request: AuthRequest) => {
+      const out = await auth.check(request);
+      assert.equal(out.ok, true);
+      return (out as { setCookie?: string }).setCookie ?? '';
+    };
+    assert.doesNotMatch(await cookie(req({}, token, IP)), /Secure/);
+    assert.match(await cookie({ ...req({}, token, IP), tls: true }), /; Secure$/);
+    assert.match(await cookie(req({ 'x-forwarded-proto': 'HTTPS' }, token, IP)), /; Secure$/);
+    assert.match(await cookie({ ...req({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP), tls: true }), /; Secure$/, 'Basic passed: the cookie it sets too');
+    assert.doesNotMatch(await cookie(req({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP)), /Secure/);
   });
 
   it('refuses a wrong ?token=', async () => {

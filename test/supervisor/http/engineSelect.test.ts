@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { loadUws, parseEngineName, platformLabel, selectEngine } from '../../../supervisor/http/engine/select.js';
+import { dualProtocolEngine, loadUws, parseEngineName, platformLabel, selectEngine } from '../../../supervisor/http/engine/select.js';
+import { UwsEngine } from '../../../supervisor/http/engine/uwsEngine.js';
 import { nodeBinary } from '../../helpers/node22.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
 
@@ -28,6 +29,20 @@ describe('HTTP engine selection', { timeout: 120_000 }, () => {
     assert.throws(() => parseEngineName('fast', '--http-engine'), /--http-engine must be uws or node, got "fast"/);
     assert.equal(selectEngine('node').name, 'node');
     assert.match(selectEngine('node').detail, /forced/);
+  });
+
+  it('a TLS listener stays on the node engine, and moves off uWS, which cannot serve TLS beside plain HTTP on one port', () => {
+    const node = selectEngine('node');
+    assert.equal(node.servesDualProtocol, true);
+    assert.equal(dualProtocolEngine(node), node);
+    const uws = loadUws();
+    if (!uws.ok) return;
+    const engine = new UwsEngine(uws.module, uws.label);
+    assert.equal(engine.servesDualProtocol, false);
+    const forTls = dualProtocolEngine(engine);
+    assert.equal(forTls.name, 'node');
+    assert.match(forTls.detail, /for the TLS listener \(uws cannot serve TLS and plain HTTP on one port\)/);
+    assert.throws(() => engine.createApp({ tls: { cert: Buffer.alloc(0), key: Buffer.alloc(0) } }), /uWS engine serves no TLS/);
   });
 
   it('uWS loads on this Node 20 (the @trufflesuite build), and is the default', { skip: process.versions.modules !== '115' && 'the machine Node is not 20' }, () => {

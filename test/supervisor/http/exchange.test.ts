@@ -27,7 +27,7 @@ function tcpResponse(address: string): { res: EngineResponse; reads: () => numbe
 describe('Exchange peer address', () => {
   it('is not read from uWS until someone asks, then once', () => {
     const { res, reads } = tcpResponse('0:0:0:0:0:ffff:7f00:1');
-    const ex = new Exchange('GET', '/health', '', {}, 'tcp', res);
+    const ex = new Exchange('GET', '/health', '', {}, 'tcp', res, false);
     assert.equal(reads(), 0);
     assert.equal(ex.remoteAddress, '127.0.0.1');
     assert.equal(ex.isLoopback, true);
@@ -38,7 +38,7 @@ describe('Exchange peer address', () => {
   it('asked first after the answer (or an abort) is unknown and not loopback, without touching uWS', () => {
     for (const end of ['done', 'aborted'] as const) {
       const { res, reads } = tcpResponse('127.0.0.1');
-      const ex = new Exchange('POST', '/mcp', '', {}, 'tcp', res);
+      const ex = new Exchange('POST', '/mcp', '', {}, 'tcp', res, false);
       ex[end] = true;
       assert.equal(ex.remoteAddress, '', end);
       assert.equal(ex.isLoopback, false, end);
@@ -48,14 +48,14 @@ describe('Exchange peer address', () => {
 
   it('read before the answer stays known after it', () => {
     const { res } = tcpResponse('203.0.113.7');
-    const ex = new Exchange('POST', '/mcp', '', {}, 'tcp', res);
+    const ex = new Exchange('POST', '/mcp', '', {}, 'tcp', res, false);
     assert.equal(ex.remoteAddress, '203.0.113.7');
     ex.done = true;
     assert.equal(ex.remoteAddress, '203.0.113.7');
   });
 
   it("is 'unix' on the socket, which is always loopback", () => {
-    const ex = new Exchange('GET', '/health', '', {}, 'socket', null);
+    const ex = new Exchange('GET', '/health', '', {}, 'socket', null, false);
     assert.equal(ex.remoteAddress, 'unix');
     assert.equal(ex.isLoopback, true);
   });

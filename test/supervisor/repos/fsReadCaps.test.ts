@@ -88,6 +88,7 @@ describe('fs reads: caps, pool reads, compression off the loop', () => {
           listener: 'tcp',
           remoteAddress: isLoopback ? '127.0.0.1' : '192.0.2.10',
           isLoopback,
+          tls: false,
           body: Buffer.alloc(0),
           signal: new AbortController().signal,
         };

@@ -21,6 +21,7 @@ function post(body: string): RequestContext {
     headers: {},
     params: {},
     listener: 'socket',
+    tls: false,
     remoteAddress: '',
     isLoopback: true,
     body: Buffer.from(body),

@@ -1,0 +1,74 @@
+/**
+ * Reads and checks the certificate and key `services.tls` names, before the TCP listener binds: a
+ * missing, unreadable or non-PEM file, or a key that does not belong to the certificate, fails the
+ * listener's start with an error naming the file, instead of every handshake failing later.
+ */
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { createSecureContext } from 'node:tls';
+
+import { ErrorCode, SupervisorError } from '../../shared/errors.js';
+import type { DeepReadonly, TlsConfig } from '../config/schema.js';
+import type { TlsCredentials } from './engine/types.js';
+
+const CERT_PEM = /-----BEGIN CERTIFICATE-----/;
+const KEY_PEM = /-----BEGIN (?:RSA |EC |ENCRYPTED )?PRIVATE KEY-----/;
+
+function invalid(message: string, file?: string): SupervisorError {
+  return new SupervisorError(ErrorCode.TLS_CREDENTIALS_INVALID, message, file === undefined ? undefined : { path: file });
+}
+
+/** What the file is, for messages: `TLS certificate file /x/c.pem (services.tls.cert_path)`. */
+function label(what: 'certificate' | 'key', path: string): string {
+  return `TLS ${what} file ${path} (services.tls.${what === 'certificate' ? 'cert' : 'key'}_path)`;
+}
+
+function readPem(what: 'certificate' | 'key', path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'not found' : code === 'EACCES' || code === 'EPERM' ? 'not readable (permission denied)' : code === 'EISDIR' ? 'is a directory' : (err as Error).message;
+    throw invalid(`${label(what, path)}: ${why}`, path);
+  }
+}
+
+/**
+ * Null when TLS is off. Relative paths are taken from `baseDir` (the config directory), not from
+ * wherever tuicd happened to be started.
+ */
+export function loadTlsCredentials(settings: DeepReadonly<TlsConfig>, baseDir: string): TlsCredentials | null {
+  if (settings.mode === 'off') return null;
+  const certPath = isAbsolute(settings.cert_path) ? settings.cert_path : resolve(baseDir, settings.cert_path);
+  const keyPath = isAbsolute(settings.key_path) ? settings.key_path : resolve(baseDir, settings.key_path);
+  const cert = readPem('certificate', certPath);
+  const key = readPem('key', keyPath);
+  const certText = cert.toString('latin1');
+  const keyText = key.toString('latin1');
+  if (!CERT_PEM.test(certText)) throw invalid(`${label('certificate', certPath)}: not a PEM certificate (no "-----BEGIN CERTIFICATE-----" line)`, certPath);
+  if (!KEY_PEM.test(keyText)) throw invalid(`${label('key', keyPath)}: not a PEM private key (no "-----BEGIN … PRIVATE KEY-----" line)`, keyPath);
+  if (/-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(keyText)) {
+    throw invalid(`${label('key', keyPath)}: the key is encrypted; tuicd needs it unencrypted (e.g. openssl pkey -in key.pem -out plain.pem)`, keyPath);
+  }
+  let x509: X509Certificate;
+  try {
+    x509 = new X509Certificate(cert);
+  } catch (err) {
+    throw invalid(`${label('certificate', certPath)}: not a valid certificate: ${(err as Error).message}`, certPath);
+  }
+  let privateKey;
+  try {
+    privateKey = createPrivateKey(key);
+  } catch (err) {
+    throw invalid(`${label('key', keyPath)}: not a valid private key: ${(err as Error).message}`, keyPath);
+  }
+  // The first certificate of the chain is the server's own: its public key must be this key's.
+  if (!x509.checkPrivateKey(privateKey)) throw invalid(`${label('key', keyPath)}: does not match the certificate in ${certPath}`, keyPath);
+  try {
+    createSecureContext({ cert, key });
+  } catch (err) {
+    throw invalid(`TLS certificate ${certPath} with key ${keyPath}: refused by OpenSSL: ${(err as Error).message}`, certPath);
+  }
+  return { cert, key };
+}
