@@ -77,6 +77,8 @@ import { RepoWatcher } from './repos/repoWatcher.js';
 import { WorktreeManager } from './repos/worktrees.js';
 import { REPO_SETTINGS_FILE, repoKey } from './upstreams/projectUpstreams.js';
 import { repoRoutes } from './routes/repo.js';
+import { repoHistoryRoutes } from './routes/repoHistory.js';
+import { repoOrphanRoutes } from './routes/repoOrphans.js';
 import { githubRoutes } from './routes/github.js';
 import { worktreeRoutes } from './routes/worktrees.js';
 import { repoConfigRoutes } from './routes/repoConfig.js';
@@ -475,6 +477,8 @@ export class Supervisor {
       ...pushRoutes(this.push),
       ...repoConfigRoutes({ registry: this.repos, repoSettings: this.repoSettings, repoDefaults: this.repoDefaults, onRepoSettingsSaved: () => this.projects.load() }),
       ...repoRoutes(this.pool),
+      ...repoHistoryRoutes(),
+      ...repoOrphanRoutes(),
       ...githubRoutes(this.gh),
       ...worktreeRoutes(this.worktrees, () => this.repos.roots()),
       ...fsRoutes(this.pool, () => [...this.repos.roots(), ...this.worktrees.knownWorktreePaths()]),

@@ -43,9 +43,9 @@ export const RUN_GIT_ALLOWED = [
 ] as const;
 const RUN_GIT_REFUSED_OPTIONS = /^(--output|--ext-diff|--textconv|-O|--open-files-in-pager|--exec)/;
 
-type Body = Record<string, unknown>;
+export type Body = Record<string, unknown>;
 
-function bodyOf(ctx: RequestContext): Body {
+export function bodyOf(ctx: RequestContext): Body {
   const body = parseJsonBody(ctx);
   if (!isPlainObject(body)) throw new HttpError(400, 'request body must be a JSON object');
   return body as Body;
@@ -55,7 +55,7 @@ const queryRepo = (ctx: RequestContext): string => repoPathFrom(ctx.query);
 const bodyRepo = (body: Body): string => repoPathFrom(body);
 
 /** A git failure caused by the request is the caller's to fix: 400 with git's words. */
-function gitRoute(handler: Handler): Handler {
+export function gitRoute(handler: Handler): Handler {
   return async (ctx) => {
     try {
       return await handler(ctx);
@@ -67,7 +67,7 @@ function gitRoute(handler: Handler): Handler {
   };
 }
 
-async function aheadBehind(cwd: string): Promise<{ upstream: string | null; ahead: number; behind: number }> {
+export async function aheadBehind(cwd: string): Promise<{ upstream: string | null; ahead: number; behind: number }> {
   try {
     const upstream = (await git(cwd, ['rev-parse', '--abbrev-ref', '--symbolic-full-name', '@{u}'])).trim();
     const [behind, ahead] = (await git(cwd, ['rev-list', '--left-right', '--count', '@{u}...HEAD'])).trim().split(/\s+/).map(Number);
