@@ -12,11 +12,12 @@ import { WsViewer } from '../../helpers/wsViewer.js';
 
 const FLOOD_MB = 128;
 /**
- * The supervisor's RSS levels off about 35 MB up on either engine (garbage from the output stream
- * before the collector runs; 40, 64 and 160 MB floods all stop there). A viewer that kept what it
- * cannot send would hold the whole flood, twice this.
+ * The supervisor's RSS levels off well below the flood: about 35 MB up on Node 20 (either engine),
+ * 50–66 MB on Node 24 with the node engine (its heap's young generation grows larger before the
+ * collector runs; measured on the commit before this bound was raised too, so not a leak). A
+ * viewer that kept what it cannot send would hold the whole 128 MB flood and more.
  */
-const MAX_GROWTH_MB = 64;
+const MAX_GROWTH_MB = 96;
 
 function rssMb(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))!;
