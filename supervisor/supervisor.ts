@@ -448,6 +448,7 @@ export class Supervisor {
           startedAtMs: this.startedAtMs,
           socketPath: this.opts.paths.socketPath,
           tcp: () => this.tcpAddress(),
+          tcpError: () => this.tcpStartError,
           sessionCount: () => this.sessions.liveCount,
           maxSessions: () => this.config.get().services.server.max_sessions,
           credentialStore: () => this.credentials?.status() ?? { backend: 'probing' },

@@ -19,6 +19,8 @@ export interface HealthSource {
   socketPath: string;
   /** `tls`: the port serves TLS beside plain HTTP. */
   tcp: () => { host: string; port: number; tls: boolean } | null;
+  /** Why remote access is on but the TCP listener is not (a taken port, bad TLS files); null otherwise. */
+  tcpError: () => string | null;
   sessionCount: () => number;
   maxSessions: () => number;
   credentialStore: () => { backend: string; reason?: string };
@@ -34,10 +36,11 @@ export function monitoringRoutes(src: HealthSource, metrics: Metrics): Route[] {
   let cachedBody = '';
   const health = (): Reply => {
     const tcp = src.tcp();
+    const tcpError = tcp === null ? src.tcpError() : null;
     const uptime = Math.floor((Date.now() - src.startedAtMs) / 1000);
     const sessions = src.sessionCount();
     const store = src.credentialStore();
-    const key = `${uptime}|${sessions}|${tcp?.host ?? ''}|${tcp?.port ?? ''}|${tcp?.tls ?? ''}|${store.backend}`;
+    const key = `${uptime}|${sessions}|${tcp?.host ?? ''}|${tcp?.port ?? ''}|${tcp?.tls ?? ''}|${tcpError ?? ''}|${store.backend}`;
     if (key !== cachedKey) {
       cachedKey = key;
       cachedBody = JSON.stringify({
@@ -49,7 +52,7 @@ export function monitoringRoutes(src: HealthSource, metrics: Metrics): Route[] {
         uptime_secs: uptime,
         session_count: sessions,
         socket_path: src.socketPath,
-        listeners: { socket: { path: src.socketPath }, tcp: tcp ? { host: tcp.host, port: tcp.port, tls: tcp.tls } : null },
+        listeners: { socket: { path: src.socketPath }, tcp: tcp ? { host: tcp.host, port: tcp.port, tls: tcp.tls } : null, ...(tcpError === null ? {} : { tcp_error: tcpError }) },
         credential_store: store,
         http_engine: src.httpEngine,
       });

@@ -229,9 +229,12 @@ describe('services.tls with bad files and through PUT /config', { timeout: 60_00
       await waitForTcp(t, (tcp) => tcp === null, 'the listener down after a bad key');
       await t.waitForStderr(/TCP listener failed to rebind/);
       await t.waitForStderr(new RegExp(`TLS key file ${missingKey.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(services\\.tls\\.key_path\\): not found`));
+      // The socket's /health says why remote access is down, naming the file.
+      assert.match((await t.socket('GET', '/health')).json().listeners.tcp_error, new RegExp(`TLS key file ${missingKey.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}.*not found`));
 
       await put(on);
       const fixed = await waitForTcp(t, (tcp) => tcp?.tls === true, 'TLS back on');
+      assert.equal((await t.socket('GET', '/health')).json().listeners.tcp_error, undefined, 'no error once it is up again');
       assert.equal((await httpsRequest(cert.cert, fixed!.port, 'GET', '/health')).status, 200);
 
       await put({ mode: 'off' });
