@@ -6,8 +6,7 @@
  * The terminal-injection path is timed from the send of a message to an agent already idle: the
  * wait for idle before each send (2.5 s of quiet by design) is outside the sample.
  */
-import { readFileSync, rmSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 
@@ -16,7 +15,7 @@ import WebSocket from 'ws';
 import { errorText, failedRow, row, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
 import { percentile, fmt, goal } from './sessions/stats.js';
 import { createSession, deleteSession, startTuicd, type TuicdUnderTest } from './sessions/tuicd.js';
-import { fakeAgent } from '../../test/fixtures/fakeAgent/fakeAgentLauncher.js';
+import { fakeAgent, removeFakeAgent } from '../../test/fixtures/fakeAgent/fakeAgentLauncher.js';
 
 const AgentMailConstants = {
   SAMPLES: 200,
@@ -242,7 +241,7 @@ async function terminalSamples(t: TuicdUnderTest, call: Call, sender: Peer, n: n
     await call('POST', `/sessions/${pty}/write`, { data: 'quit' }).catch(() => undefined);
     ws.close();
     await deleteSession(t.socketPath, pty).catch(() => undefined);
-    rmSync(dirname(agent.scriptPath), { recursive: true, force: true });
+    removeFakeAgent(agent);
   }
 }
 

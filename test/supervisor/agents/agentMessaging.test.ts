@@ -5,11 +5,10 @@
  * at the next idle, inbox only), exactly-once under 100 concurrent sends, and the error texts.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 
-import { fakeAgent } from '../../fixtures/fakeAgent/fakeAgentLauncher.js';
+import { fakeAgent, removeFakeAgent } from '../../fixtures/fakeAgent/fakeAgentLauncher.js';
 import { sessionSuite } from '../../helpers/sessionSuite.js';
 import { SseClient } from '../../helpers/sseClient.js';
 
@@ -161,7 +160,7 @@ describe('agent messaging', { timeout: 120_000 }, () => {
       assert.equal((await bClient.call({ action: 'inbox' })).count, 0, 'a replay never rewinds the cursor');
       await suite.write(sb.session_id, 'quit');
     } finally {
-      removeAgentDir(b.scriptPath);
+      removeFakeAgent(b);
     }
   });
 
@@ -193,7 +192,7 @@ describe('agent messaging', { timeout: 120_000 }, () => {
       await suite.write(sb.session_id, 'quit');
     } finally {
       stream?.close();
-      removeAgentDir(b.scriptPath);
+      removeFakeAgent(b);
     }
   });
 
@@ -227,18 +226,6 @@ describe('agent messaging', { timeout: 120_000 }, () => {
     assert.deepEqual([timedOut.met, timedOut.timed_out, timedOut.new_messages], [false, true, 0]);
     assert.equal(typeof timedOut.next_since, 'number');
   });
-
-  /**
-   * A fake agent told to quit may still be writing its transcript when the test cleans up: retry, and
-   * never let a cleanup error hide the test's own outcome.
-   */
-  const removeAgentDir = (scriptPath: string): void => {
-    try {
-      rmSync(dirname(scriptPath), { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
-    } catch (err) {
-      process.stderr.write(`# left ${dirname(scriptPath)}: ${(err as Error).message}\n`);
-    }
-  };
 
   const typedOf = (scriptPath: string): string => {
     try {
@@ -315,7 +302,7 @@ describe('agent messaging', { timeout: 120_000 }, () => {
       assert.equal((await suite.t.socket('GET', '/sessions/no-such-session/queue')).status, 404);
       await suite.write(sb.session_id, 'quit');
     } finally {
-      removeAgentDir(b.scriptPath);
+      removeFakeAgent(b);
     }
   });
 
@@ -354,7 +341,7 @@ describe('agent messaging', { timeout: 120_000 }, () => {
       await until('a wake for the new group', () => (wakes() === 3 ? true : undefined));
       await suite.write(so.session_id, 'never');
     } finally {
-      removeAgentDir(o.scriptPath);
+      removeFakeAgent(o);
     }
   });
 
@@ -417,8 +404,8 @@ describe('agent messaging', { timeout: 120_000 }, () => {
       await suite.write(st.session_id, 'quit');
     } finally {
       stream?.close();
-      removeAgentDir(c.scriptPath);
-      removeAgentDir(t.scriptPath);
+      removeFakeAgent(c);
+      removeFakeAgent(t);
     }
   });
 

@@ -6,12 +6,10 @@
  * when it exits back to the shell.
  */
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { describe, it } from 'node:test';
 
 import { classifyProgram, parseAgentType } from '../../../supervisor/sessions/agentDetection.js';
-import { fakeAgent } from '../../fixtures/fakeAgent/fakeAgentLauncher.js';
+import { fakeAgent, removeFakeAgent } from '../../fixtures/fakeAgent/fakeAgentLauncher.js';
 import { sessionSuite } from '../../helpers/sessionSuite.js';
 
 describe('agent classification', () => {
@@ -87,7 +85,7 @@ describe('agent detection end to end', { timeout: 90_000 }, () => {
       await until('agent_type gone', async () => ((await listed(s.session_id)).state['agent_type'] === undefined ? true : undefined));
       assert.equal((await listed(s.session_id)).state['agent_state'], undefined);
     } finally {
-      rmSync(dirname(agent.scriptPath), { recursive: true, force: true });
+      removeFakeAgent(agent);
     }
   });
 

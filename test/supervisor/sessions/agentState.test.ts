@@ -6,11 +6,11 @@
  * (the virtual-clock replays in test/workers/pty/agentParser cover their edges).
  */
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
-import { fakeAgent } from '../../fixtures/fakeAgent/fakeAgentLauncher.js';
+import { fakeAgent, removeFakeAgent } from '../../fixtures/fakeAgent/fakeAgentLauncher.js';
 import { sessionSuite } from '../../helpers/sessionSuite.js';
 import { WsViewer } from '../../helpers/wsViewer.js';
 
@@ -138,7 +138,7 @@ describe('agent state end to end', { timeout: 150_000 }, () => {
     } finally {
       viewer.ws.close();
       logViewer.ws.close();
-      rmSync(dirname(agent.scriptPath), { recursive: true, force: true });
+      removeFakeAgent(agent);
     }
   });
 
@@ -173,7 +173,7 @@ describe('agent state end to end', { timeout: 150_000 }, () => {
       assert.equal(exited.exit_code, 3);
       assert.equal(exited.awaiting_input, false);
     } finally {
-      rmSync(dirname(agent.scriptPath), { recursive: true, force: true });
+      removeFakeAgent(agent);
     }
   });
 });
