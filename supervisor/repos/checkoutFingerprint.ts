@@ -86,6 +86,9 @@ export function checkoutFingerprint(path: string, nowMs: number = Date.now()): s
     const ref = /^ref: (refs\/.+)$/m.exec(head)?.[1]?.trim();
     if (ref) digest.add(join(dirs.commonDir, ref));
     digest.add(join(dirs.commonDir, 'packed-refs'));
+    // The reftable backend keeps refs (HEAD's too) in tables; each update rewrites tables.list.
+    digest.add(join(dirs.commonDir, 'reftable', 'tables.list'));
+    if (dirs.gitDir !== dirs.commonDir) digest.add(join(dirs.gitDir, 'reftable', 'tables.list'));
     for (const file of [config, join(dirs.gitDir, 'config.worktree'), join(dirs.commonDir, 'info', 'attributes'), ...userConfigFiles()]) digest.add(file);
     const indexFile = join(dirs.gitDir, 'index');
     digest.add(indexFile);
