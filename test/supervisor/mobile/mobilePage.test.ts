@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -17,6 +17,7 @@ import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 
 import { fakeAgent } from '../../fixtures/fakeAgent/fakeAgentLauncher.js';
+import { removeDir } from '../../helpers/removeDir.js';
 import { browserEnv } from '../../helpers/testHome.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
 
@@ -56,7 +57,7 @@ describe('/mobile in headless Chromium', { skip: CHROMIUM ? false : 'chromium no
   after(async () => {
     await browser?.close();
     await t?.stop();
-    rmSync(scratch, { recursive: true, force: true });
+    removeDir(scratch);
   });
 
   const sessions = async (): Promise<Array<Record<string, any>>> => (await t.socket('GET', '/sessions')).json();

@@ -15,6 +15,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { ConfigStore } from '../../../supervisor/config/configStore.js';
 import { fakeAgent } from '../../fixtures/fakeAgent/fakeAgentLauncher.js';
+import { removeDir } from '../../helpers/removeDir.js';
 import { WsViewer } from '../../helpers/wsViewer.js';
 import { EventBus } from '../../../supervisor/events/eventBus.js';
 import { PushConstants, PushService } from '../../../supervisor/push/pushService.js';
@@ -111,7 +112,7 @@ describe('web push through tuicd', { timeout: 60_000 }, () => {
     const ask = (n: number) => ({ out: `${ESC}[2J${ESC}[H⏺ Bash(rm -r old-${n})\r\n\r\nDo you want to proceed?\r\n❯ 1. Yes\r\n  2. No (esc)\r\n\r\nEsc to cancel · Tab to amend\r\n` });
     const done = { out: `${ESC}[2J${ESC}[H⏺ Done.\r\n` };
     const agentDir = mkdtempSync(join(tmpdir(), 'tuicd-push-agent-'));
-    after(() => rmSync(agentDir, { recursive: true, force: true }));
+    after(() => removeDir(agentDir));
     const agent = fakeAgent('claude', [done, { read: '2' }, ask(1), { read: '1' }, done, { read: '2' }, ask(2), { read: '1' }, done, { read: 'q' }, { exit: 0 }], agentDir);
     const created = await t.socket('POST', '/sessions', JSON.stringify({ shell: '/bin/sh' }));
     const id = created.json().session_id as string;
