@@ -1,33 +1,5 @@
-/** History-side git queries behind the git panel routes: a file's log across renames, blame, the stash list. */
-import { git, GitError } from './gitRunner.js';
-
-export interface HistoryEntry {
-  sha: string;
-  short_sha: string;
-  author: string;
-  email: string;
-  timestamp: number;
-  subject: string;
-}
-
-/** `git log --follow`: the file's commits under its earlier names too. */
-export async function fileHistory(cwd: string, file: string, count: number): Promise<HistoryEntry[]> {
-  let out: string;
-  try {
-    out = await git(cwd, ['log', '--follow', `-n${count}`, '--format=%H%x00%h%x00%an%x00%ae%x00%ct%x00%s', 'HEAD', '--', file]);
-  } catch (err) {
-    // A repository without commits has no history for any file: an empty answer, not an error.
-    if (err instanceof GitError && /does not have any commits|unknown revision/.test(err.stderr)) return [];
-    throw err;
-  }
-  return out
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => {
-      const [sha, short, author, email, ts, subject] = line.split('\0');
-      return { sha: sha!, short_sha: short!, author: author!, email: email!, timestamp: Number(ts), subject: subject ?? '' };
-    });
-}
+/** History-side git queries behind the git panel routes: blame and the stash list (a file's log is gitQueries' commitLog). */
+import { git } from './gitRunner.js';
 
 export interface BlameLine {
   line: number;

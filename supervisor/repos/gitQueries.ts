@@ -151,11 +151,23 @@ export async function branches(cwd: string, refs: string[]): Promise<Array<Recor
     .filter((b) => !(b.is_remote && String(b.name).endsWith('/HEAD')));
 }
 
-export async function commitLog(cwd: string, count: number, ref = 'HEAD'): Promise<Array<Record<string, unknown>>> {
+export interface CommitEntry {
+  sha: string;
+  short_sha: string;
+  author: string;
+  email: string;
+  timestamp: number;
+  subject: string;
+}
+
+/** `git log` of `ref`, newest first; with `followFile`, that file's commits under its earlier names too (`--follow`). */
+export async function commitLog(cwd: string, count: number, ref = 'HEAD', followFile?: string): Promise<CommitEntry[]> {
   let out: string;
   try {
-    out = await git(cwd, ['log', `-n${count}`, '--format=%H%x00%h%x00%an%x00%ae%x00%ct%x00%s', ref, '--']);
+    const follow = followFile === undefined ? [] : ['--follow'];
+    out = await git(cwd, ['log', ...follow, `-n${count}`, '--format=%H%x00%h%x00%an%x00%ae%x00%ct%x00%s', ref, '--', ...(followFile === undefined ? [] : [followFile])]);
   } catch (err) {
+    // A repository without commits has no history: an empty answer, not an error.
     if (err instanceof GitError && /does not have any commits|unknown revision/.test(err.stderr)) return [];
     throw err;
   }
@@ -164,7 +176,7 @@ export async function commitLog(cwd: string, count: number, ref = 'HEAD'): Promi
     .filter(Boolean)
     .map((line) => {
       const [sha, short, author, email, ts, subject] = line.split('\0');
-      return { sha, short_sha: short, author, email, timestamp: Number(ts), subject };
+      return { sha: sha!, short_sha: short!, author: author!, email: email!, timestamp: Number(ts), subject: subject ?? '' };
     });
 }
 

@@ -5,7 +5,7 @@
 import { HttpError, json } from '../http/types.js';
 import type { Handler, HttpMethod, Route } from '../http/types.js';
 import { commitLog, currentBranch, MAIN_BRANCH_NAMES, porcelainStatus } from '../repos/gitQueries.js';
-import { fileBlame, fileHistory, stashList } from '../repos/gitHistory.js';
+import { fileBlame, stashList } from '../repos/gitHistory.js';
 import { git, GitError } from '../repos/gitRunner.js';
 import { boolArg, intArg, relativeFileArg, repoPathFrom } from '../repos/repoArgs.js';
 import { aheadBehind, bodyOf, gitRoute, type Body } from './repo.js';
@@ -38,7 +38,7 @@ export function repoHistoryRoutes(): Route[] {
     const file = relativeFileArg(ctx.query.get('file'), 'file');
     // Any integer is taken and clamped into 1..1000; only a non-integer is refused.
     const count = Math.min(1000, Math.max(1, intArg(ctx.query.get('count'), 'count', 50, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)));
-    return json(await fileHistory(repo, file, count));
+    return json(await commitLog(repo, count, 'HEAD', file));
   });
   add('GET', '/repo/file-blame', async (ctx) => {
     const repo = repoPathFrom(ctx.query);
@@ -83,7 +83,7 @@ export function repoHistoryRoutes(): Route[] {
       unstaged_count: status.filter((e) => e.unstaged).length,
       untracked_count: status.filter((e) => e.untracked).length,
       stash_count: stashes.length,
-      last_commit: head ? { sha: head['sha'], subject: head['subject'], timestamp: head['timestamp'] } : null,
+      last_commit: head ? { sha: head.sha, subject: head.subject, timestamp: head.timestamp } : null,
       is_main_branch: branch !== null && MAIN_BRANCH_NAMES.includes(branch),
     });
   });
