@@ -55,10 +55,11 @@ async function main(): Promise<number> {
     process.stderr.write(`tuicd: ${(err as Error).message}\n`);
     return 1;
   }
-  if (signalled === null) process.stdout.write(`${supervisor.describe()}\n`);
+  // The warning goes first: a reader that stops at the start line has already been told TCP is off.
   if (supervisor.tcpStartError !== null) {
     process.stderr.write(`tuicd: TCP listener not started (${supervisor.tcpStartError}); serving on the unix socket only\n`);
   }
+  if (signalled === null) process.stdout.write(`${supervisor.describe()}\n`);
   return await new Promise<number>((resolve) => {
     let stopping = false;
     onSignal = (signal) => {

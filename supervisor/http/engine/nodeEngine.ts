@@ -165,9 +165,12 @@ class NodeApp implements EngineApp {
   private listen(options: { path: string } | { host: string; port: number }): Promise<EngineListenSocket | null> {
     const server = this.server;
     return new Promise((resolve) => {
-      const onError = (): void => resolve(null);
-      server.once('error', onError);
-      server.listen(options, () => {
+      // Each failed attempt takes its own listeners back: bindTcp retries on this one server.
+      const onError = (): void => {
+        server.off('listening', onListening);
+        resolve(null);
+      };
+      const onListening = (): void => {
         server.off('error', onError);
         const address = server.address();
         resolve({
@@ -177,7 +180,10 @@ class NodeApp implements EngineApp {
             for (const route of this.wsRoutes) clearInterval(route.pinger);
           },
         });
-      });
+      };
+      server.once('error', onError);
+      server.once('listening', onListening);
+      server.listen(options);
     });
   }
 }
