@@ -62,6 +62,20 @@ function trackedPaths(indexFile: string, hashBytes: number): string[] | null {
   return paths;
 }
 
+/**
+ * Whether a config file sends git to files this digest does not watch: `[include]`/`[includeIf]`
+ * sections or a `core.attributesFile`. Such a checkout is always diffed by git.
+ */
+function namesOtherFiles(file: string): boolean {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return false; // absent: nothing to follow
+  }
+  return /^\s*\[\s*include(if)?\b/im.test(text) || /^\s*attributesfile\s*=/im.test(text);
+}
+
 /** Configuration outside the repository that can change how a diff is counted (attributes, drivers, autocrlf). */
 function userConfigFiles(): string[] {
   const home = process.env['HOME'] ?? homedir();
@@ -89,7 +103,9 @@ export function checkoutFingerprint(path: string, nowMs: number = Date.now()): s
     // The reftable backend keeps refs (HEAD's too) in tables; each update rewrites tables.list.
     digest.add(join(dirs.commonDir, 'reftable', 'tables.list'));
     if (dirs.gitDir !== dirs.commonDir) digest.add(join(dirs.gitDir, 'reftable', 'tables.list'));
-    for (const file of [config, join(dirs.gitDir, 'config.worktree'), join(dirs.commonDir, 'info', 'attributes'), ...userConfigFiles()]) digest.add(file);
+    const configFiles = [config, join(dirs.gitDir, 'config.worktree'), ...userConfigFiles()];
+    if (configFiles.some(namesOtherFiles)) return null;
+    for (const file of [...configFiles, join(dirs.commonDir, 'info', 'attributes')]) digest.add(file);
     const indexFile = join(dirs.gitDir, 'index');
     digest.add(indexFile);
     const paths = trackedPaths(indexFile, sha256 ? 32 : 20);

@@ -91,6 +91,20 @@ describe('checkoutFingerprint', () => {
     assert.notEqual(checkoutFingerprint(repo, later()), withAttributes);
   });
 
+  it('is null while config names files it does not watch: [include], [includeIf], core.attributesFile', () => {
+    assert.notEqual(checkoutFingerprint(repo, later()), null);
+    writeFileSync(join(sb.root, 'extra.gitconfig'), '[core]\n\tautocrlf = input\n');
+    sb.git(repo, 'config', 'include.path', join(sb.root, 'extra.gitconfig'));
+    assert.equal(checkoutFingerprint(repo, later()), null, '[include]');
+    sb.git(repo, 'config', '--remove-section', 'include');
+    assert.notEqual(checkoutFingerprint(repo, later()), null, 'section removed');
+    sb.git(repo, 'config', `includeIf.gitdir:${repo}/.path`, join(sb.root, 'extra.gitconfig'));
+    assert.equal(checkoutFingerprint(repo, later()), null, '[includeIf]');
+    sb.git(repo, 'config', '--remove-section', `includeIf.gitdir:${repo}/`);
+    sb.git(repo, 'config', 'core.attributesFile', join(sb.root, 'attributes'));
+    assert.equal(checkoutFingerprint(repo, later()), null, 'core.attributesFile');
+  });
+
   it('is null inside the racy window, and for what it cannot vouch for', () => {
     sb.write(repo, { 'src/a.ts': 'export const a = 4;\n' });
     assert.equal(checkoutFingerprint(repo, Date.now()), null, 'a file changed just now');
