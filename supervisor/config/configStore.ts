@@ -9,6 +9,7 @@ import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { atomicWriteFile } from './atomicWrite.js';
 import { withFileLock } from './fileLock.js';
 import { changedPaths, deepMerge, isPlainObject, pathTouches, type JsonObject } from './merge.js';
+import { loadTlsCredentials, type TlsCredentialsErrorData } from '../http/tlsCredentials.js';
 import { assertDepth, assertKnownFields, defaultConfig, invalidConfig, normalizeConfig } from './normalize.js';
 import type { AppConfig, ConfigSnapshot } from './schema.js';
 import { preserveSecrets } from './secrets.js';
@@ -84,6 +85,19 @@ function describeChanges(previous: ConfigSnapshot, next: ConfigSnapshot): Config
   const paths = changedPaths(previous, next);
   const touches = (watched: readonly string[]) => paths.some((p) => watched.some((w) => pathTouches(p, w)));
   return { serverSettings: touches(SERVER_SETTING_PATHS), tools: touches(TOOL_PATHS), paths };
+}
+
+/**
+ * A save that turns TLS on or names new files is refused (nothing written) unless the certificate
+ * and key load: otherwise the listener would go down at the rebind and only /health would say why.
+ */
+function assertTlsFilesUsable(next: AppConfig, configDir: string): void {
+  try {
+    loadTlsCredentials(next.services.tls, configDir);
+  } catch (err) {
+    if (!(err instanceof SupervisorError) || err.code !== ErrorCode.TLS_CREDENTIALS_INVALID) throw err;
+    throw invalidConfig(`/services/tls/${(err.data as TlsCredentialsErrorData).field}`, err.message);
+  }
 }
 
 /** Touches services.tls: the save is then checked strictly instead of falling back to off. */
@@ -202,6 +216,7 @@ export class ConfigStore implements Disposable {
     const vaultBefore = this.vault ? await readSecrets(this.vault) : new Map<string, string>();
     overlaySecrets(base, vaultBefore);
     const next = normalizeConfig(deepMerge(base, delta), { strictTls: touchesTls(delta) });
+    if (touchesTls(delta)) assertTlsFilesUsable(next, dirname(this.path));
     // Vault first, file second, one logical commit: a failed file write puts every secret back.
     const undo = this.vault ? await writeSecrets(this.vault, vaultBefore, secretValues(next)) : null;
     const text = serialize(this.vault ? withoutSecrets(structuredClone(next)) : next);

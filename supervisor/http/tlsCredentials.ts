@@ -15,8 +15,15 @@ import type { TlsCredentials } from './engine/types.js';
 const CERT_PEM = /-----BEGIN CERTIFICATE-----/;
 const KEY_PEM = /-----BEGIN (?:RSA |EC |ENCRYPTED )?PRIVATE KEY-----/;
 
-function invalid(message: string, file?: string): SupervisorError {
-  return new SupervisorError(ErrorCode.TLS_CREDENTIALS_INVALID, message, file === undefined ? undefined : { path: file });
+/** The refused file and its config field (`cert_path` or `key_path`), so a config save can name the field. */
+export interface TlsCredentialsErrorData {
+  path: string;
+  field: 'cert_path' | 'key_path';
+}
+
+function invalid(message: string, what: 'certificate' | 'key', file: string): SupervisorError {
+  const data: TlsCredentialsErrorData = { path: file, field: what === 'certificate' ? 'cert_path' : 'key_path' };
+  return new SupervisorError(ErrorCode.TLS_CREDENTIALS_INVALID, message, data);
 }
 
 /** What the file is, for messages: `TLS certificate file /x/c.pem (services.tls.cert_path)`. */
@@ -30,7 +37,7 @@ function readPem(what: 'certificate' | 'key', path: string): Buffer {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? 'not found' : code === 'EACCES' || code === 'EPERM' ? 'not readable (permission denied)' : code === 'EISDIR' ? 'is a directory' : (err as Error).message;
-    throw invalid(`${label(what, path)}: ${why}`, path);
+    throw invalid(`${label(what, path)}: ${why}`, what, path);
   }
 }
 
@@ -46,29 +53,29 @@ export function loadTlsCredentials(settings: DeepReadonly<TlsConfig>, baseDir: s
   const key = readPem('key', keyPath);
   const certText = cert.toString('latin1');
   const keyText = key.toString('latin1');
-  if (!CERT_PEM.test(certText)) throw invalid(`${label('certificate', certPath)}: not a PEM certificate (no "-----BEGIN CERTIFICATE-----" line)`, certPath);
-  if (!KEY_PEM.test(keyText)) throw invalid(`${label('key', keyPath)}: not a PEM private key (no "-----BEGIN … PRIVATE KEY-----" line)`, keyPath);
+  if (!CERT_PEM.test(certText)) throw invalid(`${label('certificate', certPath)}: not a PEM certificate (no "-----BEGIN CERTIFICATE-----" line)`, 'certificate', certPath);
+  if (!KEY_PEM.test(keyText)) throw invalid(`${label('key', keyPath)}: not a PEM private key (no "-----BEGIN … PRIVATE KEY-----" line)`, 'key', keyPath);
   if (/-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(keyText)) {
-    throw invalid(`${label('key', keyPath)}: the key is encrypted; tuicd needs it unencrypted (e.g. openssl pkey -in key.pem -out plain.pem)`, keyPath);
+    throw invalid(`${label('key', keyPath)}: the key is encrypted; tuicd needs it unencrypted (e.g. openssl pkey -in key.pem -out plain.pem)`, 'key', keyPath);
   }
   let x509: X509Certificate;
   try {
     x509 = new X509Certificate(cert);
   } catch (err) {
-    throw invalid(`${label('certificate', certPath)}: not a valid certificate: ${(err as Error).message}`, certPath);
+    throw invalid(`${label('certificate', certPath)}: not a valid certificate: ${(err as Error).message}`, 'certificate', certPath);
   }
   let privateKey;
   try {
     privateKey = createPrivateKey(key);
   } catch (err) {
-    throw invalid(`${label('key', keyPath)}: not a valid private key: ${(err as Error).message}`, keyPath);
+    throw invalid(`${label('key', keyPath)}: not a valid private key: ${(err as Error).message}`, 'key', keyPath);
   }
   // The first certificate of the chain is the server's own: its public key must be this key's.
-  if (!x509.checkPrivateKey(privateKey)) throw invalid(`${label('key', keyPath)}: does not match the certificate in ${certPath}`, keyPath);
+  if (!x509.checkPrivateKey(privateKey)) throw invalid(`${label('key', keyPath)}: does not match the certificate in ${certPath}`, 'key', keyPath);
   try {
     createSecureContext({ cert, key });
   } catch (err) {
-    throw invalid(`TLS certificate ${certPath} with key ${keyPath}: refused by OpenSSL: ${(err as Error).message}`, certPath);
+    throw invalid(`TLS certificate ${certPath} with key ${keyPath}: refused by OpenSSL: ${(err as Error).message}`, 'certificate', certPath);
   }
   return { cert, key };
 }

@@ -6,6 +6,7 @@ import { after, before, test } from 'node:test';
 
 import { SupervisorError } from '../../../shared/errors.js';
 import { ConfigStore, type ConfigChangeEvent } from '../../../supervisor/config/configStore.js';
+import { CertDir } from '../../helpers/tlsCert.js';
 
 let root: string;
 let n = 0;
@@ -90,6 +91,35 @@ test('a type mismatch throws CONFIG_INVALID naming the field; the file and memor
   assert.deepEqual(await readdir(dirname(path)), ['config.json']);
 });
 
+test('a TLS block whose files do not load is refused, naming the field and the file; nothing is written', async () => {
+  const { store, path } = await freshStore({ services: { server: { enabled: true } } });
+  const certs = new CertDir();
+  try {
+    const pair = certs.make('a');
+    const other = certs.make('b');
+    const bytes = await readFile(path, 'utf8');
+    const missing = join(certs.dir, 'absent.pem');
+    const cases: [object, RegExp][] = [
+      [{ cert_path: pair.certPath, key_path: missing }, /^Invalid config: services\.tls\.key_path: TLS key file .*absent\.pem .*not found$/],
+      [{ cert_path: missing, key_path: pair.keyPath }, /^Invalid config: services\.tls\.cert_path: TLS certificate file .*absent\.pem .*not found$/],
+      [{ cert_path: pair.certPath, key_path: other.keyPath }, /^Invalid config: services\.tls\.key_path: .*does not match the certificate/],
+      [{ cert_path: pair.keyPath, key_path: pair.keyPath }, /^Invalid config: services\.tls\.cert_path: .*not a PEM certificate/],
+    ];
+    for (const [files, message] of cases) {
+      await assert.rejects(store.update({ services: { tls: { mode: 'manual', ...files } } }), (err: unknown) => {
+        assert.ok(err instanceof SupervisorError, String(err));
+        assert.equal(err.code, 'CONFIG_INVALID');
+        assert.match(err.message, message);
+        return true;
+      });
+    }
+    assert.equal(await readFile(path, 'utf8'), bytes);
+    assert.deepEqual(store.get().services.tls, { mode: 'off' });
+  } finally {
+    certs.remove();
+  }
+});
+
 test('a foreign key already on disk may round-trip in a save', async () => {
   const { store, path } = await freshStore({ hotkeys: { a: 1 } });
   await store.update({ hotkeys: { a: 2, b: 3 } });
@@ -98,8 +128,14 @@ test('a foreign key already on disk may round-trip in a save', async () => {
 
 test('a valid manual TLS block saves; ports 0 and 65535 are accepted', async () => {
   const { store } = await freshStore();
-  const tls = { mode: 'manual', cert_path: '/c.pem', key_path: '/k.pem' };
-  assert.deepEqual((await store.update({ services: { tls } })).config.services.tls, tls);
+  const certs = new CertDir();
+  try {
+    const pair = certs.make();
+    const tls = { mode: 'manual', cert_path: pair.certPath, key_path: pair.keyPath };
+    assert.deepEqual((await store.update({ services: { tls } })).config.services.tls, tls);
+  } finally {
+    certs.remove();
+  }
   assert.equal((await store.update({ services: { server: { port: 0 } } })).config.services.server.port, 0);
   assert.equal((await store.update({ services: { server: { port: 65535 } } })).config.services.server.port, 65535);
 });

@@ -5,7 +5,7 @@
  * turns TLS on and off by rebinding the TCP listener. Certificates come from the real openssl.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, unlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -224,9 +224,23 @@ describe('services.tls with bad files and through PUT /config', { timeout: 60_00
       assert.equal((await httpsRequest(cert.cert, first!.port, 'GET', '/health')).status, 200);
       assert.equal((await t.tcp('GET', '/health', undefined, {}, first!.port)).status, 200);
 
-      const missingKey = join(certs.dir, 'no-such-key.pem');
+      // A save naming a key that does not load is refused; the listener stays as it was.
+      const refused = await t.socket('PUT', '/config', JSON.stringify({ services: { tls: { ...on, key_path: join(certs.dir, 'absent.pem') } } }));
+      assert.equal(refused.status, 400, refused.text);
+      assert.match(refused.text, /services\.tls\.key_path: TLS key file .*absent\.pem.*not found/);
+      assert.equal((await tcpHealth(t))?.port, first!.port, 'the TLS listener was not touched');
+
+      // A key that loaded when saved and is gone at the next rebind takes the listener down.
+      const missingKey = join(certs.dir, 'removed-key.pem');
+      copyFileSync(cert.keyPath, missingKey);
+      const starts = () => (t.stderr.match(/TCP listener started/g) ?? []).length;
+      const startsBefore = starts();
       await put({ ...on, key_path: missingKey });
-      await waitForTcp(t, (tcp) => tcp === null, 'the listener down after a bad key');
+      await until(async () => starts(), (n) => n > startsBefore, 'rebound with the copied key');
+      unlinkSync(missingKey);
+      const rebind = await t.socket('PUT', '/config', JSON.stringify({ services: { server: { ipv6_enabled: true } } }));
+      assert.equal(rebind.status, 200, rebind.text);
+      await waitForTcp(t, (tcp) => tcp === null, 'the listener down after the key vanished');
       await t.waitForStderr(/TCP listener failed to rebind/);
       await t.waitForStderr(new RegExp(`TLS key file ${missingKey.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(services\\.tls\\.key_path\\): not found`));
       // The socket's /health says why remote access is down, naming the file.
