@@ -15,6 +15,7 @@ import type { TcpBinding, UnixBinding } from './http/listeners.js';
 import { HttpServer } from './http/server.js';
 import { RequestGuard, type GuardSettings } from './http/requestGuard.js';
 import { loadTlsCredentials } from './http/tlsCredentials.js';
+import { followTlsFiles } from './http/tlsRenewal.js';
 import type { ListenerApp } from './http/server.js';
 import type { Route } from './http/types.js';
 import type { HttpEngine } from './http/engine/types.js';
@@ -106,7 +107,7 @@ export class Supervisor {
   readonly bus = new EventBus();
   readonly metrics = new Metrics();
   private socket: { app: ListenerApp; binding: UnixBinding } | null = null;
-  private tcp: { app: ListenerApp; binding: TcpBinding } | null = null;
+  private tcp: { app: ListenerApp; binding: TcpBinding; stopFollowingTls: () => void } | null = null;
   private tcpTransition: Promise<void> = Promise.resolve();
   /** Why the TCP listener that config asks for is not serving (its bind failed); null when it is, or is off. */
   tcpStartError: string | null = null;
@@ -536,7 +537,13 @@ export class Supervisor {
     const tls = loadTlsCredentials(config.services.tls, this.opts.paths.configDir) ?? undefined;
     const app = this.http.createApp('tcp', tls);
     const binding = await bindTcp(app.app, host, port);
-    this.tcp = { app, binding };
+    const stopFollowingTls = tls
+      ? followTlsFiles(config.services.tls, this.opts.paths.configDir, tls, (renewed) => app.app.setTlsCredentials?.(renewed), {
+          renewed: (files) => this.log.info({ listener: 'tcp', ...files }, 'TLS certificate files changed: new connections use them'),
+          refused: (message) => this.log.warn({ listener: 'tcp', reason: message }, 'TLS certificate files changed but do not load; still serving the previous ones'),
+        })
+      : () => {};
+    this.tcp = { app, binding, stopFollowingTls };
     this.tcpStartError = null;
     this.log.info(
       { listener: 'tcp', host: binding.host, port: binding.port, tls: app.tls, http_engine: app.engine.name, reason },
@@ -547,6 +554,7 @@ export class Supervisor {
   private stopTcp(reason: string): void {
     if (!this.tcp) return;
     this.tcp.app.retired = true;
+    this.tcp.stopFollowingTls();
     closeTcp(this.tcp.binding);
     this.log.info({ listener: 'tcp', port: this.tcp.binding.port, reason }, 'TCP listener stopped; socket listener untouched');
     this.tcp = null;

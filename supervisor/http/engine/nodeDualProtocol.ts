@@ -26,7 +26,7 @@ const HANDSHAKE_TIMEOUT_MS = 30_000;
  * never 'listening', and it arms its header and request timeouts (slow-loris protection) only then.
  * So the server listens as usual and its own connection listener is called once the protocol is known.
  */
-export function serveDualProtocol(server: Server, credentials: TlsCredentials): void {
+export function serveDualProtocol(server: Server, credentials: TlsCredentials): (renewed: TlsCredentials) => void {
   const listeners = server.listeners('connection');
   if (listeners.length !== 1) throw new Error(`expected http.Server to have one connection listener, found ${listeners.length}`);
   const httpConnection = listeners[0] as (socket: Socket) => void;
@@ -58,4 +58,6 @@ export function serveDualProtocol(server: Server, credentials: TlsCredentials): 
     };
     socket.once('data', onData).once('error', drop).once('end', drop).once('timeout', drop).setTimeout(FIRST_BYTE_TIMEOUT_MS);
   });
+  // Connections already up keep the context they shook hands with; new ones get the renewed one.
+  return (renewed) => tls.setSecureContext({ cert: renewed.cert, key: renewed.key });
 }

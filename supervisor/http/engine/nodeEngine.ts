@@ -11,7 +11,7 @@ import { serveDualProtocol } from './nodeDualProtocol.js';
 import { NodeRequest, pathOf } from './nodeRequest.js';
 import { NodeResponse } from './nodeResponse.js';
 import { NodeWebSocket } from './nodeWebSocket.js';
-import type { AppOptions, EngineApp, EngineListenSocket, EngineRequest, EngineResponse, EngineWsBehavior, HttpEngine } from './types.js';
+import type { AppOptions, EngineApp, EngineListenSocket, EngineRequest, EngineResponse, EngineWsBehavior, HttpEngine, TlsCredentials } from './types.js';
 
 /** uWS closes an idle keep-alive connection after about 10 s; the same here. */
 const KEEP_ALIVE_TIMEOUT_MS = 10_000;
@@ -51,6 +51,8 @@ class NodeApp implements EngineApp {
   private readonly wsRoutes: WsRouteEntry[] = [];
   private readonly server: Server;
 
+  readonly setTlsCredentials?: (credentials: TlsCredentials) => void;
+
   constructor(options: AppOptions) {
     // A missing Host is the request guard's to refuse (403 JSON on TCP), as on uWS; not Node's empty 400.
     this.server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, requireHostHeader: false }, (req, res) => this.onRequest(req, res));
@@ -67,7 +69,7 @@ class NodeApp implements EngineApp {
       socket.on('error', ignore);
       answerRaw(socket, 405, 'Method Not Allowed', 'method "CONNECT" is not supported');
     });
-    if (options.tls) serveDualProtocol(this.server, options.tls);
+    if (options.tls) this.setTlsCredentials = serveDualProtocol(this.server, options.tls);
   }
 
   any(handler: (res: EngineResponse, req: EngineRequest) => void): void {

@@ -106,6 +106,8 @@ export interface EngineApp {
   listenUnix(path: string): Promise<EngineListenSocket | null>;
   /** Null when the port is taken: a port another process holds is never shared. */
   listenTcp(host: string, port: number): Promise<EngineListenSocket | null>;
+  /** Present on an app made with `tls`: later handshakes use these credentials (a renewed certificate). */
+  setTlsCredentials?(credentials: TlsCredentials): void;
 }
 
 export type EngineName = 'uws' | 'node';

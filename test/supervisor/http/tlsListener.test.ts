@@ -5,7 +5,7 @@
  * turns TLS on and off by rebinding the TCP listener. Certificates come from the real openssl.
  */
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, rmSync, unlinkSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -203,6 +203,37 @@ describe('services.tls with bad files and through PUT /config', { timeout: 60_00
       await t.waitForStderr(/TCP listener not started \(TLS certificate file \S+ \(services\.tls\.cert_path\): not found\); serving on the unix socket only/);
       assert.ok(t.stderr.includes(missing), t.stderr.slice(-500));
       assert.equal(await tcpHealth(t), null);
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it('renewed files at the same paths are served to new connections without a save; a broken renewal keeps the old ones', async () => {
+    const first = certs.make('renew-first');
+    const renewed = certs.make('renew-second');
+    const live = { cert: join(certs.dir, 'live-cert.pem'), key: join(certs.dir, 'live-key.pem') };
+    copyFileSync(first.certPath, live.cert);
+    copyFileSync(first.keyPath, live.key);
+    const t = await Tuicd.start({ config: { services: { server: { enabled: true, port: 0 }, tls: { mode: 'manual', cert_path: live.cert, key_path: live.key } } } });
+    try {
+      const port = t.tcpPort!;
+      const trusting = (c: TestCert) => httpsRequest(c.cert, port, 'GET', '/health').then((r) => r.status, (err: Error) => err.message);
+      assert.equal(await trusting(first), 200);
+      assert.notEqual(await trusting(renewed), 200, 'the second certificate is not served yet');
+      // As a renewal tool does it: new files renamed over the old paths, key and certificate one after the other.
+      copyFileSync(renewed.keyPath, `${live.key}.new`);
+      copyFileSync(renewed.certPath, `${live.cert}.new`);
+      renameSync(`${live.key}.new`, live.key);
+      renameSync(`${live.cert}.new`, live.cert);
+      await until(() => trusting(renewed), (status) => status === 200, 'the renewed certificate served', 30_000);
+      assert.notEqual(await trusting(first), 200, 'the first certificate is no longer served');
+      await t.waitForStderr(/TLS certificate files changed: new connections use them/);
+      assert.equal(t.stderr.match(/TLS certificate files changed: new connections use them/g)?.length, 1, 'one renewal, logged once');
+      assert.equal(t.tcpPort, port);
+
+      writeFileSync(live.cert, 'not a certificate\n');
+      await t.waitForStderr(/"reason":"TLS certificate file [^"]*live-cert\.pem \(services\.tls\.cert_path\): not a PEM certificate.*"msg":"TLS certificate files changed but do not load; still serving the previous ones"/, 30_000);
+      assert.equal(await trusting(renewed), 200, 'still serving the last good certificate');
     } finally {
       await t.stop();
     }
