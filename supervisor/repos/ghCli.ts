@@ -7,12 +7,15 @@ import { HttpError } from '../http/types.js';
 const PROBE_TTL_MS = 60_000;
 const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 
-function run(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string; missing: boolean }> {
+function run(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv, input?: string): Promise<{ code: number | null; stdout: string; stderr: string; missing: boolean }> {
   return new Promise((resolve) => {
-    execFile('gh', args as string[], { cwd, env: { ...env, GH_PROMPT_DISABLED: '1', NO_COLOR: '1' }, maxBuffer: MAX_OUTPUT_BYTES, encoding: 'utf8' }, (err, stdout, stderr) => {
+    const child = execFile('gh', args as string[], { cwd, env: { ...env, GH_PROMPT_DISABLED: '1', NO_COLOR: '1' }, maxBuffer: MAX_OUTPUT_BYTES, encoding: 'utf8' }, (err, stdout, stderr) => {
       const e = err as (NodeJS.ErrnoException & { code?: number | string }) | null;
       resolve({ code: !e ? 0 : typeof e.code === 'number' ? e.code : null, stdout, stderr, missing: e?.code === 'ENOENT' });
     });
+    // gh may exit before reading all of it (a refused call): the write error is its exit's to report.
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(input ?? '');
   });
 }
 
@@ -35,16 +38,16 @@ export class GhCli {
   }
 
   /** Runs gh in the repository; 503 when gh is unusable, 502 when GitHub (through gh) refuses. */
-  async call(cwd: string, args: readonly string[]): Promise<string> {
+  async call(cwd: string, args: readonly string[], input?: string): Promise<string> {
     const problem = await this.problem(cwd);
     if (problem) throw new HttpError(503, problem);
-    const r = await run(cwd, args, this.env);
+    const r = await run(cwd, args, this.env, input);
     if (r.code !== 0) throw new HttpError(502, `gh ${args.slice(0, 2).join(' ')} failed: ${(r.stderr || r.stdout).trim()}`);
     return r.stdout;
   }
 
-  async json<T = unknown>(cwd: string, args: readonly string[]): Promise<T> {
-    const out = await this.call(cwd, args);
+  async json<T = unknown>(cwd: string, args: readonly string[], input?: string): Promise<T> {
+    const out = await this.call(cwd, args, input);
     return (out.trim() === '' ? null : JSON.parse(out)) as T;
   }
 }

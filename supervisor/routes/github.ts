@@ -28,6 +28,53 @@ function numberArg(value: unknown, key: string): number {
   return n;
 }
 
+const REVIEW_EVENTS = ['COMMENT', 'APPROVE', 'REQUEST_CHANGES'];
+/** More inline comments than a reviewer writes by hand; keeps one request's payload bounded. */
+const MAX_REVIEW_COMMENTS = 500;
+
+interface ReviewComment {
+  path: string;
+  line: number;
+  body: string;
+  side: 'LEFT' | 'RIGHT';
+  start_line?: number;
+  start_side?: 'LEFT' | 'RIGHT';
+}
+
+/** The GitHub "create a review" payload from POST /repo/post-pr-review's body, checked field by field. */
+function reviewPayload(body: Body): { event: string; body: string; comments: ReviewComment[]; commit_id?: string } {
+  const event = body['event'] ?? 'COMMENT';
+  if (typeof event !== 'string' || !REVIEW_EVENTS.includes(event)) throw new HttpError(400, `'event' must be one of ${REVIEW_EVENTS.join(', ')}`);
+  const text = body['body'] ?? '';
+  if (typeof text !== 'string') throw new HttpError(400, "'body' must be a string");
+  const raw = body['comments'] ?? [];
+  if (!Array.isArray(raw)) throw new HttpError(400, "'comments' must be an array");
+  if (raw.length > MAX_REVIEW_COMMENTS) throw new HttpError(400, `'comments' may hold at most ${MAX_REVIEW_COMMENTS} entries`);
+  if (event !== 'APPROVE' && text.trim() === '' && raw.length === 0) throw new HttpError(400, `a ${event} review needs a 'body' or at least one comment`);
+  const comments = raw.map((c: unknown, i): ReviewComment => {
+    const where = `comments[${i}]`;
+    if (!isPlainObject(c)) throw new HttpError(400, `'${where}' must be an object`);
+    const entry = c as Body;
+    const side = entry['side'] ?? 'RIGHT';
+    if (side !== 'LEFT' && side !== 'RIGHT') throw new HttpError(400, `'${where}.side' must be LEFT or RIGHT`);
+    const out: ReviewComment = { path: stringArg(entry['path'], `${where}.path`), line: numberArg(entry['line'], `${where}.line`), body: stringArg(entry['body'], `${where}.body`), side };
+    if (entry['startLine'] !== undefined) {
+      const start = numberArg(entry['startLine'], `${where}.startLine`);
+      if (start >= out.line) throw new HttpError(400, `'${where}.startLine' must be below '${where}.line'`);
+      out.start_line = start;
+      out.start_side = side;
+    }
+    return out;
+  });
+  const payload: { event: string; body: string; comments: ReviewComment[]; commit_id?: string } = { event, body: text, comments };
+  if (body['commitId'] !== undefined) {
+    const sha = stringArg(body['commitId'], 'commitId');
+    if (!/^[0-9a-f]{7,64}$/i.test(sha)) throw new HttpError(400, "'commitId' must be a commit SHA");
+    payload.commit_id = sha;
+  }
+  return payload;
+}
+
 export function githubRoutes(gh: GhCli): Route[] {
   const routes: Route[] = [];
   const add = (method: HttpMethod, pattern: string, handler: Handler) => routes.push({ method, pattern, handler });
@@ -105,6 +152,18 @@ export function githubRoutes(gh: GhCli): Route[] {
     const body = bodyOf(ctx);
     const url = await gh.call(bRepo(body), ['issue', 'create', '--title', stringArg(body['title'], 'title'), '--body', typeof body['body'] === 'string' ? body['body'] : '']);
     return json({ url: url.trim() });
+  });
+  add('POST', '/repo/post-pr-review', async (ctx) => {
+    const body = bodyOf(ctx);
+    const pr = numberArg(body['prNumber'], 'prNumber');
+    const review = reviewPayload(body);
+    // gh fills {owner}/{repo} from the repository's GitHub remote; the payload goes in on stdin.
+    const posted = await gh.json<{ id?: number; html_url?: string; state?: string }>(
+      bRepo(body),
+      ['api', '--method', 'POST', `repos/{owner}/{repo}/pulls/${pr}/reviews`, '--input', '-'],
+      JSON.stringify(review),
+    );
+    return json({ id: posted?.id ?? null, url: posted?.html_url ?? null, state: posted?.state ?? null, comments: review.comments.length });
   });
   add('GET', '/repo/merged-prs', async (ctx) => json(await gh.json(qRepo(ctx), ['pr', 'list', '--state', 'merged', '--limit', '200', '--json', 'number,title,mergedAt,author,url,labels'])));
 
