@@ -113,9 +113,14 @@ export class PtyHost implements Disposable {
     }
     const acks = new OutputAcks(client);
     client.on('data', (data, payload) => {
-      for (const fn of this.listeners.get('data') ?? []) fn(data, payload);
-      // Fanned out (viewers queue or drop on their own): the host may send this much more.
-      if (payload !== undefined) acks.add(data.session_id, payload.length);
+      try {
+        for (const fn of this.listeners.get('data') ?? []) fn(data, payload);
+      } finally {
+        // Fanned out (viewers queue or drop on their own): the host may send this much more. Acked
+        // even when a listener threw (the channel reports it): a lost ack would hold the session's
+        // output for good.
+        if (payload !== undefined) acks.add(data.session_id, payload.length);
+      }
     });
     const running: Running = {
       worker,
