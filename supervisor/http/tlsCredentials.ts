@@ -5,7 +5,7 @@
  */
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { createSecureContext } from 'node:tls';
 
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
@@ -41,14 +41,18 @@ function readPem(what: 'certificate' | 'key', path: string): Buffer {
   }
 }
 
+/** The absolute certificate and key paths of a manual TLS setting; relative ones are from `baseDir`. */
+export function tlsFilePaths(settings: DeepReadonly<Extract<TlsConfig, { mode: 'manual' }>>, baseDir: string): { cert: string; key: string } {
+  return { cert: resolve(baseDir, settings.cert_path), key: resolve(baseDir, settings.key_path) };
+}
+
 /**
  * Null when TLS is off. Relative paths are taken from `baseDir` (the config directory), not from
  * wherever tuicd happened to be started.
  */
 export function loadTlsCredentials(settings: DeepReadonly<TlsConfig>, baseDir: string): TlsCredentials | null {
   if (settings.mode === 'off') return null;
-  const certPath = isAbsolute(settings.cert_path) ? settings.cert_path : resolve(baseDir, settings.cert_path);
-  const keyPath = isAbsolute(settings.key_path) ? settings.key_path : resolve(baseDir, settings.key_path);
+  const { cert: certPath, key: keyPath } = tlsFilePaths(settings, baseDir);
   const cert = readPem('certificate', certPath);
   const key = readPem('key', keyPath);
   const certText = cert.toString('latin1');

@@ -5,11 +5,10 @@
  * watch on the old inode never sees; stat follows the link to whatever is there now.
  */
 import { unwatchFile, watchFile, type Stats } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
 
 import type { DeepReadonly, TlsConfig } from '../config/schema.js';
 import type { TlsCredentials } from './engine/types.js';
-import { loadTlsCredentials } from './tlsCredentials.js';
+import { loadTlsCredentials, tlsFilePaths } from './tlsCredentials.js';
 
 /** Renewals are rare and a few seconds late is fine: two stat calls per period cost nothing. */
 export const TLS_RENEWAL_POLL_MS = 5_000;
@@ -30,8 +29,9 @@ export function followTlsFiles(
 ): () => void {
   if (settings.mode === 'off') return () => {};
   let current = serving;
-  const files = { cert: absolute(settings.cert_path, configDir), key: absolute(settings.key_path, configDir) };
+  const files = tlsFilePaths(settings, configDir);
   const onChange = (now: Stats, before: Stats): void => {
+    // watchFile also calls on a new atime (our own reads): only a change of the file counts.
     if (now.mtimeMs === before.mtimeMs && now.ctimeMs === before.ctimeMs && now.ino === before.ino && now.size === before.size) return;
     let credentials: TlsCredentials | null;
     try {
@@ -53,8 +53,4 @@ export function followTlsFiles(
     unwatchFile(files.cert, onChange);
     unwatchFile(files.key, onChange);
   };
-}
-
-function absolute(path: string, base: string): string {
-  return isAbsolute(path) ? path : resolve(base, path);
 }
