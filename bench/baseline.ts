@@ -91,14 +91,22 @@ function exportTree(repoRoot: string, commit: string, dir: string): Promise<void
 /** `node_modules/.bin/tsc -p tsconfig.json` in `dir`; resolves with its exit code and first error line. */
 function compile(repoRoot: string, dir: string): Promise<{ code: number | null; firstError?: string }> {
   return new Promise((resolve, reject) => {
-    const tsc = spawn(join(repoRoot, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], timeout: BUILD_TIMEOUT_MS, killSignal: 'SIGKILL' });
+    const tsc = spawn(join(repoRoot, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: BUILD_TIMEOUT_MS,
+      killSignal: 'SIGKILL',
+    });
     let out = '';
     tsc.stdout.setEncoding('utf8').on('data', (t: string) => (out += t));
     tsc.stderr.setEncoding('utf8').on('data', (t: string) => (out += t));
     tsc.once('error', reject);
     tsc.once('close', (code, signal) => {
       if (signal === 'SIGKILL') return reject(new Error(`tsc killed after ${BUILD_TIMEOUT_MS / 1000} s`));
-      const firstError = out.split('\n').find((l) => /error TS\d+/.test(l))?.trim();
+      const firstError = out
+        .split('\n')
+        .find((l) => /error TS\d+/.test(l))
+        ?.trim();
       resolve({ code, ...(firstError ? { firstError } : {}) });
     });
   });
@@ -231,5 +239,7 @@ export function baselineGoalNote(current: number[], baseline: number[], higherIs
 /** What the bench's JSON report says about the baseline. */
 export function baselineReport(b: Baseline | undefined): Record<string, unknown> | undefined {
   if (!b) return undefined;
-  return 'error' in b ? { ref: b.ref, error: b.error } : { ref: b.ref, commit: b.commit, mainPath: b.mainPath, acceptsEngineFlag: b.acceptsEngineFlag, ...(b.buildNote ? { buildNote: b.buildNote } : {}) };
+  return 'error' in b
+    ? { ref: b.ref, error: b.error }
+    : { ref: b.ref, commit: b.commit, mainPath: b.mainPath, acceptsEngineFlag: b.acceptsEngineFlag, ...(b.buildNote ? { buildNote: b.buildNote } : {}) };
 }

@@ -75,7 +75,8 @@ function parseOptions(): Options {
   const timeoutS = Number(values['timeout-s']);
   if (!(timeoutS > 0)) throw new Error(`--timeout-s must be a positive number, got ${values['timeout-s']}`);
   const baselineRef = (values['baseline-ref'] ?? process.env[BASELINE_REF_ENV])?.trim();
-  if (baselineRef !== undefined && (baselineRef === '' || baselineRef.startsWith('-'))) throw new Error(`--baseline-ref must name a git ref, got "${baselineRef}"`);
+  if (baselineRef !== undefined && (baselineRef === '' || baselineRef.startsWith('-')))
+    throw new Error(`--baseline-ref must name a git ref, got "${baselineRef}"`);
   return { quick: values.quick, reps, only: values.only, regimes, timeoutS, ...(baselineRef ? { baselineRef } : {}) };
 }
 
@@ -101,7 +102,13 @@ function withTimeout<T>(work: Promise<T>, seconds: number): Promise<T> {
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
-async function runModule(dir: string, name: string, ctx: BenchContext, busy: BusyCore, timeoutS: number): Promise<{ rows: BenchRow[]; outcome: ModuleOutcome }> {
+async function runModule(
+  dir: string,
+  name: string,
+  ctx: BenchContext,
+  busy: BusyCore,
+  timeoutS: number,
+): Promise<{ rows: BenchRow[]; outcome: ModuleOutcome }> {
   const t0 = performance.now();
   const done = (rows: BenchRow[], error?: string): { rows: BenchRow[]; outcome: ModuleOutcome } => {
     const seconds = (performance.now() - t0) / 1000;
@@ -157,7 +164,11 @@ function formatTable(rows: BenchRow[]): string {
     ];
   });
   const widths = header.map((h, c) => (c === header.length - 1 ? 0 : Math.max(h.length, ...cells.map((row) => row[c]!.length))));
-  const line = (row: string[]): string => row.map((cell, c) => (c === 3 || c === 4 ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join(' | ').trimEnd();
+  const line = (row: string[]): string =>
+    row
+      .map((cell, c) => (c === 3 || c === 4 ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!)))
+      .join(' | ')
+      .trimEnd();
   const rule = widths.map((w) => '-'.repeat(Math.max(w, 4))).join('-|-');
   return [line(header), rule, ...cells.map(line)].join('\n');
 }
@@ -199,11 +210,15 @@ async function main(): Promise<number> {
       const ctx: BenchContext = { regime, repetitions: opts.reps, quick: opts.quick, ...(baseline ? { baseline } : {}) };
       const result = await runModule(benchDir, name, ctx, busy, opts.timeoutS);
       if (result.outcome.ok && background !== undefined && background > FOREIGN_LOAD_WARN) {
-        warnings.push(`${Math.round(background * 100)} % of the CPU was busy with other work just before ${name} [${regime}]: req/s-style figures are unreliable, per-CPU figures less so; rerun on a quiet machine`);
+        warnings.push(
+          `${Math.round(background * 100)} % of the CPU was busy with other work just before ${name} [${regime}]: req/s-style figures are unreliable, per-CPU figures less so; rerun on a quiet machine`,
+        );
       }
       rows.push(...result.rows);
       outcomes.push({ ...result.outcome, ...(background === undefined ? {} : { backgroundCpu: background }) });
-      console.error(`  ${result.outcome.ok ? 'done' : 'FAILED'} in ${result.outcome.seconds.toFixed(1)} s${result.outcome.error ? `: ${result.outcome.error}` : ''}`);
+      console.error(
+        `  ${result.outcome.ok ? 'done' : 'FAILED'} in ${result.outcome.seconds.toFixed(1)} s${result.outcome.error ? `: ${result.outcome.error}` : ''}`,
+      );
     }
   }
   console.log(formatTable(rows));
@@ -211,7 +226,16 @@ async function main(): Promise<number> {
 
   const outDir = join(repoRoot, '.bench-out');
   await mkdir(outDir, { recursive: true });
-  const report = { startedAt, finishedAt: new Date().toISOString(), node: process.version, cpus: os.cpus().length, options: opts, baseline: baselineReport(baseline), outcomes, rows };
+  const report = {
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    node: process.version,
+    cpus: os.cpus().length,
+    options: opts,
+    baseline: baselineReport(baseline),
+    outcomes,
+    rows,
+  };
   await writeFile(join(outDir, 'last.json'), JSON.stringify(report, null, 2) + '\n');
   console.error(`rows written to ${relative(process.cwd(), join(outDir, 'last.json')) || join(outDir, 'last.json')}`);
 

@@ -197,7 +197,9 @@ export class Bridge {
       return;
     }
     const why =
-      answer.status === 404 ? `tuicd answers on ${this.socketPath} but its MCP endpoint is unavailable (HTTP 404)` : `HTTP ${answer.status}: ${answer.body.slice(0, 200) || 'no body'}`;
+      answer.status === 404
+        ? `tuicd answers on ${this.socketPath} but its MCP endpoint is unavailable (HTTP 404)`
+        : `HTTP ${answer.status}: ${answer.body.slice(0, 200) || 'no body'}`;
     for (const r of requests) this.opts.write(errorLine(idOf(r), JsonRpcErrors.TRANSPORT_FAILED, `TUICommander IPC request failed: ${why}`));
   }
 
@@ -265,7 +267,13 @@ export class Bridge {
       }
       try {
         const answer = await this.post('{"jsonrpc":"2.0","id":0,"method":"ping"}', this.timings.HEALTH_INTERVAL_MS);
-        if (answer.status !== 200) throw new IpcError('failed', answer.status === 404 ? `tuicd answers on ${this.socketPath} but its MCP endpoint is unavailable (HTTP 404)` : `ping answered HTTP ${answer.status}`);
+        if (answer.status !== 200)
+          throw new IpcError(
+            'failed',
+            answer.status === 404
+              ? `tuicd answers on ${this.socketPath} but its MCP endpoint is unavailable (HTTP 404)`
+              : `ping answered HTTP ${answer.status}`,
+          );
         this.healthFailures = 0;
       } catch (err) {
         if (++this.healthFailures >= this.timings.HEALTH_FAIL_THRESHOLD) this.disconnect(this.failureText(err));

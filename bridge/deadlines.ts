@@ -38,7 +38,8 @@ export function deadlineFor(message: unknown): number {
   const action = args['action'];
   if (WAIT_TOOLS.has(name) && action === 'wait') {
     const asked = args['timeout_ms'];
-    const ms = typeof asked === 'number' && Number.isFinite(asked) && asked > 0 ? Math.min(asked, BridgeDeadlines.WAIT_CAP_MS) : BridgeDeadlines.WAIT_DEFAULT_MS;
+    const ms =
+      typeof asked === 'number' && Number.isFinite(asked) && asked > 0 ? Math.min(asked, BridgeDeadlines.WAIT_CAP_MS) : BridgeDeadlines.WAIT_DEFAULT_MS;
     return ms + BridgeDeadlines.MARGIN_MS;
   }
   if (typeof action === 'string' && LONG_OPERATIONS[name]?.includes(action)) return BridgeDeadlines.LONG_OPERATION_MS;

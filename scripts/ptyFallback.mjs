@@ -30,7 +30,7 @@ const root = fileURLToPath(new URL('../', import.meta.url));
 export const SOURCE_PREFIX = `${root}.cache/node-pty-source/`;
 
 /** What node-gyp needs to build node-pty (named in every failure). */
-export const BUILD_NEEDS = 'python3, make, a C++ compiler (g++ or clang++) and the Node headers (node-gyp downloads them unless npm\'s nodedir points at them)';
+export const BUILD_NEEDS = "python3, make, a C++ compiler (g++ or clang++) and the Node headers (node-gyp downloads them unless npm's nodedir points at them)";
 
 /** The package @lydell/node-pty takes its binary from on this platform. */
 export const PREBUILT_PACKAGE = `@lydell/node-pty-${process.platform}-${process.arch}`;
@@ -58,7 +58,8 @@ export function sourceBuildProblem() {
 // The outer npm's settings reach a lifecycle script as npm_config_* variables; the inner install
 // must not inherit those that change what or where it installs (--global, --prefix, --omit,
 // --dry-run, ...). Only these, about where packages come from and how to build them, go through.
-const KEPT_NPM_CONFIG = /^npm_config_(cache|userconfig|globalconfig|registry|.*:registry|cafile|ca|cert|key|strict_ssl|proxy|https_proxy|http_proxy|noproxy|nodedir|node_gyp|python|script_shell|jobs|loglevel|fetch_.*)$/i;
+const KEPT_NPM_CONFIG =
+  /^npm_config_(cache|userconfig|globalconfig|registry|.*:registry|cafile|ca|cert|key|strict_ssl|proxy|https_proxy|http_proxy|noproxy|nodedir|node_gyp|python|script_shell|jobs|loglevel|fetch_.*)$/i;
 
 function installEnv() {
   const env = {};
@@ -76,26 +77,51 @@ export function buildFromSource() {
   mkdirSync(SOURCE_PREFIX, { recursive: true });
   // npm runs a dependency's install script only when the project's allowScripts lists it; this
   // prefix is its own project, so it says so itself.
-  writeFileSync(`${SOURCE_PREFIX}package.json`, `${JSON.stringify({
-    name: 'tuicd-node-pty-source',
-    private: true,
-    description: 'node-pty built from source for tuicd where @lydell/node-pty has no working prebuild (scripts/ptyFallback.mjs)',
-    allowScripts: { [`node-pty@${NODE_PTY_SOURCE_VERSION}`]: true },
-  }, null, 2)}\n`);
+  writeFileSync(
+    `${SOURCE_PREFIX}package.json`,
+    `${JSON.stringify(
+      {
+        name: 'tuicd-node-pty-source',
+        private: true,
+        description: 'node-pty built from source for tuicd where @lydell/node-pty has no working prebuild (scripts/ptyFallback.mjs)',
+        allowScripts: { [`node-pty@${NODE_PTY_SOURCE_VERSION}`]: true },
+      },
+      null,
+      2,
+    )}\n`,
+  );
   const npm = process.env['npm_execpath'];
   const [cmd, args] = npm ? [process.execPath, [npm]] : ['npm', []];
   try {
-    execFileSync(cmd, [...args, 'install', '--prefix', SOURCE_PREFIX, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--foreground-scripts', `node-pty@${NODE_PTY_SOURCE_VERSION}`], {
-      // Everything on stderr: a postinstall's stdout is the install's own output.
-      stdio: ['ignore', 2, 2],
-      env: installEnv(),
-    });
+    execFileSync(
+      cmd,
+      [
+        ...args,
+        'install',
+        '--prefix',
+        SOURCE_PREFIX,
+        '--no-save',
+        '--no-package-lock',
+        '--no-audit',
+        '--no-fund',
+        '--foreground-scripts',
+        `node-pty@${NODE_PTY_SOURCE_VERSION}`,
+      ],
+      {
+        // Everything on stderr: a postinstall's stdout is the install's own output.
+        stdio: ['ignore', 2, 2],
+        env: installEnv(),
+      },
+    );
   } catch (err) {
-    throw new Error(`building node-pty ${NODE_PTY_SOURCE_VERSION} from source into ${SOURCE_PREFIX} failed (${String(err?.message ?? err).split('\n')[0]}). ` +
-      `The build needs ${BUILD_NEEDS}. Install those (Debian/Ubuntu: apt-get install python3 make g++; Alpine: apk add python3 make g++ linux-headers) and run \`node ${root}scripts/ptyFallback.mjs\` again.`);
+    throw new Error(
+      `building node-pty ${NODE_PTY_SOURCE_VERSION} from source into ${SOURCE_PREFIX} failed (${String(err?.message ?? err).split('\n')[0]}). ` +
+        `The build needs ${BUILD_NEEDS}. Install those (Debian/Ubuntu: apt-get install python3 make g++; Alpine: apk add python3 make g++ linux-headers) and run \`node ${root}scripts/ptyFallback.mjs\` again.`,
+    );
   }
   const problem = sourceBuildProblem();
-  if (problem) throw new Error(`node-pty ${NODE_PTY_SOURCE_VERSION} was built into ${SOURCE_PREFIX} but does not load: ${problem}. The build needs ${BUILD_NEEDS}.`);
+  if (problem)
+    throw new Error(`node-pty ${NODE_PTY_SOURCE_VERSION} was built into ${SOURCE_PREFIX} but does not load: ${problem}. The build needs ${BUILD_NEEDS}.`);
 }
 
 function main(argv) {
@@ -106,7 +132,9 @@ function main(argv) {
     console.error(`tuicd: ${PREBUILT_PACKAGE} does not load here (${prebuilt}); using node-pty built from source in ${SOURCE_PREFIX}`);
     return;
   }
-  console.error(`tuicd: no working prebuilt node-pty for ${process.platform}-${process.arch} (${prebuilt}); building node-pty ${NODE_PTY_SOURCE_VERSION} from source into ${SOURCE_PREFIX} (needs ${BUILD_NEEDS})`);
+  console.error(
+    `tuicd: no working prebuilt node-pty for ${process.platform}-${process.arch} (${prebuilt}); building node-pty ${NODE_PTY_SOURCE_VERSION} from source into ${SOURCE_PREFIX} (needs ${BUILD_NEEDS})`,
+  );
   buildFromSource();
   console.error(`tuicd: node-pty ${NODE_PTY_SOURCE_VERSION} built from source in ${SOURCE_PREFIX}`);
 }

@@ -31,8 +31,9 @@ function collect(dir) {
   const found = [];
   for (const name of readdirSync(dir)) {
     const full = join(dir, name);
-    if (statSync(full).isDirectory()) { if (name !== 'fixtures') found.push(...collect(full)); }
-    else if (name.endsWith('.test.js')) found.push(full);
+    if (statSync(full).isDirectory()) {
+      if (name !== 'fixtures') found.push(...collect(full));
+    } else if (name.endsWith('.test.js')) found.push(full);
   }
   return found;
 }
@@ -43,7 +44,9 @@ function run(files, env, label) {
   return result.status ?? 1;
 }
 
-const files = collect(root).filter((f) => only.length === 0 || only.some((o) => f.includes(o))).sort();
+const files = collect(root)
+  .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
+  .sort();
 if (files.length === 0) {
   console.error('no test files found under dist/test');
   process.exit(1);
@@ -58,5 +61,6 @@ let status = run(files, process.env, `all suites, http engine ${firstEngine}`);
 const engineFiles = files.filter((f) => ENGINE_SUITES.some((s) => f.includes(`/dist/test/${s}`)));
 if (forced) process.stdout.write(`# TUIC_HTTP_ENGINE=${forced}: no second engine pass\n`);
 else if (!uws.ok) process.stdout.write(`# uWS unavailable here (${uws.why}): every suite ran on the node engine\n`);
-else if (engineFiles.length > 0) status = run(engineFiles, { ...process.env, TUIC_HTTP_ENGINE: 'node' }, 'HTTP-facing suites again, http engine node') || status;
+else if (engineFiles.length > 0)
+  status = run(engineFiles, { ...process.env, TUIC_HTTP_ENGINE: 'node' }, 'HTTP-facing suites again, http engine node') || status;
 process.exit(status);

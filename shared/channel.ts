@@ -232,7 +232,9 @@ export class Client<P extends Protocol> extends Endpoint<P> {
 
   protected dispatch(envelope: Envelope, payload: Uint8Array | undefined): void {
     if (this.held !== undefined && envelope[0] !== Kind.Hello) {
-      this.transport.close(new SupervisorError(ErrorCode.PROTOCOL_MISMATCH, `peer did not start with a hello; is it a '${this.protocol.name}' channel server?`));
+      this.transport.close(
+        new SupervisorError(ErrorCode.PROTOCOL_MISMATCH, `peer did not start with a hello; is it a '${this.protocol.name}' channel server?`),
+      );
       return;
     }
     switch (envelope[0]) {
@@ -335,7 +337,12 @@ export class Client<P extends Protocol> extends Endpoint<P> {
     const local = this.protocol;
     if (name !== local.name || version !== local.version) {
       const message = `peer speaks '${name}' v${version}, this side '${local.name}' v${local.version}: refusing (stale build?)`;
-      this.transport.close(new SupervisorError(ErrorCode.PROTOCOL_MISMATCH, message, { peer: { protocol: name, version }, local: { protocol: local.name, version: local.version } }));
+      this.transport.close(
+        new SupervisorError(ErrorCode.PROTOCOL_MISMATCH, message, {
+          peer: { protocol: name, version },
+          local: { protocol: local.name, version: local.version },
+        }),
+      );
       return;
     }
     this.held = undefined;
@@ -424,7 +431,11 @@ export class Server<P extends Protocol> extends Endpoint<P> {
       this.fail(ctx, err);
       return;
     }
-    if (isThenable(out)) out.then((value) => this.reply(ctx, value), (err: unknown) => this.fail(ctx, err));
+    if (isThenable(out))
+      out.then(
+        (value) => this.reply(ctx, value),
+        (err: unknown) => this.fail(ctx, err),
+      );
     else this.reply(ctx, out);
   }
 

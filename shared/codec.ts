@@ -128,7 +128,8 @@ export function writeU32(target: Uint8Array, at: number, value: number): void {
   target[at + 3] = value & 0xff;
 }
 
-export const readU32 = (source: Uint8Array, at: number): number => ((source[at]! << 24) | (source[at + 1]! << 16) | (source[at + 2]! << 8) | source[at + 3]!) >>> 0;
+export const readU32 = (source: Uint8Array, at: number): number =>
+  ((source[at]! << 24) | (source[at + 1]! << 16) | (source[at + 2]! << 8) | source[at + 3]!) >>> 0;
 
 /** Below this, a frame split across reads is assembled in Node's Buffer pool (cheaper to allocate). */
 const UNPOOLED_BODY_MIN_BYTES = 4 * 1024;

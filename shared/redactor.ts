@@ -42,7 +42,9 @@ const T = '[\\w-]';
 const TOKEN_START = '(?:^|[^\\w-])';
 /** Inside a lookbehind: a word starts here (`\b` before a word character). */
 const WORD_START = '(?:^|\\W)';
-const HEX_KEYS = ['token', 'secret', 'api[_-]?key', 'password', 'passwd', 'authorization', 'bearer', 'session[_-]?id', 'credential', 'signature'].map(ci).join('|');
+const HEX_KEYS = ['token', 'secret', 'api[_-]?key', 'password', 'passwd', 'authorization', 'bearer', 'session[_-]?id', 'credential', 'signature']
+  .map(ci)
+  .join('|');
 const ENV_KEYS = ['secret', 'passw(?:or)?d', 'token', 'api_key', 'private_key', 'credential'].map(ci).join('|');
 const DB_SCHEMES = `${ci('postgres')}(?:${ci('ql')})?|${ci('mysql')}|${ci('mongodb')}(?:\\+${ci('srv')})?|${ci('redis')}s?`;
 

@@ -62,7 +62,10 @@ export function createLogger(opts: LogOptions): Logger {
   if (opts.warnings === undefined) return pino(options, files);
   const warnings = opts.warnings;
   // In this thread, after serialization: the tee sees the censored line, and only warn and above.
-  const streams = pino.multistream([{ level: options.level as pino.Level, stream: files }, { level: 'warn', stream: { write: (line: string) => warnings(line) } }]);
+  const streams = pino.multistream([
+    { level: options.level as pino.Level, stream: files },
+    { level: 'warn', stream: { write: (line: string) => warnings(line) } },
+  ]);
   // logger.flush(cb) needs the stream's flush, which a multistream lacks: the files are what need it.
   return pino(options, Object.assign(streams, { flush: (cb: (err?: Error) => void) => files.flush(cb) }));
 }

@@ -34,7 +34,10 @@ async function main(): Promise<number> {
   if (cli.command === 'status') {
     const status = await probeStatus(paths.socketPath);
     if (cli.json) process.stdout.write(JSON.stringify(status.alive ? status.health : { alive: false, reason: status.reason }) + '\n');
-    else if (status.alive) process.stdout.write(`tuicd is running on ${paths.socketPath} (version ${String(status.health['version'])}, up ${String(status.health['uptime_secs'])} s)\n`);
+    else if (status.alive)
+      process.stdout.write(
+        `tuicd is running on ${paths.socketPath} (version ${String(status.health['version'])}, up ${String(status.health['uptime_secs'])} s)\n`,
+      );
     else process.stdout.write(`tuicd is not running: ${status.reason}\n`);
     return status.alive ? 0 : 1;
   }

@@ -78,7 +78,14 @@ export class ProcessStats {
       const prev = this.previous.get(root.pid);
       const cpu = prev && now > prev.atMs ? ((ticks - prev.ticks) / CLOCK_TICKS_PER_S / ((now - prev.atMs) / 1000)) * 100 : 0;
       this.previous.set(root.pid, { ticks, atMs: now });
-      const row: ProcessRow = { kind: root.kind, name: top.name, pid: root.pid, processes: count, rss_kb: rss, cpu_pct: Math.max(0, Math.round(cpu * 10) / 10) };
+      const row: ProcessRow = {
+        kind: root.kind,
+        name: top.name,
+        pid: root.pid,
+        processes: count,
+        rss_kb: rss,
+        cpu_pct: Math.max(0, Math.round(cpu * 10) / 10),
+      };
       if (root.session_id) row.session_id = root.session_id;
       rows.push(row);
     }

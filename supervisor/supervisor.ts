@@ -185,7 +185,12 @@ export class Supervisor {
     // TUIC_CONFIRM_TIMEOUT_MS lets tests watch an unanswered confirm resolve; a bad value fails the start.
     this.confirmBroker = new ConfirmBroker({ bus: this.bus, timeoutMs: confirmTimeoutFromEnv(opts.env) });
     this.progressJournal = new ProgressJournal({ path: join(opts.paths.configDir, PROGRESS_JOURNAL_FILE) });
-    const intents = new IntentRecorder(this.progressJournal, this.bus, (record) => effective(this.config.get().progress_tracking, agentSettings.forAgent(record.agent_type).progress_tracking), log);
+    const intents = new IntentRecorder(
+      this.progressJournal,
+      this.bus,
+      (record) => effective(this.config.get().progress_tracking, agentSettings.forAgent(record.agent_type).progress_tracking),
+      log,
+    );
     this.sessions.onIntent((record, text) => intents.record(record, text));
     this.sessions.onLifecycle((event, record) => {
       if (event === 'closed') intents.forget(record.session_id);
@@ -214,14 +219,23 @@ export class Supervisor {
       watchdogMs: promptWatchdogFromEnv(opts.env),
       runConfig: (name) => agentSettings.runConfig(name),
     });
-    this.repos = new RepoRegistry(opts.paths.configDir, this.bus, () => this.sessions.list().filter((r) => r.exit === null).map((r) => r.cwd));
+    this.repos = new RepoRegistry(opts.paths.configDir, this.bus, () =>
+      this.sessions
+        .list()
+        .filter((r) => r.exit === null)
+        .map((r) => r.cwd),
+    );
     this.repoSettings = new DomainConfigFile(opts.paths.configDir, REPO_SETTINGS_FILE);
     this.repoDefaults = new DomainConfigFile(opts.paths.configDir, REPO_DEFAULTS_FILE);
     this.gh = new GhCli(opts.env);
     this.repoWatcher = new RepoWatcher(this.bus, log);
     this.worktrees = new WorktreeManager({
       bus: this.bus,
-      sessionCwds: () => this.sessions.list().filter((r) => r.exit === null).map((r) => r.cwd),
+      sessionCwds: () =>
+        this.sessions
+          .list()
+          .filter((r) => r.exit === null)
+          .map((r) => r.cwd),
       // repo-defaults.json underneath, the repository's own repo-settings.json entry on top.
       settings: async (repo) => {
         const [defaults, settings] = await Promise.all([this.repoDefaults.read().catch(() => ({})), this.repoSettings.read().catch(() => ({}))]);
@@ -382,7 +396,9 @@ export class Supervisor {
    * discovered repositories and their watchers in step with sessions coming and going.
    */
   private async startRepos(): Promise<void> {
-    await this.repos.load().catch((err: unknown) => this.log.error({ err, file: this.repos.file.path }, 'repositories.json unreadable: no repository registered until it is fixed'));
+    await this.repos
+      .load()
+      .catch((err: unknown) => this.log.error({ err, file: this.repos.file.path }, 'repositories.json unreadable: no repository registered until it is fixed'));
     const refresh = () => {
       void this.repos
         .discover()
@@ -401,7 +417,8 @@ export class Supervisor {
     if (this.tcp) {
       const { binding, app } = this.tcp;
       tcp = ` and tcp http://${binding.host}:${binding.port}`;
-      if (app.tls) tcp += ` and https://${binding.host}:${binding.port} (one port${app.engine === this.opts.engine ? '' : `; tcp on http engine ${app.engine.name}: ${app.engine.detail}`})`;
+      if (app.tls)
+        tcp += ` and https://${binding.host}:${binding.port} (one port${app.engine === this.opts.engine ? '' : `; tcp on http engine ${app.engine.name}: ${app.engine.detail}`})`;
     }
     return `tuicd ${VERSION} serving on unix socket ${this.opts.paths.socketPath}${tcp} (http engine ${this.opts.engine.name}: ${this.opts.engine.detail})`;
   }
@@ -477,7 +494,12 @@ export class Supervisor {
       ...logRoutes(this.logRing),
       ...mobileRoutes({ auth: this.auth, confirms: this.confirmBroker }),
       ...pushRoutes(this.push),
-      ...repoConfigRoutes({ registry: this.repos, repoSettings: this.repoSettings, repoDefaults: this.repoDefaults, onRepoSettingsSaved: () => this.projects.load() }),
+      ...repoConfigRoutes({
+        registry: this.repos,
+        repoSettings: this.repoSettings,
+        repoDefaults: this.repoDefaults,
+        onRepoSettingsSaved: () => this.projects.load(),
+      }),
       ...repoRoutes(this.pool),
       ...repoHistoryRoutes(),
       ...repoOrphanRoutes(),
@@ -499,7 +521,8 @@ export class Supervisor {
   /** The same object until config changes, so the guard rebuilds its lists only after a save. */
   private guardSettings(): GuardSettings {
     const server = this.config.get().services.server;
-    if (this.guardCache?.server !== server) this.guardCache = { server, settings: { allowedHosts: server.allowed_hosts, allowedOrigins: server.allowed_origins } };
+    if (this.guardCache?.server !== server)
+      this.guardCache = { server, settings: { allowedHosts: server.allowed_hosts, allowedOrigins: server.allowed_origins } };
     return this.guardCache.settings;
   }
 
@@ -540,7 +563,8 @@ export class Supervisor {
     const stopFollowingTls = tls
       ? followTlsFiles(config.services.tls, this.opts.paths.configDir, tls, (renewed) => app.app.setTlsCredentials?.(renewed), {
           renewed: (files) => this.log.info({ listener: 'tcp', ...files }, 'TLS certificate files changed: new connections use them'),
-          refused: (message) => this.log.warn({ listener: 'tcp', reason: message }, 'TLS certificate files changed but do not load; still serving the previous ones'),
+          refused: (message) =>
+            this.log.warn({ listener: 'tcp', reason: message }, 'TLS certificate files changed but do not load; still serving the previous ones'),
         })
       : () => {};
     this.tcp = { app, binding, stopFollowingTls };

@@ -32,7 +32,25 @@ interface DriverResult {
 }
 
 async function drive(socketPath: string, mode: 'direct' | 'bridge', callers: number, d: { warmupMs: number; durationMs: number }): Promise<DriverResult> {
-  const out = await runToEnd(process.execPath, [DRIVER_JS, '--mode', mode, '--socket', socketPath, '--bridge', BRIDGE_JS, '--callers', String(callers), '--warmup-ms', String(d.warmupMs), '--duration-ms', String(d.durationMs)], d.warmupMs + d.durationMs + 20_000);
+  const out = await runToEnd(
+    process.execPath,
+    [
+      DRIVER_JS,
+      '--mode',
+      mode,
+      '--socket',
+      socketPath,
+      '--bridge',
+      BRIDGE_JS,
+      '--callers',
+      String(callers),
+      '--warmup-ms',
+      String(d.warmupMs),
+      '--duration-ms',
+      String(d.durationMs),
+    ],
+    d.warmupMs + d.durationMs + 20_000,
+  );
   if (out.code !== 0) throw new Error(`${mode} driver exited ${out.code}: ${out.stderr.slice(-300)}`);
   const result = JSON.parse(out.stdout.trim().split('\n').pop()!) as DriverResult;
   if (result.problem) throw new Error(`${mode}: a call failed: ${result.problem}`);
@@ -115,11 +133,37 @@ export const run: BenchModule = async (ctx: BenchContext) => {
         series.bridge.push(await drive(socketPath, 'bridge', callers, d));
       }
       const group = `tools/call session list, ${callers} caller${callers > 1 ? 's' : ''}`;
-      const direct = row(group, 'direct unix socket', ctx, 'calls/s', series.direct.map((r) => r.callsPerS));
-      const bridged = row(group, 'tuic-bridge', ctx, 'calls/s', series.bridge.map((r) => r.callsPerS), { name: 'direct unix socket', median: direct.median });
+      const direct = row(
+        group,
+        'direct unix socket',
+        ctx,
+        'calls/s',
+        series.direct.map((r) => r.callsPerS),
+      );
+      const bridged = row(
+        group,
+        'tuic-bridge',
+        ctx,
+        'calls/s',
+        series.bridge.map((r) => r.callsPerS),
+        { name: 'direct unix socket', median: direct.median },
+      );
       rows.push(direct, withNote(bridged, `goal ≥ ${GOAL_RATIO}× direct`));
-      const p50Direct = row(`${group}, latency p50`, 'direct unix socket', ctx, 'ms', series.direct.map((r) => r.p50Ms));
-      const p50Bridge = row(`${group}, latency p50`, 'tuic-bridge', ctx, 'ms', series.bridge.map((r) => r.p50Ms), { name: 'direct unix socket', median: p50Direct.median });
+      const p50Direct = row(
+        `${group}, latency p50`,
+        'direct unix socket',
+        ctx,
+        'ms',
+        series.direct.map((r) => r.p50Ms),
+      );
+      const p50Bridge = row(
+        `${group}, latency p50`,
+        'tuic-bridge',
+        ctx,
+        'ms',
+        series.bridge.map((r) => r.p50Ms),
+        { name: 'direct unix socket', median: p50Direct.median },
+      );
       rows.push(p50Direct, withNote(p50Bridge, `adds ${(p50Bridge.median - p50Direct.median).toFixed(3)} ms`));
     }
 
@@ -139,13 +183,28 @@ export const run: BenchModule = async (ctx: BenchContext) => {
       cold.node.push(median(nodeMs));
     }
     const nodeRow = row('bridge cold start (spawn → answered tools/list)', 'node -e 0 (spawn → exit)', ctx, 'ms', cold.node);
-    const bridgeRow = row('bridge cold start (spawn → answered tools/list)', 'tuic-bridge', ctx, 'ms', cold.bridge, { name: 'node -e 0 (spawn → exit)', median: nodeRow.median });
+    const bridgeRow = row('bridge cold start (spawn → answered tools/list)', 'tuic-bridge', ctx, 'ms', cold.bridge, {
+      name: 'node -e 0 (spawn → exit)',
+      median: nodeRow.median,
+    });
     rows.push(nodeRow, withNote(bridgeRow, `goal ≤ ${GOAL_COLD_MS} ms idle`));
 
     const bare = await Promise.all(Array.from({ length: ctx.repetitions }, () => bareNodeMemory()));
-    const bareRss = row('memory per process', 'idle bare node, RSS', ctx, 'MB', bare.map((b) => b.rssMb));
+    const bareRss = row(
+      'memory per process',
+      'idle bare node, RSS',
+      ctx,
+      'MB',
+      bare.map((b) => b.rssMb),
+    );
     const bridgeRss = row('memory per process', 'tuic-bridge serving, RSS', ctx, 'MB', cold.rss, { name: 'idle bare node, RSS', median: bareRss.median });
-    const barePss = row('memory per process', 'idle bare node, PSS', ctx, 'MB', bare.map((b) => b.pssMb));
+    const barePss = row(
+      'memory per process',
+      'idle bare node, PSS',
+      ctx,
+      'MB',
+      bare.map((b) => b.pssMb),
+    );
     const bridgePss = row('memory per process', 'tuic-bridge serving, PSS', ctx, 'MB', cold.pss, { name: 'idle bare node, PSS', median: barePss.median });
     rows.push(bareRss, bridgeRss, barePss, withNote(bridgePss, 'PSS counts shared pages once per sharer'));
     return rows;

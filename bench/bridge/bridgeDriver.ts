@@ -25,7 +25,12 @@ const callers = Number(values.callers);
 const warmupMs = Number(values['warmup-ms']);
 const durationMs = Number(values['duration-ms']);
 
-const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } };
+const INIT = {
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+};
 const callBody = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'session', arguments: { action: 'list' } } });
 
 type Call = (id: number) => Promise<string>;
@@ -47,7 +52,10 @@ async function directCaller(sessionId: string): Promise<Call> {
 async function openDirect(): Promise<Call[]> {
   const conn = await HttpConnection.open(socketPath, 3000);
   const body = JSON.stringify(INIT);
-  const answer = await conn.request(`POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`, body);
+  const answer = await conn.request(
+    `POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
+    body,
+  );
   conn.destroy(new Error('done'));
   const sessionId = answer.headers['mcp-session-id'];
   if (sessionId === undefined) throw new Error(`initialize gave no session id: ${answer.body.slice(0, 200)}`);

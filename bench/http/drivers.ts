@@ -61,7 +61,17 @@ export function parseWrk(text: string): Omit<Measurement, 'serverCpuS'> {
 /** Runs loadgen.js in its own process against the target's unix socket. */
 export async function runLoadgen(target: Target, warmupMs: number, durationMs: number): Promise<Measurement> {
   const script = fileURLToPath(new URL('./loadgen.js', import.meta.url));
-  const args = [script, '--socket', target.at.socketPath, '--connections', String(CONNECTIONS), '--warmup-ms', String(warmupMs), '--duration-ms', String(durationMs)];
+  const args = [
+    script,
+    '--socket',
+    target.at.socketPath,
+    '--connections',
+    String(CONNECTIONS),
+    '--warmup-ms',
+    String(warmupMs),
+    '--duration-ms',
+    String(durationMs),
+  ];
   const cpu0 = cpuSeconds(target.proc.child.pid!);
   const out = await runToEnd(process.execPath, args, warmupMs + durationMs + RUN_SLACK_MS);
   const cpu1 = cpuSeconds(target.proc.child.pid!);

@@ -89,7 +89,10 @@ export interface EngineInUse {
 export function engineOfReadyLine(line: string, wanted: TuicdEngine | undefined): EngineInUse | undefined {
   const m = ENGINE_IN_READY_LINE_RE.exec(line);
   if (!m) {
-    if (wanted) throw new Error(`tuicd's start line does not name its HTTP engine ("(http engine <name>: <detail>)"): rebuild (npm run build); line: ${line.slice(0, 200)}`);
+    if (wanted)
+      throw new Error(
+        `tuicd's start line does not name its HTTP engine ("(http engine <name>: <detail>)"): rebuild (npm run build); line: ${line.slice(0, 200)}`,
+      );
     return undefined;
   }
   const inUse = { name: m[1]!, detail: m[2]! };

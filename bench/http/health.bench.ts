@@ -115,7 +115,8 @@ function rowsFor(ctx: BenchContext, transport: Transport, started: Started[], se
     if (s && !s.ok) return s.error;
     return transport.unavailable ?? series.get(name)?.error;
   };
-  const detailOf = (name: VariantName): string | undefined => started.find((x): x is Extract<Started, { ok: true }> => x.ok && x.target.name === name)?.target.engineDetail;
+  const detailOf = (name: VariantName): string | undefined =>
+    started.find((x): x is Extract<Started, { ok: true }> => x.ok && x.target.name === name)?.target.engineDetail;
   const rows: BenchRow[] = [];
   const groups: Array<{ group: string; unit: string; pick: (s: Series) => number[] }> = [
     { group: transport.label, unit: 'req/s', pick: (s) => s.rps },
@@ -142,7 +143,11 @@ function rowsFor(ctx: BenchContext, transport: Transport, started: Started[], se
       if (missingBaseline && !baseline) {
         // Where no uWS build loads the reason is the whole note; otherwise say the baseline failed.
         const why = errorOf(missingBaseline);
-        notes.push(why?.startsWith('uWS unavailable') ? `no ratio to ${missingBaseline === 'tuicd' ? 'tuicd (uWS)' : missingBaseline}: ${why}` : `no ratio: ${missingBaseline} was not measured`);
+        notes.push(
+          why?.startsWith('uWS unavailable')
+            ? `no ratio to ${missingBaseline === 'tuicd' ? 'tuicd (uWS)' : missingBaseline}: ${why}`
+            : `no ratio: ${missingBaseline} was not measured`,
+        );
       }
       if (unit === 'req/s' && s.clientCpu.length) notes.push(`node client CPU ${median(s.clientCpu).toFixed(2)} of a core`);
       return withNote(r, notes.join('; '));
@@ -196,7 +201,8 @@ function baselineRows(
   if (typeof tuicd === 'string') return rows;
   const current = make('tuicd', tuicd, base(label, b), label);
   // The guard runs on TCP only: on the unix socket the ratio is a control (it should sit near 1).
-  if (typeof b !== 'string') withNote(current, `${baselineGoalNote(tuicd, b, true)}${current.group.includes('unix') ? '; control: no request guard on the unix socket' : ''}`);
+  if (typeof b !== 'string')
+    withNote(current, `${baselineGoalNote(tuicd, b, true)}${current.group.includes('unix') ? '; control: no request guard on the unix socket' : ''}`);
   rows.push(current);
   return rows;
 }
@@ -204,7 +210,8 @@ function baselineRows(
 /** Why a server may have stopped answering: whether it is still running, and its last output line. */
 function serverState(t: Target): string {
   const { exitCode, signalCode } = t.proc.child;
-  const state = exitCode !== null || signalCode !== null ? `the server process exited (${signalCode ?? `code ${exitCode}`})` : 'the server process is still running';
+  const state =
+    exitCode !== null || signalCode !== null ? `the server process exited (${signalCode ?? `code ${exitCode}`})` : 'the server process is still running';
   const last = t.proc.tail().split('\n').pop()?.slice(0, 300);
   return ` [${state}${last ? `; its last output: ${last}` : ''}]`;
 }

@@ -44,7 +44,13 @@ export function tuicdMainPath(): string {
   return process.env['TUICD_BENCH_MAIN'] ?? fileURLToPath(new URL('../../supervisor/main.js', import.meta.url));
 }
 
-async function startTuicd(name: VariantName, engine: TuicdEngine | undefined, tmpDir: string, main = tuicdMainPath(), dirName = `tuicd-config-${engine}`): Promise<Target> {
+async function startTuicd(
+  name: VariantName,
+  engine: TuicdEngine | undefined,
+  tmpDir: string,
+  main = tuicdMainPath(),
+  dirName = `tuicd-config-${engine}`,
+): Promise<Target> {
   const unavailable = engineUnavailable(engine);
   if (unavailable) throw new Error(unavailable);
   if (!existsSync(main)) throw new Error(`${main} not found: tuicd is not built yet (npm run build)`);
@@ -98,7 +104,12 @@ async function startBaseline(b: Baseline, tmpDir: string): Promise<Target> {
   const t = await startTuicd(b.label as VariantName, engine, tmpDir, b.mainPath, 'tuicd-config-baseline');
   try {
     const unknownEngine = await requireUws(b.label, t.at.socketPath, t.engineName);
-    const detail = [t.engineDetail ?? unknownEngine, `commit ${b.commit.slice(0, 12)}`, engine ? undefined : 'started without --http-engine (its CLI has no such flag)', b.buildNote];
+    const detail = [
+      t.engineDetail ?? unknownEngine,
+      `commit ${b.commit.slice(0, 12)}`,
+      engine ? undefined : 'started without --http-engine (its CLI has no such flag)',
+      b.buildNote,
+    ];
     return { ...t, engineDetail: detail.filter(Boolean).join('; ') };
   } catch (err) {
     await t.proc.stop();

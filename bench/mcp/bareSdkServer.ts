@@ -23,9 +23,11 @@ import { z } from 'zod';
 import { serveNodeHttpOnBoth } from '../http/bareServer.js';
 import { BARE_SESSION_ROWS } from './toolsCallShared.js';
 
-const { values } = parseArgs({ options: { socket: { type: 'string' }, 'max-seconds': { type: 'string', default: '1800' }, responses: { type: 'string', default: 'json' } },
+const { values } = parseArgs({
+  options: { socket: { type: 'string' }, 'max-seconds': { type: 'string', default: '1800' }, responses: { type: 'string', default: 'json' } },
 });
-if (!values.socket || !['json', 'sse'].includes(values.responses)) throw new Error('usage: bareSdkServer --socket <path> [--max-seconds N] [--responses json|sse]');
+if (!values.socket || !['json', 'sse'].includes(values.responses))
+  throw new Error('usage: bareSdkServer --socket <path> [--max-seconds N] [--responses json|sse]');
 const socketPath = values.socket;
 
 const transports = new Map<string, StreamableHTTPServerTransport>();
@@ -43,18 +45,18 @@ function newSession(): StreamableHTTPServerTransport {
     if (transport.sessionId) transports.delete(transport.sessionId);
   };
   const server = new McpServer({ name: 'bare-sdk', version: '0.0.0-bench' });
-  server.registerTool(
-    'session',
-    { description: 'Terminal sessions. action=list lists them.', inputSchema: { action: z.string() } },
-    ({ action }) => {
-      if (action !== 'list') return { content: [{ type: 'text', text: JSON.stringify({ error: `Unknown action '${action}'` }) }], isError: true };
-      return { content: [{ type: 'text', text: JSON.stringify(BARE_SESSION_ROWS) }], isError: false };
-    },
-  );
+  server.registerTool('session', { description: 'Terminal sessions. action=list lists them.', inputSchema: { action: z.string() } }, ({ action }) => {
+    if (action !== 'list') return { content: [{ type: 'text', text: JSON.stringify({ error: `Unknown action '${action}'` }) }], isError: true };
+    return { content: [{ type: 'text', text: JSON.stringify(BARE_SESSION_ROWS) }], isError: false };
+  });
   // The proxy bench's call: server-everything's `echo`, same schema and answer.
-  server.registerTool('echo', { description: 'Echoes back the input string', inputSchema: { message: z.string().describe('Message to echo') } }, ({ message }) => ({
-    content: [{ type: 'text', text: `Echo: ${message}` }],
-  }));
+  server.registerTool(
+    'echo',
+    { description: 'Echoes back the input string', inputSchema: { message: z.string().describe('Message to echo') } },
+    ({ message }) => ({
+      content: [{ type: 'text', text: `Echo: ${message}` }],
+    }),
+  );
   void server.connect(transport);
   return transport;
 }

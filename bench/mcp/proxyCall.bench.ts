@@ -129,7 +129,13 @@ function goalNote(driver: Driver, fig: Figure, r: BenchRow, series: Map<string, 
     const issueBaseline = ratios.find((x) => x.other === EVERYTHING_HTTP);
     const stricter = ratios.filter((x) => x.other !== EVERYTHING_HTTP).map((x) => `${x.ratio.toFixed(2)}× ${x.other}`);
     const verdict =
-      driver === 'SDK Client' ? 'not judged here (client-bound; see the raw-HTTP rows)' : issueBaseline === undefined ? 'no baseline figure' : issueBaseline.ratio >= GOAL_THROUGHPUT_RATIO ? 'met' : 'MISSED';
+      driver === 'SDK Client'
+        ? 'not judged here (client-bound; see the raw-HTTP rows)'
+        : issueBaseline === undefined
+          ? 'no baseline figure'
+          : issueBaseline.ratio >= GOAL_THROUGHPUT_RATIO
+            ? 'met'
+            : 'MISSED';
     return `goal ≥ ${GOAL_THROUGHPUT_RATIO}× ${EVERYTHING_HTTP}: ${verdict}${stricter.length ? `; stricter references: ${stricter.join(', ')}` : ''}`;
   }
   if (r.unit === CPU_UNIT) {
@@ -148,7 +154,10 @@ function nodeEngineRows(ctx: BenchContext, fig: Figure, series: Map<string, Seri
   const uwsLabel = fig.label ? `${TUICD_TCP} ${fig.label}` : TUICD_TCP;
   return figureRows(ctx, fig, [TUICD_NODE_ENGINE], series, TUICD_TCP, (name, r, s) => {
     const vsIssueBaseline = ratioNote(r, fig, series, EVERYTHING_HTTP);
-    const uwsMissing = r.ratio === undefined ? `no ratio to ${uwsLabel}: ${'error' in hub ? hub.error : (series.get(seriesKey(TUICD_TCP, fig.callers))?.error ?? 'no values')}` : undefined;
+    const uwsMissing =
+      r.ratio === undefined
+        ? `no ratio to ${uwsLabel}: ${'error' in hub ? hub.error : (series.get(seriesKey(TUICD_TCP, fig.callers))?.error ?? 'no values')}`
+        : undefined;
     const direction = r.ratio !== undefined ? `ratio = node engine / uWS (${fig.unit === 'calls/s' ? 'higher' : 'lower'} is better)` : undefined;
     return [uwsMissing, direction, vsIssueBaseline, ...notes(name, r, s)];
   });
@@ -164,7 +173,12 @@ function baselineRows(ctx: BenchContext, fig: Figure, series: Map<string, Series
   const bValues = b && !b.error ? fig.pick(b) : [];
   return figureRows(ctx, fig, [TUICD_TCP], series, baselineName, (_name, r, s) => {
     const mine = fig.pick(s);
-    const goal = fig.unit === 'calls/s' ? baselineGoalNote(mine, bValues, true) : fig.unit === CPU_UNIT || fig.label === 'p50' ? baselineGoalNote(mine, bValues, false) : 'no goal on p99';
+    const goal =
+      fig.unit === 'calls/s'
+        ? baselineGoalNote(mine, bValues, true)
+        : fig.unit === CPU_UNIT || fig.label === 'p50'
+          ? baselineGoalNote(mine, bValues, false)
+          : 'no goal on p99';
     const missing = r.ratio === undefined ? `no ratio to ${baselineName}: ${b?.error ?? 'no values'}` : undefined;
     const upstream = fig.unit === CPU_UNIT && s.descendantsCpuMs.length ? `of which the upstream child ${median(s.descendantsCpuMs).toFixed(3)} ms` : undefined;
     return [missing, r.ratio === undefined ? undefined : goal, fig.unit === 'calls/s' ? detail : undefined, upstream, clientCpuNote(fig, s)];
@@ -175,10 +189,20 @@ function baselineRows(ctx: BenchContext, fig: Figure, series: Map<string, Series
 async function startBaselineHub(tmp: string, b: Baseline, hubSetup: { check: ReturnType<typeof echoCheck> }): Promise<{ target: McpTarget; detail: string }> {
   if ('error' in b) throw new Error(b.error);
   const engine = baselineEngine(b);
-  const target = await startHub(tmp, [everythingStdio(UPSTREAM)], { ...hubSetup, ...(engine ? { engine } : {}), dirName: 'tuicd-config-baseline', main: b.mainPath });
+  const target = await startHub(tmp, [everythingStdio(UPSTREAM)], {
+    ...hubSetup,
+    ...(engine ? { engine } : {}),
+    dirName: 'tuicd-config-baseline',
+    main: b.mainPath,
+  });
   try {
     const unknownEngine = await requireUws(b.label, target.socketPath, undefined);
-    const detail = [`${b.label} is commit ${b.commit.slice(0, 12)}`, unknownEngine, engine ? undefined : 'started without --http-engine (its CLI has no such flag)', b.buildNote];
+    const detail = [
+      `${b.label} is commit ${b.commit.slice(0, 12)}`,
+      unknownEngine,
+      engine ? undefined : 'started without --http-engine (its CLI has no such flag)',
+      b.buildNote,
+    ];
     return { target, detail: detail.filter(Boolean).join('; ') };
   } catch (err) {
     await target.proc.stop();
@@ -229,7 +253,9 @@ export const run: BenchModule = (ctx) =>
           }
         : undefined;
       const hubNode = keep(
-        await attemptStart('tuicd (node engine) with server-everything', () => startHub(tmp, [everythingStdio(UPSTREAM)], { ...hubSetup, engine: 'node', dirName: 'tuicd-config-node' })),
+        await attemptStart('tuicd (node engine) with server-everything', () =>
+          startHub(tmp, [everythingStdio(UPSTREAM)], { ...hubSetup, engine: 'node', dirName: 'tuicd-config-node' }),
+        ),
       );
       const rows: BenchRow[] = [];
       for (const driver of ['raw HTTP', 'SDK Client'] as const) {
@@ -240,7 +266,9 @@ export const run: BenchModule = (ctx) =>
           const notes: NoteFor = (name, r, s) => [
             TUICD_PEERS.has(name) ? goalNote(driver, fig, r, series) : undefined,
             name !== DIRECT ? ratioNote(r, fig, series, DIRECT) : undefined,
-            fig.unit === CPU_UNIT && (TUICD_PEERS.has(name) || name === baseline?.name) && s.descendantsCpuMs.length ? `of which the upstream child ${median(s.descendantsCpuMs).toFixed(3)} ms` : undefined,
+            fig.unit === CPU_UNIT && (TUICD_PEERS.has(name) || name === baseline?.name) && s.descendantsCpuMs.length
+              ? `of which the upstream child ${median(s.descendantsCpuMs).toFixed(3)} ms`
+              : undefined,
             clientCpuNote(fig, s),
           ];
           const names = peers.map((p) => p.name).filter((n) => n !== TUICD_NODE_ENGINE);

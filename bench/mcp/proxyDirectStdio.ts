@@ -50,7 +50,8 @@ function answerOf(line: string): RpcAnswer | undefined {
 }
 
 async function main(): Promise<void> {
-  if (values.arg.length === 0) throw new Error('usage: proxyDirectStdio [--command CMD] --arg A... [--callers N] [--method tools/list | --tool NAME --arguments JSON]');
+  if (values.arg.length === 0)
+    throw new Error('usage: proxyDirectStdio [--command CMD] --arg A... [--callers N] [--method tools/list | --tool NAME --arguments JSON]');
   const warmupMs = Number(values['warmup-ms']);
   const durationMs = Number(values['duration-ms']);
   setTimeout(() => process.exit(2), HANDSHAKE_TIMEOUT_MS + warmupMs + durationMs + OVERRUN_MS).unref();
@@ -85,7 +86,14 @@ async function main(): Promise<void> {
   const send = (line: Buffer | string): boolean => server.stdin.write(line);
 
   const initialized = new Promise<RpcAnswer>((resolve) => waiting.set(INITIALIZE_ID, resolve));
-  send(JSON.stringify({ jsonrpc: '2.0', id: INITIALIZE_ID, method: 'initialize', params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'tuicd-bench-direct', version: '0.0.0' } } }) + '\n');
+  send(
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: INITIALIZE_ID,
+      method: 'initialize',
+      params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'tuicd-bench-direct', version: '0.0.0' } },
+    }) + '\n',
+  );
   const init = await initialized;
   if (!init.ok) fail(`initialize failed: ${init.line.slice(0, 300)}`);
   send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');

@@ -49,7 +49,12 @@ function inputSchema(i: number): Record<string, unknown> {
 // The corpus names read `{upstream}__{verb}_{noun}`: one `__` is the hub's separator, so it becomes `_` here.
 const tools = syntheticCorpus(offset + toolCount)
   .slice(offset)
-  .map((t, k) => ({ name: t.name.replace('__', '_'), description: t.description, inputSchema: inputSchema(offset + k), annotations: { readOnlyHint: t.name.includes('__list_') || t.name.includes('__get_') } }));
+  .map((t, k) => ({
+    name: t.name.replace('__', '_'),
+    description: t.description,
+    inputSchema: inputSchema(offset + k),
+    annotations: { readOnlyHint: t.name.includes('__list_') || t.name.includes('__get_') },
+  }));
 const toolNames = new Set(tools.map((t) => t.name));
 const toolsResultJson = JSON.stringify({ tools });
 
@@ -66,7 +71,14 @@ function handle(m: Message): void {
   if (m.id === undefined) return; // notifications
   switch (m.method) {
     case 'initialize':
-      reply(m.id, JSON.stringify({ protocolVersion: m.params?.protocolVersion ?? PROTOCOL_VERSION, capabilities: { tools: {} }, serverInfo: { name: 'tuicd-bench-fixture', version: '0.0.0' } }));
+      reply(
+        m.id,
+        JSON.stringify({
+          protocolVersion: m.params?.protocolVersion ?? PROTOCOL_VERSION,
+          capabilities: { tools: {} },
+          serverInfo: { name: 'tuicd-bench-fixture', version: '0.0.0' },
+        }),
+      );
       return;
     case 'ping':
       reply(m.id, '{}');
@@ -76,7 +88,10 @@ function handle(m: Message): void {
       return;
     case 'tools/call': {
       const name = m.params?.name ?? '';
-      reply(m.id, toolNames.has(name) ? text(JSON.stringify({ tool: name, arguments: m.params?.arguments ?? {} }), false) : text(`Unknown tool: ${name}`, true));
+      reply(
+        m.id,
+        toolNames.has(name) ? text(JSON.stringify({ tool: name, arguments: m.params?.arguments ?? {} }), false) : text(`Unknown tool: ${name}`, true),
+      );
       return;
     }
     default:

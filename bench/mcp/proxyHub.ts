@@ -83,12 +83,20 @@ async function waitUntilReady(socketPath: string, names: string[]): Promise<void
 }
 
 /** tuicd (TCP, Basic Auth, no shells) with these upstreams, once all of them are ready. */
-export function startHub(tmpDir: string, servers: ServerEntry[], setup: Pick<TuicdSetup, 'dirName' | 'config' | 'check' | 'engine' | 'main'>): Promise<McpTarget> {
+export function startHub(
+  tmpDir: string,
+  servers: ServerEntry[],
+  setup: Pick<TuicdSetup, 'dirName' | 'config' | 'check' | 'engine' | 'main'>,
+): Promise<McpTarget> {
   return startTuicd(tmpDir, {
     ...setup,
     shells: 0,
     files: { 'mcp-upstreams.json': JSON.stringify({ servers }) },
-    ready: (socketPath) => waitUntilReady(socketPath, servers.map((s) => s.name)),
+    ready: (socketPath) =>
+      waitUntilReady(
+        socketPath,
+        servers.map((s) => s.name),
+      ),
   });
 }
 

@@ -74,13 +74,23 @@ async function aroundServer(target: McpTarget, args: string[], d: Durations): Pr
 /** The raw HTTP generator (toolsCallLoadgen.ts) on the target's MCP session, over TCP or its unix socket. */
 export function rawHttp(target: McpTarget, request: Request, via: 'tcp' | 'unix'): Drive {
   const at = via === 'tcp' ? ['--port', String(target.port)] : ['--socket', target.socketPath];
-  return (callers, d) => aroundServer(target, [script('toolsCallLoadgen.js'), ...at, '--connections', String(callers), ...headerArgs(target.sessionHeaders), ...timing(d), ...requestArgs(request)], d);
+  return (callers, d) =>
+    aroundServer(
+      target,
+      [script('toolsCallLoadgen.js'), ...at, '--connections', String(callers), ...headerArgs(target.sessionHeaders), ...timing(d), ...requestArgs(request)],
+      d,
+    );
 }
 
 /** The SDK Client over Streamable HTTP (toolsCallSdkDriver.ts), which opens its own session. */
 export function sdkHttp(target: McpTarget, call: ToolCall): Drive {
   const url = `http://127.0.0.1:${target.port}/mcp`;
-  return (callers, d) => aroundServer(target, [script('toolsCallSdkDriver.js'), '--url', url, '--callers', String(callers), ...headerArgs(target.authHeaders), ...timing(d), ...requestArgs(call)], d);
+  return (callers, d) =>
+    aroundServer(
+      target,
+      [script('toolsCallSdkDriver.js'), '--url', url, '--callers', String(callers), ...headerArgs(target.authHeaders), ...timing(d), ...requestArgs(call)],
+      d,
+    );
 }
 
 /** A stdio server the driver spawns itself and measures over its window: `node <args>`. */
@@ -91,12 +101,17 @@ async function spawnedServer(args: string[], d: Durations): Promise<Run> {
 
 /** The light newline JSON-RPC driver (proxyDirectStdio.ts) straight to `node <args>`. */
 export function lightStdio(args: string[], request: Request): Drive {
-  return (callers, d) => spawnedServer([script('proxyDirectStdio.js'), ...serverArgs(args), '--callers', String(callers), ...timing(d), ...requestArgs(request)], d);
+  return (callers, d) =>
+    spawnedServer([script('proxyDirectStdio.js'), ...serverArgs(args), '--callers', String(callers), ...timing(d), ...requestArgs(request)], d);
 }
 
 /** The SDK Client over StdioClientTransport straight to `node <args>`. */
 export function sdkStdio(args: string[], call: ToolCall): Drive {
-  return (callers, d) => spawnedServer([script('toolsCallSdkDriver.js'), '--command', process.execPath, ...serverArgs(args), '--callers', String(callers), ...timing(d), ...requestArgs(call)], d);
+  return (callers, d) =>
+    spawnedServer(
+      [script('toolsCallSdkDriver.js'), '--command', process.execPath, ...serverArgs(args), '--callers', String(callers), ...timing(d), ...requestArgs(call)],
+      d,
+    );
 }
 
 /** A peer, or the reason it cannot run (it did not start). */
@@ -192,7 +207,8 @@ export function callFigures(group: string): Figure[] {
 }
 
 /** "client CPU 0.30 of a core" for throughput rows: near 1, the driver was the limit. */
-export const clientCpuNote = (fig: Figure, s: Series): string | undefined => (fig.unit === 'calls/s' && s.clientCpu.length ? `client CPU ${median(s.clientCpu).toFixed(2)} of a core` : undefined);
+export const clientCpuNote = (fig: Figure, s: Series): string | undefined =>
+  fig.unit === 'calls/s' && s.clientCpu.length ? `client CPU ${median(s.clientCpu).toFixed(2)} of a core` : undefined;
 
 /** What the figure's rows add to their notes: goals, a second peer's ratio. */
 export type NoteFor = (peer: string, r: BenchRow, s: Series) => Array<string | undefined>;

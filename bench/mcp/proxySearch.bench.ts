@@ -42,7 +42,10 @@ export const run: BenchModule = (ctx) =>
       ];
       const series = await measurePeers(peers, [1, CONCURRENT_CALLERS], ctx.repetitions, durationsFor(ctx));
       return callFigures(group).flatMap((fig) =>
-        figureRows(ctx, fig, [SCHEMA, SEARCH], series, SCHEMA, (name, _r, s) => [name === SEARCH && fig.label === 'p50' ? `query "${QUERY}"` : undefined, clientCpuNote(fig, s)]),
+        figureRows(ctx, fig, [SCHEMA, SEARCH], series, SCHEMA, (name, _r, s) => [
+          name === SEARCH && fig.label === 'p50' ? `query "${QUERY}"` : undefined,
+          clientCpuNote(fig, s),
+        ]),
       );
     } catch (err) {
       return [failedRow(group, SEARCH, ctx, 'ms', errorText(err))];

@@ -18,9 +18,51 @@ const RESULT_LIMIT = 10;
 /** Per repetition, for each variant. */
 const TIME_MS = { full: 1_000, quick: 200 } as const;
 
-const UPSTREAMS = ['github', 'gitlab', 'jira', 'linear', 'slack', 'notion', 'postgres', 'filesystem', 'kubernetes', 'sentry', 'stripe', 'figma', 'confluence', 'datadog', 'vercel', 'docker', 'aws', 'gcal', 'gmail', 'playwright'];
+const UPSTREAMS = [
+  'github',
+  'gitlab',
+  'jira',
+  'linear',
+  'slack',
+  'notion',
+  'postgres',
+  'filesystem',
+  'kubernetes',
+  'sentry',
+  'stripe',
+  'figma',
+  'confluence',
+  'datadog',
+  'vercel',
+  'docker',
+  'aws',
+  'gcal',
+  'gmail',
+  'playwright',
+];
 const VERBS = ['create', 'list', 'get', 'update', 'delete', 'search', 'close', 'merge', 'comment_on', 'archive', 'export', 'sync'];
-const NOUNS = ['issue', 'pullRequest', 'branch', 'file', 'comment', 'user', 'project', 'channel', 'message', 'pod', 'deployment', 'table', 'query', 'dashboard', 'page', 'event', 'invoice', 'bucket', 'label', 'release'];
+const NOUNS = [
+  'issue',
+  'pullRequest',
+  'branch',
+  'file',
+  'comment',
+  'user',
+  'project',
+  'channel',
+  'message',
+  'pod',
+  'deployment',
+  'table',
+  'query',
+  'dashboard',
+  'page',
+  'event',
+  'invoice',
+  'bucket',
+  'label',
+  'release',
+];
 const PHRASES = [
   'Returns a paginated JSON list; pass cursor from the previous page to continue.',
   'Requires write access to the workspace and fails with 403 otherwise.',
@@ -76,10 +118,21 @@ function linearScan(docs: readonly SearchDocument[], query: string, limit: numbe
     for (const w of words) if (text.includes(w)) score++;
     if (score > 0) scored.push([d.name, score]);
   }
-  return scored.sort((a, b) => b[1] - a[1]).slice(0, limit).map(([n]) => n);
+  return scored
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, limit)
+    .map(([n]) => n);
 }
 
-const CALLER: CallerContext = { isLoopback: true, listener: 'socket', mcpSessionId: null, tuicSession: null, boundSessionId: null, clientName: 'bench', signal: new AbortController().signal };
+const CALLER: CallerContext = {
+  isLoopback: true,
+  listener: 'socket',
+  mcpSessionId: null,
+  tuicSession: null,
+  boundSessionId: null,
+  clientName: 'bench',
+  signal: new AbortController().signal,
+};
 
 /** Runs every task of `bench` and returns each one's median operations/s. */
 async function throughput(bench: Bench): Promise<Map<string, number>> {
@@ -102,7 +155,8 @@ export const run: BenchModule = async (ctx: BenchContext): Promise<BenchRow[]> =
 
   // Check once, outside the timing, that the index answers what it should.
   const top = index.search('create github issue', 1)[0]?.name;
-  if (!top?.startsWith('github__create_issue')) return [failedRow(group, 'BM25 index', ctx, 'queries/s', `sanity: top hit for "create github issue" was ${top}`)];
+  if (!top?.startsWith('github__create_issue'))
+    return [failedRow(group, 'BM25 index', ctx, 'queries/s', `sanity: top hit for "create github issue" was ${top}`)];
 
   let q = 0;
   const nextQuery = (): string => QUERIES[q++ % QUERIES.length]!;

@@ -65,7 +65,10 @@ class Connection {
 function rpcBody(answer: Answer): { result?: unknown; error?: unknown } {
   const text = answer.body.trim();
   if (text.startsWith('{')) return JSON.parse(text) as { result?: unknown };
-  const data = text.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim());
+  const data = text
+    .split('\n')
+    .filter((l) => l.startsWith('data:'))
+    .map((l) => l.slice(5).trim());
   return JSON.parse(data.at(-1) ?? 'null') as { result?: unknown };
 }
 
@@ -75,13 +78,22 @@ async function openMcpSession(conn: Connection): Promise<Record<string, string>>
   const init = await conn.send(
     'POST',
     '/mcp',
-    JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'surfaces-bench', version: '0' } } }),
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'surfaces-bench', version: '0' } },
+    }),
     accept,
   );
   if (init.status === 404) throw new Error('POST /mcp answered 404: the /mcp route is not registered yet');
   if (init.status !== 200) throw new Error(`initialize answered ${init.status}: ${init.body.slice(0, 200)}`);
   const sessionId = init.headers['mcp-session-id'];
-  const headers: Record<string, string> = { ...accept, 'mcp-protocol-version': PROTOCOL_VERSION, ...(typeof sessionId === 'string' ? { 'mcp-session-id': sessionId } : {}) };
+  const headers: Record<string, string> = {
+    ...accept,
+    'mcp-protocol-version': PROTOCOL_VERSION,
+    ...(typeof sessionId === 'string' ? { 'mcp-session-id': sessionId } : {}),
+  };
   const initialized = await conn.send('POST', '/mcp', JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), headers);
   if (initialized.status >= 300) throw new Error(`notifications/initialized answered ${initialized.status}`);
   return headers;

@@ -54,7 +54,15 @@ async function drive(t: McpTarget, driver: DriverKind, mode: Mode, d: { warmupMs
   const args =
     driver === 'raw HTTP'
       ? [fileURLToPath(new URL('./toolsCallLoadgen.js', import.meta.url)), '--port', String(t.port), '--connections', String(n), ...headerArgs, ...timing]
-      : [fileURLToPath(new URL('./toolsCallSdkDriver.js', import.meta.url)), '--url', `http://127.0.0.1:${t.port}/mcp`, '--callers', String(n), ...headerArgs, ...timing];
+      : [
+          fileURLToPath(new URL('./toolsCallSdkDriver.js', import.meta.url)),
+          '--url',
+          `http://127.0.0.1:${t.port}/mcp`,
+          '--callers',
+          String(n),
+          ...headerArgs,
+          ...timing,
+        ];
   const pid = t.proc.child.pid!;
   const cpu0 = cpuSeconds(pid);
   const out = await runToEnd(process.execPath, args, d.warmupMs + d.durationMs + RUN_SLACK_MS);
@@ -91,16 +99,24 @@ export const run: BenchModule = async (ctx) => {
 const key = (v: McpVariant, mode: Mode): string => `${v}/${mode}`;
 
 /** Variants interleave within each repetition (the order rotates) so drift hits them alike; one warm-up run each first. */
-async function measureAll(ctx: BenchContext, started: StartedMcp[], driver: DriverKind, d: { warmupMs: number; durationMs: number }): Promise<Map<string, Series>> {
+async function measureAll(
+  ctx: BenchContext,
+  started: StartedMcp[],
+  driver: DriverKind,
+  d: { warmupMs: number; durationMs: number },
+): Promise<Map<string, Series>> {
   const out = new Map<string, Series>();
   const targets = started.flatMap((s) => (s.ok ? [s.target] : []));
-  for (const t of targets) for (const mode of ['sequential', 'concurrent'] as const) out.set(key(t.name, mode), { p50: [], p99: [], rps: [], cpuMs: [], clientCpu: [], notes: new Set() });
+  for (const t of targets)
+    for (const mode of ['sequential', 'concurrent'] as const)
+      out.set(key(t.name, mode), { p50: [], p99: [], rps: [], cpuMs: [], clientCpu: [], notes: new Set() });
   const attempt = async (t: McpTarget, mode: Mode, record: boolean): Promise<void> => {
     const s = out.get(key(t.name, mode))!;
     if (s.error) return;
     try {
       const r = await drive(t, driver, mode, record ? d : { warmupMs: 0, durationMs: d.warmupMs * 2 });
-      if (r.load.bad > 0) s.error = `${t.name}: ${r.load.bad} of ${r.load.requests} answers were errors (${r.load.firstProblem ?? '?'}): the figure would measure an error path`;
+      if (r.load.bad > 0)
+        s.error = `${t.name}: ${r.load.bad} of ${r.load.requests} answers were errors (${r.load.firstProblem ?? '?'}): the figure would measure an error path`;
       if (!record || s.error) return;
       s.p50.push(r.load.p50Ms);
       s.p99.push(r.load.p99Ms);
@@ -128,9 +144,31 @@ function rowsFor(ctx: BenchContext, driver: DriverKind, started: StartedMcp[], s
   };
   const answerNote = started.flatMap((s) => (s.ok ? [`${s.target.name} ${s.target.answerBytes} B`] : [])).join(', ');
   const lower = 'ratio = tuicd / bare SDK (lower is better)';
-  const groups: Array<{ group: string; mode: Mode; unit: string; pick: (s: Series) => number[]; label?: string; goal?: (r: BenchRow) => string; extra?: string }> = [
-    { group: `tools/call sequential latency (tcp, ${driver})`, mode: 'sequential', unit: 'ms (lower is better)', pick: (s) => s.p50, label: 'p50', extra: lower },
-    { group: `tools/call sequential latency (tcp, ${driver})`, mode: 'sequential', unit: 'ms (lower is better)', pick: (s) => s.p99, label: 'p99', extra: lower },
+  const groups: Array<{
+    group: string;
+    mode: Mode;
+    unit: string;
+    pick: (s: Series) => number[];
+    label?: string;
+    goal?: (r: BenchRow) => string;
+    extra?: string;
+  }> = [
+    {
+      group: `tools/call sequential latency (tcp, ${driver})`,
+      mode: 'sequential',
+      unit: 'ms (lower is better)',
+      pick: (s) => s.p50,
+      label: 'p50',
+      extra: lower,
+    },
+    {
+      group: `tools/call sequential latency (tcp, ${driver})`,
+      mode: 'sequential',
+      unit: 'ms (lower is better)',
+      pick: (s) => s.p99,
+      label: 'p99',
+      extra: lower,
+    },
     {
       group: `tools/call ${CONCURRENT_CALLERS} callers (tcp, ${driver})`,
       mode: 'concurrent',
@@ -179,7 +217,8 @@ function rowsFor(ctx: BenchContext, driver: DriverKind, started: StartedMcp[], s
 
 function serverState(t: McpTarget): string {
   const { exitCode, signalCode } = t.proc.child;
-  const state = exitCode !== null || signalCode !== null ? `the server process exited (${signalCode ?? `code ${exitCode}`})` : 'the server process is still running';
+  const state =
+    exitCode !== null || signalCode !== null ? `the server process exited (${signalCode ?? `code ${exitCode}`})` : 'the server process is still running';
   const last = t.proc.tail().split('\n').pop()?.slice(0, 300);
   return ` [${state}${last ? `; its last output: ${last}` : ''}]`;
 }

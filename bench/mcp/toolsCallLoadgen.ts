@@ -109,7 +109,9 @@ function connect(id: number): void {
 
 function main(): void {
   if (!values.port && !values.socket) {
-    throw new Error('usage: toolsCallLoadgen --port N | --socket PATH [--header "Name: value"]... [--connections N] [--warmup-ms N] [--duration-ms N] [--method tools/list | --tool NAME --arguments JSON]');
+    throw new Error(
+      'usage: toolsCallLoadgen --port N | --socket PATH [--header "Name: value"]... [--connections N] [--warmup-ms N] [--duration-ms N] [--method tools/list | --tool NAME --arguments JSON]',
+    );
   }
   const warmupMs = Number(values['warmup-ms']);
   const durationMs = Number(values['duration-ms']);

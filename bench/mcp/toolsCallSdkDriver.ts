@@ -32,7 +32,9 @@ const { values } = parseArgs({
 
 async function main(): Promise<void> {
   if (!values.url === !values.command) {
-    throw new Error('usage: toolsCallSdkDriver --url http://host:port/mcp [--header "Name: value"]... | --command CMD [--arg A]... ; [--callers N] [--tool NAME --arguments JSON]');
+    throw new Error(
+      'usage: toolsCallSdkDriver --url http://host:port/mcp [--header "Name: value"]... | --command CMD [--arg A]... ; [--callers N] [--tool NAME --arguments JSON]',
+    );
   }
   if (values.method !== 'tools/call') throw new Error(`the SDK driver only calls tools (--method tools/call), got ${values.method}`);
   const call = { name: values.tool, arguments: JSON.parse(values.arguments) as Record<string, unknown> };

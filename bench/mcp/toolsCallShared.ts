@@ -84,7 +84,12 @@ export interface DriverCounts {
 }
 
 /** The measured window's result: counts since `start`, wall time since `t0`, this process's CPU since `cpu0`. */
-export function summarize(now: DriverCounts, start: { responses: number; bad: number; errors: number }, t0: bigint, cpu0: NodeJS.CpuUsage): ToolsCallLoadResult {
+export function summarize(
+  now: DriverCounts,
+  start: { responses: number; bad: number; errors: number },
+  t0: bigint,
+  cpu0: NodeJS.CpuUsage,
+): ToolsCallLoadResult {
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   const cpu = process.cpuUsage(cpu0);
   const requests = now.responses - start.responses;

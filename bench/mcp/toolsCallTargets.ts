@@ -93,7 +93,14 @@ interface Answer {
 export function post(port: number, headers: Record<string, string>, body: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port, method: 'POST', path: '/mcp', agent: false, headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers } },
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/mcp',
+        agent: false,
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8').on('data', (d: string) => (text += d));
@@ -127,10 +134,23 @@ export async function openSession(
   check: CallCheck | null = SESSION_LIST_CHECK,
   clientName = 'tuicd-bench',
 ): Promise<Pick<McpTarget, 'authHeaders' | 'sessionHeaders' | 'answerBytes'>> {
-  const init = await post(port, auth, JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: clientName, version: '0.0.0' } } }));
+  const init = await post(
+    port,
+    auth,
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: clientName, version: '0.0.0' } },
+    }),
+  );
   if (init.status !== 200) throw new Error(`${name}: initialize answered ${init.status}: ${init.text.slice(0, 200)}`);
   const sessionId = init.headers['mcp-session-id'];
-  const session: Record<string, string> = { ...auth, 'mcp-protocol-version': PROTOCOL_VERSION, ...(typeof sessionId === 'string' ? { 'mcp-session-id': sessionId } : {}) };
+  const session: Record<string, string> = {
+    ...auth,
+    'mcp-protocol-version': PROTOCOL_VERSION,
+    ...(typeof sessionId === 'string' ? { 'mcp-session-id': sessionId } : {}),
+  };
   const initialized = await post(port, session, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
   if (initialized.status !== 202) throw new Error(`${name}: notifications/initialized answered ${initialized.status}`);
   const lines = (h: Record<string, string>): string[] => Object.entries(h).map(([k, v]) => `${k}: ${v}`);
@@ -142,7 +162,12 @@ export async function openSession(
   return { authHeaders: lines(auth), sessionHeaders: lines(session), answerBytes: Buffer.byteLength(call.text) };
 }
 
-async function startProcess(command: string, args: string[], env?: NodeJS.ProcessEnv, checkLine?: (line: string) => void): Promise<{ proc: Tracked; port: number; socketPath: string }> {
+async function startProcess(
+  command: string,
+  args: string[],
+  env?: NodeJS.ProcessEnv,
+  checkLine?: (line: string) => void,
+): Promise<{ proc: Tracked; port: number; socketPath: string }> {
   const proc = spawnTracked(command, args, env ? { env } : {});
   try {
     const m = await proc.waitForLine(READY_LINE_RE, READY_TIMEOUT_MS);
@@ -177,14 +202,28 @@ export async function startTuicd(tmpDir: string, setup: TuicdSetup = {}): Promis
   const configDir = join(tmpDir, setup.dirName ?? 'tuicd-config');
   await mkdir(configDir, { recursive: true });
   const passwordHash = await hash(BENCH_PASSWORD, { cost: BCRYPT_COST });
-  await writeFile(join(configDir, 'config.json'), JSON.stringify({ ...setup.config, services: { server: { enabled: true, port: 0 }, auth: { username: BENCH_USER, password_hash: passwordHash } } }));
+  await writeFile(
+    join(configDir, 'config.json'),
+    JSON.stringify({ ...setup.config, services: { server: { enabled: true, port: 0 }, auth: { username: BENCH_USER, password_hash: passwordHash } } }),
+  );
   for (const [file, text] of Object.entries(setup.files ?? {})) await writeFile(join(configDir, file), text);
   // The file vault: no keyring probe (a child process) during the run.
-  const { proc, port, socketPath } = await startProcess(process.execPath, [main, '--config-dir', configDir, ...engineArgs(setup.engine)], { ...process.env, TUIC_CREDENTIAL_STORE: 'file' }, (line) => void engineOfReadyLine(line, setup.engine));
+  const { proc, port, socketPath } = await startProcess(
+    process.execPath,
+    [main, '--config-dir', configDir, ...engineArgs(setup.engine)],
+    { ...process.env, TUIC_CREDENTIAL_STORE: 'file' },
+    (line) => void engineOfReadyLine(line, setup.engine),
+  );
   try {
     for (let i = 0; i < (setup.shells ?? TUICD_SHELLS); i++) await createShell(socketPath, tmpDir);
     await setup.ready?.(socketPath);
-    return { name: 'tuicd', proc, port, socketPath, ...(await openSession('tuicd', port, TUICD_AUTH, setup.check === undefined ? SESSION_LIST_CHECK : setup.check)) };
+    return {
+      name: 'tuicd',
+      proc,
+      port,
+      socketPath,
+      ...(await openSession('tuicd', port, TUICD_AUTH, setup.check === undefined ? SESSION_LIST_CHECK : setup.check)),
+    };
   } catch (err) {
     await proc.stop();
     throw err;

@@ -42,7 +42,8 @@ async function startHubWithSessions(tmp: string, fixtures: number[]): Promise<Hu
 
 const upstreamsLabel = (hub: Hub): string => `${hub.upstreams} upstream${hub.upstreams === 1 ? '' : 's'}`;
 
-const headerRecord = (lines: string[]): Record<string, string> => Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()]));
+const headerRecord = (lines: string[]): Record<string, string> =>
+  Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()]));
 
 /** The body of one tools/list answer on this session, and how many tools it lists. */
 async function listOnce(t: McpTarget): Promise<{ bytes: number; tools: number }> {
@@ -65,7 +66,10 @@ async function byteRows(ctx: BenchContext, hubs: Hub[]): Promise<BenchRow[]> {
     rows.push(withNote(row(group, classicName, ctx, BYTES_UNIT, [classic.bytes], first), `${classic.tools} tools`));
     first ??= { name: classicName, median: classic.bytes };
     const met = collapsed.bytes <= GOAL_COLLAPSED_BYTES ? 'met' : 'MISSED';
-    const collapsedRow = row(group, `tuicd collapsed, ${upstreamsLabel(hub)}`, ctx, BYTES_UNIT, [collapsed.bytes], { name: classicName, median: classic.bytes });
+    const collapsedRow = row(group, `tuicd collapsed, ${upstreamsLabel(hub)}`, ctx, BYTES_UNIT, [collapsed.bytes], {
+      name: classicName,
+      median: classic.bytes,
+    });
     rows.push(withNote(collapsedRow, `${collapsed.tools} tools; goal ≤ ${GOAL_COLLAPSED_BYTES.toLocaleString('en-US')} B: ${met}`));
   }
   return rows;
@@ -90,7 +94,9 @@ async function latencyRows(ctx: BenchContext, hubs: Hub[]): Promise<BenchRow[]> 
   ];
   return figures.flatMap((fig) =>
     figureRows(ctx, fig, names, series, direct, (name, r) => [
-      name === goalPeer && fig.label === 'p50' ? `goal ≤ ${GOAL_LATENCY_RATIO}× direct: ${r.ratio !== undefined && r.ratio <= GOAL_LATENCY_RATIO ? 'met' : 'MISSED'}` : undefined,
+      name === goalPeer && fig.label === 'p50'
+        ? `goal ≤ ${GOAL_LATENCY_RATIO}× direct: ${r.ratio !== undefined && r.ratio <= GOAL_LATENCY_RATIO ? 'met' : 'MISSED'}`
+        : undefined,
       name.startsWith('tuicd collapsed') ? ratioNote(r, fig, series, name.replace('collapsed', 'classic')) : undefined,
     ]),
   );

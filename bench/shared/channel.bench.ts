@@ -96,7 +96,11 @@ async function rawWorker(): Promise<Peer> {
 
 async function channelWorker(): Promise<Peer> {
   const worker = new Worker(workerUrl, { workerData: { mode: 'channel' } });
-  return channelPeer(connect(workerTransport(worker), EchoProtocol), () => 0, async () => void (await worker.terminate()));
+  return channelPeer(
+    connect(workerTransport(worker), EchoProtocol),
+    () => 0,
+    async () => void (await worker.terminate()),
+  );
 }
 
 type PipedChild = ChildProcess & { stdin: NonNullable<ChildProcess['stdin']>; stdout: NonNullable<ChildProcess['stdout']> };
@@ -164,7 +168,10 @@ async function measurePair(pair: Pair, size: number, ctx: BenchContext): Promise
   const ours: Sample[] = [];
   for (let rep = 0; rep < Math.max(3, ctx.repetitions); rep++) {
     // Alternate which goes first so drift on a shared machine does not favour one side.
-    const order: Array<[Peer, Sample[]]> = [[pair.baseline, raw], [pair.ours, ours]];
+    const order: Array<[Peer, Sample[]]> = [
+      [pair.baseline, raw],
+      [pair.ours, ours],
+    ];
     if (rep % 2 === 1) order.reverse();
     for (const [peer, into] of order) {
       await measure(peer, bytes, warmupMs);

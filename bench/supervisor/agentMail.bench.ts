@@ -48,7 +48,17 @@ function client(socketPath: string): (method: string, path: string, body?: objec
     new Promise((resolve, reject) => {
       const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
       const req = http.request(
-        { socketPath, method, path, agent, headers: { ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}), accept: 'application/json, text/event-stream', ...headers } },
+        {
+          socketPath,
+          method,
+          path,
+          agent,
+          headers: {
+            ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}),
+            accept: 'application/json, text/event-stream',
+            ...headers,
+          },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
@@ -69,10 +79,20 @@ interface Peer {
 }
 
 async function peer(call: Call, name: string, headers: Record<string, string> = {}): Promise<Peer> {
-  const init = await call('POST', '/mcp', { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name, version: '1' } } }, headers);
+  const init = await call(
+    'POST',
+    '/mcp',
+    { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name, version: '1' } } },
+    headers,
+  );
   const sessionId = init.headers['mcp-session-id'] as string;
   const agent = async (args: Record<string, unknown>): Promise<any> => {
-    const r = await call('POST', '/mcp', { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'agent', arguments: args } }, { 'mcp-session-id': sessionId });
+    const r = await call(
+      'POST',
+      '/mcp',
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'agent', arguments: args } },
+      { 'mcp-session-id': sessionId },
+    );
     const result = JSON.parse(r.body).result;
     if (result.isError) throw new Error(result.content[0].text);
     return JSON.parse(result.content[0].text);
@@ -137,7 +157,8 @@ async function waiterSamples(sender: Peer, recipient: Peer, n: number): Promise<
  * Claude Code client bound to a terminal whose program keeps a status line animating (working).
  */
 async function channelSamples(t: TuicdUnderTest, call: Call, sender: Peer, n: number): Promise<{ samples: number[]; misrouted: number }> {
-  const spinner = 'binmode STDOUT, ":utf8"; $| = 1; my $i = 0; while (1) { printf "\\r\\x{2722} Thinking\\x{2026} (%ds)", $i++; select(undef, undef, undef, 0.2) }';
+  const spinner =
+    'binmode STDOUT, ":utf8"; $| = 1; my $i = 0; while (1) { printf "\\r\\x{2722} Thinking\\x{2026} (%ds)", $i++; select(undef, undef, undef, 0.2) }';
   const res = await call('POST', '/sessions', { shell: 'perl', args: ['-e', spinner], agent_type: 'claude' });
   const { session_id: pty, tuic_session: tuic } = JSON.parse(res.body) as { session_id: string; tuic_session: string };
   const recipient = await peer(call, 'claude-code', { 'x-tuic-session': tuic });
@@ -193,7 +214,13 @@ const READY = `${ESC}[2J${ESC}[H⏺ Ready.\r\n\r\n${'─'.repeat(40)}\r\n❯ \r\
  * suite (a real PTY and a real process reading its stdin; only the model is missing).
  */
 async function terminalSamples(t: TuicdUnderTest, call: Call, sender: Peer, n: number): Promise<{ samples: number[]; misrouted: number }> {
-  const cycle = [{ read: '[TUIC] Message from' }, { read: '\r' }, { out: `${ESC}[2J${ESC}[H⏺ On it.\r\n\r\n✢ Thinking… (1s)\r\n` }, { sleep: 30 }, { out: READY }];
+  const cycle = [
+    { read: '[TUIC] Message from' },
+    { read: '\r' },
+    { out: `${ESC}[2J${ESC}[H⏺ On it.\r\n\r\n✢ Thinking… (1s)\r\n` },
+    { sleep: 30 },
+    { out: READY },
+  ];
   const agent = fakeAgent('claude', [{ out: READY }, ...Array.from({ length: n }, () => cycle).flat(), { read: 'quit' }, { exit: 0 }]);
   const created = await call('POST', '/sessions', { shell: '/bin/sh' });
   const { session_id: pty, tuic_session: tuic } = JSON.parse(created.body) as { session_id: string; tuic_session: string };
@@ -205,7 +232,9 @@ async function terminalSamples(t: TuicdUnderTest, call: Call, sender: Peer, n: n
     seen += data.toString('utf8');
     waiter?.();
   });
-  const state = async (): Promise<string | undefined> => (JSON.parse((await call('GET', '/sessions')).body) as Array<{ session_id: string; state: { agent_state?: string } }>).find((r) => r.session_id === pty)?.state.agent_state;
+  const state = async (): Promise<string | undefined> =>
+    (JSON.parse((await call('GET', '/sessions')).body) as Array<{ session_id: string; state: { agent_state?: string } }>).find((r) => r.session_id === pty)
+      ?.state.agent_state;
   const untilIdle = async () => {
     for (const deadline = performance.now() + 20_000; (await state()) !== 'idle'; ) {
       if (performance.now() > deadline) throw new Error('the fake agent never became idle');
@@ -223,7 +252,7 @@ async function terminalSamples(t: TuicdUnderTest, call: Call, sender: Peer, n: n
       const read = new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`message ${i} was never read by the agent`)), 15_000);
         waiter = () => {
-          if (seen.includes('On it.')) (clearTimeout(timer), resolve());
+          if (seen.includes('On it.')) clearTimeout(timer), resolve();
         };
       });
       const t0 = performance.now();
@@ -245,7 +274,11 @@ async function terminalSamples(t: TuicdUnderTest, call: Call, sender: Peer, n: n
   }
 }
 
-async function loadRun(t: TuicdUnderTest, call: Call, seconds: number): Promise<{ loopP99: number; sent: number; lost: number; duplicated: number; kbPerIdentity: number }> {
+async function loadRun(
+  t: TuicdUnderTest,
+  call: Call,
+  seconds: number,
+): Promise<{ loopP99: number; sent: number; lost: number; duplicated: number; kbPerIdentity: number }> {
   const rssKb = (): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${t.pid}/status`, 'utf8'))?.[1] ?? 0);
   const peers: Peer[] = [];
   for (let i = 0; i < AgentMailConstants.PEERS; i++) peers.push(await peer(call, `load${i}`));
@@ -270,7 +303,9 @@ async function loadRun(t: TuicdUnderTest, call: Call, seconds: number): Promise<
   await Promise.all(inFlight);
   clearInterval(metrics);
   const received = new Map<string, number>();
-  for (const p of peers) for (const m of (await p.agent({ action: 'inbox', since: 0 })).messages as Array<{ content: string }>) received.set(m.content, (received.get(m.content) ?? 0) + 1);
+  for (const p of peers)
+    for (const m of (await p.agent({ action: 'inbox', since: 0 })).messages as Array<{ content: string }>)
+      received.set(m.content, (received.get(m.content) ?? 0) + 1);
   let lost = 0;
   let duplicated = 0;
   for (const content of sent.keys()) {
@@ -282,7 +317,11 @@ async function loadRun(t: TuicdUnderTest, call: Call, seconds: number): Promise<
   const base = rssKb();
   for (let i = 0; i < AgentMailConstants.MEMORY_PEERS; i++) {
     const p = await peer(call, `mem${i}`);
-    await Promise.all(Array.from({ length: AgentMailConstants.MEMORY_MESSAGES_EACH }, (_, k) => sender.agent({ action: 'send', to: p.tuic, message: `memory-${i}-${k} ${'x'.repeat(100)}` })));
+    await Promise.all(
+      Array.from({ length: AgentMailConstants.MEMORY_MESSAGES_EACH }, (_, k) =>
+        sender.agent({ action: 'send', to: p.tuic, message: `memory-${i}-${k} ${'x'.repeat(100)}` }),
+      ),
+    );
   }
   return { loopP99, sent: total, lost, duplicated, kbPerIdentity: (rssKb() - base) / AgentMailConstants.MEMORY_PEERS };
 }
@@ -301,7 +340,11 @@ export const run: BenchModule = async (ctx: BenchContext): Promise<BenchRow[]> =
     await writeEchoSamples(t, call, 10);
     await waiterSamples(sender, recipient, 10);
     const base: number[] = [];
-    const paths = { waiter: { samples: [] as number[], misrouted: 0 }, channel: { samples: [] as number[], misrouted: 0 }, terminal: { samples: [] as number[], misrouted: 0 } };
+    const paths = {
+      waiter: { samples: [] as number[], misrouted: 0 },
+      channel: { samples: [] as number[], misrouted: 0 },
+      terminal: { samples: [] as number[], misrouted: 0 },
+    };
     for (let rep = 0; rep < Math.max(3, ctx.repetitions); rep++) {
       base.push(...(await writeEchoSamples(t, call, n)));
       const w = await waiterSamples(sender, recipient, n);
@@ -317,7 +360,12 @@ export const run: BenchModule = async (ctx: BenchContext): Promise<BenchRow[]> =
     const rows: BenchRow[] = [];
     for (const p of [50, 99] as const) {
       const b = percentile(base, p);
-      rows.push(withNote(row(group, `plain POST /sessions/:id/write → WS echo, p${p}`, ctx, unit, [b]), `${base.length} writes to a cat session, echo seen by a raw viewer`));
+      rows.push(
+        withNote(
+          row(group, `plain POST /sessions/:id/write → WS echo, p${p}`, ctx, unit, [b]),
+          `${base.length} writes to a cat session, echo seen by a raw viewer`,
+        ),
+      );
       for (const [name, label] of [
         ['waiter', 'agent send → waiting agent wait returns'],
         ['channel', 'agent send → notifications/claude/channel on GET /mcp'],
@@ -329,7 +377,10 @@ export const run: BenchModule = async (ctx: BenchContext): Promise<BenchRow[]> =
           continue;
         }
         const r = row(group, `${label}, p${p}`, ctx, unit, [percentile(series.samples, p)], { name: `plain write p${p}`, median: b });
-        const verdict = name === 'terminal' ? 'no goal (the agent reads its terminal; the wait for idle is outside the sample)' : `goal ≤ ${AgentMailConstants.GOAL_RATIO}×: ${goal((r.ratio ?? Infinity) <= AgentMailConstants.GOAL_RATIO)}`;
+        const verdict =
+          name === 'terminal'
+            ? 'no goal (the agent reads its terminal; the wait for idle is outside the sample)'
+            : `goal ≤ ${AgentMailConstants.GOAL_RATIO}×: ${goal((r.ratio ?? Infinity) <= AgentMailConstants.GOAL_RATIO)}`;
         rows.push(withNote(r, `${series.samples.length} sends${series.misrouted ? `, ${series.misrouted} routed elsewhere (left out)` : ''}; ${verdict}`));
       }
     }
@@ -340,7 +391,10 @@ export const run: BenchModule = async (ctx: BenchContext): Promise<BenchRow[]> =
         row(loadGroup, 'supervisor event-loop delay p99 (max of 5–10 s windows)', ctx, 'ms (lower is better)', [load.loopP99]),
         `${load.sent} messages over ${ctx.quick ? AgentMailConstants.LOAD_S_QUICK : AgentMailConstants.LOAD_S} s; lost ${load.lost}, duplicated ${load.duplicated}; goal < ${AgentMailConstants.GOAL_LOOP_P99_MS} ms: ${goal(load.loopP99 < AgentMailConstants.GOAL_LOOP_P99_MS)}`,
       ),
-      withNote(row(loadGroup, 'supervisor RSS per identity (with its mail)', ctx, 'KB', [load.kbPerIdentity]), `RSS growth over ${AgentMailConstants.MEMORY_PEERS} more identities, each an MCP protocol session holding ${AgentMailConstants.MEMORY_MESSAGES_EACH} messages of ~110 bytes`),
+      withNote(
+        row(loadGroup, 'supervisor RSS per identity (with its mail)', ctx, 'KB', [load.kbPerIdentity]),
+        `RSS growth over ${AgentMailConstants.MEMORY_PEERS} more identities, each an MCP protocol session holding ${AgentMailConstants.MEMORY_MESSAGES_EACH} messages of ~110 bytes`,
+      ),
     );
     return rows;
   } catch (err) {

@@ -29,7 +29,8 @@ const QUESTIONS_QUICK = 8;
 const GROUP_LATENCY = 'question → list row (SSE)';
 const GROUP_LOAD = 'first load (fresh context)';
 /** Each question differs (the parser reports a prompt it already reported only once). */
-const prompt = (i: number) => `${ESC}[2J${ESC}[H⏺ Bash(rm -r old-runner-${i})\r\n\r\nDo you want to proceed?\r\n❯ 1. Yes\r\n  2. No, and tell Claude what to do differently (esc)\r\n\r\nEsc to cancel · Tab to amend\r\n`;
+const prompt = (i: number) =>
+  `${ESC}[2J${ESC}[H⏺ Bash(rm -r old-runner-${i})\r\n\r\nDo you want to proceed?\r\n❯ 1. Yes\r\n  2. No, and tell Claude what to do differently (esc)\r\n\r\nEsc to cancel · Tab to amend\r\n`;
 const DONE = `${ESC}[2J${ESC}[H⏺ Done.\r\n\r\n────────────────────────────────────────\r\n❯ \r\n────────────────────────────────────────\r\n`;
 
 const now = () => performance.timeOrigin + performance.now();
@@ -117,7 +118,11 @@ async function latencyRun(t: Tuicd, browser: Browser, scratch: string, questions
       }).observe(g.document.body, { subtree: true, childList: true, attributes: true });
     }, id);
     // The agent takes its terminal into raw mode before its first output: keys typed earlier could sit in the line buffer.
-    await until('the agent to start', async () => ((await t.socket('GET', '/sessions')).json() as Array<{ session_id: string; state: { agent_type?: string } }>).some((s) => s.session_id === id && s.state.agent_type === 'claude'));
+    await until('the agent to start', async () =>
+      ((await t.socket('GET', '/sessions')).json() as Array<{ session_id: string; state: { agent_type?: string } }>).some(
+        (s) => s.session_id === id && s.state.agent_type === 'claude',
+      ),
+    );
     await until('its first screen', async () => (await t.socket('GET', `/sessions/${id}/output?format=raw&limit=100000`)).json().data.includes('Done.'));
     const pageLat: number[] = [];
     const sseLat: number[] = [];
@@ -168,8 +173,15 @@ export async function run(ctx: BenchContext): Promise<BenchRow[]> {
   if (!CHROMIUM) return [failedRow(GROUP_LATENCY, '/mobile page', ctx, 'ms', 'chromium not installed (apt-get install -y chromium)')];
   const scratch = mkdtempSync(join(tmpdir(), 'tuicd-bench-mob-'));
   mkdirSync(join(scratch, 'b'));
-  const t = await Tuicd.start({ env: { SHELL: '/bin/sh' }, config: { services: { server: { enabled: true, port: 0 }, auth: { username: 'u', session_token: TOKEN } } } });
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'], env: browserEnv(join(scratch, 'b')) });
+  const t = await Tuicd.start({
+    env: { SHELL: '/bin/sh' },
+    config: { services: { server: { enabled: true, port: 0 }, auth: { username: 'u', session_token: TOKEN } } },
+  });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    env: browserEnv(join(scratch, 'b')),
+  });
   try {
     const questions = ctx.quick ? QUESTIONS_QUICK : QUESTIONS;
     const p50 = { page: [] as number[], sse: [] as number[] };
@@ -193,10 +205,36 @@ export async function run(ctx: BenchContext): Promise<BenchRow[]> {
       row(`${GROUP_LATENCY} p50`, '/mobile page', ctx, 'ms', p50.page, sse50),
       row(`${GROUP_LATENCY} p99`, 'bare SSE client', ctx, 'ms', p99.sse),
       row(`${GROUP_LATENCY} p99`, '/mobile page', ctx, 'ms', p99.page, sse99),
-      row(`${GROUP_LOAD} time to interactive`, '/process/monitor', ctx, 'ms', loads.monitor.map((l) => l.ms)),
-      row(`${GROUP_LOAD} time to interactive`, '/mobile', ctx, 'ms', loads.mobile.map((l) => l.ms), monitorMs),
-      row(`${GROUP_LOAD} bytes on the wire`, '/process/monitor', ctx, 'bytes', loads.monitor.map((l) => l.bytes)),
-      row(`${GROUP_LOAD} bytes on the wire`, '/mobile', ctx, 'bytes', loads.mobile.map((l) => l.bytes), monitorBytes),
+      row(
+        `${GROUP_LOAD} time to interactive`,
+        '/process/monitor',
+        ctx,
+        'ms',
+        loads.monitor.map((l) => l.ms),
+      ),
+      row(
+        `${GROUP_LOAD} time to interactive`,
+        '/mobile',
+        ctx,
+        'ms',
+        loads.mobile.map((l) => l.ms),
+        monitorMs,
+      ),
+      row(
+        `${GROUP_LOAD} bytes on the wire`,
+        '/process/monitor',
+        ctx,
+        'bytes',
+        loads.monitor.map((l) => l.bytes),
+      ),
+      row(
+        `${GROUP_LOAD} bytes on the wire`,
+        '/mobile',
+        ctx,
+        'bytes',
+        loads.mobile.map((l) => l.bytes),
+        monitorBytes,
+      ),
     ];
   } finally {
     await browser.close();

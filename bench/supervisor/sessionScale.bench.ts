@@ -16,7 +16,18 @@ import { errorText, failedRow, median, row, withNote, type BenchContext, type Be
 import { LoadClient } from './sessions/clientProc.js';
 import { SHELL, STEADY_PRINTER, YES_FLOOD } from './sessions/scripts.js';
 import { fmt, goal, percentile } from './sessions/stats.js';
-import { childPids, createSession, deleteSession, inBatches, listSessions, ptyHostPid, rssKiB, sleep, startTuicd, type TuicdUnderTest } from './sessions/tuicd.js';
+import {
+  childPids,
+  createSession,
+  deleteSession,
+  inBatches,
+  listSessions,
+  ptyHostPid,
+  rssKiB,
+  sleep,
+  startTuicd,
+  type TuicdUnderTest,
+} from './sessions/tuicd.js';
 import type { TuicdEngine } from '../http/engines.js';
 
 const ScaleBenchConstants = {
@@ -195,7 +206,6 @@ async function scaleOnce(client: LoadClient, perl: string, windowMs: number): Pr
   }
 }
 
-
 async function totalWritten(sock: string): Promise<number> {
   return (await listSessions(sock)).reduce((sum, s) => sum + s.total_written, 0);
 }
@@ -220,7 +230,15 @@ async function measureScale(ctx: BenchContext, client: LoadClient): Promise<Benc
     }
     try {
       const b = await client.call(
-        { op: 'bareHold', command: perl, args: STEADY_PRINTER.args, sessions: c.SESSIONS, settleMs: c.SETTLE_MS, durationMs: windowMs, sampleMs: c.RSS_SAMPLE_MS },
+        {
+          op: 'bareHold',
+          command: perl,
+          args: STEADY_PRINTER.args,
+          sessions: c.SESSIONS,
+          settleMs: c.SETTLE_MS,
+          durationMs: windowMs,
+          sampleMs: c.RSS_SAMPLE_MS,
+        },
         c.SETTLE_MS + windowMs + c.CALL_SLACK_MS,
       );
       bare.push((b.rssMaxKiB - b.rssBeforeKiB) / c.SESSIONS);
@@ -241,9 +259,28 @@ async function measureScale(ctx: BenchContext, client: LoadClient): Promise<Benc
     const idle99 = pick((r) => r.idleP99);
     const idle50 = pick((r) => r.idleP50);
     out.push(withNote(row(group, 'GET /health p50, 0 sessions', ctx, latencyUnit, idle50), windowNote));
-    out.push(withNote(row(group, `GET /health p50, ${c.SESSIONS} sessions`, ctx, latencyUnit, pick((r) => r.loadedP50), { name: '0 sessions p50', median: median(idle50) }), 'ratio = loaded / idle (lower is better)'));
+    out.push(
+      withNote(
+        row(
+          group,
+          `GET /health p50, ${c.SESSIONS} sessions`,
+          ctx,
+          latencyUnit,
+          pick((r) => r.loadedP50),
+          { name: '0 sessions p50', median: median(idle50) },
+        ),
+        'ratio = loaded / idle (lower is better)',
+      ),
+    );
     out.push(withNote(row(group, 'GET /health p99, 0 sessions', ctx, latencyUnit, idle99), windowNote));
-    const loaded = row(group, `GET /health p99, ${c.SESSIONS} sessions`, ctx, latencyUnit, pick((r) => r.loadedP99), { name: '0 sessions p99', median: median(idle99) });
+    const loaded = row(
+      group,
+      `GET /health p99, ${c.SESSIONS} sessions`,
+      ctx,
+      latencyUnit,
+      pick((r) => r.loadedP99),
+      { name: '0 sessions p99', median: median(idle99) },
+    );
     const problems = reps.reduce((s, r) => s + r.healthProblems, 0);
     out.push(
       withNote(
@@ -262,14 +299,27 @@ async function measureScale(ctx: BenchContext, client: LoadClient): Promise<Benc
   }
   const bareName = 'bare node-pty process: RSS growth';
   if (bare.length === 0) out.push(failed(bareName, memUnit));
-  else out.push(withNote(row(group, bareName, ctx, memUnit, bare), `one process spawning ${c.SESSIONS} node-ptys of the same printer, reading Buffers; max VmRSS in the window − before`));
+  else
+    out.push(
+      withNote(
+        row(group, bareName, ctx, memUnit, bare),
+        `one process spawning ${c.SESSIONS} node-ptys of the same printer, reading Buffers; max VmRSS in the window − before`,
+      ),
+    );
   const bareBaseline = bare.length ? { name: 'bare node-pty', median: median(bare) } : undefined;
   if (reps.length === 0) {
     out.push(failed('tuicd supervisor: RSS growth', memUnit));
   } else {
     out.push(
       withNote(
-        row(group, 'tuicd supervisor: RSS growth', ctx, memUnit, reps.map((r) => r.supervisorKiBPerSession), bareBaseline),
+        row(
+          group,
+          'tuicd supervisor: RSS growth',
+          ctx,
+          memUnit,
+          reps.map((r) => r.supervisorKiBPerSession),
+          bareBaseline,
+        ),
         `the tuicd process alone (/proc/<pid>/status VmRSS), max in the window − before the sessions, / ${c.SESSIONS}`,
       ),
     );
@@ -277,13 +327,29 @@ async function measureScale(ctx: BenchContext, client: LoadClient): Promise<Benc
     if (hostRuns.length) {
       out.push(
         withNote(
-          row(group, 'tuicd supervisor + pty host: RSS growth', ctx, memUnit, hostRuns.map((r) => r.supervisorKiBPerSession + r.hostKiBPerSession!), bareBaseline),
+          row(
+            group,
+            'tuicd supervisor + pty host: RSS growth',
+            ctx,
+            memUnit,
+            hostRuns.map((r) => r.supervisorKiBPerSession + r.hostKiBPerSession!),
+            bareBaseline,
+          ),
           `pty host alone ${fmt(median(hostRuns.map((r) => r.hostKiBPerSession!)), 3)} KiB/session`,
         ),
       );
     }
   }
-  if (survivorsSeen > 0) out.push(failedRow(group, 'session processes after tuicd stopped', ctx, 'processes', `${survivorsSeen} session process(es) still ran ${REAP_WAIT_MS / 1000} s after their session was deleted and tuicd stopped (killed by the bench)`));
+  if (survivorsSeen > 0)
+    out.push(
+      failedRow(
+        group,
+        'session processes after tuicd stopped',
+        ctx,
+        'processes',
+        `${survivorsSeen} session process(es) still ran ${REAP_WAIT_MS / 1000} s after their session was deleted and tuicd stopped (killed by the bench)`,
+      ),
+    );
   return out;
 }
 
@@ -396,9 +462,28 @@ async function measureStall(ctx: BenchContext, client: LoadClient): Promise<Benc
   const hostReading = hostRows(uws.reading);
   const hostStalled = hostRows(uws.stalled);
   if (hostReading.length) out.push(withNote(row(group, 'reading viewer: pty host', ctx, unit, hostReading), 'for reference: the host does not see viewers'));
-  if (hostStalled.length) out.push(row(group, 'stalled viewer: pty host', ctx, unit, hostStalled, hostReading.length ? { name: 'reading viewer: pty host', median: median(hostReading) } : undefined));
+  if (hostStalled.length)
+    out.push(
+      row(
+        group,
+        'stalled viewer: pty host',
+        ctx,
+        unit,
+        hostStalled,
+        hostReading.length ? { name: 'reading viewer: pty host', median: median(hostReading) } : undefined,
+      ),
+    );
   out.push(...stallRows(ctx, group, unit, 'node engine: ', all.get('node')!, uws));
-  if (survivorsSeen > 0) out.push(failedRow(group, 'session processes after tuicd stopped', ctx, 'processes', `${survivorsSeen} session process(es) still ran ${REAP_WAIT_MS / 1000} s after their session was deleted and tuicd stopped (killed by the bench)`));
+  if (survivorsSeen > 0)
+    out.push(
+      failedRow(
+        group,
+        'session processes after tuicd stopped',
+        ctx,
+        'processes',
+        `${survivorsSeen} session process(es) still ran ${REAP_WAIT_MS / 1000} s after their session was deleted and tuicd stopped (killed by the bench)`,
+      ),
+    );
   return out;
 }
 
@@ -408,7 +493,8 @@ async function measureStall(ctx: BenchContext, client: LoadClient): Promise<Benc
  */
 function stallRows(ctx: BenchContext, group: string, unit: string, prefix: string, s: StallSeries, vsUws?: StallSeries): BenchRow[] {
   const c = ScaleBenchConstants;
-  const producedNote = (runs: StallRun[]): string => `session produced ${fmt(median(runs.map((r) => r.produced)) / 1e6, 3)} MB${runs.every((r) => r.sessionAlive) ? '' : ` (session ended early in ${runs.filter((r) => !r.sessionAlive).length} run(s))`}`;
+  const producedNote = (runs: StallRun[]): string =>
+    `session produced ${fmt(median(runs.map((r) => r.produced)) / 1e6, 3)} MB${runs.every((r) => r.sessionAlive) ? '' : ` (session ended early in ${runs.filter((r) => !r.sessionAlive).length} run(s))`}`;
   const uwsBase = (runs: StallRun[] | undefined, what: string): { name: string; median: number } | undefined =>
     runs?.length ? { name: `${what} (uWS)`, median: median(supervisorMb(runs)) } : undefined;
   const noUwsRatio = vsUws ? `no ratio to uWS: ${vsUws.errors[0] ?? 'no run finished'}` : '';
@@ -418,7 +504,10 @@ function stallRows(ctx: BenchContext, group: string, unit: string, prefix: strin
     out.push(fail('reading viewer: supervisor'));
   } else {
     const base = uwsBase(vsUws?.reading, 'reading viewer');
-    const notes = [`${producedNote(s.reading)}; tuicd VmRSS max during the flood − before`, vsUws ? (base ? 'ratio = node engine / uWS (lower is better)' : noUwsRatio) : ''];
+    const notes = [
+      `${producedNote(s.reading)}; tuicd VmRSS max during the flood − before`,
+      vsUws ? (base ? 'ratio = node engine / uWS (lower is better)' : noUwsRatio) : '',
+    ];
     out.push(withNote(row(group, `${prefix}reading viewer: supervisor`, ctx, unit, supervisorMb(s.reading), base), notes.filter(Boolean).join('; ')));
   }
   if (s.stalled.length === 0) {
@@ -443,7 +532,17 @@ function stallRows(ctx: BenchContext, group: string, unit: string, prefix: strin
     // A spread relative to a median near 0 says nothing; the range does.
     d.spread = NaN;
     const uwsDiff = vsUws?.diffs.length ? `uWS: ${fmt(median(vsUws.diffs), 2)} MB` : '';
-    out.push(withNote(d, [`goal ≤ ${c.GOAL_STALL_MB} MB: ${goal(d.median <= c.GOAL_STALL_MB)}; range ${fmt(Math.min(...s.diffs), 2)} … ${fmt(Math.max(...s.diffs), 2)} MB`, uwsDiff].filter(Boolean).join('; ')));
+    out.push(
+      withNote(
+        d,
+        [
+          `goal ≤ ${c.GOAL_STALL_MB} MB: ${goal(d.median <= c.GOAL_STALL_MB)}; range ${fmt(Math.min(...s.diffs), 2)} … ${fmt(Math.max(...s.diffs), 2)} MB`,
+          uwsDiff,
+        ]
+          .filter(Boolean)
+          .join('; '),
+      ),
+    );
   }
   return out;
 }

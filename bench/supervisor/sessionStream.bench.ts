@@ -118,7 +118,13 @@ async function measureFlood(
 ): Promise<BenchRow[]> {
   const spec = { expected: flood.expected, check: flood.check, idleTimeoutMs: StreamBenchConstants.IDLE_TIMEOUT_MS };
   const baselineVariant = older ? `${older.label}, 1 WebSocket viewer` : undefined;
-  const variants = [BARE, ONE_PROCESS, ...StreamBenchConstants.VIEWER_COUNTS.map(viewersVariant), ...(nodeEngine ? [NODE_ENGINE_VIEWER] : []), ...(baselineVariant ? [baselineVariant] : [])];
+  const variants = [
+    BARE,
+    ONE_PROCESS,
+    ...StreamBenchConstants.VIEWER_COUNTS.map(viewersVariant),
+    ...(nodeEngine ? [NODE_ENGINE_VIEWER] : []),
+    ...(baselineVariant ? [baselineVariant] : []),
+  ];
   const series = new Map(variants.map((v) => [v, newSeries()]));
   let peer: OnePtyServer | undefined;
   let peerError: string | undefined;
@@ -136,7 +142,10 @@ async function measureFlood(
     }
     if (variant === ONE_PROCESS) {
       if (!peer) throw new Error(peerError ?? 'the one-process server is not running');
-      record(s, await client.call({ op: 'stream', socket: peer.socketPath, sessionId: 'peer', viewers: 1, ...spec }, StreamBenchConstants.STREAM_CALL_TIMEOUT_MS));
+      record(
+        s,
+        await client.call({ op: 'stream', socket: peer.socketPath, sessionId: 'peer', viewers: 1, ...spec }, StreamBenchConstants.STREAM_CALL_TIMEOUT_MS),
+      );
       return;
     }
     const slot = variant === NODE_ENGINE_VIEWER ? nodeEngine! : variant === baselineVariant ? older!.slot : uws;
@@ -203,7 +212,9 @@ async function measureFlood(
   const bare = series.get(BARE)!;
   const out: BenchRow[] = [];
   if (bare.values.length === 0) {
-    out.push(failedRow(group, BARE, ctx, unit, bare.problems.length ? `NOT BYTE-EXACT in every run: ${bare.problems[0]}` : (bare.errors[0] ?? 'no run finished')));
+    out.push(
+      failedRow(group, BARE, ctx, unit, bare.problems.length ? `NOT BYTE-EXACT in every run: ${bare.problems[0]}` : (bare.errors[0] ?? 'no run finished')),
+    );
   } else {
     out.push(withNote(row(group, BARE, ctx, unit, bare.values), notes(bare, [sizeNote, 'one reader, in the load process'])));
   }
@@ -213,7 +224,17 @@ async function measureFlood(
     const s = series.get(v)!;
     if (s.values.length === 0) {
       const slotError = v === NODE_ENGINE_VIEWER ? nodeEngine?.error : v === baselineVariant ? older?.slot.error : uws.error;
-      out.push(failedRow(group, v, ctx, unit, s.problems.length ? `NOT BYTE-EXACT in every run: ${s.problems[0]}` : (s.errors[0] ?? (v === ONE_PROCESS ? peerError : slotError) ?? 'no run finished')));
+      out.push(
+        failedRow(
+          group,
+          v,
+          ctx,
+          unit,
+          s.problems.length
+            ? `NOT BYTE-EXACT in every run: ${s.problems[0]}`
+            : (s.errors[0] ?? (v === ONE_PROCESS ? peerError : slotError) ?? 'no run finished'),
+        ),
+      );
       continue;
     }
     if (v === NODE_ENGINE_VIEWER) {
@@ -228,18 +249,22 @@ async function measureFlood(
       continue;
     }
     if (v === baselineVariant) {
-      if (s.supervisorCpuMsPerMb.length) extra.push(`CPU ms/MB: supervisor ${fmt(median(s.supervisorCpuMsPerMb), 2)}, pty host ${fmt(median(s.hostCpuMsPerMb), 2)}`);
+      if (s.supervisorCpuMsPerMb.length)
+        extra.push(`CPU ms/MB: supervisor ${fmt(median(s.supervisorCpuMsPerMb), 2)}, pty host ${fmt(median(s.hostCpuMsPerMb), 2)}`);
       out.push(withNote(r, notes(s, extra)));
       continue;
     }
     if (r.ratio !== undefined) extra.push(`goal ≥ ${goalRatio}${goalNote}: ${goal(r.ratio >= goalRatio)}`);
     if (v === viewersVariant(1) && onePeer.values.length) extra.push(`${fmt(r.median / median(onePeer.values), 2)}× the one-process server`);
     if (s.viewerEvenness.length) extra.push(`slowest/fastest viewer ${fmt(median(s.viewerEvenness), 2)}`);
-    if (s.supervisorCpuMsPerMb.length) extra.push(`CPU ms/MB: supervisor ${fmt(median(s.supervisorCpuMsPerMb), 2)}, pty host ${fmt(median(s.hostCpuMsPerMb), 2)}`);
+    if (s.supervisorCpuMsPerMb.length)
+      extra.push(`CPU ms/MB: supervisor ${fmt(median(s.supervisorCpuMsPerMb), 2)}, pty host ${fmt(median(s.hostCpuMsPerMb), 2)}`);
     const base = baselineVariant ? series.get(baselineVariant)! : undefined;
     if (v === viewersVariant(1) && base && base.values.length && base.hostCpuMsPerMb.length && s.hostCpuMsPerMb.length) {
       const hostRatio = median(s.hostCpuMsPerMb) / median(base.hostCpuMsPerMb);
-      extra.push(`vs ${older!.label}: pty host CPU/MB ${fmt(hostRatio, 3)}× (goal ≤ 1.10: ${goal(hostRatio <= 1.1)}), viewer MB/s ${fmt(r.median / median(base.values), 3)}×`);
+      extra.push(
+        `vs ${older!.label}: pty host CPU/MB ${fmt(hostRatio, 3)}× (goal ≤ 1.10: ${goal(hostRatio <= 1.1)}), viewer MB/s ${fmt(r.median / median(base.values), 3)}×`,
+      );
     }
     out.push(withNote(r, notes(s, extra)));
   }
@@ -255,13 +280,22 @@ interface BaselineSlot {
  * The node engine's 1-viewer row: its ratio column is node engine / uWS (issue 13's goal), the
  * ratio to bare node-pty goes in the note.
  */
-function nodeEngineFloodRow(ctx: BenchContext, group: string, unit: string, s: Series, uwsSeries: Series, uws: TuicdSlot, bare: { name: string; median: number } | undefined): BenchRow {
+function nodeEngineFloodRow(
+  ctx: BenchContext,
+  group: string,
+  unit: string,
+  s: Series,
+  uwsSeries: Series,
+  uws: TuicdSlot,
+  bare: { name: string; median: number } | undefined,
+): BenchRow {
   const uwsBase = uwsSeries.values.length ? { name: `${viewersVariant(1)} (uWS)`, median: median(uwsSeries.values) } : undefined;
   const r = row(group, NODE_ENGINE_VIEWER, ctx, unit, s.values, uwsBase);
   const goalRatio = StreamBenchConstants.GOAL_NODE_ENGINE_STREAM;
   const extra = [r.ratio === undefined ? noUwsRatio(uws, uwsSeries.errors) : `goal ≥ ${goalRatio}× uWS: ${goal(r.ratio >= goalRatio)}`];
   if (bare) extra.push(`${fmt(r.median / bare.median, 2)}× ${bare.name}`);
-  if (s.supervisorCpuMsPerMb.length) extra.push(`CPU ms/MB: supervisor ${fmt(median(s.supervisorCpuMsPerMb), 2)}, pty host ${fmt(median(s.hostCpuMsPerMb), 2)}`);
+  if (s.supervisorCpuMsPerMb.length)
+    extra.push(`CPU ms/MB: supervisor ${fmt(median(s.supervisorCpuMsPerMb), 2)}, pty host ${fmt(median(s.hostCpuMsPerMb), 2)}`);
   return withNote(r, notes(s, extra));
 }
 
@@ -350,7 +384,7 @@ async function measureEcho(ctx: BenchContext, client: LoadClient, uws: TuicdSlot
     if (one.length === 0) out.push(failedRow(group, peerVariant(p), ctx, unit, onePeer.errors[0] ?? peerError ?? 'no run finished'));
     else {
       const r = row(group, peerVariant(p), ctx, unit, one, b.length ? { name: `bare ${p}`, median: median(b) } : undefined);
-      out.push(withNote(r, 'ttyd\'s shape: node-pty and the WebSocket in one process (no pty host, ring or text stage); ratio = this / bare'));
+      out.push(withNote(r, "ttyd's shape: node-pty and the WebSocket in one process (no pty host, ring or text stage); ratio = this / bare"));
     }
     if (o.length === 0) {
       out.push(failedRow(group, oursVariant(p), ctx, unit, ours.errors[0] ?? uws.error ?? 'no run finished'));
@@ -369,7 +403,10 @@ async function measureEcho(ctx: BenchContext, client: LoadClient, uws: TuicdSlot
       continue;
     }
     const r = row(group, nodeVariant, ctx, unit, n, o.length ? { name: `tuicd (uWS) ${p}`, median: median(o) } : undefined);
-    const extra = [r.ratio === undefined ? noUwsRatio(uws, ours.errors) : 'ratio = node engine / uWS (lower is better)', `goal ${p} ≤ ${goalMs} ms: ${goal(r.median <= goalMs)}`];
+    const extra = [
+      r.ratio === undefined ? noUwsRatio(uws, ours.errors) : 'ratio = node engine / uWS (lower is better)',
+      `goal ${p} ≤ ${goalMs} ms: ${goal(r.median <= goalMs)}`,
+    ];
     if (b.length) extra.push(`${fmt(r.median / median(b))}× bare`);
     if (oursNode.errors.length) extra.push(`${oursNode.errors.length} run(s) failed: ${oursNode.errors[0]}`);
     out.push(withNote(r, extra.join('; ')));
@@ -394,10 +431,31 @@ export const run: BenchModule = async (ctx) => {
     const sizeNote = `N = ${n / 1e6} MB${ctx.quick ? ' (--quick)' : ''}, not the issue's 200 MB (2-core box)`;
     const rows: BenchRow[] = [];
     rows.push(
-      ...(await measureFlood(ctx, client, uws, nodeEngine, `head -c N /dev/urandom | base64`, base64Flood(n), StreamBenchConstants.GOAL_BASE64, '', sizeNote, baseline)),
+      ...(await measureFlood(
+        ctx,
+        client,
+        uws,
+        nodeEngine,
+        `head -c N /dev/urandom | base64`,
+        base64Flood(n),
+        StreamBenchConstants.GOAL_BASE64,
+        '',
+        sizeNote,
+        baseline,
+      )),
     );
     rows.push(
-      ...(await measureFlood(ctx, client, uws, undefined, `head -c N /dev/zero | tr '\\0' a`, zeroFlood(n), StreamBenchConstants.GOAL_ZEROS, ' (busy regime)', sizeNote)),
+      ...(await measureFlood(
+        ctx,
+        client,
+        uws,
+        undefined,
+        `head -c N /dev/zero | tr '\\0' a`,
+        zeroFlood(n),
+        StreamBenchConstants.GOAL_ZEROS,
+        ' (busy regime)',
+        sizeNote,
+      )),
     );
     // Issue 16: recorded agent output into sessions started as claude, so the output parser runs
     // everything it runs for an agent (line rules, OSC, 10 screen reads/s) on the pty host's hot path.
@@ -407,7 +465,21 @@ export const run: BenchModule = async (ctx) => {
       const file = join(agentDir, 'agent-output.bin');
       await writeFile(file, bytes);
       const flood = fileFlood(file, bytes.length, createHash('sha256').update(bytes).digest('hex'));
-      rows.push(...(await measureFlood(ctx, client, uws, undefined, 'cat <recorded agent output> (agent_type claude)', flood, StreamBenchConstants.GOAL_BASE64, '', sizeNote, baseline, 'claude')));
+      rows.push(
+        ...(await measureFlood(
+          ctx,
+          client,
+          uws,
+          undefined,
+          'cat <recorded agent output> (agent_type claude)',
+          flood,
+          StreamBenchConstants.GOAL_BASE64,
+          '',
+          sizeNote,
+          baseline,
+          'claude',
+        )),
+      );
     } finally {
       await rm(agentDir, { recursive: true, force: true });
     }

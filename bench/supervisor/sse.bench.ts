@@ -36,7 +36,10 @@ const STALLED_QUIET_MS = 300;
 /** How long the client gets to exit after IPC is closed. */
 const CHILD_EXIT_GRACE_MS = 2_000;
 /** A typical `pty-parsed` payload (~160 bytes of JSON). */
-const PAYLOAD = { session_id: '6f1c2d3e-4b5a-4c7d-9e8f-0a1b2c3d4e5f', parsed: { type: 'status-line', text: 'Working… (12s · esc to interrupt) ▪ tokens 1.2k' } };
+const PAYLOAD = {
+  session_id: '6f1c2d3e-4b5a-4c7d-9e8f-0a1b2c3d4e5f',
+  parsed: { type: 'status-line', text: 'Working… (12s · esc to interrupt) ▪ tokens 1.2k' },
+};
 
 type ToClient = { type: 'start'; port: number; subscribers: number; stalled: boolean };
 type FromClient =
@@ -86,8 +89,7 @@ async function runOnce(uws: BenchUws, stalled: boolean, publishMs: number): Prom
     const start = performance.now();
     // The stalled variant keeps going until that subscriber has overflowed: kernel socket buffers
     // absorb several MB first, which takes longer than the window on a slow or busy machine.
-    const keepGoing = (now: number): boolean =>
-      now - start < publishMs || (stalled && bus.stats.droppedEvents === 0 && now - start < MAX_STALLED_PUBLISH_MS);
+    const keepGoing = (now: number): boolean => now - start < publishMs || (stalled && bus.stats.droppedEvents === 0 && now - start < MAX_STALLED_PUBLISH_MS);
     while (keepGoing(performance.now())) {
       for (let i = 0; i < BATCH_EVENTS; i++) bus.publish('pty-parsed', PAYLOAD);
       published += BATCH_EVENTS;

@@ -34,7 +34,10 @@ const CHECKPOINTS = 16;
 /** Output between two screen reads in the incremental rows (an agent polling a busy session). */
 const INCREMENT_BYTES = 64 * 1024;
 /** Screen sizes (rows × cols) for the short-lines replay: a common terminal, and the largest a viewer is likely to ask for. */
-const SHORT_LINE_SIZES: ReadonlyArray<readonly [number, number]> = [[24, 80], [200, 500]];
+const SHORT_LINE_SIZES: ReadonlyArray<readonly [number, number]> = [
+  [24, 80],
+  [200, 500],
+];
 
 interface Screen {
   rows: string[];
@@ -79,7 +82,8 @@ async function checkSameScreens(reads: Uint8Array[]): Promise<void> {
       const b = gridScreen(grid);
       const row = a.rows.findIndex((r, y) => r !== b.rows[y]);
       if (row >= 0) throw new Error(`after read ${i}: row ${row} differs: xterm ${JSON.stringify(a.rows[row])} vs ScreenGrid ${JSON.stringify(b.rows[row])}`);
-      if (a.alt !== b.alt || a.cursor.join() !== b.cursor.join()) throw new Error(`after read ${i}: cursor/alt differ: xterm ${JSON.stringify(a)} vs ScreenGrid ${JSON.stringify(b)}`);
+      if (a.alt !== b.alt || a.cursor.join() !== b.cursor.join())
+        throw new Error(`after read ${i}: cursor/alt differ: xterm ${JSON.stringify(a)} vs ScreenGrid ${JSON.stringify(b)}`);
     }
   } finally {
     term.dispose();
@@ -229,13 +233,20 @@ export const run: BenchModule = async (ctx: BenchContext): Promise<BenchRow[]> =
     stripLines.push(linesMb / ((performance.now() - t) / 1000));
   }
   const stripLinesBase = { name: 'strip-ansi (short lines)', median: row('', '', ctx, '', stripLines).median };
-  shortLineRows.push(withNote(row('screen: 2 MiB of 4-byte lines', 'strip-ansi (StringDecoder + strip-ansi)', ctx, 'MB/s', stripLines), 'the same bytes as text, no screen'));
+  shortLineRows.push(
+    withNote(row('screen: 2 MiB of 4-byte lines', 'strip-ansi (StringDecoder + strip-ansi)', ctx, 'MB/s', stripLines), 'the same bytes as text, no screen'),
+  );
   for (const [rows, cols] of SHORT_LINE_SIZES) {
     replayShortLines(lines, rows, cols); // warm-up
     const rates: number[] = [];
     for (let r = 0; r < reps; r++) rates.push(replayShortLines(lines, rows, cols));
     const ms = (linesMb / row('', '', ctx, '', rates).median) * 1000;
-    shortLineRows.push(withNote(row('screen: 2 MiB of 4-byte lines', `ScreenGrid replay, ${rows}×${cols} (rows×cols)`, ctx, 'MB/s', rates, stripLinesBase), `ms per replay = ${ms.toFixed(0)}; a scroll rotates the row map`));
+    shortLineRows.push(
+      withNote(
+        row('screen: 2 MiB of 4-byte lines', `ScreenGrid replay, ${rows}×${cols} (rows×cols)`, ctx, 'MB/s', rates, stripLinesBase),
+        `ms per replay = ${ms.toFixed(0)}; a scroll rotates the row map`,
+      ),
+    );
   }
 
   const kb = (b: number | undefined): string => (b === undefined ? 'n/a (no gc)' : `${(b / 1024).toFixed(1)} KB`);
@@ -246,11 +257,20 @@ export const run: BenchModule = async (ctx: BenchContext): Promise<BenchRow[]> =
   const size = `${mb.toFixed(1)} MB TUI output (alt-screen redraws + agent output), ${COLS}×${ROWS}, ${READ_BYTES}-byte reads`;
   return [
     withNote(row('screen: bytes → rows', 'strip-ansi (StringDecoder + strip-ansi)', ctx, 'MB/s', m.get('stripAnsi')!), size),
-    withNote(row('screen: bytes → rows', 'tuicd ScreenGrid (hand-written)', ctx, 'MB/s', m.get('screenGrid')!, strip), `same rows as xterm at ${CHECKPOINTS} checkpoints; ${kb(gridBytes)} per 80×24`),
+    withNote(
+      row('screen: bytes → rows', 'tuicd ScreenGrid (hand-written)', ctx, 'MB/s', m.get('screenGrid')!, strip),
+      `same rows as xterm at ${CHECKPOINTS} checkpoints; ${kb(gridBytes)} per 80×24`,
+    ),
     withNote(row('screen: bytes → rows', '@xterm/headless', ctx, 'MB/s', m.get('xterm')!, strip), `${kb(xtermBytes)} per 80×24 emulator, scrollback 0`),
     withNote(row('screen: xterm vs ScreenGrid', '@xterm/headless', ctx, 'MB/s', m.get('xterm')!, grid), 'ratio < 1: xterm is slower'),
-    withNote(row('screen: ScreenModel', 'first read: replay the whole ring', ctx, 'MB/s', replay, strip), `ms per read = ${((ringMb / row('', '', ctx, '', replay).median) * 1000).toFixed(0)}`),
-    withNote(row('screen: ScreenModel', `warm: ${INCREMENT_BYTES / 1024} KiB new output per read`, ctx, 'MB/s', incremental, strip), 'fed from the ring on read'),
+    withNote(
+      row('screen: ScreenModel', 'first read: replay the whole ring', ctx, 'MB/s', replay, strip),
+      `ms per read = ${((ringMb / row('', '', ctx, '', replay).median) * 1000).toFixed(0)}`,
+    ),
+    withNote(
+      row('screen: ScreenModel', `warm: ${INCREMENT_BYTES / 1024} KiB new output per read`, ctx, 'MB/s', incremental, strip),
+      'fed from the ring on read',
+    ),
     ...shortLineRows,
   ];
 };

@@ -86,8 +86,16 @@ export const McpHubProtocol = defineProtocol({
      */
     tools: Type.Object({ revision: Type.Integer(), settled: Type.Boolean(), count: Type.Integer() }),
     /** Published on /events as `upstream-status-changed` {name, status}. */
-    status: Type.Object({ name: Type.String(), status: Type.Union([UpstreamStatusSchema, Type.Literal('disconnected')]), last_error: Type.Union([Type.String(), Type.Null()]) }),
-    log: Type.Object({ level: Type.Union([Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')]), msg: Type.String(), fields: Type.Optional(Type.Record(Type.String(), Type.Unknown())) }),
+    status: Type.Object({
+      name: Type.String(),
+      status: Type.Union([UpstreamStatusSchema, Type.Literal('disconnected')]),
+      last_error: Type.Union([Type.String(), Type.Null()]),
+    }),
+    log: Type.Object({
+      level: Type.Union([Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')]),
+      msg: Type.String(),
+      fields: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    }),
   },
 });
 

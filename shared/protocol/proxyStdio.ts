@@ -91,11 +91,20 @@ export const ProxyStdioProtocol = defineProtocol({
   },
   events: {
     /** The child exited (for any reason, including teardown); pending exchanges have been failed. */
-    exited: Type.Object({ pid: Type.Integer(), code: Type.Union([Type.Integer(), Type.Null()]), signal: Type.Union([Type.String(), Type.Null()]), reason: Type.String() }),
+    exited: Type.Object({
+      pid: Type.Integer(),
+      code: Type.Union([Type.Integer(), Type.Null()]),
+      signal: Type.Union([Type.String(), Type.Null()]),
+      reason: Type.String(),
+    }),
     /** A line the child wrote to stderr (drained so it can never block on it), cut to 4 KiB. */
     stderr: Type.Object({ line: Type.String() }),
     /** Something the hub should log: timeouts (with the drop count), teardowns, oversized lines. */
-    log: Type.Object({ level: Type.Union([Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')]), msg: Type.String(), fields: Type.Optional(Type.Record(Type.String(), Type.Unknown())) }),
+    log: Type.Object({
+      level: Type.Union([Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')]),
+      msg: Type.String(),
+      fields: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    }),
   },
 });
 

@@ -148,7 +148,12 @@ export const PtyProtocol = defineProtocol({
     /** Coalesced output; payload = bytes, `offset` = absolute offset of the payload's first byte. */
     data: Type.Object({ ...SessionRef, offset: Type.Integer() }),
     /** The child exited; the host keeps its buffers readable until `forget`. */
-    exit: Type.Object({ ...SessionRef, exit_code: Type.Union([Type.Integer(), Type.Null()]), signal: Type.Union([Type.Integer(), Type.Null()]), total_written: Type.Integer() }),
+    exit: Type.Object({
+      ...SessionRef,
+      exit_code: Type.Union([Type.Integer(), Type.Null()]),
+      signal: Type.Union([Type.Integer(), Type.Null()]),
+      total_written: Type.Integer(),
+    }),
     state: Type.Object({ ...SessionRef, shell_state: ShellState }),
     /**
      * Supervisor → host: bytes a viewer typed (payload), written like `write` but with no reply: the

@@ -17,7 +17,6 @@ export const DetectConstants = {
   PROBE_MAX_BYTES: 256 * 1024,
 } as const;
 
-
 /** Flags that keep an agent's TUI in the primary screen (its output then scrolls back natively). */
 const NO_ALT_SCREEN_FLAGS = ['--no-alt-screen'];
 

@@ -28,7 +28,6 @@ export const SpawnConstants = {
   POLL_INTERVAL_MS: 1_000,
 } as const;
 
-
 const CLAUDE_CHANNEL_FLAG = '--dangerously-load-development-channels';
 /** Codex's approval policy flags: a caller that sets one keeps it. */
 const CODEX_APPROVAL_FLAGS: ReadonlySet<string> = new Set(['-a', '--ask-for-approval', '--full-auto', '--dangerously-bypass-approvals-and-sandbox', '--yolo']);
@@ -49,7 +48,8 @@ function printModeArgs(kind: AgentType | null, binary: string, outputFormat: str
   if (kind === 'claude') return { before: [], after: ['-p', ...format] };
   if (kind === 'gemini') return { before: [], after: [...format, '-p'] };
   if (kind === 'codex') {
-    if (outputFormat !== undefined && outputFormat !== 'json') throw new SpawnError(`Codex prints text or json; output_format '${outputFormat}' is not one of them`);
+    if (outputFormat !== undefined && outputFormat !== 'json')
+      throw new SpawnError(`Codex prints text or json; output_format '${outputFormat}' is not one of them`);
     return { before: ['exec'], after: outputFormat === 'json' ? ['--json'] : [] };
   }
   throw new SpawnError(`print_mode is known for claude, codex and gemini; not for '${kind ?? basename(binary)}'`);
@@ -130,7 +130,9 @@ export class AgentSpawner {
     const kind = runConfig !== null ? (parseAgentType(runConfig.agentType) ?? identity) : (identity ?? type);
     if (req.outputFormat !== undefined && req.printMode !== true) throw new SpawnError("'output_format' needs print_mode=true");
     const printMode = req.printMode === true;
-    const prompt = parent ? `${req.prompt}\n\n[TUIC] Your parent agent is ${parent.tuic_session}. Report to it with agent action=send to=${parent.tuic_session}.` : req.prompt;
+    const prompt = parent
+      ? `${req.prompt}\n\n[TUIC] Your parent agent is ${parent.tuic_session}. Report to it with agent action=send to=${parent.tuic_session}.`
+      : req.prompt;
 
     const args = [...(runConfig?.config.args ?? []), ...(req.args ?? [])];
     if (req.model !== undefined) args.push('--model', req.model);
@@ -142,7 +144,8 @@ export class AgentSpawner {
     }
     if (runConfig !== null) {
       // Run-config argv is authoritative: nothing is added to it, and a Codex wrapper's flags cannot be checked.
-      if (kind === 'codex') launchWarning = `run config '${runConfig.config.name}' launches Codex with its own argv: tuicd left it as written (no approval-bypass default) and cannot check the flags the wrapper passes to Codex; the child may stop at approval prompts`;
+      if (kind === 'codex')
+        launchWarning = `run config '${runConfig.config.name}' launches Codex with its own argv: tuicd left it as written (no approval-bypass default) and cannot check the flags the wrapper passes to Codex; the child may stop at approval prompts`;
     } else if (kind === 'codex' && !printMode && !args.some((a) => CODEX_APPROVAL_FLAGS.has(a.split('=')[0]!))) {
       // A spawned Codex answers to its parent, not to a person at its terminal: approvals are bypassed by default.
       args.push(...CODEX_APPROVAL_BYPASS);
@@ -167,16 +170,25 @@ export class AgentSpawner {
       display_name: name,
       ...(kind !== null ? { agent_type: kind } : {}),
     });
-    const description = req.ptyDescription === undefined ? req.prompt.replace(/\s+/g, ' ').trim().slice(0, SpawnConstants.DESCRIPTION_MAX_CHARS) : req.ptyDescription;
+    const description =
+      req.ptyDescription === undefined ? req.prompt.replace(/\s+/g, ' ').trim().slice(0, SpawnConstants.DESCRIPTION_MAX_CHARS) : req.ptyDescription;
     if (description) record.pty_description = description;
     // Every child has an inbox from the start, whatever its own MCP does later.
     this.opts.registry.bind(record.tuic_session, null, { name });
     const task = this.opts.tasks.create(record.session_id, owner);
     this.opts.lifecycle.follow(record.session_id, record.tuic_session, parent?.tuic_session ?? null, task.task_id, callerMcp);
     if (deferred) this.deliverWhenReady(record.session_id, prompt, parent);
-    const result: SpawnResult = { session_id: record.session_id, name, task_id: task.task_id, poll_interval_ms: SpawnConstants.POLL_INTERVAL_MS, server_ts: Date.now() };
+    const result: SpawnResult = {
+      session_id: record.session_id,
+      name,
+      task_id: task.task_id,
+      poll_interval_ms: SpawnConstants.POLL_INTERVAL_MS,
+      server_ts: Date.now(),
+    };
     if (parent) result.parent_session_id = parent.tuic_session;
-    else result.warning = 'You are not registered, so the child cannot message you back. Register with agent action=register: this child is then linked to you and its lifecycle mail so far delivered.';
+    else
+      result.warning =
+        'You are not registered, so the child cannot message you back. Register with agent action=register: this child is then linked to you and its lifecycle mail so far delivered.';
     if (launchWarning !== undefined) result.launch_warning = launchWarning;
     return result;
   }
@@ -210,7 +222,8 @@ export class AgentSpawner {
       if (state !== 'idle' && state !== 'completed') return;
       done = true;
       const receipt = await submitCommand(this.opts.sessions, sessionId, prompt, { timeoutMs: 3_000 });
-      if (receipt.write_state === 'not_started') done = false; // refused before writing: the next idle tries again
+      if (receipt.write_state === 'not_started')
+        done = false; // refused before writing: the next idle tries again
       else finish();
     };
     subscription = this.opts.sessions.onShellState((record) => {

@@ -52,7 +52,12 @@ export class LifecycleMail implements Disposable {
         const child = this.children.get(record.session_id);
         if (!child) return;
         const code = exitStatus(record.exit);
-        this.notify(record.session_id, child.parent, { type: 'state_change', state: 'exited', session_id: record.session_id, ...(code === null ? {} : { exit_code: code }) });
+        this.notify(record.session_id, child.parent, {
+          type: 'state_change',
+          state: 'exited',
+          session_id: record.session_id,
+          ...(code === null ? {} : { exit_code: code }),
+        });
         // A child still waiting for its parent to register keeps its record (and its exit) until then.
         child.last = 'exited';
         if (child.parent !== null || child.pendingMcp === null) this.children.delete(record.session_id);
@@ -62,7 +67,14 @@ export class LifecycleMail implements Disposable {
 
   /** Starts following a spawned child; `pendingMcp` is the spawner's protocol session when it has no identity yet. */
   follow(sessionId: string, tuicSession: string, parent: string | null, taskId: string, pendingMcp: string | null = null): void {
-    this.children.set(sessionId, { tuic_session: tuicSession, parent, pendingMcp: parent === null ? pendingMcp : null, pending: [], task_id: taskId, last: null });
+    this.children.set(sessionId, {
+      tuic_session: tuicSession,
+      parent,
+      pendingMcp: parent === null ? pendingMcp : null,
+      pending: [],
+      task_id: taskId,
+      last: null,
+    });
   }
 
   /**
@@ -99,7 +111,13 @@ export class LifecycleMail implements Disposable {
     const to = this.registry.get(parent);
     if (!to) return;
     const from = child?.tuic_session ?? sessionId;
-    this.mail.send({ tuic_session: from, name: this.registry.get(from)?.name ?? 'agent' }, to, JSON.stringify(payload), false, `${LIFECYCLE_ID_PREFIX}${randomUUID()}`);
+    this.mail.send(
+      { tuic_session: from, name: this.registry.get(from)?.name ?? 'agent' },
+      to,
+      JSON.stringify(payload),
+      false,
+      `${LIFECYCLE_ID_PREFIX}${randomUUID()}`,
+    );
   }
 
   private exitedAlready(child: Child): boolean {
@@ -116,7 +134,9 @@ export class LifecycleMail implements Disposable {
     // The exit is told from the session's final status (with its code), not from this state.
     if (!child || state === null || state === 'exited' || state === child.last) return;
     child.last = state;
-    this.tasks.transition(child.task_id, state === 'awaiting_input' ? 'input_required' : 'working', { status_message: state === 'awaiting_input' ? 'agent awaits input' : `agent ${state}` });
+    this.tasks.transition(child.task_id, state === 'awaiting_input' ? 'input_required' : 'working', {
+      status_message: state === 'awaiting_input' ? 'agent awaits input' : `agent ${state}`,
+    });
     if (REPORTED.has(state)) this.notify(sessionId, child.parent, { type: 'state_change', state, session_id: sessionId });
   }
 }

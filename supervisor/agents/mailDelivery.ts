@@ -118,7 +118,13 @@ export class MailDelivery implements Disposable {
     ];
   }
 
-  send(from: Peer | { tuic_session: string; name: string }, to: Peer, content: string, urgent: boolean, id?: string): { message: AgentMessage; receipt: DeliveryReceipt } {
+  send(
+    from: Peer | { tuic_session: string; name: string },
+    to: Peer,
+    content: string,
+    urgent: boolean,
+    id?: string,
+  ): { message: AgentMessage; receipt: DeliveryReceipt } {
     const waiting = this.opts.registry.hasWaiter(to.tuic_session);
     const message = this.opts.registry.deliver(to, from, content, { ...(urgent ? { urgent } : {}), ...(id !== undefined ? { id } : {}) });
     const terminal = this.terminalOf(to);

@@ -149,7 +149,13 @@ export class PeerRegistry {
 
   /** Stores a message in `to`'s inbox (evicting the oldest past capacity) and wakes its waiters. */
   deliver(to: Peer, from: { tuic_session: string; name: string }, content: string, opts: { urgent?: boolean; id?: string } = {}): AgentMessage {
-    const message: AgentMessage = { id: opts.id ?? randomUUID(), from_tuic_session: from.tuic_session, from_name: from.name, content, timestamp: this.nextTimestamp() };
+    const message: AgentMessage = {
+      id: opts.id ?? randomUUID(),
+      from_tuic_session: from.tuic_session,
+      from_name: from.name,
+      content,
+      timestamp: this.nextTimestamp(),
+    };
     if (opts.urgent) message.urgency = 'urgent';
     this.append(to, message);
     this.wake(to.tuic_session);

@@ -6,14 +6,7 @@ import Value from 'typebox/value';
 
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { isPlainObject, objectAt, type JsonObject } from './merge.js';
-import {
-  AppConfigSchema,
-  LEGACY_SESSION_TOKEN_DURATION_SECS,
-  SESSION_TOKEN_DURATION_SECS,
-  TlsManualSchema,
-  TlsSchema,
-  type AppConfig,
-} from './schema.js';
+import { AppConfigSchema, LEGACY_SESSION_TOKEN_DURATION_SECS, SESSION_TOKEN_DURATION_SECS, TlsManualSchema, TlsSchema, type AppConfig } from './schema.js';
 import { stripSecretFlags } from './secrets.js';
 
 const appConfigCheck = Compile(AppConfigSchema);

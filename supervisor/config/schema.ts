@@ -31,14 +31,19 @@ export const ServerSchema = Type.Object(
     max_sessions: Type.Integer({ minimum: 1, default: SERVER_KNOB_DEFAULTS.max_sessions }),
     request_timeout_ms: Type.Integer({ minimum: 1, default: SERVER_KNOB_DEFAULTS.request_timeout_ms }),
     max_body_bytes: Type.Integer({ minimum: 1, default: SERVER_KNOB_DEFAULTS.max_body_bytes }),
-    max_mcp_sessions: Type.Integer({ minimum: 1, default: SERVER_KNOB_DEFAULTS.max_mcp_sessions, description: 'MCP protocol sessions held at once; past it the least recently used idle one is evicted' }),
+    max_mcp_sessions: Type.Integer({
+      minimum: 1,
+      default: SERVER_KNOB_DEFAULTS.max_mcp_sessions,
+      description: 'MCP protocol sessions held at once; past it the least recently used idle one is evicted',
+    }),
     allowed_hosts: Type.Array(Type.String({ minLength: 1, maxLength: 253 }), {
       default: [],
-      description: 'Extra Host names the TCP listener answers to (e.g. a Tailscale or reverse-proxy name); loopback, this machine\'s names and addresses are always allowed',
+      description:
+        "Extra Host names the TCP listener answers to (e.g. a Tailscale or reverse-proxy name); loopback, this machine's names and addresses are always allowed",
     }),
     allowed_origins: Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), {
       default: [],
-      description: 'Browser origins (scheme://host[:port]) besides the listener\'s own that may call the TCP listener',
+      description: "Browser origins (scheme://host[:port]) besides the listener's own that may call the TCP listener",
     }),
   },
   { default: {} },
@@ -86,10 +91,7 @@ export const PushSchema = Type.Object(
   { default: {} },
 );
 
-export const ServicesSchema = Type.Object(
-  { server: ServerSchema, auth: AuthSchema, tls: TlsSchema, relay: RelaySchema, push: PushSchema },
-  { default: {} },
-);
+export const ServicesSchema = Type.Object({ server: ServerSchema, auth: AuthSchema, tls: TlsSchema, relay: RelaySchema, push: PushSchema }, { default: {} });
 
 /**
  * AppConfig. Unknown keys are allowed (no additionalProperties: false): keys this version does not
@@ -126,9 +128,5 @@ export type AppConfig = Static<typeof AppConfigSchema>;
 export type TlsConfig = Static<typeof TlsSchema>;
 
 /** A config that must not be mutated: what ConfigStore hands out (it is also deep-frozen). */
-export type DeepReadonly<T> = T extends (infer U)[]
-  ? readonly DeepReadonly<U>[]
-  : T extends object
-    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
-    : T;
+export type DeepReadonly<T> = T extends (infer U)[] ? readonly DeepReadonly<U>[] : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
 export type ConfigSnapshot = DeepReadonly<AppConfig>;

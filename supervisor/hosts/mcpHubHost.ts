@@ -94,7 +94,8 @@ const noop = (): void => {};
 
 function asDefinition(tool: Record<string, unknown>): ToolDefinition {
   const description = typeof tool['description'] === 'string' ? tool['description'] : '';
-  const schema = typeof tool['inputSchema'] === 'object' && tool['inputSchema'] !== null ? (tool['inputSchema'] as Record<string, unknown>) : { type: 'object' };
+  const schema =
+    typeof tool['inputSchema'] === 'object' && tool['inputSchema'] !== null ? (tool['inputSchema'] as Record<string, unknown>) : { type: 'object' };
   return { ...(tool as object), name: String(tool['name']), description, inputSchema: schema };
 }
 
@@ -144,7 +145,8 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
       for (const server of servers) {
         try {
           const down = await this.connectOne(server);
-          if (down) this.opts.log.warn({ upstream: server.name, err: down.message }, 'upstream hub not running at boot: the upstream connects when it restarts');
+          if (down)
+            this.opts.log.warn({ upstream: server.name, err: down.message }, 'upstream hub not running at boot: the upstream connects when it restarts');
         } catch (err) {
           this.opts.log.error({ upstream: server.name, err: (err as Error).message }, 'upstream not registered at boot');
         }
@@ -194,10 +196,17 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
     let hub: Client<McpHubProtocolT> | undefined;
     try {
       hub = this.running?.hub ?? (await this.serial(() => this.hub()));
-      const reply = await hub.requestWithPayload('call', { upstream, tool }, { payload: encoder.encode(JSON.stringify(args)), timeout: 2 ** 31 - 1, ...(cancellation ? { cancellation } : {}) });
+      const reply = await hub.requestWithPayload(
+        'call',
+        { upstream, tool },
+        { payload: encoder.encode(JSON.stringify(args)), timeout: 2 ** 31 - 1, ...(cancellation ? { cancellation } : {}) },
+      );
       return new RawToolResult(decoder.decode(reply.payload));
     } catch (err) {
-      const why = hub?.closed && !this.disposed ? `the upstream hub stopped during the call (${lostReason(err)}) and is being restarted; the call was not retried` : (err as Error).message;
+      const why =
+        hub?.closed && !this.disposed
+          ? `the upstream hub stopped during the call (${lostReason(err)}) and is being restarted; the call was not retried`
+          : (err as Error).message;
       return textEnvelope({ error: `Upstream '${upstream}' call to '${tool}' failed: ${why}` });
     }
   }
@@ -382,7 +391,10 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
 
   private retryLater(waitMs: number): void {
     if (this.retryTimer) return;
-    this.opts.log.error({ budget: this.budget.used, retry_in_ms: waitMs }, 'upstream hub restart budget exhausted; upstream tools are unavailable until it starts again');
+    this.opts.log.error(
+      { budget: this.budget.used, retry_in_ms: waitMs },
+      'upstream hub restart budget exhausted; upstream tools are unavailable until it starts again',
+    );
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       this.restartSoon();

@@ -102,7 +102,9 @@ export class PtyHost implements Disposable {
     if (waitMs !== null) {
       const waitS = Math.ceil(waitMs / 1000);
       // retry_after_s: a temporary refusal, which HTTP answers with 503 and Retry-After.
-      throw new SupervisorError(ErrorCode.WORKER_EXITED, `pty host started ${this.restarts.used} times in the last minute; next try in ${waitS}s`, { retry_after_s: waitS });
+      throw new SupervisorError(ErrorCode.WORKER_EXITED, `pty host started ${this.restarts.used} times in the last minute; next try in ${waitS}s`, {
+        retry_after_s: waitS,
+      });
     }
     const worker = this.starter.start();
     const client = connect(worker.transport, PtyProtocol);

@@ -39,7 +39,9 @@ export function safeEqual(a: string, b: string): boolean {
 }
 
 function isPrivateAddress(ip: string): boolean {
-  return /^(10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|127\.|169\.254\.)/.test(ip) || ip === '::1' || /^f[cd][0-9a-f]{2}:/i.test(ip) || /^fe[89ab][0-9a-f]:/i.test(ip);
+  return (
+    /^(10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|127\.|169\.254\.)/.test(ip) || ip === '::1' || /^f[cd][0-9a-f]{2}:/i.test(ip) || /^fe[89ab][0-9a-f]:/i.test(ip)
+  );
 }
 
 function cookieValue(cookieHeader: string | undefined): string | undefined {
@@ -159,7 +161,13 @@ export class TcpAuth {
       return { ok: false, reply: { status: 429, headers: { 'Retry-After': String(wait) }, body: { error: 'Too many failed authentication attempts' } } };
     }
     if (!s.username || !s.passwordHash || !s.sessionToken) {
-      const missing = [!s.username && 'services.auth.username', !s.passwordHash && 'services.auth.password_hash', !s.sessionToken && 'services.auth.session_token'].filter(Boolean).join(', ');
+      const missing = [
+        !s.username && 'services.auth.username',
+        !s.passwordHash && 'services.auth.password_hash',
+        !s.sessionToken && 'services.auth.session_token',
+      ]
+        .filter(Boolean)
+        .join(', ');
       return { ok: false, reply: { status: 503, body: { error: `password login is not set up on this server: ${missing} missing` } } };
     }
     // Counted before bcrypt and forgiven on success, as in check(): a burst of guesses cannot slip past the limit.

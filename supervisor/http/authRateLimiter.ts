@@ -12,7 +12,10 @@ export interface RateLimitSettings {
 export class AuthRateLimiter {
   private readonly failures = new Map<string, number[]>();
 
-  constructor(private readonly settings: () => RateLimitSettings, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly settings: () => RateLimitSettings,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** No failure is on record for any address (some may have expired without being swept yet). */
   get isEmpty(): boolean {

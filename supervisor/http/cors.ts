@@ -22,7 +22,13 @@ function isLocalOrigin(origin: string): boolean {
 /** Headers to add to a response; empty when the request carries no Origin or it is not allowed. */
 export function corsHeaders(listener: ListenerKind, origin: string | undefined): Record<string, string> {
   if (!origin) return {};
-  if (listener === 'tcp') return { 'Access-Control-Allow-Origin': origin, Vary: 'Origin', 'Access-Control-Allow-Credentials': 'true', 'Access-Control-Expose-Headers': EXPOSED_HEADERS };
+  if (listener === 'tcp')
+    return {
+      'Access-Control-Allow-Origin': origin,
+      Vary: 'Origin',
+      'Access-Control-Allow-Credentials': 'true',
+      'Access-Control-Expose-Headers': EXPOSED_HEADERS,
+    };
   if (!isLocalOrigin(origin)) return {};
   return { 'Access-Control-Allow-Origin': origin, Vary: 'Origin', 'Access-Control-Expose-Headers': EXPOSED_HEADERS };
 }

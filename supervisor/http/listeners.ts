@@ -50,7 +50,10 @@ export interface UnixBinding {
 
 export async function bindUnix(app: EngineApp, path: string, onStale?: (path: string) => void): Promise<UnixBinding> {
   if (Buffer.byteLength(path) >= MAX_UNIX_PATH_BYTES) {
-    throw new SupervisorError(ErrorCode.BIND_FAILED, `unix socket path is ${Buffer.byteLength(path)} bytes, over the ${MAX_UNIX_PATH_BYTES}-byte limit: ${path}`);
+    throw new SupervisorError(
+      ErrorCode.BIND_FAILED,
+      `unix socket path is ${Buffer.byteLength(path)} bytes, over the ${MAX_UNIX_PATH_BYTES}-byte limit: ${path}`,
+    );
   }
   // uWS unlinks whatever sits at the path before bind(2) (Node's http refuses an existing file), so check-then-bind is only safe when no other
   // starter runs the same steps at once: two that both saw a stale file (or none) would each bind, the

@@ -21,7 +21,8 @@ export function readBody(res: EngineResponse, declaredLength: number | undefined
     let settled = false;
     let oversize = declaredLength !== undefined && declaredLength > maxBytes;
     // With a declared length the body is copied once, straight into its final buffer.
-    const whole = !oversize && declaredLength !== undefined && Number.isInteger(declaredLength) && declaredLength > 0 ? Buffer.allocUnsafe(declaredLength) : undefined;
+    const whole =
+      !oversize && declaredLength !== undefined && Number.isInteger(declaredLength) && declaredLength > 0 ? Buffer.allocUnsafe(declaredLength) : undefined;
     res.onData((chunk, isLast) => {
       if (settled) return;
       total += chunk.byteLength;

@@ -92,7 +92,10 @@ export class RequestGuard {
       const host = hostOf(hostHeader);
       if (host === null) return { header: 'Host', message: `Host header is malformed: ${quoteClientInput(hostHeader)}` };
       if (!this.allowsHost(host)) {
-        return { header: 'Host', message: `Host not allowed: ${quoteClientInput(hostHeader)} (loopback, this machine's names and addresses, or services.server.allowed_hosts)` };
+        return {
+          header: 'Host',
+          message: `Host not allowed: ${quoteClientInput(hostHeader)} (loopback, this machine's names and addresses, or services.server.allowed_hosts)`,
+        };
       }
       if (this.allowedHostHeaders.size >= MAX_CACHED_HOSTS) this.allowedHostHeaders.clear();
       this.allowedHostHeaders.add(hostHeader);
@@ -101,14 +104,25 @@ export class RequestGuard {
     const origin = headers['origin'];
     if (origin === undefined) return null;
     if (this.allowsOrigin(origin, hostHeader)) return null;
-    return { header: 'Origin', message: `Origin not allowed: ${quoteClientInput(origin)} (only the listener's own origin, http://${hostHeader.slice(0, 200)}, or services.server.allowed_origins)` };
+    return {
+      header: 'Origin',
+      message: `Origin not allowed: ${quoteClientInput(origin)} (only the listener's own origin, http://${hostHeader.slice(0, 200)}, or services.server.allowed_origins)`,
+    };
   }
 
   private refreshSettings(): void {
     const s = this.opts.settings();
     if (s === this.lastSettings) return;
     this.lastSettings = s;
-    this.extraHosts = new Set(s.allowedHosts.map((h) => h.trim().toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '')));
+    this.extraHosts = new Set(
+      s.allowedHosts.map((h) =>
+        h
+          .trim()
+          .toLowerCase()
+          .replace(/^\[|\]$/g, '')
+          .replace(/\.$/, ''),
+      ),
+    );
     this.extraOrigins = new Set(s.allowedOrigins.map(normalizeOrigin).filter((o): o is string => o !== null));
     this.allowedHostHeaders.clear();
     this.lastAllowedHost = undefined;

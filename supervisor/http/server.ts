@@ -27,7 +27,15 @@ const MAX_ERROR_MESSAGE_CHARS = 2000;
 const JSON_RPC_SERVER_ERROR = -32000;
 
 /** Engines hand methods lower-cased; map the common ones without allocating a new string. */
-const METHOD_NAMES: Readonly<Record<string, HttpMethod>> = { get: 'GET', post: 'POST', put: 'PUT', delete: 'DELETE', patch: 'PATCH', head: 'HEAD', options: 'OPTIONS' };
+const METHOD_NAMES: Readonly<Record<string, HttpMethod>> = {
+  get: 'GET',
+  post: 'POST',
+  put: 'PUT',
+  delete: 'DELETE',
+  patch: 'PATCH',
+  head: 'HEAD',
+  options: 'OPTIONS',
+};
 const METHODS = new Set<HttpMethod>(['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS']);
 const BODY_METHODS = new Set<HttpMethod>(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -83,7 +91,10 @@ export class HttpServer {
 
   /** A WebSocket route: same auth and error shapes as HTTP; the route refuses (e.g. 404) before upgrading. */
   private addWsRoute(la: ListenerApp, route: WsRoute): void {
-    const names = route.pattern.split('/').filter((seg) => seg.startsWith(':')).map((seg) => seg.slice(1));
+    const names = route.pattern
+      .split('/')
+      .filter((seg) => seg.startsWith(':'))
+      .map((seg) => seg.slice(1));
     const b = route.ws;
     la.app.ws<unknown>(route.pattern, {
       maxBackpressure: b.maxBackpressure,
@@ -212,7 +223,10 @@ export class HttpServer {
     ex.refused = true;
     const match = this.router.match(ex.method, ex.path);
     if (match.kind === 'found' && match.route.errorShape === 'jsonrpc') {
-      return { status: 403, body: { jsonrpc: '2.0', id: null, error: { code: JSON_RPC_SERVER_ERROR, message: refusal.message, data: { header: refusal.header } } } };
+      return {
+        status: 403,
+        body: { jsonrpc: '2.0', id: null, error: { code: JSON_RPC_SERVER_ERROR, message: refusal.message, data: { header: refusal.header } } },
+      };
     }
     return { status: 403, body: { error: refusal.message, header: refusal.header } };
   }
@@ -230,7 +244,11 @@ export class HttpServer {
     const match = this.router.match(method, path);
     if (match.kind === 'not-found') return this.sendAfterBody(res, ex, { status: 404, body: { error: `no such endpoint: ${clipClientInput(path)}` } });
     if (match.kind === 'method-not-allowed') {
-      return this.sendAfterBody(res, ex, { status: 405, headers: { Allow: match.allowed.join(', ') }, body: { error: `method ${method} not allowed on ${clipClientInput(path)}` } });
+      return this.sendAfterBody(res, ex, {
+        status: 405,
+        headers: { Allow: match.allowed.join(', ') },
+        body: { error: `method ${method} not allowed on ${clipClientInput(path)}` },
+      });
     }
     ex.params = match.params;
     const route = match.route;
@@ -319,7 +337,10 @@ export class HttpServer {
       ex.body = got.body;
     }
     if (notJson) {
-      return this.send(res, ex, { status: 415, body: { error: `Content-Type must be application/json, got ${quoteClientInput(ex.headers['content-type'] ?? '(none)')}` } });
+      return this.send(res, ex, {
+        status: 415,
+        body: { error: `Content-Type must be application/json, got ${quoteClientInput(ex.headers['content-type'] ?? '(none)')}` },
+      });
     }
     let reply: Reply;
     try {
@@ -333,7 +354,8 @@ export class HttpServer {
 
   private errorReply(err: unknown, ctx: RequestContext): Reply {
     // Messages quote client input clipped at the source; this bounds any that a new one forgets.
-    if (err instanceof HttpError) return { status: err.status, ...(err.headers ? { headers: err.headers } : {}), body: { error: clipClientInput(err.message, MAX_ERROR_MESSAGE_CHARS) } };
+    if (err instanceof HttpError)
+      return { status: err.status, ...(err.headers ? { headers: err.headers } : {}), body: { error: clipClientInput(err.message, MAX_ERROR_MESSAGE_CHARS) } };
     const internal = internalFailureReply(err);
     if (internal) return internal;
     this.opts.onHandlerError?.(err, ctx);
@@ -373,7 +395,15 @@ export class HttpServer {
     this.write(res, ex, reply, null, payload, contentType, close);
   }
 
-  private write(res: EngineResponse, ex: Exchange, reply: Reply, compressed: Compressed, payload: string | Buffer | BodyParts, contentType: string | undefined, close: boolean): void {
+  private write(
+    res: EngineResponse,
+    ex: Exchange,
+    reply: Reply,
+    compressed: Compressed,
+    payload: string | Buffer | BodyParts,
+    contentType: string | undefined,
+    close: boolean,
+  ): void {
     const body = compressed?.body ?? payload;
     const encoding = compressed?.encoding;
     // Inside uWS's callback the response is already corked; elsewhere cork so headers and body go out in one write.
@@ -383,7 +413,15 @@ export class HttpServer {
   }
 }
 
-function writeResponse(res: EngineResponse, ex: Exchange, reply: Reply, payload: string | Buffer | BodyParts, contentType: string | undefined, encoding: string | undefined, close: boolean): void {
+function writeResponse(
+  res: EngineResponse,
+  ex: Exchange,
+  reply: Reply,
+  payload: string | Buffer | BodyParts,
+  contentType: string | undefined,
+  encoding: string | undefined,
+  close: boolean,
+): void {
   res.writeStatus(statusLine(reply.status));
   if (contentType) res.writeHeader('Content-Type', contentType);
   const origin = ex.headers['origin'];
@@ -461,7 +499,12 @@ function internalFailureReply(err: unknown): Reply | undefined {
   const status = err instanceof SupervisorError ? INTERNAL_FAILURE_STATUS[err.code] : undefined;
   if (status === undefined) return undefined;
   const given = ((err as SupervisorError).data as { retry_after_s?: unknown } | undefined)?.retry_after_s;
-  const retryAfterS = typeof given === 'number' && Number.isInteger(given) && given >= 0 ? given : (err as SupervisorError).code === ErrorCode.CHANNEL_CLOSED ? RESTART_RETRY_AFTER_S : undefined;
+  const retryAfterS =
+    typeof given === 'number' && Number.isInteger(given) && given >= 0
+      ? given
+      : (err as SupervisorError).code === ErrorCode.CHANNEL_CLOSED
+        ? RESTART_RETRY_AFTER_S
+        : undefined;
   const headers = retryAfterS !== undefined ? { 'Retry-After': String(retryAfterS) } : undefined;
   return { status, ...(headers ? { headers } : {}), body: { error: (err as Error).message } };
 }

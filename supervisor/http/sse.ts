@@ -79,7 +79,12 @@ export function parseSseQuery(query: string): SseQuery {
 /** `types` value → bus filter: null = all, '' = none, otherwise the comma list (blanks ignored). */
 export function parseTypes(raw: string | null): Set<string> | null {
   if (raw === null) return null;
-  return new Set(raw.split(',').map((t) => t.trim()).filter((t) => t.length > 0));
+  return new Set(
+    raw
+      .split(',')
+      .map((t) => t.trim())
+      .filter((t) => t.length > 0),
+  );
 }
 
 /**
@@ -101,7 +106,10 @@ export function openSse(res: EngineResponse, options: SseOptions, bus: EventBus)
   if (bus.isDisposed) {
     // Shutting down: the client's EventSource retries, and finds the next supervisor.
     open = false;
-    res.writeStatus('503 Service Unavailable').writeHeader('Content-Type', 'application/json').end(JSON.stringify({ error: 'Server is shutting down' }));
+    res
+      .writeStatus('503 Service Unavailable')
+      .writeHeader('Content-Type', 'application/json')
+      .end(JSON.stringify({ error: 'Server is shutting down' }));
     return undefined;
   }
 

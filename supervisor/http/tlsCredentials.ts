@@ -36,7 +36,14 @@ function readPem(what: 'certificate' | 'key', path: string): Buffer {
     return readFileSync(path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'not found' : code === 'EACCES' || code === 'EPERM' ? 'not readable (permission denied)' : code === 'EISDIR' ? 'is a directory' : (err as Error).message;
+    const why =
+      code === 'ENOENT'
+        ? 'not found'
+        : code === 'EACCES' || code === 'EPERM'
+          ? 'not readable (permission denied)'
+          : code === 'EISDIR'
+            ? 'is a directory'
+            : (err as Error).message;
     throw invalid(`${label(what, path)}: ${why}`, what, path);
   }
 }
@@ -57,7 +64,8 @@ export function loadTlsCredentials(settings: DeepReadonly<TlsConfig>, baseDir: s
   const key = readPem('key', keyPath);
   const certText = cert.toString('latin1');
   const keyText = key.toString('latin1');
-  if (!CERT_PEM.test(certText)) throw invalid(`${label('certificate', certPath)}: not a PEM certificate (no "-----BEGIN CERTIFICATE-----" line)`, 'certificate', certPath);
+  if (!CERT_PEM.test(certText))
+    throw invalid(`${label('certificate', certPath)}: not a PEM certificate (no "-----BEGIN CERTIFICATE-----" line)`, 'certificate', certPath);
   if (!KEY_PEM.test(keyText)) throw invalid(`${label('key', keyPath)}: not a PEM private key (no "-----BEGIN … PRIVATE KEY-----" line)`, 'key', keyPath);
   if (/-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(keyText)) {
     throw invalid(`${label('key', keyPath)}: the key is encrypted; tuicd needs it unencrypted (e.g. openssl pkey -in key.pem -out plain.pem)`, 'key', keyPath);

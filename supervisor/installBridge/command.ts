@@ -203,8 +203,7 @@ export function runInstallBridge(opts: InstallBridgeOptions): InstallBridgeRepor
       if (err instanceof ParseRefusal) {
         result = { id: agent.id, name: agent.name, file, status: 'refused', detail: err.message };
         if (err instanceof ShapeRefusal) result.unusable = true;
-      }
-      else {
+      } else {
         result = { id: agent.id, name: agent.name, file, status: 'failed', detail: err instanceof EditUnverified ? err.message : message(err) };
         report.exitCode = 1;
       }

@@ -78,7 +78,9 @@ function layoutOf(text: string, root: Node | undefined): Layout {
 /** `value` as JSON text for a property whose line is indented by `indent`. */
 function render(value: unknown, indent: string, layout: Layout): string {
   if (layout.unit === null) return JSON.stringify(value);
-  return JSON.stringify(value, null, layout.unit).split('\n').join(layout.eol + indent);
+  return JSON.stringify(value, null, layout.unit)
+    .split('\n')
+    .join(layout.eol + indent);
 }
 
 function insertProperty(text: string, obj: Node, key: string, value: unknown, layout: Layout): string {

@@ -30,8 +30,7 @@ function sq(s: string): string {
 }
 
 export function launcherScript(paths: Paths, nodePath: string, bridgeScript: string): string {
-  const instance =
-    paths.instance !== null ? [`TUIC_APP_INSTANCE=${sq(paths.instance)}`, 'export TUIC_APP_INSTANCE'] : ['unset TUIC_APP_INSTANCE'];
+  const instance = paths.instance !== null ? [`TUIC_APP_INSTANCE=${sq(paths.instance)}`, 'export TUIC_APP_INSTANCE'] : ['unset TUIC_APP_INSTANCE'];
   return [
     '#!/bin/sh',
     '# Written by `tuicd install-bridge` (removed by `tuicd install-bridge --uninstall`): the MCP server',

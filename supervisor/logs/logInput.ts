@@ -1,12 +1,5 @@
 /** Checks what clients send to /logs (POST body, GET query) and says exactly what is wrong. */
-import {
-  isLogLevel,
-  isLogSource,
-  LOG_DATA_JSON_MAX_CHARS,
-  LOG_LEVELS,
-  LOG_MESSAGE_MAX_CHARS,
-  LOG_SOURCES,
-} from './logEntry.js';
+import { isLogLevel, isLogSource, LOG_DATA_JSON_MAX_CHARS, LOG_LEVELS, LOG_MESSAGE_MAX_CHARS, LOG_SOURCES } from './logEntry.js';
 import type { LogInput, LogQuery } from './logEntry.js';
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
@@ -47,7 +40,9 @@ export function parseLogInput(body: unknown): Parsed<LogInput> {
   const dataJson = fields['data_json'];
   if (dataJson === undefined || dataJson === null) return { ok: true, value: { level, source, message } };
   if (typeof dataJson !== 'string') {
-    return fail(`data_json must be a string holding JSON text (e.g. JSON.stringify(data)) or null, got ${Array.isArray(dataJson) ? 'an array' : typeof dataJson}`);
+    return fail(
+      `data_json must be a string holding JSON text (e.g. JSON.stringify(data)) or null, got ${Array.isArray(dataJson) ? 'an array' : typeof dataJson}`,
+    );
   }
   if (dataJson.length > LOG_DATA_JSON_MAX_CHARS) return fail(`data_json must be at most ${LOG_DATA_JSON_MAX_CHARS} characters, got ${dataJson.length}`);
   try {

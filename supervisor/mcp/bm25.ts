@@ -36,7 +36,10 @@ export function tokenize(text: string): string[] {
   const spaced = text
     .replace(/([a-z\d])([A-Z])/g, '$1 $2') // camelCase
     .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2'); // HTTPServer → HTTP Server
-  return spaced.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((t) => t.length > 0);
+  return spaced
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((t) => t.length > 0);
 }
 
 interface Posting {

@@ -15,11 +15,11 @@ const SESSION_ID_CHARS = 8;
  * polling loop, so no single action's description can own it.
  */
 export const SUBMIT_RULE =
-  'Submit: to give another terminal\'s agent a prompt or command, make one `session action=submit` call with the complete text. Never split it into `action=input` text and a separate Enter, and never poll the screen to decide when to press Enter.';
+  "Submit: to give another terminal's agent a prompt or command, make one `session action=submit` call with the complete text. Never split it into `action=input` text and a separate Enter, and never poll the screen to decide when to press Enter.";
 
 /** Forbids a command of a tool that is not ours, which no TUIC tool description can reliably ban. */
 export const WORKTREES_RULE =
-  'Worktrees: never run `git worktree add` or `git worktree remove` yourself; a worktree made behind TUICommander\'s back gets no tab, no session and no cleanup.';
+  "Worktrees: never run `git worktree add` or `git worktree remove` yourself; a worktree made behind TUICommander's back gets no tab, no session and no cleanup.";
 
 const COLLAPSED_GUIDE =
   'Only the meta-tools (and progress, when on) are listed here. To do anything else: search_tools with a few keywords, then get_tool_schema for the arguments of the tool you picked, then call_tool with tool_name and arguments.';
@@ -29,10 +29,14 @@ function markers(ctx: InstructionContext): string[] {
     `- Start the first message of each MCP connection or reconnect with \`TUICommander v${ctx.version} is connected.\` Once per connection, never once per turn.`,
   ];
   if (ctx.intentMarkers) {
-    lines.push('- At the start of every user task and on a material phase change, print one line at column 0: `intent: <what you are doing> (<title of at most 3 words>)`.');
+    lines.push(
+      '- At the start of every user task and on a material phase change, print one line at column 0: `intent: <what you are doing> (<title of at most 3 words>)`.',
+    );
   }
   if (ctx.suggestFollowups) {
-    lines.push('- When a task is finished, end with one line at column 0: `suggest: [ A | B | C ]`, exactly three follow-ups of at most 40 characters each. It marks the task completed.');
+    lines.push(
+      '- When a task is finished, end with one line at column 0: `suggest: [ A | B | C ]`, exactly three follow-ups of at most 40 characters each. It marks the task completed.',
+    );
   }
   return lines;
 }

@@ -77,7 +77,8 @@ function invalid(id: JsonRpcId | null, code: number, message: string, status = 4
 export function parseBody(body: Buffer | string): ParsedBody {
   let value: unknown;
   const text = typeof body === 'string' ? body : body.toString('utf8');
-  if (jsonNestsDeeperThan(text, MAX_JSON_DEPTH)) return invalid(null, JsonRpcCode.PARSE_ERROR, `Parse error: the body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  if (jsonNestsDeeperThan(text, MAX_JSON_DEPTH))
+    return invalid(null, JsonRpcCode.PARSE_ERROR, `Parse error: the body nests deeper than ${MAX_JSON_DEPTH} levels`);
   try {
     value = JSON.parse(text);
   } catch (err) {
@@ -102,7 +103,7 @@ export function validateMessage(value: unknown): ParsedMessage {
     return invalid(null, JsonRpcCode.INVALID_REQUEST, "Invalid Request: 'id' must be a string or a number");
   }
   const id = validId(rawId) ? rawId : null;
-  if (value['jsonrpc'] !== '2.0') return invalid(id, JsonRpcCode.INVALID_REQUEST, "Invalid Request: 'jsonrpc' must be \"2.0\"");
+  if (value['jsonrpc'] !== '2.0') return invalid(id, JsonRpcCode.INVALID_REQUEST, 'Invalid Request: \'jsonrpc\' must be "2.0"');
 
   const method = value['method'];
   if (method === undefined && hasId && ('result' in value || 'error' in value)) return { kind: 'response', id };

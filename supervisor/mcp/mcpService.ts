@@ -118,7 +118,9 @@ export class McpService implements Disposable {
       version: this.opts.version,
       surface,
       progressTracking: config.progress_tracking,
-      sessions: this.opts.liveSessions.list().map((s) => (s.alias ? { session_id: s.session_id, cwd: s.cwd, alias: s.alias } : { session_id: s.session_id, cwd: s.cwd })),
+      sessions: this.opts.liveSessions
+        .list()
+        .map((s) => (s.alias ? { session_id: s.session_id, cwd: s.cwd, alias: s.alias } : { session_id: s.session_id, cwd: s.cwd })),
       repos: this.opts.repos?.() ?? [],
       peerCount: this.opts.peerCount?.() ?? 0,
       intentMarkers: config.intent_tab_title,

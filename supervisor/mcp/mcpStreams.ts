@@ -32,7 +32,13 @@ interface OpenStream {
 
 /** `event: message` frame; a data line per text line, so a message can never break the framing. */
 export function messageFrame(json: string): Buffer {
-  const data = json.includes('\n') || json.includes('\r') ? json.split(/\r\n|\r|\n/).map((l) => `data: ${l}`).join('\n') : `data: ${json}`;
+  const data =
+    json.includes('\n') || json.includes('\r')
+      ? json
+          .split(/\r\n|\r|\n/)
+          .map((l) => `data: ${l}`)
+          .join('\n')
+      : `data: ${json}`;
   return Buffer.from(`event: message\n${data}\n\n`);
 }
 

@@ -49,7 +49,9 @@ export interface McpSessionMeta {
   in_flight: number;
 }
 
-export type McpSessionInit = Partial<Pick<McpSessionMeta, 'client_name' | 'is_claude_code' | 'requires_meta_tools' | 'repo_path' | 'tuic_session' | 'protocol_version'>>;
+export type McpSessionInit = Partial<
+  Pick<McpSessionMeta, 'client_name' | 'is_claude_code' | 'requires_meta_tools' | 'repo_path' | 'tuic_session' | 'protocol_version'>
+>;
 
 export interface McpSessionStoreOptions {
   ttlMs?: number;

@@ -123,7 +123,12 @@ export class TaskRegistry implements Disposable {
         this.transition(task.task_id, 'completed', { status_message: 'agent exited with code 0', result: { session_id: sessionId, exit_code: 0 } });
         continue;
       }
-      const detail = exitCode === null ? `session ended without an exit status (${reason})` : reason === 'exit' ? `agent exited with code ${exitCode}` : `session ${reason} (exit status ${exitCode})`;
+      const detail =
+        exitCode === null
+          ? `session ended without an exit status (${reason})`
+          : reason === 'exit'
+            ? `agent exited with code ${exitCode}`
+            : `session ${reason} (exit status ${exitCode})`;
       const fields: TransitionFields = { status_message: detail, error_detail: detail };
       // An unknown status has no result rather than a null exit_code.
       if (exitCode !== null) fields.result = { session_id: sessionId, exit_code: exitCode };

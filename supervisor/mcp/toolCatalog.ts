@@ -66,7 +66,10 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
   private disabled = new Set<string>();
   private readonly listJson: Record<ToolSurface, string> = { classic: '{"tools":[]}', collapsed: '{"tools":[]}' };
   /** The same lists as UTF-8 bytes with the response's closing `}`: what a tools/list answer sends after its prefix. */
-  private readonly listBytes: Record<ToolSurface, Buffer> = { classic: Buffer.from(`${this.listJson.classic}}`), collapsed: Buffer.from(`${this.listJson.collapsed}}`) };
+  private readonly listBytes: Record<ToolSurface, Buffer> = {
+    classic: Buffer.from(`${this.listJson.classic}}`),
+    collapsed: Buffer.from(`${this.listJson.collapsed}}`),
+  };
   /** Classic lists narrowed to a project's upstream allowlist, by allowlist; dropped whenever the lists change. */
   private readonly narrowedBytes = new Map<string, Buffer>();
   /** The natives part of the classic list (JSON array elements), kept for the narrowed lists. */
@@ -192,7 +195,8 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
     if (separator >= 0) {
       const upstream = name.slice(0, separator);
       const tool = name.slice(separator + UPSTREAM_SEPARATOR.length);
-      if (upstream === '' || tool === '') return textEnvelope({ error: `Tool name '${clipClientInput(name)}' lacks upstream prefix (expected '{upstream}__{tool}')` });
+      if (upstream === '' || tool === '')
+        return textEnvelope({ error: `Tool name '${clipClientInput(name)}' lacks upstream prefix (expected '{upstream}__{tool}')` });
       if (!this.opts.upstreams) return textEnvelope({ error: `Unknown upstream '${clipClientInput(upstream)}'` });
       const allowlist = caller.upstreamAllowlist;
       if (allowlist && !allowlist.has(upstream)) return textEnvelope({ error: `Upstream '${clipClientInput(upstream)}' is not enabled for this project` });

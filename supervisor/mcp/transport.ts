@@ -86,7 +86,6 @@ export function protocolVersionRefusal(headers: Readonly<Record<string, string>>
   );
 }
 
-
 /** A JSON-RPC error as a complete reply (transport refusals use the SDK's shape: id null, -32000). */
 export function jsonRpcErrorReply(status: number, code: number, message: string, id: JsonRpcId | null = null, headers?: Record<string, string>): Reply {
   return { status, headers: { ...JSON_HEADERS, ...headers }, body: errorResponse(id, code, message) };
@@ -170,7 +169,11 @@ export class McpTransport {
         const surface = this.deps.catalog.surfaceFor({ requiresMetaTools: meta?.requires_meta_tools ?? false });
         // Only until boot connects settle (≤ 3 s, then latched): clients that never refresh get the full list.
         const gate = this.deps.catalog.settleGate();
-        if (gate !== null) return this.busy(meta, gate.then(() => this.listReply(id, surface, meta)));
+        if (gate !== null)
+          return this.busy(
+            meta,
+            gate.then(() => this.listReply(id, surface, meta)),
+          );
         return this.listReply(id, surface, meta);
       }
       case 'tools/call':
@@ -193,13 +196,19 @@ export class McpTransport {
     const version = header ?? negotiated ?? ASSUMED_PROTOCOL_VERSION;
     if (!BATCH_PROTOCOL_VERSIONS.has(version)) {
       const source = header !== undefined ? 'the MCP-Protocol-Version header' : 'the version this session negotiated';
-      return jsonRpcErrorReply(400, JsonRpcCode.INVALID_REQUEST, `Invalid Request: JSON-RPC batches exist only in MCP ${[...BATCH_PROTOCOL_VERSIONS].join(', ')}; this request speaks ${version} (${source}): send one JSON-RPC message per POST`);
+      return jsonRpcErrorReply(
+        400,
+        JsonRpcCode.INVALID_REQUEST,
+        `Invalid Request: JSON-RPC batches exist only in MCP ${[...BATCH_PROTOCOL_VERSIONS].join(', ')}; this request speaks ${version} (${source}): send one JSON-RPC message per POST`,
+      );
     }
     if (messages.some((m) => m.kind === 'request' && m.method === 'initialize')) {
       return jsonRpcErrorReply(400, JsonRpcCode.INVALID_REQUEST, 'Invalid Request: initialize must not be part of a JSON-RPC batch; send it alone');
     }
     const replies = await Promise.all(
-      messages.map((m): Reply | Promise<Reply> => (m.kind === 'invalid' ? { status: m.status, body: errorResponse(m.id, m.code, m.message) } : this.dispatch(ctx, m, presented))),
+      messages.map((m): Reply | Promise<Reply> =>
+        m.kind === 'invalid' ? { status: m.status, body: errorResponse(m.id, m.code, m.message) } : this.dispatch(ctx, m, presented),
+      ),
     );
     const parts: Buffer[] = [];
     for (const reply of replies) {
@@ -210,7 +219,8 @@ export class McpTransport {
     }
     if (parts.length === 0) return { status: 202 };
     parts.push(Buffer.from(']'));
-    const headers: Record<string, string> = presented !== null && this.deps.sessions.has(presented) ? { ...JSON_HEADERS, 'Mcp-Session-Id': presented } : { ...JSON_HEADERS };
+    const headers: Record<string, string> =
+      presented !== null && this.deps.sessions.has(presented) ? { ...JSON_HEADERS, 'Mcp-Session-Id': presented } : { ...JSON_HEADERS };
     return { status: 200, headers, body: new BodyParts(parts) };
   }
 
@@ -324,7 +334,9 @@ export class McpTransport {
     const source = this.inFlight.get(inFlightKey(sessionId, requestId));
     if (source === undefined) return;
     const reason = params?.['reason'];
-    source.cancel(new DOMException(typeof reason === 'string' && reason !== '' ? `cancelled by the client: ${reason}` : 'cancelled by the client', 'AbortError'));
+    source.cancel(
+      new DOMException(typeof reason === 'string' && reason !== '' ? `cancelled by the client: ${reason}` : 'cancelled by the client', 'AbortError'),
+    );
   }
 
   /** `cancellation`: the call's own source (connection or notifications/cancelled); null = the connection's. */

@@ -86,7 +86,11 @@ function readWhole(path: string): Buffer | null {
   }
 }
 
-export function searchContent(task: { repoPath: string; files: string[]; q: SearchQuery; limit: number }): { matches: ContentMatch[]; bytes: number; truncated: boolean } {
+export function searchContent(task: { repoPath: string; files: string[]; q: SearchQuery; limit: number }): {
+  matches: ContentMatch[];
+  bytes: number;
+  truncated: boolean;
+} {
   const re = searchRegExp(task.q);
   // A literal query is first looked for in the raw bytes, so most files are rejected without
   // decoding: exact bytes when case matters, else an ASCII-folded copy of the query against a
@@ -118,7 +122,13 @@ export function searchContent(task: { repoPath: string; files: string[]; q: Sear
           continue;
         }
         if (m.index >= MAX_LINE_CHARS) break;
-        matches.push({ path: rel, line_number: n + 1, line_text: line.slice(0, MAX_LINE_CHARS), match_start: m.index, match_end: Math.min(m.index + m[0].length, MAX_LINE_CHARS) });
+        matches.push({
+          path: rel,
+          line_number: n + 1,
+          line_text: line.slice(0, MAX_LINE_CHARS),
+          match_start: m.index,
+          match_end: Math.min(m.index + m[0].length, MAX_LINE_CHARS),
+        });
       }
     }
   }
@@ -129,7 +139,13 @@ export function searchContent(task: { repoPath: string; files: string[]; q: Sear
  * One contiguous shard of the repository's listing, listed here on the pool thread: the file list
  * (tens of thousands of paths) never crosses to the supervisor's thread and back.
  */
-export async function searchShard(task: { repoPath: string; shard: number; shards: number; q: SearchQuery; limit: number }): Promise<{ matches: ContentMatch[]; bytes: number; truncated: boolean; files: number; total: number }> {
+export async function searchShard(task: {
+  repoPath: string;
+  shard: number;
+  shards: number;
+  q: SearchQuery;
+  limit: number;
+}): Promise<{ matches: ContentMatch[]; bytes: number; truncated: boolean; files: number; total: number }> {
   const all = await listFiles(task);
   const per = Math.ceil(all.length / task.shards);
   const files = all.slice(task.shard * per, (task.shard + 1) * per);

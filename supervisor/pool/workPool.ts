@@ -52,7 +52,12 @@ export class WorkPool {
   async diffStatsBatch(paths: string[]): Promise<BatchStats> {
     const unique = [...new Set(paths)];
     const shards = Math.max(1, Math.min(this.pool.options.maxThreads, unique.length));
-    const tasks: DiffStatsShardTask[] = Array.from({ length: shards }, (_, i) => ({ paths: [], known: {}, concurrency: Math.ceil(BATCH_GIT_CONCURRENCY / shards), ...(i === 0 ? { commitTimesFor: unique } : {}) }));
+    const tasks: DiffStatsShardTask[] = Array.from({ length: shards }, (_, i) => ({
+      paths: [],
+      known: {},
+      concurrency: Math.ceil(BATCH_GIT_CONCURRENCY / shards),
+      ...(i === 0 ? { commitTimesFor: unique } : {}),
+    }));
     unique.forEach((path, i) => {
       const task = tasks[i % shards]!;
       task.paths.push(path);
@@ -75,7 +80,10 @@ export class WorkPool {
     const result: BatchStats = { diff_stats: {}, last_commit_ts: {}, workspace_statuses: {}, errors: {} };
     for (const path of unique) {
       // A remembered answer forgotten while the shards ran (evicted by a parallel batch) is read again.
-      const answer = answers.get(path) ?? (await this.pool.run({ paths: [path], known: {}, concurrency: 1 } satisfies DiffStatsShardTask, { name: 'diffStatsShard' }) as DiffStatsShardResult).fresh[path]!;
+      const answer =
+        answers.get(path) ??
+        ((await this.pool.run({ paths: [path], known: {}, concurrency: 1 } satisfies DiffStatsShardTask, { name: 'diffStatsShard' })) as DiffStatsShardResult)
+          .fresh[path]!;
       result.diff_stats[path] = answer.stats;
       result.workspace_statuses[path] = answer.status;
       if (answer.error !== undefined) result.errors[path] = answer.error;
@@ -92,10 +100,23 @@ export class WorkPool {
   }
 
   /** Searches the repository in one shard per thread; matches come back in listing order. */
-  async searchContent(repoPath: string, q: SearchQuery, limit: number): Promise<{ matches: ContentMatch[]; files_searched: number; bytes_searched: number; truncated: boolean }> {
+  async searchContent(
+    repoPath: string,
+    q: SearchQuery,
+    limit: number,
+  ): Promise<{ matches: ContentMatch[]; files_searched: number; bytes_searched: number; truncated: boolean }> {
     const shards = this.pool.options.maxThreads;
     const parts = await Promise.all(
-      Array.from({ length: shards }, (_, shard) => this.pool.run({ repoPath, shard, shards, q, limit }, { name: 'searchShard' }) as Promise<{ matches: ContentMatch[]; bytes: number; truncated: boolean; files: number }>),
+      Array.from(
+        { length: shards },
+        (_, shard) =>
+          this.pool.run({ repoPath, shard, shards, q, limit }, { name: 'searchShard' }) as Promise<{
+            matches: ContentMatch[];
+            bytes: number;
+            truncated: boolean;
+            files: number;
+          }>,
+      ),
     );
     const matches: ContentMatch[] = [];
     let bytes = 0;

@@ -81,8 +81,10 @@ export function parseSubscription(body: unknown): PushSubscription {
   if (url.protocol !== 'https:') throw new PushError(400, `endpoint must be an https URL, got ${url.protocol}`);
   if (typeof keys !== 'object' || keys === null) throw new PushError(400, 'keys {p256dh, auth} is required');
   const { p256dh, auth } = keys as Record<string, unknown>;
-  if (typeof p256dh !== 'string' || !B64URL.test(p256dh) || Buffer.from(p256dh, 'base64url').length !== 65) throw new PushError(400, 'keys.p256dh must be a base64url P-256 public key (65 bytes)');
-  if (typeof auth !== 'string' || !B64URL.test(auth) || Buffer.from(auth, 'base64url').length !== 16) throw new PushError(400, 'keys.auth must be a base64url 16-byte secret');
+  if (typeof p256dh !== 'string' || !B64URL.test(p256dh) || Buffer.from(p256dh, 'base64url').length !== 65)
+    throw new PushError(400, 'keys.p256dh must be a base64url P-256 public key (65 bytes)');
+  if (typeof auth !== 'string' || !B64URL.test(auth) || Buffer.from(auth, 'base64url').length !== 16)
+    throw new PushError(400, 'keys.auth must be a base64url 16-byte secret');
   return { endpoint, keys: { p256dh, auth } };
 }
 
@@ -101,7 +103,9 @@ export class PushService implements Disposable {
     this.now = opts.now ?? Date.now;
     this.listeners.push(opts.bus.on('session-state-changed', (_n, payload) => this.onState(payload as { session_id: string; state: Record<string, unknown> })));
     this.listeners.push(opts.bus.on('session-closed', (_n, payload) => this.forget((payload as { session_id: string }).session_id)));
-    this.listeners.push(opts.bus.on('mcp-confirm', (_n, payload) => this.onConfirm(payload as { title: string; message?: string; origin_session_id?: string })));
+    this.listeners.push(
+      opts.bus.on('mcp-confirm', (_n, payload) => this.onConfirm(payload as { title: string; message?: string; origin_session_id?: string })),
+    );
   }
 
   get path(): string {
@@ -126,7 +130,8 @@ export class PushService implements Disposable {
     const existing = this.subscriptions.findIndex((s) => s.endpoint === sub.endpoint);
     if (existing >= 0) this.subscriptions[existing] = sub;
     else {
-      if (this.subscriptions.length >= PushConstants.MAX_SUBSCRIPTIONS) throw new PushError(409, `at most ${PushConstants.MAX_SUBSCRIPTIONS} push subscriptions; remove one first`);
+      if (this.subscriptions.length >= PushConstants.MAX_SUBSCRIPTIONS)
+        throw new PushError(409, `at most ${PushConstants.MAX_SUBSCRIPTIONS} push subscriptions; remove one first`);
       this.subscriptions.push(sub);
     }
     await this.save();
@@ -196,19 +201,36 @@ export class PushService implements Disposable {
 
   private onState(payload: { session_id: string; state: Record<string, unknown> }): void {
     const { session_id: id, state } = payload;
-    const now = { awaiting: state['awaiting_input'] === true || state['agent_state'] === 'awaiting_input', completed: state['agent_state'] === 'completed', limited: state['rate_limited'] === true };
+    const now = {
+      awaiting: state['awaiting_input'] === true || state['agent_state'] === 'awaiting_input',
+      completed: state['agent_state'] === 'completed',
+      limited: state['rate_limited'] === true,
+    };
     const was = this.lastState.get(id) ?? { awaiting: false, completed: false, limited: false };
     this.lastState.set(id, now);
     const question = typeof state['question_text'] === 'string' ? state['question_text'] : (state['choice_prompt'] as { title?: string } | undefined)?.title;
     const agent = typeof state['agent_type'] === 'string' ? state['agent_type'] : 'session';
-    if (now.awaiting && !was.awaiting) this.notify(id, { title: `${agent} is waiting for you`, body: question ?? 'It asked a question.', url: `/mobile/session/${id}`, tag: id });
-    else if (now.limited && !was.limited) this.notify(id, { title: `${agent} hit a rate limit`, body: 'It will go on when the limit lifts.', url: `/mobile/session/${id}`, tag: id });
-    else if (now.completed && !was.completed) this.notify(id, { title: `${agent} finished`, body: typeof state['agent_intent'] === 'string' ? state['agent_intent'] : 'The turn is complete.', url: `/mobile/session/${id}`, tag: id });
+    if (now.awaiting && !was.awaiting)
+      this.notify(id, { title: `${agent} is waiting for you`, body: question ?? 'It asked a question.', url: `/mobile/session/${id}`, tag: id });
+    else if (now.limited && !was.limited)
+      this.notify(id, { title: `${agent} hit a rate limit`, body: 'It will go on when the limit lifts.', url: `/mobile/session/${id}`, tag: id });
+    else if (now.completed && !was.completed)
+      this.notify(id, {
+        title: `${agent} finished`,
+        body: typeof state['agent_intent'] === 'string' ? state['agent_intent'] : 'The turn is complete.',
+        url: `/mobile/session/${id}`,
+        tag: id,
+      });
   }
 
   private onConfirm(payload: { title: string; message?: string; origin_session_id?: string }): void {
     const id = payload.origin_session_id;
-    this.notify(id ?? '', { title: `Confirm: ${payload.title}`, body: payload.message ?? 'An agent asks for your confirmation.', url: id ? `/mobile/session/${id}` : '/mobile', tag: `confirm-${id ?? ''}` });
+    this.notify(id ?? '', {
+      title: `Confirm: ${payload.title}`,
+      body: payload.message ?? 'An agent asks for your confirmation.',
+      url: id ? `/mobile/session/${id}` : '/mobile',
+      tag: `confirm-${id ?? ''}`,
+    });
   }
 
   private notify(sessionId: string, message: PushMessage): void {

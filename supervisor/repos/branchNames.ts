@@ -1,8 +1,46 @@
 /** Branch names for worktrees created without one: short, readable, unique among those given. */
 import { randomInt } from 'node:crypto';
 
-const ADJECTIVES = ['amber', 'brisk', 'calm', 'deft', 'eager', 'fleet', 'gentle', 'hardy', 'keen', 'lucid', 'mellow', 'nimble', 'quiet', 'rapid', 'steady', 'tidy', 'vivid', 'witty'];
-const NOUNS = ['badger', 'comet', 'delta', 'ember', 'falcon', 'grove', 'harbor', 'island', 'juniper', 'lantern', 'meadow', 'otter', 'pine', 'quartz', 'river', 'spruce', 'tundra', 'willow'];
+const ADJECTIVES = [
+  'amber',
+  'brisk',
+  'calm',
+  'deft',
+  'eager',
+  'fleet',
+  'gentle',
+  'hardy',
+  'keen',
+  'lucid',
+  'mellow',
+  'nimble',
+  'quiet',
+  'rapid',
+  'steady',
+  'tidy',
+  'vivid',
+  'witty',
+];
+const NOUNS = [
+  'badger',
+  'comet',
+  'delta',
+  'ember',
+  'falcon',
+  'grove',
+  'harbor',
+  'island',
+  'juniper',
+  'lantern',
+  'meadow',
+  'otter',
+  'pine',
+  'quartz',
+  'river',
+  'spruce',
+  'tundra',
+  'willow',
+];
 
 export function generateBranchName(existing: Iterable<string>): string {
   const taken = new Set(existing);

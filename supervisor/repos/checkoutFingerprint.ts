@@ -80,7 +80,12 @@ function namesOtherFiles(file: string): boolean {
 function userConfigFiles(): string[] {
   const home = process.env['HOME'] ?? homedir();
   const xdg = process.env['XDG_CONFIG_HOME'] || join(home, '.config');
-  return [process.env['GIT_CONFIG_GLOBAL'] ?? join(home, '.gitconfig'), join(xdg, 'git', 'config'), join(xdg, 'git', 'attributes'), process.env['GIT_CONFIG_SYSTEM'] ?? '/etc/gitconfig'];
+  return [
+    process.env['GIT_CONFIG_GLOBAL'] ?? join(home, '.gitconfig'),
+    join(xdg, 'git', 'config'),
+    join(xdg, 'git', 'attributes'),
+    process.env['GIT_CONFIG_SYSTEM'] ?? '/etc/gitconfig',
+  ];
 }
 
 /**

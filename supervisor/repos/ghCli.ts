@@ -7,12 +7,22 @@ import { HttpError } from '../http/types.js';
 const PROBE_TTL_MS = 60_000;
 const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 
-function run(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv, input?: string): Promise<{ code: number | null; stdout: string; stderr: string; missing: boolean }> {
+function run(
+  cwd: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  input?: string,
+): Promise<{ code: number | null; stdout: string; stderr: string; missing: boolean }> {
   return new Promise((resolve) => {
-    const child = execFile('gh', args as string[], { cwd, env: { ...env, GH_PROMPT_DISABLED: '1', NO_COLOR: '1' }, maxBuffer: MAX_OUTPUT_BYTES, encoding: 'utf8' }, (err, stdout, stderr) => {
-      const e = err as (NodeJS.ErrnoException & { code?: number | string }) | null;
-      resolve({ code: !e ? 0 : typeof e.code === 'number' ? e.code : null, stdout, stderr, missing: e?.code === 'ENOENT' });
-    });
+    const child = execFile(
+      'gh',
+      args as string[],
+      { cwd, env: { ...env, GH_PROMPT_DISABLED: '1', NO_COLOR: '1' }, maxBuffer: MAX_OUTPUT_BYTES, encoding: 'utf8' },
+      (err, stdout, stderr) => {
+        const e = err as (NodeJS.ErrnoException & { code?: number | string }) | null;
+        resolve({ code: !e ? 0 : typeof e.code === 'number' ? e.code : null, stdout, stderr, missing: e?.code === 'ENOENT' });
+      },
+    );
     // gh may exit before reading all of it (a refused call): the write error is its exit's to report.
     child.stdin?.on('error', () => undefined);
     child.stdin?.end(input ?? '');

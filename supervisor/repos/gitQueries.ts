@@ -112,11 +112,13 @@ export async function changedFiles(cwd: string): Promise<ChangedFile[]> {
   const base = await diffBase(cwd);
   const [numstat, status] = await Promise.all([git(cwd, ['diff', '--numstat', '--no-renames', base]), porcelainStatus(cwd)]);
   const counts = new Map(parseNumstat(numstat).map((f) => [f.path, f]));
-  return Promise.all(status.map(async (e) => {
-    const c = e.untracked ? { additions: await untrackedLines(join(cwd, e.path)), deletions: 0 } : counts.get(e.path);
-    const st = e.untracked ? 'untracked' : e.code.includes('D') ? 'deleted' : e.code.includes('A') ? 'added' : e.code.includes('R') ? 'renamed' : 'modified';
-    return { path: e.path, status: st, additions: c?.additions ?? 0, deletions: c?.deletions ?? 0 };
-  }));
+  return Promise.all(
+    status.map(async (e) => {
+      const c = e.untracked ? { additions: await untrackedLines(join(cwd, e.path)), deletions: 0 } : counts.get(e.path);
+      const st = e.untracked ? 'untracked' : e.code.includes('D') ? 'deleted' : e.code.includes('A') ? 'added' : e.code.includes('R') ? 'renamed' : 'modified';
+      return { path: e.path, status: st, additions: c?.additions ?? 0, deletions: c?.deletions ?? 0 };
+    }),
+  );
 }
 
 /** Untracked text files are all additions; big or binary ones count 0, as numstat shows binaries. */
@@ -165,7 +167,15 @@ export async function commitLog(cwd: string, count: number, ref = 'HEAD', follow
   let out: string;
   try {
     const follow = followFile === undefined ? [] : ['--follow'];
-    out = await git(cwd, ['log', ...follow, `-n${count}`, '--format=%H%x00%h%x00%an%x00%ae%x00%ct%x00%s', ref, '--', ...(followFile === undefined ? [] : [followFile])]);
+    out = await git(cwd, [
+      'log',
+      ...follow,
+      `-n${count}`,
+      '--format=%H%x00%h%x00%an%x00%ae%x00%ct%x00%s',
+      ref,
+      '--',
+      ...(followFile === undefined ? [] : [followFile]),
+    ]);
   } catch (err) {
     // A repository without commits has no history: an empty answer, not an error.
     if (err instanceof GitError && /does not have any commits|unknown revision/.test(err.stderr)) return [];

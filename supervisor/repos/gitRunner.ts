@@ -36,7 +36,7 @@ export function git(cwd: string, args: readonly string[], opts: GitOptions = {})
       { cwd, env: { ...process.env, ...GIT_ENV, ...opts.env }, maxBuffer: MAX_OUTPUT_BYTES, encoding: 'utf8', ...(opts.signal ? { signal: opts.signal } : {}) },
       (err, stdout, stderr) => {
         if (!err) return resolve(stdout);
-        const code = typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : null;
+        const code = typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : null;
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') return reject(new GitError('git is not installed (not found on PATH)', null, ''));
         const why = stderr.trim() || err.message;
         reject(new GitError(`git ${args[0] ?? ''} failed: ${why}`, code, stderr, stdout));

@@ -20,8 +20,10 @@ export async function orphanWorktrees(repo: string): Promise<OrphanWorktree[]> {
 
 /** Removes one orphan entry; a path that is not an orphan (live, unknown, the main tree) is refused. */
 export async function removeOrphan(repo: string, path: string): Promise<void> {
-  if (!(await orphanWorktrees(repo)).some((o) => o.path === path)) throw new HttpError(400, `not an orphan worktree of this repository: ${quoteClientInput(path)}`);
+  if (!(await orphanWorktrees(repo)).some((o) => o.path === path))
+    throw new HttpError(400, `not an orphan worktree of this repository: ${quoteClientInput(path)}`);
   await git(repo, ['worktree', 'remove', '--force', '--', path]);
   // Git's own check: the entry must be gone now.
-  if ((await worktreeList(repo)).some((w) => w.path === path)) throw new HttpError(500, `git still lists the worktree after removal: ${quoteClientInput(path)}`);
+  if ((await worktreeList(repo)).some((w) => w.path === path))
+    throw new HttpError(500, `git still lists the worktree after removal: ${quoteClientInput(path)}`);
 }

@@ -31,7 +31,8 @@ export function repoPathArg(value: unknown, key = 'path'): string {
 /** The first of several accepted spellings (`path`, `repoPath`, `repo_path`) that is present. */
 export function pick(source: { get(k: string): string | null } | Record<string, unknown>, keys: readonly string[]): { key: string; value: unknown } {
   for (const k of keys) {
-    const v = 'get' in source && typeof source.get === 'function' ? (source as { get(k: string): string | null }).get(k) : (source as Record<string, unknown>)[k];
+    const v =
+      'get' in source && typeof source.get === 'function' ? (source as { get(k: string): string | null }).get(k) : (source as Record<string, unknown>)[k];
     if (v !== undefined && v !== null) return { key: k, value: v };
   }
   return { key: keys[0]!, value: undefined };
@@ -52,7 +53,8 @@ export function stringArg(value: unknown, key: string): string {
 }
 
 export function stringListArg(value: unknown, key: string): string[] {
-  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string' && v !== '')) throw new HttpError(400, `'${key}' must be an array of non-empty strings`);
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string' && v !== ''))
+    throw new HttpError(400, `'${key}' must be an array of non-empty strings`);
   return value as string[];
 }
 
@@ -67,7 +69,8 @@ export function relativeFileArg(value: unknown, key: string): string {
 export function intArg(raw: string | null | undefined, key: string, dflt: number, min: number, max: number): number {
   if (raw === null || raw === undefined || raw === '') return dflt;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new HttpError(400, `'${key}' must be an integer between ${min} and ${max}, got ${quoteClientInput(raw)}`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new HttpError(400, `'${key}' must be an integer between ${min} and ${max}, got ${quoteClientInput(raw)}`);
   return n;
 }
 

@@ -33,9 +33,11 @@ export function registeredPaths(file: JsonObject): string[] {
 
 function validateRepositories(value: JsonObject): void {
   const repos = value['repos'];
-  if (repos !== undefined && (typeof repos !== 'object' || repos === null)) throw new Error("'repos' must be an object keyed by repository path, or an array of paths");
+  if (repos !== undefined && (typeof repos !== 'object' || repos === null))
+    throw new Error("'repos' must be an object keyed by repository path, or an array of paths");
   for (const p of registeredPaths(value)) {
-    if (!isAbsolute(p) || p.includes('\0') || p.split(/[\\/]/).includes('..')) throw new Error(`repository path must be absolute without '..': ${JSON.stringify(p).slice(0, 200)}`);
+    if (!isAbsolute(p) || p.includes('\0') || p.split(/[\\/]/).includes('..'))
+      throw new Error(`repository path must be absolute without '..': ${JSON.stringify(p).slice(0, 200)}`);
   }
 }
 

@@ -90,7 +90,15 @@ export function runScript(script: string, cwd: string): Promise<ScriptResult> {
 }
 
 function fingerprint(entries: readonly StatusEntry[]): string {
-  return createHash('sha256').update(entries.map((e) => `${e.code} ${e.path}`).sort().join('\n')).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(
+      entries
+        .map((e) => `${e.code} ${e.path}`)
+        .sort()
+        .join('\n'),
+    )
+    .digest('hex')
+    .slice(0, 16);
 }
 
 export class WorktreeManager {
@@ -132,9 +140,11 @@ export class WorktreeManager {
   }
 
   private async createIn(repo: string, branch: string, req: CreateRequest): Promise<CreatedWorktree> {
-    if (branch.startsWith('-') || (await gitExitCode(repo, ['check-ref-format', '--branch', branch])) !== 0) throw new HttpError(400, `not a valid branch name: ${quoteClientInput(branch)}`);
+    if (branch.startsWith('-') || (await gitExitCode(repo, ['check-ref-format', '--branch', branch])) !== 0)
+      throw new HttpError(400, `not a valid branch name: ${quoteClientInput(branch)}`);
     const baseRef = req.base_ref ?? 'HEAD';
-    if (baseRef.startsWith('-') || (await gitExitCode(repo, ['rev-parse', '--verify', '-q', `${baseRef}^{commit}`])) !== 0) throw new HttpError(400, `base_ref does not name a commit: ${quoteClientInput(baseRef)}`);
+    if (baseRef.startsWith('-') || (await gitExitCode(repo, ['rev-parse', '--verify', '-q', `${baseRef}^{commit}`])) !== 0)
+      throw new HttpError(400, `base_ref does not name a commit: ${quoteClientInput(baseRef)}`);
     // Stale-worktree recovery: a checkout deleted by hand still holds its branch until pruned.
     await git(repo, ['worktree', 'prune']);
     const path = join(this.baseDirOf(repo), directoryNameFor(branch));
@@ -162,7 +172,14 @@ export class WorktreeManager {
       base_ref: baseRef,
       instructions: { warm_artifacts: { ...warm }, setup_script: setup },
     };
-    this.deps.bus.publish('worktree-created', { repo_path: repo, workspace_id, branch, worktree_path: path, kind: 'worktree', ...(req.creator_session ? { creator_session: req.creator_session } : {}) });
+    this.deps.bus.publish('worktree-created', {
+      repo_path: repo,
+      workspace_id,
+      branch,
+      worktree_path: path,
+      kind: 'worktree',
+      ...(req.creator_session ? { creator_session: req.creator_session } : {}),
+    });
     return created;
   }
 
@@ -217,14 +234,25 @@ export class WorktreeManager {
         continue; // a registered path that is not (or no longer) a repository
       }
       const main = await this.mainRepoOf(r);
-      for (const w of entries) out.push({ workspace_id: basename(w.path), branch: w.branch, path: w.path, base_repo: main, kind: 'worktree', detached: w.detached, missing_checkout: w.prunable || !existsSync(w.path), warm_artifacts: this.warmState(w.path) });
+      for (const w of entries)
+        out.push({
+          workspace_id: basename(w.path),
+          branch: w.branch,
+          path: w.path,
+          base_repo: main,
+          kind: 'worktree',
+          detached: w.detached,
+          missing_checkout: w.prunable || !existsSync(w.path),
+          warm_artifacts: this.warmState(w.path),
+        });
     }
     return out;
   }
 
   async paths(repoPath: string): Promise<Record<string, unknown>> {
     const out: Record<string, unknown> = {};
-    for (const w of await this.linked(repoPath)) out[basename(w.path)] = { branch: w.branch, path: w.path, kind: 'worktree', warm_artifacts: { status: this.warmState(w.path).status } };
+    for (const w of await this.linked(repoPath))
+      out[basename(w.path)] = { branch: w.branch, path: w.path, kind: 'worktree', warm_artifacts: { status: this.warmState(w.path).status } };
     return out;
   }
 
@@ -236,7 +264,10 @@ export class WorktreeManager {
   }
 
   /** Where a branch's commits stand against the base (the main checkout's branch). */
-  private async commitStatus(repo: string, branch: string): Promise<{ rule: 'in_sync' | 'ancestry' | 'patch_equivalence' | null; target: string; unmerged: number }> {
+  private async commitStatus(
+    repo: string,
+    branch: string,
+  ): Promise<{ rule: 'in_sync' | 'ancestry' | 'patch_equivalence' | null; target: string; unmerged: number }> {
     const target = (await currentBranch(repo)) ?? 'HEAD';
     const [tip, targetTip] = await Promise.all([git(repo, ['rev-parse', `refs/heads/${branch}`]), git(repo, ['rev-parse', target])]);
     if (tip.trim() === targetTip.trim()) return { rule: 'in_sync', target, unmerged: 0 };
@@ -263,10 +294,30 @@ export class WorktreeManager {
         commit_status = cs.rule === 'in_sync' ? 'in_sync' : cs.rule ? 'merged' : 'unmerged';
       }
       const removal_safety = commit_status === 'unknown' ? 'unknown' : entries.length === 0 && commit_status !== 'unmerged' ? 'safe' : 'requires_force';
-      return { dirty_files: dirty, untracked_files: untracked, missing_checkout: missing, dirty_fingerprint: fingerprint(entries), submodule_unpushed_commits: [], commit_status, removal_safety, live_sessions: live, warnings };
+      return {
+        dirty_files: dirty,
+        untracked_files: untracked,
+        missing_checkout: missing,
+        dirty_fingerprint: fingerprint(entries),
+        submodule_unpushed_commits: [],
+        commit_status,
+        removal_safety,
+        live_sessions: live,
+        warnings,
+      };
     } catch (err) {
       // Unknown fails closed: nothing here may call a checkout safe that it could not inspect.
-      return { dirty_files: null, untracked_files: [], missing_checkout: missing, submodule_unpushed_commits: [], commit_status: 'unknown', removal_safety: 'unknown', error: (err as Error).message, live_sessions: live, warnings };
+      return {
+        dirty_files: null,
+        untracked_files: [],
+        missing_checkout: missing,
+        submodule_unpushed_commits: [],
+        commit_status: 'unknown',
+        removal_safety: 'unknown',
+        error: (err as Error).message,
+        live_sessions: live,
+        warnings,
+      };
     }
   }
 
@@ -278,7 +329,10 @@ export class WorktreeManager {
       throw new HttpError(409, 'the worktree changed since its lifecycle was read (dirty fingerprint differs); read it again');
     }
     if (entries.length > 0 && !opts.force) {
-      const shown = entries.slice(0, 10).map((e) => e.path).join(', ');
+      const shown = entries
+        .slice(0, 10)
+        .map((e) => e.path)
+        .join(', ');
       throw new HttpError(409, `worktree has uncommitted work (${entries.length} file(s): ${shown}); pass force=true to discard it`);
     }
     const status = wt.branch ? await this.commitStatus(repo, wt.branch) : null;
@@ -310,10 +364,17 @@ export class WorktreeManager {
   }
 
   /** archive = remove the checkout, keep the branch; delete = remove both (unmerged asks first unless forced). */
-  async finalize(repoPath: string, workspaceId: string, action: 'archive' | 'delete', force: boolean, expectedFingerprint?: string): Promise<Record<string, unknown>> {
+  async finalize(
+    repoPath: string,
+    workspaceId: string,
+    action: 'archive' | 'delete',
+    force: boolean,
+    expectedFingerprint?: string,
+  ): Promise<Record<string, unknown>> {
     if (action === 'delete' && !force) {
       const life = await this.lifecycle(repoPath, workspaceId);
-      if (life['commit_status'] === 'unmerged' || life['removal_safety'] !== 'safe') return { action: 'needs_confirmation', merged: life['commit_status'] === 'merged' || life['commit_status'] === 'in_sync', lifecycle: life };
+      if (life['commit_status'] === 'unmerged' || life['removal_safety'] !== 'safe')
+        return { action: 'needs_confirmation', merged: life['commit_status'] === 'merged' || life['commit_status'] === 'in_sync', lifecycle: life };
     }
     const result = await this.remove(repoPath, workspaceId, { deleteBranch: action === 'delete', force, expectedFingerprint });
     return { action, ...result };

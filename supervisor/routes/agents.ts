@@ -85,7 +85,8 @@ export function agentRoutes(binaries: AgentBinaries, env: NodeJS.ProcessEnv): Ro
         if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) throw new HttpError(400, 'args must be an array of strings');
         const out = [...(args as string[])];
         // Codex draws on the alternate screen unless told not to; its output then scrolls back natively.
-        if (agentType.toLowerCase() === 'codex' && !out.includes('--no-alt-screen') && (await binaries.detect(binaryPath)).supports_no_alt_screen) out.unshift('--no-alt-screen');
+        if (agentType.toLowerCase() === 'codex' && !out.includes('--no-alt-screen') && (await binaries.detect(binaryPath)).supports_no_alt_screen)
+          out.unshift('--no-alt-screen');
         return json(out);
       },
     },
@@ -95,7 +96,8 @@ export function agentRoutes(binaries: AgentBinaries, env: NodeJS.ProcessEnv): Ro
       handler: (ctx) => {
         const body = object(parseJsonBody(ctx));
         const { agentType, sessionId, cwd } = body;
-        if (typeof agentType !== 'string' || typeof sessionId !== 'string' || typeof cwd !== 'string') throw new HttpError(400, 'agentType, sessionId and cwd are required strings');
+        if (typeof agentType !== 'string' || typeof sessionId !== 'string' || typeof cwd !== 'string')
+          throw new HttpError(400, 'agentType, sessionId and cwd are required strings');
         // The id names a file: anything but a plain token is refused, never joined into a path.
         if (!SESSION_ID.test(sessionId)) throw new HttpError(400, `sessionId must be 1-128 of A-Z a-z 0-9 . _ -, got ${clipClientInput(sessionId)}`);
         return json(conversationExists(agentType.toLowerCase(), sessionId, cwd, home()) as unknown as object);

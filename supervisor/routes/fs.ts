@@ -77,7 +77,12 @@ async function resolveTerminalPath(cwd: string, candidate: string): Promise<Reco
   const full = resolve(expandTilde(cwd), expandTilde(pos.path));
   const st = await stat(full).catch(() => null);
   if (!st) return null;
-  return { absolute_path: full, is_directory: st.isDirectory(), ...(pos.line !== undefined ? { line: pos.line } : {}), ...(pos.col !== undefined ? { col: pos.col } : {}) };
+  return {
+    absolute_path: full,
+    is_directory: st.isDirectory(),
+    ...(pos.line !== undefined ? { line: pos.line } : {}),
+    ...(pos.col !== undefined ? { col: pos.col } : {}),
+  };
 }
 
 function absoluteArg(value: unknown, key: string): string {
@@ -100,14 +105,19 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
     const rels = names.map((d) => relative(repo, join(dir, d.name)));
     // One `git check-ignore` for the whole directory, not one per entry.
     const ignored = new Set(
-      rels.length === 0
-        ? []
-        : (await git(repo, ['check-ignore', '-z', '--stdin'], { input: rels.join('\0') }).catch(() => '')).split('\0').filter(Boolean),
+      rels.length === 0 ? [] : (await git(repo, ['check-ignore', '-z', '--stdin'], { input: rels.join('\0') }).catch(() => '')).split('\0').filter(Boolean),
     );
     const entries = await Promise.all(
       names.map(async (d, i) => {
         const st = await lstat(join(dir, d.name)).catch(() => null);
-        return { name: d.name, path: rels[i], is_dir: d.isDirectory(), size: st?.size ?? 0, modified_at: st ? Math.floor(st.mtimeMs) : null, is_ignored: ignored.has(rels[i]!) };
+        return {
+          name: d.name,
+          path: rels[i],
+          is_dir: d.isDirectory(),
+          size: st?.size ?? 0,
+          modified_at: st ? Math.floor(st.mtimeMs) : null,
+          is_ignored: ignored.has(rels[i]!),
+        };
       }),
     );
     entries.sort((a, b) => (a.is_dir === b.is_dir ? a.name.localeCompare(b.name) : a.is_dir ? -1 : 1));
@@ -174,24 +184,28 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
     await rm(target, { recursive: st.isDirectory(), force: false });
     return json({ ok: true });
   });
-  const moveOrCopy = (mode: 'rename' | 'copy'): Handler => async (ctx) => {
-    const body = bodyOf(ctx);
-    const repo = bodyRepo(body);
-    const from = await repoFile(repo, stringArg(body['from'], 'from'), 'from');
-    const to = await repoFile(repo, stringArg(body['to'], 'to'), 'to');
-    if (from === repo || to === repo) throw new HttpError(403, 'the repository root cannot be moved or overwritten');
-    await transferOne(from, to, mode === 'rename' ? 'move' : 'copy');
-    return json({ ok: true });
-  };
+  const moveOrCopy =
+    (mode: 'rename' | 'copy'): Handler =>
+    async (ctx) => {
+      const body = bodyOf(ctx);
+      const repo = bodyRepo(body);
+      const from = await repoFile(repo, stringArg(body['from'], 'from'), 'from');
+      const to = await repoFile(repo, stringArg(body['to'], 'to'), 'to');
+      if (from === repo || to === repo) throw new HttpError(403, 'the repository root cannot be moved or overwritten');
+      await transferOne(from, to, mode === 'rename' ? 'move' : 'copy');
+      return json({ ok: true });
+    };
   add('POST', '/fs/rename', moveOrCopy('rename'));
   add('POST', '/fs/copy', moveOrCopy('copy'));
-  const absMoveOrCopy = (mode: 'move' | 'copy'): Handler => async (ctx) => {
-    const body = bodyOf(ctx);
-    const from = await denyUnlessInRoots(body['from'], 'from', roots());
-    const to = await denyUnlessInRoots(body['to'], 'to', roots());
-    await transferOne(from, to, mode);
-    return json({ ok: true });
-  };
+  const absMoveOrCopy =
+    (mode: 'move' | 'copy'): Handler =>
+    async (ctx) => {
+      const body = bodyOf(ctx);
+      const from = await denyUnlessInRoots(body['from'], 'from', roots());
+      const to = await denyUnlessInRoots(body['to'], 'to', roots());
+      await transferOne(from, to, mode);
+      return json({ ok: true });
+    };
   add('POST', '/fs/copy-abs', absMoveOrCopy('copy'));
   add('POST', '/fs/move-abs', absMoveOrCopy('move'));
   add('POST', '/fs/transfer', async (ctx) => {
@@ -231,7 +245,11 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
   add('GET', '/fs/stat', async (ctx) => {
     const path = absoluteArg(ctx.query.get('path'), 'path');
     const st = await stat(path).catch(() => null);
-    return json(st ? { exists: true, is_dir: st.isDirectory(), size: st.size, modified_at: Math.floor(st.mtimeMs) } : { exists: false, is_dir: false, size: 0, modified_at: null });
+    return json(
+      st
+        ? { exists: true, is_dir: st.isDirectory(), size: st.size, modified_at: Math.floor(st.mtimeMs) }
+        : { exists: false, is_dir: false, size: 0, modified_at: null },
+    );
   });
   add('GET', '/fs/resolve-terminal-path', async (ctx) => {
     const cwd = stringArg(ctx.query.get('cwd'), 'cwd');
@@ -242,7 +260,8 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
     const body = bodyOf(ctx);
     const cwd = stringArg(body['cwd'], 'cwd');
     const candidates = body['candidates'];
-    if (!Array.isArray(candidates) || candidates.length > 1000 || !candidates.every((c) => typeof c === 'string')) throw new HttpError(400, "'candidates' must be an array of at most 1000 strings");
+    if (!Array.isArray(candidates) || candidates.length > 1000 || !candidates.every((c) => typeof c === 'string'))
+      throw new HttpError(400, "'candidates' must be an array of at most 1000 strings");
     return json(await Promise.all((candidates as string[]).map((c) => resolveTerminalPath(cwd, c))));
   });
   add('POST', '/fs/warm-index', async (ctx) => {

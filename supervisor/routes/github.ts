@@ -57,7 +57,12 @@ function reviewPayload(body: Body): { event: string; body: string; comments: Rev
     const entry = c as Body;
     const side = entry['side'] ?? 'RIGHT';
     if (side !== 'LEFT' && side !== 'RIGHT') throw new HttpError(400, `'${where}.side' must be LEFT or RIGHT`);
-    const out: ReviewComment = { path: stringArg(entry['path'], `${where}.path`), line: numberArg(entry['line'], `${where}.line`), body: stringArg(entry['body'], `${where}.body`), side };
+    const out: ReviewComment = {
+      path: stringArg(entry['path'], `${where}.path`),
+      line: numberArg(entry['line'], `${where}.line`),
+      body: stringArg(entry['body'], `${where}.body`),
+      side,
+    };
     if (entry['startLine'] !== undefined) {
       const start = numberArg(entry['startLine'], `${where}.startLine`);
       if (start >= out.line) throw new HttpError(400, `'${where}.startLine' must be below '${where}.line'`);
@@ -95,7 +100,8 @@ export function githubRoutes(gh: GhCli): Route[] {
     for (const p of paths) out[p] = await gh.json(p, ['pr', 'list', '--state', state, '--limit', '100', '--json', PR_FIELDS]);
     return json(out);
   });
-  const github: Handler = async (ctx) => json(await gh.json(qRepo(ctx), ['repo', 'view', '--json', 'name,owner,url,defaultBranchRef,isPrivate,viewerPermission']));
+  const github: Handler = async (ctx) =>
+    json(await gh.json(qRepo(ctx), ['repo', 'view', '--json', 'name,owner,url,defaultBranchRef,isPrivate,viewerPermission']));
   add('GET', '/repo/github', github);
   add('GET', '/repo/github-status', github);
   const ci: Handler = async (ctx) => {
@@ -109,7 +115,9 @@ export function githubRoutes(gh: GhCli): Route[] {
     const filter = ctx.query.get('filter') ?? 'assigned';
     const args = ISSUE_FILTERS[filter];
     if (!args) throw new HttpError(400, `'filter' must be one of ${Object.keys(ISSUE_FILTERS).join(', ')}`);
-    return json(await gh.json(qRepo(ctx), ['issue', 'list', ...args, '--limit', String(intArg(ctx.query.get('limit'), 'limit', 50, 1, 500)), '--json', ISSUE_FIELDS]));
+    return json(
+      await gh.json(qRepo(ctx), ['issue', 'list', ...args, '--limit', String(intArg(ctx.query.get('limit'), 'limit', 50, 1, 500)), '--json', ISSUE_FIELDS]),
+    );
   });
   for (const verb of ['close', 'reopen'] as const) {
     add('POST', `/repo/issues/${verb}`, async (ctx) => {
@@ -139,7 +147,9 @@ export function githubRoutes(gh: GhCli): Route[] {
     await gh.call(bRepo(body), ['pr', 'review', String(numberArg(body['prNumber'], 'prNumber')), '--approve']);
     return json({ ok: true });
   });
-  add('GET', '/repo/pr-diff', async (ctx) => json({ diff: await gh.call(qRepo(ctx), ['pr', 'diff', String(numberArg(ctx.query.get('pr') ?? ctx.query.get('prNumber'), 'pr'))]) }));
+  add('GET', '/repo/pr-diff', async (ctx) =>
+    json({ diff: await gh.call(qRepo(ctx), ['pr', 'diff', String(numberArg(ctx.query.get('pr') ?? ctx.query.get('prNumber'), 'pr'))]) }),
+  );
   add('POST', '/repo/create-pr', async (ctx) => {
     const body = bodyOf(ctx);
     const args = ['pr', 'create', '--title', stringArg(body['title'], 'title'), '--body', typeof body['body'] === 'string' ? body['body'] : ''];
@@ -150,7 +160,14 @@ export function githubRoutes(gh: GhCli): Route[] {
   });
   add('POST', '/repo/create-issue', async (ctx) => {
     const body = bodyOf(ctx);
-    const url = await gh.call(bRepo(body), ['issue', 'create', '--title', stringArg(body['title'], 'title'), '--body', typeof body['body'] === 'string' ? body['body'] : '']);
+    const url = await gh.call(bRepo(body), [
+      'issue',
+      'create',
+      '--title',
+      stringArg(body['title'], 'title'),
+      '--body',
+      typeof body['body'] === 'string' ? body['body'] : '',
+    ]);
     return json({ url: url.trim() });
   });
   add('POST', '/repo/post-pr-review', async (ctx) => {
@@ -165,7 +182,9 @@ export function githubRoutes(gh: GhCli): Route[] {
     );
     return json({ id: posted?.id ?? null, url: posted?.html_url ?? null, state: posted?.state ?? null, comments: review.comments.length });
   });
-  add('GET', '/repo/merged-prs', async (ctx) => json(await gh.json(qRepo(ctx), ['pr', 'list', '--state', 'merged', '--limit', '200', '--json', 'number,title,mergedAt,author,url,labels'])));
+  add('GET', '/repo/merged-prs', async (ctx) =>
+    json(await gh.json(qRepo(ctx), ['pr', 'list', '--state', 'merged', '--limit', '200', '--json', 'number,title,mergedAt,author,url,labels'])),
+  );
 
   // AI-backed: a headless tuicd has no model provider to call.
   const notAvailable: Handler = () => {

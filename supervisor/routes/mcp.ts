@@ -68,7 +68,11 @@ export function mcpRoutes(service: McpService, deps: McpRouteDeps): Route[] {
           }
           // 400, not 401: nothing here is about credentials, and a 401 must carry WWW-Authenticate.
           if (sessionId === null) {
-            return endWith(res, ctx, jsonRpcErrorReply(400, JsonRpcCode.SERVER_ERROR, 'Bad Request: GET /mcp requires an Mcp-Session-Id header (call initialize first)'));
+            return endWith(
+              res,
+              ctx,
+              jsonRpcErrorReply(400, JsonRpcCode.SERVER_ERROR, 'Bad Request: GET /mcp requires an Mcp-Session-Id header (call initialize first)'),
+            );
           }
           service.streams.open(res, sessionId, corsHeaders(ctx.listener, ctx.headers['origin']));
         },

@@ -54,10 +54,17 @@ function upstreamName(body: JsonObject): string {
 function credentialAccount(body: JsonObject): { name: string; account: string } {
   const name = upstreamName(body);
   if (name.length > MAX_NAME_CHARS) throw new HttpError(400, `Name '${clipClientInput(name)}' is invalid: must be at most ${MAX_NAME_CHARS} characters`);
-  if (!NAME_PATTERN.test(name)) throw new HttpError(400, `Name '${clipClientInput(name)}' is invalid: must contain only lowercase letters, digits, hyphens, and underscores`);
+  if (!NAME_PATTERN.test(name))
+    throw new HttpError(400, `Name '${clipClientInput(name)}' is invalid: must contain only lowercase letters, digits, hyphens, and underscores`);
   const header = body['header'];
   if (header === undefined || header === null) return { name, account: bearerAccount(name) };
-  if (!isPlainObject(header) || typeof header['name'] !== 'string' || header['name'] === '' || typeof header['credential_ref'] !== 'string' || !UUID_PATTERN.test(header['credential_ref'])) {
+  if (
+    !isPlainObject(header) ||
+    typeof header['name'] !== 'string' ||
+    header['name'] === '' ||
+    typeof header['credential_ref'] !== 'string' ||
+    !UUID_PATTERN.test(header['credential_ref'])
+  ) {
     throw new HttpError(400, "'header' must be {name, credential_ref} with a UUID credential_ref");
   }
   return { name, account: headerAccount(name, header['credential_ref']) };

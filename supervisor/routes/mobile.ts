@@ -29,7 +29,8 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
 };
 
 /** Everything from this server; xterm.js sets inline styles, hence 'unsafe-inline' for styles only. */
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; worker-src 'self'; manifest-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; worker-src 'self'; manifest-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 interface Asset {
   type: string;
@@ -78,7 +79,13 @@ export function mobileRoutes(deps: MobileDeps): Route[] {
     const asset = load().get(name);
     if (!asset) throw new HttpError(404, `no such /mobile asset: ${name.slice(0, 100)}`);
     // no-cache: revalidated (a 304 by ETag) so a new build shows at once; the service worker serves it offline.
-    const headers: Record<string, string> = { 'Content-Type': asset.type, 'Cache-Control': 'no-cache', ETag: asset.etag, 'X-Content-Type-Options': 'nosniff', ...extra };
+    const headers: Record<string, string> = {
+      'Content-Type': asset.type,
+      'Cache-Control': 'no-cache',
+      ETag: asset.etag,
+      'X-Content-Type-Options': 'nosniff',
+      ...extra,
+    };
     if (asset.type.startsWith('text/html')) {
       headers['Content-Security-Policy'] = CSP;
       headers['Referrer-Policy'] = 'no-referrer';
@@ -112,7 +119,11 @@ export function mobileRoutes(deps: MobileDeps): Route[] {
     const secure = wantsSecureCookie(ctx);
     const outcome = await deps.auth.login(username, password, ctx.listener === 'socket' ? '127.0.0.1' : ctx.remoteAddress, secure);
     if (!outcome.ok) return outcome.reply;
-    return { status: 200, headers: { 'Set-Cookie': outcome.setCookie!, 'Cache-Control': 'no-store' }, body: { ok: true, next: safeNext(typeof next === 'string' ? next : null) } };
+    return {
+      status: 200,
+      headers: { 'Set-Cookie': outcome.setCookie!, 'Cache-Control': 'no-store' },
+      body: { ok: true, next: safeNext(typeof next === 'string' ? next : null) },
+    };
   };
 
   return [
@@ -127,7 +138,11 @@ export function mobileRoutes(deps: MobileDeps): Route[] {
     {
       method: 'POST',
       pattern: '/auth/logout',
-      handler: (ctx) => ({ status: 200, headers: { 'Set-Cookie': deps.auth.logoutCookie(wantsSecureCookie(ctx)), 'Cache-Control': 'no-store' }, body: { ok: true } }),
+      handler: (ctx) => ({
+        status: 200,
+        headers: { 'Set-Cookie': deps.auth.logoutCookie(wantsSecureCookie(ctx)), 'Cache-Control': 'no-store' },
+        body: { ok: true },
+      }),
       public: true,
       noBody: true,
     },

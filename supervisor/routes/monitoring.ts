@@ -52,7 +52,11 @@ export function monitoringRoutes(src: HealthSource, metrics: Metrics): Route[] {
         uptime_secs: uptime,
         session_count: sessions,
         socket_path: src.socketPath,
-        listeners: { socket: { path: src.socketPath }, tcp: tcp ? { host: tcp.host, port: tcp.port, tls: tcp.tls } : null, ...(tcpError === null ? {} : { tcp_error: tcpError }) },
+        listeners: {
+          socket: { path: src.socketPath },
+          tcp: tcp ? { host: tcp.host, port: tcp.port, tls: tcp.tls } : null,
+          ...(tcpError === null ? {} : { tcp_error: tcpError }),
+        },
         credential_store: store,
         http_engine: src.httpEngine,
       });

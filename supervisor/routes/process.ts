@@ -49,6 +49,10 @@ export function processRoutes(sessions: SessionService, ptyHostPid: () => number
         return json(stats.sample(roots) as unknown as object);
       },
     },
-    { method: 'GET', pattern: '/process/monitor', handler: () => ({ status: 200, headers: { 'Content-Type': 'text/html; charset=utf-8' }, body: MONITOR_HTML }) },
+    {
+      method: 'GET',
+      pattern: '/process/monitor',
+      handler: () => ({ status: 200, headers: { 'Content-Type': 'text/html; charset=utf-8' }, body: MONITOR_HTML }),
+    },
   ];
 }

@@ -38,8 +38,25 @@ const MAX_BATCH_PATHS = 500;
  * a reader write a file or run a program (`--output`, `--ext-diff`, `-O`) are refused below.
  */
 export const RUN_GIT_ALLOWED = [
-  'status', 'log', 'diff', 'show', 'rev-parse', 'ls-files', 'ls-tree', 'blame', 'shortlog', 'describe',
-  'for-each-ref', 'merge-base', 'rev-list', 'cat-file', 'grep', 'show-ref', 'name-rev', 'diff-tree', 'count-objects',
+  'status',
+  'log',
+  'diff',
+  'show',
+  'rev-parse',
+  'ls-files',
+  'ls-tree',
+  'blame',
+  'shortlog',
+  'describe',
+  'for-each-ref',
+  'merge-base',
+  'rev-list',
+  'cat-file',
+  'grep',
+  'show-ref',
+  'name-rev',
+  'diff-tree',
+  'count-objects',
 ] as const;
 const RUN_GIT_REFUSED_OPTIONS = /^(--output|--ext-diff|--textconv|-O|--open-files-in-pager|--exec)/;
 
@@ -60,7 +77,8 @@ export function gitRoute(handler: Handler): Handler {
     try {
       return await handler(ctx);
     } catch (err) {
-      if (err instanceof GitError && /not a git repository/i.test(err.stderr)) throw new HttpError(400, `not a git repository: ${ctx.query.get('path') ?? ctx.query.get('repoPath') ?? 'the given path'}`);
+      if (err instanceof GitError && /not a git repository/i.test(err.stderr))
+        throw new HttpError(400, `not a git repository: ${ctx.query.get('path') ?? ctx.query.get('repoPath') ?? 'the given path'}`);
       if (err instanceof GitError) throw new HttpError(err.exitCode === null ? 503 : 400, err.message);
       throw err;
     }
@@ -136,7 +154,13 @@ export function repoRoutes(pool: WorkPool): Route[] {
   });
   add('GET', '/repo/summary', async (ctx) => {
     const repo = queryRepo(ctx);
-    const [branch, stats, status, tracking, last] = await Promise.all([currentBranch(repo), diffStats(repo), porcelainStatus(repo), aheadBehind(repo), commitLog(repo, 1)]);
+    const [branch, stats, status, tracking, last] = await Promise.all([
+      currentBranch(repo),
+      diffStats(repo),
+      porcelainStatus(repo),
+      aheadBehind(repo),
+      commitLog(repo, 1),
+    ]);
     return json({ branch, ...tracking, changed_files: status.length, ...stats, last_commit: last[0] ?? null });
   });
   add('GET', '/repo/structure', async (ctx) => {
@@ -148,7 +172,13 @@ export function repoRoutes(pool: WorkPool): Route[] {
     const repo = queryRepo(ctx);
     const [branch, entries, tracking] = await Promise.all([currentBranch(repo), porcelainStatus(repo), aheadBehind(repo)]);
     const pick = (f: (e: (typeof entries)[number]) => boolean) => entries.filter(f).map((e) => ({ path: e.path, status: e.code.trim() }));
-    return json({ branch, ...tracking, staged: pick((e) => e.staged), unstaged: pick((e) => e.unstaged), untracked: entries.filter((e) => e.untracked).map((e) => e.path) });
+    return json({
+      branch,
+      ...tracking,
+      staged: pick((e) => e.staged),
+      unstaged: pick((e) => e.unstaged),
+      untracked: entries.filter((e) => e.untracked).map((e) => e.path),
+    });
   });
   const fileList = (body: Body) => stringListArg(body['files'], 'files').map((f, i) => relativeFileArg(f, `files[${i}]`));
   add('POST', '/repo/stage', async (ctx) => {
@@ -197,7 +227,8 @@ export function repoRoutes(pool: WorkPool): Route[] {
     const repo = bodyRepo(body);
     const oldName = stringArg(body['old_name'], 'old_name');
     const newName = stringArg(body['new_name'], 'new_name');
-    if ((await gitExitCode(repo, ['check-ref-format', '--branch', newName])) !== 0 || newName.startsWith('-')) throw new HttpError(400, `not a valid branch name: ${quoteClientInput(newName)}`);
+    if ((await gitExitCode(repo, ['check-ref-format', '--branch', newName])) !== 0 || newName.startsWith('-'))
+      throw new HttpError(400, `not a valid branch name: ${quoteClientInput(newName)}`);
     await git(repo, ['branch', '-m', '--', oldName, newName]);
     return json({ ok: true });
   });
@@ -216,9 +247,11 @@ export function repoRoutes(pool: WorkPool): Route[] {
     const body = bodyOf(ctx);
     const repo = bodyRepo(body);
     const args = body['args'];
-    if (!Array.isArray(args) || args.length === 0 || !args.every((a) => typeof a === 'string')) throw new HttpError(400, "'args' must be a non-empty array of strings");
+    if (!Array.isArray(args) || args.length === 0 || !args.every((a) => typeof a === 'string'))
+      throw new HttpError(400, "'args' must be a non-empty array of strings");
     const sub = args[0] as string;
-    if (!(RUN_GIT_ALLOWED as readonly string[]).includes(sub)) throw new HttpError(400, `git subcommand ${quoteClientInput(sub)} is not allowed; allowed: ${RUN_GIT_ALLOWED.join(', ')}`);
+    if (!(RUN_GIT_ALLOWED as readonly string[]).includes(sub))
+      throw new HttpError(400, `git subcommand ${quoteClientInput(sub)} is not allowed; allowed: ${RUN_GIT_ALLOWED.join(', ')}`);
     const refused = (args as string[]).find((a) => RUN_GIT_REFUSED_OPTIONS.test(a));
     if (refused) throw new HttpError(400, `git option ${quoteClientInput(refused)} is not allowed through run-git`);
     try {

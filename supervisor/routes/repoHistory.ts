@@ -74,7 +74,13 @@ export function repoHistoryRoutes(): Route[] {
   });
   add('GET', '/repo/panel-context', async (ctx) => {
     const repo = repoPathFrom(ctx.query);
-    const [branch, status, tracking, stashes, last] = await Promise.all([currentBranch(repo), porcelainStatus(repo), aheadBehind(repo), stashList(repo), commitLog(repo, 1)]);
+    const [branch, status, tracking, stashes, last] = await Promise.all([
+      currentBranch(repo),
+      porcelainStatus(repo),
+      aheadBehind(repo),
+      stashList(repo),
+      commitLog(repo, 1),
+    ]);
     const head = last[0];
     return json({
       branch,

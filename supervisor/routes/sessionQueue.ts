@@ -30,10 +30,12 @@ export function sessionQueueRoutes(sessions: SessionService, mail: MailDelivery)
         if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'body must be a JSON object');
         const { text, idempotencyKey } = body as { text?: unknown; idempotencyKey?: unknown };
         if (typeof text !== 'string' || text.trim() === '') throw new HttpError(400, 'text must be a non-empty string');
-        if (Buffer.byteLength(text) > COMMAND_MAX_BYTES) throw new HttpError(400, `text is ${Buffer.byteLength(text)} bytes; the limit is ${COMMAND_MAX_BYTES}`);
+        if (Buffer.byteLength(text) > COMMAND_MAX_BYTES)
+          throw new HttpError(400, `text is ${Buffer.byteLength(text)} bytes; the limit is ${COMMAND_MAX_BYTES}`);
         if (idempotencyKey !== undefined) {
           const bytes = typeof idempotencyKey === 'string' ? Buffer.byteLength(idempotencyKey) : 0;
-          if (bytes < 1 || bytes > TypedQueueConstants.IDEMPOTENCY_KEY_MAX_BYTES) throw new HttpError(400, `idempotencyKey must be a string of 1 to ${TypedQueueConstants.IDEMPOTENCY_KEY_MAX_BYTES} bytes`);
+          if (bytes < 1 || bytes > TypedQueueConstants.IDEMPOTENCY_KEY_MAX_BYTES)
+            throw new HttpError(400, `idempotencyKey must be a string of 1 to ${TypedQueueConstants.IDEMPOTENCY_KEY_MAX_BYTES} bytes`);
         }
         if (r.exit) throw new HttpError(409, 'Session has exited');
         if (r.agent_type === null) throw new HttpError(400, 'Session is not running an agent');

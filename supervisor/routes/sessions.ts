@@ -58,7 +58,10 @@ export function sessionRoutes(sessions: SessionService): Route[] {
       const offset = sinceCursor ?? intParam(ctx, 'offset');
       const limit = intParam(ctx, 'limit', LOG_MAX_LIMIT_LINES) ?? LOG_DEFAULT_LIMIT_LINES;
       // Both requests go out together; the host answers in order, so the screen is never older than the log.
-      const [log, screen] = await Promise.all([sessions.readLog(record.session_id, offset, limit), sinceCursor === undefined ? sessions.readScreen(record.session_id) : undefined]);
+      const [log, screen] = await Promise.all([
+        sessions.readLog(record.session_id, offset, limit),
+        sinceCursor === undefined ? sessions.readScreen(record.session_id) : undefined,
+      ]);
       const body: Record<string, unknown> = {
         lines: log.lines.map((text) => ({ text })),
         offset: log.offset,

@@ -54,9 +54,17 @@ export function worktreeRoutes(manager: WorktreeManager, knownRepos: () => reado
         return json(created, 201);
       },
     },
-    { method: 'DELETE', pattern: '/worktrees', handler: async (ctx) => remove(ctx, stringArg(ctx.query.get('workspaceId') ?? ctx.query.get('branch'), 'workspaceId')) },
+    {
+      method: 'DELETE',
+      pattern: '/worktrees',
+      handler: async (ctx) => remove(ctx, stringArg(ctx.query.get('workspaceId') ?? ctx.query.get('branch'), 'workspaceId')),
+    },
     { method: 'DELETE', pattern: '/worktrees/:workspaceId', handler: async (ctx) => remove(ctx, ctx.params['workspaceId']!) },
-    { method: 'GET', pattern: '/worktrees/dir', handler: async (ctx) => json({ dir: manager.baseDirOf(await manager.mainRepoOf(repoFromQuery(ctx, ['repoPath', 'path']))) }) },
+    {
+      method: 'GET',
+      pattern: '/worktrees/dir',
+      handler: async (ctx) => json({ dir: manager.baseDirOf(await manager.mainRepoOf(repoFromQuery(ctx, ['repoPath', 'path']))) }),
+    },
     { method: 'GET', pattern: '/worktrees/paths', handler: async (ctx) => json(await manager.paths(repoFromQuery(ctx, ['path', 'repoPath']))) },
     {
       method: 'GET',
@@ -82,7 +90,9 @@ export function worktreeRoutes(manager: WorktreeManager, knownRepos: () => reado
         const id = stringArg(body['workspaceId'] ?? body['branchName'], 'workspaceId');
         const action = body['action'];
         if (action !== 'archive' && action !== 'delete') throw new HttpError(400, "'action' must be archive or delete");
-        return json(await manager.finalize(repo, id, action, boolArg(body['force'], 'force', false), optionalString(body['expectedFingerprint'], 'expectedFingerprint')));
+        return json(
+          await manager.finalize(repo, id, action, boolArg(body['force'], 'force', false), optionalString(body['expectedFingerprint'], 'expectedFingerprint')),
+        );
       },
     },
     {

@@ -82,7 +82,10 @@ export class VaultFile {
   async prepare(): Promise<void> {
     const dir = dirname(this.path);
     await mkdir(dir, { recursive: true, mode: VAULT_DIR_MODE });
-    for (const [target, mode] of [[dir, VAULT_DIR_MODE], [this.path, VAULT_FILE_MODE]] as const) {
+    for (const [target, mode] of [
+      [dir, VAULT_DIR_MODE],
+      [this.path, VAULT_FILE_MODE],
+    ] as const) {
       const st = await stat(target).catch(() => null);
       // Only our own files: chmod on someone else's would fail, and their mode is their business.
       if (st !== null && (st.mode & 0o077) !== 0 && isOwnedByUs(st.uid)) await chmod(target, mode);

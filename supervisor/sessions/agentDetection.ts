@@ -67,7 +67,12 @@ function pathsOf(pid: number): string[] {
     // Gone, or not ours to read.
   }
   try {
-    paths.push(...readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, 2).filter((a) => a.startsWith('/') || a.includes('/')));
+    paths.push(
+      ...readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+        .split('\0')
+        .slice(0, 2)
+        .filter((a) => a.startsWith('/') || a.includes('/')),
+    );
   } catch {
     // Gone.
   }

@@ -26,7 +26,10 @@ const REMOVED_VARS = ['CLAUDECODE', 'NO_COLOR', 'TMUX', 'TMUX_PANE', 'STY'];
 /** Variables a caller may not set: they name the session and the tuicd it runs in. */
 export const RESERVED_ENV = ['TUIC_SESSION', 'TUIC_CONFIG_DIR', 'TUIC_APP_INSTANCE'] as const;
 
-export function childEnv(base: NodeJS.ProcessEnv, opts: { tuicSession: string; configDir: string; instance: string | null; extra?: Readonly<Record<string, string>> }): Record<string, string> {
+export function childEnv(
+  base: NodeJS.ProcessEnv,
+  opts: { tuicSession: string; configDir: string; instance: string | null; extra?: Readonly<Record<string, string>> },
+): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(base)) if (v !== undefined && !REMOVED_VARS.includes(k)) env[k] = v;
   Object.assign(env, CAPABILITY_VARS);

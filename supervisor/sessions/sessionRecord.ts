@@ -118,7 +118,8 @@ export function sessionState(r: SessionRecord, now = Date.now()): Record<string,
   if (r.agent_type !== null) state['agent_type'] = r.agent_type;
   if (r.last_prompt !== null) state['last_prompt'] = r.last_prompt;
   if (r.queued_commands > 0) state['queued_commands'] = r.queued_commands;
-  if (!r.exit) state['terminal_mode'] = r.alt_screen ? { FullscreenTui: { app_hint: r.agent_type ?? foregroundForListing(r.pid)?.name ?? '', depth: 1 } } : 'Shell';
+  if (!r.exit)
+    state['terminal_mode'] = r.alt_screen ? { FullscreenTui: { app_hint: r.agent_type ?? foregroundForListing(r.pid)?.name ?? '', depth: 1 } } : 'Shell';
   return state;
 }
 

@@ -213,7 +213,12 @@ export class SessionService {
         shell,
         args,
         cwd,
-        env: childEnv(this.opts.env, { tuicSession, configDir: this.opts.configDir, instance: this.opts.instance ?? null, ...(o.env ? { extra: o.env as Record<string, string> } : {}) }),
+        env: childEnv(this.opts.env, {
+          tuicSession,
+          configDir: this.opts.configDir,
+          instance: this.opts.instance ?? null,
+          ...(o.env ? { extra: o.env as Record<string, string> } : {}),
+        }),
         rows,
         cols,
         ...(parseAgentType(o.agent_type) === null ? {} : { agent_type: parseAgentType(o.agent_type)! }),
@@ -322,7 +327,10 @@ export class SessionService {
     if (record !== undefined && record.exit === null && client !== null) {
       const input = this.inputOf(record);
       if (!input.lock.busy) {
-        client.emit('input', viewer === undefined ? { session_id: record.session_id } : { session_id: record.session_id, from: viewer }, { payload: bytes, flush: true });
+        client.emit('input', viewer === undefined ? { session_id: record.session_id } : { session_id: record.session_id, from: viewer }, {
+          payload: bytes,
+          flush: true,
+        });
         input.noteRawWrite(bytes);
         return;
       }
@@ -633,7 +641,10 @@ export class SessionService {
     this.inputs.delete(record.session_id);
     this.agents.forget(record.session_id);
     // Only a running host holds buffers worth dropping; never start one just to forget.
-    this.opts.host.runningClient()?.request('forget', { session_id: record.session_id }).catch(() => undefined);
+    this.opts.host
+      .runningClient()
+      ?.request('forget', { session_id: record.session_id })
+      .catch(() => undefined);
   }
 
   dispose(): void {
@@ -664,14 +675,19 @@ function checkCreateFields(o: CreateOptions): void {
     throw new HttpError(400, `args must be an array of strings, got ${quoteClientInput(o.args)}`);
   }
   if (o.agent_type !== undefined && o.agent_type !== null && parseAgentType(o.agent_type) === null) {
-    throw new HttpError(400, `agent_type must be one of claude, gemini, opencode, aider, codex, amp, cursor, goose, grok, droid, pi; got ${quoteClientInput(o.agent_type)}`);
+    throw new HttpError(
+      400,
+      `agent_type must be one of claude, gemini, opencode, aider, codex, amp, cursor, goose, grok, droid, pi; got ${quoteClientInput(o.agent_type)}`,
+    );
   }
-  if (o.keep_open !== undefined && typeof o.keep_open !== 'boolean') throw new HttpError(400, `keep_open must be a boolean, got ${quoteClientInput(o.keep_open)}`);
+  if (o.keep_open !== undefined && typeof o.keep_open !== 'boolean')
+    throw new HttpError(400, `keep_open must be a boolean, got ${quoteClientInput(o.keep_open)}`);
   if (o.env !== undefined && o.env !== null) checkEnv(o.env);
   for (const field of ['tuic_session', 'alias', 'display_name'] as const) {
     const value = o[field];
     if (value === undefined) continue;
-    if (typeof value !== 'string' || value.length > MAX_NAME_CHARS) throw new HttpError(400, `${field} must be a string of at most ${MAX_NAME_CHARS} characters, got ${quoteClientInput(value)}`);
+    if (typeof value !== 'string' || value.length > MAX_NAME_CHARS)
+      throw new HttpError(400, `${field} must be a string of at most ${MAX_NAME_CHARS} characters, got ${quoteClientInput(value)}`);
   }
 }
 
@@ -681,7 +697,8 @@ const ENV_VALUE_MAX_BYTES = 32 * 1024;
 
 /** `env`: an object of at most 64 NAME → string, no NUL, not the TUIC_* identity. */
 export function checkEnv(env: unknown): void {
-  if (typeof env !== 'object' || env === null || Array.isArray(env)) throw new HttpError(400, `env must be an object of names to strings, got ${quoteClientInput(env)}`);
+  if (typeof env !== 'object' || env === null || Array.isArray(env))
+    throw new HttpError(400, `env must be an object of names to strings, got ${quoteClientInput(env)}`);
   const entries = Object.entries(env);
   if (entries.length > ENV_MAX_VARS) throw new HttpError(400, `env has ${entries.length} variables; at most ${ENV_MAX_VARS}`);
   for (const [name, value] of entries) {

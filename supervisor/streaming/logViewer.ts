@@ -67,7 +67,12 @@ export class LogViewer {
       const screenKey = rows?.join('\n');
       const changedScreen = screenKey !== undefined && screenKey !== this.lastScreen;
       if (log.lines.length > 0 || changedPartial || changedScreen || this.next === undefined) {
-        const frame: Record<string, unknown> = { type: 'log', lines: log.lines.map((text) => ({ text })), offset: log.offset, total_lines: log.offset + log.lines.length };
+        const frame: Record<string, unknown> = {
+          type: 'log',
+          lines: log.lines.map((text) => ({ text })),
+          offset: log.offset,
+          total_lines: log.offset + log.lines.length,
+        };
         if (changedPartial) frame['input_line'] = log.partial;
         if (changedScreen) frame['screen'] = rows!.map((text) => ({ text }));
         this.send(JSON.stringify(frame));

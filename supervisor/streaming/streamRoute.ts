@@ -64,7 +64,13 @@ export function streamRoute(sessions: SessionService, presence?: ViewerPresence)
         }
         const format = ctx.query.get('format') ?? 'raw';
         if (!['raw', 'text', 'log'].includes(format)) throw new HttpError(400, `format must be raw, text or log, got ${format}`);
-        return { sessionId: record.session_id, offset, binary: ctx.query.get('encoding') === 'binary', log: format !== 'raw', mobile: ctx.query.get('client') === 'mobile' };
+        return {
+          sessionId: record.session_id,
+          offset,
+          binary: ctx.query.get('encoding') === 'binary',
+          log: format !== 'raw',
+          mobile: ctx.query.get('client') === 'mobile',
+        };
       },
       open(ws: EngineSocket<StreamData>) {
         const d = ws.getUserData();

@@ -82,7 +82,10 @@ export class ProjectUpstreams implements ProjectAllowlists {
     this.effective.clear();
     if (parsed.ok) this.settings = parsed.settings;
     else {
-      this.opts.log.warn({ file: this.path, problem: parsed.problem }, 'repo-settings.json is unreadable: no project restricts its upstreams until it is fixed');
+      this.opts.log.warn(
+        { file: this.path, problem: parsed.problem },
+        'repo-settings.json is unreadable: no project restricts its upstreams until it is fixed',
+      );
     }
   }
 

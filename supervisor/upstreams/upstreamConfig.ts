@@ -93,7 +93,12 @@ function transport(raw: unknown, where: string): UpstreamTransport {
   if (raw['type'] === 'stdio') {
     const env = raw['env'] ?? {};
     if (!isObject(env) || !Object.values(env).every((v) => typeof v === 'string')) throw new UpstreamShapeError(`${where}.env must map names to strings`);
-    const t: StdioTransport = { type: 'stdio', command: str(raw, 'command', where)!, args: strings(raw['args'], `${where}.args`), env: { ...(env as Record<string, string>) } };
+    const t: StdioTransport = {
+      type: 'stdio',
+      command: str(raw, 'command', where)!,
+      args: strings(raw['args'], `${where}.args`),
+      env: { ...(env as Record<string, string>) },
+    };
     const cwd = str(raw, 'cwd', where, false);
     if (cwd !== undefined) t.cwd = cwd;
     return t;

@@ -44,7 +44,9 @@ export class BearerTokenStoreError extends Error {}
 export async function storeBearerTokens(secrets: UpstreamSecrets | null, tokens: readonly BearerToken[]): Promise<() => Promise<void>> {
   if (tokens.length === 0) return async () => undefined;
   if (secrets === null) {
-    throw new BearerTokenStoreError(`Cannot keep the Bearer token of '${tokens[0]!.account}': no credential store is open, and tokens are never written to the config file`);
+    throw new BearerTokenStoreError(
+      `Cannot keep the Bearer token of '${tokens[0]!.account}': no credential store is open, and tokens are never written to the config file`,
+    );
   }
   const restore: Array<{ account: string; previous: string | null | undefined }> = [];
   const undo = async () => {

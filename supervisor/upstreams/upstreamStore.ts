@@ -243,7 +243,9 @@ export class UpstreamStore {
       throw this.ioError('read', err);
     }
     const corrupt = (reason: string) =>
-      new SupervisorError(ErrorCode.CONFIG_CORRUPT, `Upstream config file ${this.path} ${reason}; it was left untouched: fix or remove it`, { path: this.path });
+      new SupervisorError(ErrorCode.CONFIG_CORRUPT, `Upstream config file ${this.path} ${reason}; it was left untouched: fix or remove it`, {
+        path: this.path,
+      });
     let doc: unknown;
     try {
       doc = JSON.parse(text.replace(/^\uFEFF/, ''));

@@ -70,7 +70,9 @@ describe('tuic-bridge with the SDK stdio client', { timeout: 120_000 }, () => {
     assert.equal(created.status, 201, created.text);
     const id = created.json().session_id as string;
     const started = Date.now();
-    const result = await client.callTool({ name: 'session', arguments: { action: 'wait', session_id: id, until: 'exited', timeout_ms: 30_000 } }, undefined, { timeout: 60_000 });
+    const result = await client.callTool({ name: 'session', arguments: { action: 'wait', session_id: id, until: 'exited', timeout_ms: 30_000 } }, undefined, {
+      timeout: 60_000,
+    });
     const waited = Date.now() - started;
     const body = JSON.parse(textOf(result)) as { met: boolean; timed_out: boolean; exit_code?: number };
     assert.equal(body.met, true, textOf(result));
@@ -113,9 +115,14 @@ describe('tuic-bridge with the SDK stdio client', { timeout: 120_000 }, () => {
     }
     assert.notEqual(tuicSession, '', 'the session has TUIC_SESSION');
     const inSession = new Client({ name: 'agent-in-session', version: '1' });
-    await inSession.connect(new StdioClientTransport({ command: process.execPath, args: [BRIDGE_JS], env: { ...bridgeEnv(t), TUIC_SESSION: tuicSession }, stderr: 'pipe' }));
+    await inSession.connect(
+      new StdioClientTransport({ command: process.execPath, args: [BRIDGE_JS], env: { ...bridgeEnv(t), TUIC_SESSION: tuicSession }, stderr: 'pipe' }),
+    );
     try {
-      const rows = JSON.parse(textOf(await inSession.callTool({ name: 'session', arguments: { action: 'list' } }))) as Array<{ session_id: string; is_caller: boolean }>;
+      const rows = JSON.parse(textOf(await inSession.callTool({ name: 'session', arguments: { action: 'list' } }))) as Array<{
+        session_id: string;
+        is_caller: boolean;
+      }>;
       assert.deepEqual(
         rows.filter((r) => r.is_caller).map((r) => r.session_id),
         [id],
@@ -130,7 +137,11 @@ describe('tuic-bridge with the SDK stdio client', { timeout: 120_000 }, () => {
   it("tuicd's tools-changed signal on its GET /mcp stream reaches the client: an upstream added meanwhile", async () => {
     const before = listChanged;
     const current = (await t.socket('GET', '/mcp/upstreams')).json();
-    const saved = await t.socket('PUT', '/mcp/upstreams', JSON.stringify({ base: current, config: { servers: [...current.servers, filesystemStdio('files', tmpdir())] } }));
+    const saved = await t.socket(
+      'PUT',
+      '/mcp/upstreams',
+      JSON.stringify({ base: current, config: { servers: [...current.servers, filesystemStdio('files', tmpdir())] } }),
+    );
     assert.equal(saved.status, 200, saved.text);
     for (let i = 0; listChanged === before; i++) {
       assert.ok(i < 200, 'no notifications/tools/list_changed reached the client');
@@ -141,6 +152,9 @@ describe('tuic-bridge with the SDK stdio client', { timeout: 120_000 }, () => {
       names = (await client.listTools()).tools.map((tool) => tool.name);
       if (!names.some((n) => n.startsWith('files__'))) await new Promise((r) => setTimeout(r, 100));
     }
-    assert.ok(names.some((n) => n.startsWith('files__')), names.join(', '));
+    assert.ok(
+      names.some((n) => n.startsWith('files__')),
+      names.join(', '),
+    );
   });
 });

@@ -72,8 +72,14 @@ describe('bridge HTTP framing', () => {
   });
 
   it('refuses an answer without a length, headers over 64 KiB, and garbage', async () => {
-    await assert.rejects(ask(['HTTP/1.1 200 OK\r\n\r\nbody']), (e: unknown) => e instanceof ConnectionError && /without a Content-Length/.test(e.message) && e.answered);
-    await assert.rejects(ask([`HTTP/1.1 200 OK\r\nX: ${'a'.repeat(70_000)}\r\n`]), (e: unknown) => e instanceof ConnectionError && /over 64 KiB/.test(e.message));
+    await assert.rejects(
+      ask(['HTTP/1.1 200 OK\r\n\r\nbody']),
+      (e: unknown) => e instanceof ConnectionError && /without a Content-Length/.test(e.message) && e.answered,
+    );
+    await assert.rejects(
+      ask([`HTTP/1.1 200 OK\r\nX: ${'a'.repeat(70_000)}\r\n`]),
+      (e: unknown) => e instanceof ConnectionError && /over 64 KiB/.test(e.message),
+    );
     await assert.rejects(ask(['SSH-2.0-nope\r\n\r\n']), (e: unknown) => e instanceof ConnectionError && /not an HTTP answer/.test(e.message));
   });
 });

@@ -39,7 +39,8 @@ describe('bridge IPC requests', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const post = (path = '/mcp', timeoutMs = 5000) => ipcRequest(socketPath, { method: 'POST', path, headers: { 'Content-Type': 'application/json' }, body: '{}', timeoutMs });
+  const post = (path = '/mcp', timeoutMs = 5000) =>
+    ipcRequest(socketPath, { method: 'POST', path, headers: { 'Content-Type': 'application/json' }, body: '{}', timeoutMs });
 
   it('reuses a kept-alive connection, and retries once on a fresh one when the reused one was closed under it', async () => {
     carried.clear();

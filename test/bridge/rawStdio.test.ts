@@ -14,7 +14,8 @@ import { after, describe, it } from 'node:test';
 import { Tuicd } from '../helpers/tuicdProcess.js';
 import { BRIDGE_JS } from './bridgeHarness.js';
 
-const INIT = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}';
+const INIT =
+  '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}';
 
 class RawBridge {
   readonly lines: Array<Record<string, unknown>> = [];
@@ -71,7 +72,11 @@ describe('tuic-bridge stdio, raw', { timeout: 60_000 }, () => {
     stops.push(async () => bridge.child.kill());
     bridge.send(INIT);
     const init = await bridge.waitFor(byId(1), 'initialize answer');
-    assert.deepEqual(init['result'], { protocolVersion: '2025-11-25', capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'tuicommander', version: (init['result'] as { serverInfo: { version: string } }).serverInfo.version } });
+    assert.deepEqual(init['result'], {
+      protocolVersion: '2025-11-25',
+      capabilities: { tools: { listChanged: true } },
+      serverInfo: { name: 'tuicommander', version: (init['result'] as { serverInfo: { version: string } }).serverInfo.version },
+    });
     bridge.send('{"jsonrpc":"2.0","method":"notifications/initialized"}');
     bridge.send('{"jsonrpc":"2.0","id":2,"method":"tools/list"}');
     bridge.send('{"jsonrpc":"2.0","id":3,"method":"resources/list"}');
@@ -125,7 +130,9 @@ describe('tuic-bridge stdio, raw', { timeout: 60_000 }, () => {
     const bridge = new RawBridge({ TUIC_SOCKET: t.socketPath });
     bridge.send(INIT);
     await bridge.waitFor(byId(1), 'initialize answer');
-    bridge.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"session","arguments":{"action":"wait","session_id":"${id}","until":"exited","timeout_ms":1500}}}`);
+    bridge.send(
+      `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"session","arguments":{"action":"wait","session_id":"${id}","until":"exited","timeout_ms":1500}}}`,
+    );
     bridge.child.stdin.end();
     assert.equal(await bridge.exited, 0);
     const answer = bridge.lines.find(byId(2));

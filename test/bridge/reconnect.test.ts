@@ -85,7 +85,7 @@ describe('tuic-bridge across a tuicd restart', { timeout: 120_000 }, () => {
     assert.deepEqual(clientErrors, []);
   });
 
-  it('tuicd restarted within the health loop\'s 9 s: the event stream notices, the bridge re-initializes (Grok kept) and tells the client', async () => {
+  it("tuicd restarted within the health loop's 9 s: the event stream notices, the bridge re-initializes (Grok kept) and tells the client", async () => {
     const before = changes.length;
     await t!.stop();
     t = await Tuicd.start({ configDir });

@@ -129,7 +129,27 @@ function headerSafe(s: string): string {
 // Safe pools
 
 /** Shells that run nothing of ours: dash with no script, cat, or things that cannot start. */
-const SHELLS: readonly J[] = ['/bin/sh', '/bin/sh', '/bin/cat', 'sh', '/nonexistent', '/nonexistent/fuzz-shell', '', '~', '/tmp', '/dev/null', '/etc/passwd', '../../etc/passwd', 'a'.repeat(300), '/bin/sh\u0000x', 'shé ll', 42, null, ['/bin/sh'], obj([])];
+const SHELLS: readonly J[] = [
+  '/bin/sh',
+  '/bin/sh',
+  '/bin/cat',
+  'sh',
+  '/nonexistent',
+  '/nonexistent/fuzz-shell',
+  '',
+  '~',
+  '/tmp',
+  '/dev/null',
+  '/etc/passwd',
+  '../../etc/passwd',
+  'a'.repeat(300),
+  '/bin/sh\u0000x',
+  'shé ll',
+  42,
+  null,
+  ['/bin/sh'],
+  obj([]),
+];
 
 function shellValue(r: Rng): J {
   return r.pick(SHELLS);
@@ -157,17 +177,34 @@ function upstreamTransport(r: Rng, ctx: FuzzCtx): J {
       type: 'stdio',
       command: ctx.nodePath,
       args: r.chance(0.7) ? [ctx.mockScript] : [ctx.mockScript, r.pick(['normal', 'silent', 'exitMidCall'])],
-      env: r.chance(0.8) ? obj([]) : obj([[r.pick(['FUZZ_VAR', '', '__proto__', 'A'.repeat(300), 'BAD=KEY', 'LANG']), r.chance(0.5) ? nastyString(r).slice(0, 5000) : nastyValue(r, { strings: false })]]),
+      env: r.chance(0.8)
+        ? obj([])
+        : obj([
+            [
+              r.pick(['FUZZ_VAR', '', '__proto__', 'A'.repeat(300), 'BAD=KEY', 'LANG']),
+              r.chance(0.5) ? nastyString(r).slice(0, 5000) : nastyValue(r, { strings: false }),
+            ],
+          ]),
       ...(r.chance(0.2) ? { cwd: r.chance(0.5) ? nastyString(r).slice(0, 5000) : nastyValue(r, { strings: false }) } : {}),
     });
   }
   if (kind === 'stdio-other') {
     const command = r.pick<J>(['/nonexistent/fuzz-upstream', '/bin/cat', '/bin/true', '', '   ', '../../etc/passwd', 'a'.repeat(5000), 42, null]);
-    const args = command === '/bin/cat' || command === '/bin/true' ? r.pick<J>([[], ['-u'], ['--fuzz-no-such-flag']]) : r.pick<J>([[], [nastyString(r).slice(0, 5000)], 'x', null]);
+    const args =
+      command === '/bin/cat' || command === '/bin/true'
+        ? r.pick<J>([[], ['-u'], ['--fuzz-no-such-flag']])
+        : r.pick<J>([[], [nastyString(r).slice(0, 5000)], 'x', null]);
     return obj({ type: 'stdio', command, args, env: obj([]) });
   }
   if (kind === 'http') return obj({ type: 'http', url: loopbackUrl(r, ctx) });
-  return r.pick<J>([obj({ type: r.pick(['ws', 'sse', '', 'STDIO']), url: loopbackUrl(r, ctx) }), obj({ type: 'stdio' }), obj({ type: 'http' }), 'stdio', null, obj([[r.pick(PROTO_KEYS), obj({ type: 'stdio', command: '/nonexistent/fuzz-proto' })]])]);
+  return r.pick<J>([
+    obj({ type: r.pick(['ws', 'sse', '', 'STDIO']), url: loopbackUrl(r, ctx) }),
+    obj({ type: 'stdio' }),
+    obj({ type: 'http' }),
+    'stdio',
+    null,
+    obj([[r.pick(PROTO_KEYS), obj({ type: 'stdio', command: '/nonexistent/fuzz-proto' })]]),
+  ]);
 }
 
 /** URLs whose host is this machine's loopback, or not a URL at all: a save can never reach elsewhere. */
@@ -198,23 +235,43 @@ function loopbackUrl(r: Rng, ctx: FuzzCtx): J {
 function upstreamServer(r: Rng, ctx: FuzzCtx): J {
   const entries: Array<[string, J]> = [];
   if (r.chance(0.9)) entries.push(['id', r.chance(0.8) ? r.uuid() : r.pick<J>([ctx.upstreamId, '', 'not-a-uuid', 42, nastyString(r)])]);
-  if (r.chance(0.9)) entries.push(['name', r.chance(0.6) ? `fz-${r.hex(4)}` : r.pick<J>([ctx.upstreamName, 'Bad Name', '', 'x'.repeat(1_048_576), nastyString(r), 42])]);
+  if (r.chance(0.9))
+    entries.push(['name', r.chance(0.6) ? `fz-${r.hex(4)}` : r.pick<J>([ctx.upstreamName, 'Bad Name', '', 'x'.repeat(1_048_576), nastyString(r), 42])]);
   if (r.chance(0.9)) entries.push(['transport', upstreamTransport(r, ctx)]);
   if (r.chance(0.5)) entries.push(['enabled', r.chance(0.7) ? r.pick([true, false]) : nastyValue(r, { strings: false })]);
   if (r.chance(0.5)) entries.push(['timeout_secs', r.chance(0.5) ? r.int(0, 5) : nastyNumber(r)]);
-  if (r.chance(0.3)) entries.push(['tool_filter', obj({ mode: r.pick<J>(['allow', 'deny', 'maybe', 42]), patterns: r.pick<J>([['echo'], ['*'], ['e*'], [nastyString(r).slice(0, 5000)], [42], 'echo']) })]);
+  if (r.chance(0.3))
+    entries.push([
+      'tool_filter',
+      obj({ mode: r.pick<J>(['allow', 'deny', 'maybe', 42]), patterns: r.pick<J>([['echo'], ['*'], ['e*'], [nastyString(r).slice(0, 5000)], [42], 'echo']) }),
+    ]);
   if (r.chance(0.2)) {
     entries.push([
       'auth',
       r.pick<J>([
         obj({ type: 'bearer', token: nastyString(r).slice(0, 5000) }),
-        obj({ type: 'oauth2', client_id: nastyString(r).slice(0, 500), scopes: [nastyString(r).slice(0, 500)], authorization_endpoint: loopbackUrl(r, ctx), token_endpoint: loopbackUrl(r, ctx) }),
+        obj({
+          type: 'oauth2',
+          client_id: nastyString(r).slice(0, 500),
+          scopes: [nastyString(r).slice(0, 500)],
+          authorization_endpoint: loopbackUrl(r, ctx),
+          token_endpoint: loopbackUrl(r, ctx),
+        }),
         obj({ type: 'basic' }),
         nastyValue(r, { strings: false }),
       ]),
     ]);
   }
-  if (r.chance(0.2)) entries.push(['headers', r.pick<J>([[obj({ name: 'X-Fuzz', credential_ref: r.uuid() })], [obj({ name: '', credential_ref: 'x' })], [obj({ name: 'Bad\r\nHeader', credential_ref: r.uuid() })], 'x'])]);
+  if (r.chance(0.2))
+    entries.push([
+      'headers',
+      r.pick<J>([
+        [obj({ name: 'X-Fuzz', credential_ref: r.uuid() })],
+        [obj({ name: '', credential_ref: 'x' })],
+        [obj({ name: 'Bad\r\nHeader', credential_ref: r.uuid() })],
+        'x',
+      ]),
+    ]);
   if (r.chance(0.1)) entries.push(pollution(r));
   return obj(entries);
 }
@@ -247,19 +304,28 @@ export function configPartial(r: Rng): J {
     const which = r.int(0, 17);
     switch (which) {
       case 0:
-        entries.push([r.pick(['theme', 'language', 'font_family', 'update_channel', 'issue_filter', 'index_strategy']), r.chance(0.6) ? nastyString(r) : nastyValue(r)]);
+        entries.push([
+          r.pick(['theme', 'language', 'font_family', 'update_channel', 'issue_filter', 'index_strategy']),
+          r.chance(0.6) ? nastyString(r) : nastyValue(r),
+        ]);
         break;
       case 1:
         entries.push([r.pick(['font_size', 'standby_timeout_minutes', 'mcp_port']), nastyNumber(r)]);
         break;
       case 2:
-        entries.push([r.pick(['collapse_tools', 'progress_tracking', 'intent_tab_title', 'suggest_followups', 'ai_terminal_mcp_enabled']), r.chance(0.7) ? r.pick([true, false]) : nastyValue(r)]);
+        entries.push([
+          r.pick(['collapse_tools', 'progress_tracking', 'intent_tab_title', 'suggest_followups', 'ai_terminal_mcp_enabled']),
+          r.chance(0.7) ? r.pick([true, false]) : nastyValue(r),
+        ]);
         break;
       case 3:
         entries.push(['mcp_server_enabled', r.chance(0.2) ? false : r.chance(0.5) ? true : nastyValue(r, { strings: false })]);
         break;
       case 4:
-        entries.push([r.pick(['disabled_native_tools', 'disabled_mcp_agents']), r.pick<J>([['config', 'debug'], [], ['session'], [nastyString(r)], [42], 'config', nastyValue(r, { strings: false })])]);
+        entries.push([
+          r.pick(['disabled_native_tools', 'disabled_mcp_agents']),
+          r.pick<J>([['config', 'debug'], [], ['session'], [nastyString(r)], [42], 'config', nastyValue(r, { strings: false })]),
+        ]);
         break;
       case 5:
         entries.push(['shell', r.pick<J>([null, '/bin/sh', '/nonexistent/fuzz-shell', 42, obj([]), ['x']])]);
@@ -340,13 +406,40 @@ export function configPartial(r: Rng): J {
         break;
       }
       case 9:
-        entries.push(['services', obj({ tls: r.pick<J>([obj({ mode: 'manual' }), obj({ mode: 'manual', cert_path: '', key_path: '' }), obj({ mode: 'weird' }), 'off', 42, null]) })]);
+        entries.push([
+          'services',
+          obj({ tls: r.pick<J>([obj({ mode: 'manual' }), obj({ mode: 'manual', cert_path: '', key_path: '' }), obj({ mode: 'weird' }), 'off', 42, null]) }),
+        ]);
         break;
       case 10:
-        entries.push(['services', obj({ relay: obj([r.pick<[string, J]>([['enabled', 'x'], ['url', loopbackUrlLite(r)], ['token', nastyString(r).slice(0, 5000)], ['session_id', nastyString(r).slice(0, 5000)]])]) })]);
+        entries.push([
+          'services',
+          obj({
+            relay: obj([
+              r.pick<[string, J]>([
+                ['enabled', 'x'],
+                ['url', loopbackUrlLite(r)],
+                ['token', nastyString(r).slice(0, 5000)],
+                ['session_id', nastyString(r).slice(0, 5000)],
+              ]),
+            ]),
+          }),
+        ]);
         break;
       case 11:
-        entries.push(['services', obj({ push: obj([r.pick<[string, J]>([['enabled', 'x'], ['vapid_private_key', nastyString(r).slice(0, 5000)], ['vapid_public_key', 42], ['vapid_subject', nastyString(r).slice(0, 5000)]])]) })]);
+        entries.push([
+          'services',
+          obj({
+            push: obj([
+              r.pick<[string, J]>([
+                ['enabled', 'x'],
+                ['vapid_private_key', nastyString(r).slice(0, 5000)],
+                ['vapid_public_key', 42],
+                ['vapid_subject', nastyString(r).slice(0, 5000)],
+              ]),
+            ]),
+          }),
+        ]);
         break;
       case 12:
         // Not null: a merge-patch null resets the section to its defaults (TCP off, no auth) by design.
@@ -384,10 +477,13 @@ interface Ref {
 
 function sessionRef(r: Rng, ctx: FuzzCtx): Ref {
   return r.weighted<() => Ref>([
-    [10, () => {
-      const slot = r.pick(ctx.slots);
-      return { ref: slot.id, cat: slot.kind === 'cat', slot };
-    }],
+    [
+      10,
+      () => {
+        const slot = r.pick(ctx.slots);
+        return { ref: slot.id, cat: slot.kind === 'cat', slot };
+      },
+    ],
     [2, () => ({ ref: `tu-${r.int(0, 6)}`, cat: false, slot: null })],
     [1, () => ({ ref: r.uuid(), cat: false, slot: null })],
     [4, () => ({ ref: nastyString(r).slice(0, r.chance(0.9) ? 2000 : 200_000), cat: false, slot: null })],
@@ -471,7 +567,26 @@ interface RouteDraft {
 type RouteGen = (r: Rng, ctx: FuzzCtx) => RouteDraft;
 
 function numParam(r: Rng): string {
-  return r.pick(['0', '1', '5', '200', '10000', '10001', '-1', '1.5', '1e3', '1e309', 'NaN', '0x10', ' 5', '5abc', '', '9'.repeat(40), '-0', String(2 ** 53 + 1)]);
+  return r.pick([
+    '0',
+    '1',
+    '5',
+    '200',
+    '10000',
+    '10001',
+    '-1',
+    '1.5',
+    '1e3',
+    '1e309',
+    'NaN',
+    '0x10',
+    ' 5',
+    '5abc',
+    '',
+    '9'.repeat(40),
+    '-0',
+    String(2 ** 53 + 1),
+  ]);
 }
 
 function maybe<T>(r: Rng, p: number, f: () => T): T | undefined {
@@ -488,14 +603,29 @@ const REST: Array<[number, RouteGen]> = [
       method: 'GET',
       route: 'GET /metrics',
       path: '/metrics' + query(r.chance(0.5) ? [['format', r.pick(['prometheus', 'json', '', nastyString(r).slice(0, 500)])]] : []),
-      headers: r.chance(0.3) ? [['Accept', r.pick(['text/plain', 'text/plain;q=0', '*/*', 'application/json, text/plain', headerSafe(nastyString(r).slice(0, 300))])]] : [],
+      headers: r.chance(0.3)
+        ? [['Accept', r.pick(['text/plain', 'text/plain;q=0', '*/*', 'application/json, text/plain', headerSafe(nastyString(r).slice(0, 300))])]]
+        : [],
     }),
   ],
   [
     1,
     (r) => {
       const path = r.pick(['/auth/hash-password', '/config/hash-password']);
-      return { method: 'POST', route: `POST ${path}`, path, body: obj({ password: r.weighted<J>([[3, randomText(r, r.int(1, 30))], [1, 'x'.repeat(73)], [1, 'é'.repeat(40)], [2, nastyValue(r)], [1, '']]) }) };
+      return {
+        method: 'POST',
+        route: `POST ${path}`,
+        path,
+        body: obj({
+          password: r.weighted<J>([
+            [3, randomText(r, r.int(1, 30))],
+            [1, 'x'.repeat(73)],
+            [1, 'é'.repeat(40)],
+            [2, nastyValue(r)],
+            [1, ''],
+          ]),
+        }),
+      };
     },
   ],
   [2, () => ({ method: 'GET', route: 'GET /config', path: '/config' })],
@@ -518,7 +648,10 @@ const REST: Array<[number, RouteGen]> = [
       method: 'POST',
       route: 'POST /events/types',
       path: '/events/types',
-      body: obj({ stream_id: r.pick<J>([ctx.eventStreamId, ctx.eventStreamId, 'fz-no-such-stream', '', nastyString(r).slice(0, 5000), 42]), types: r.pick<J>([null, [], ['session-created', 'session-closed'], ['*'], [nastyString(r).slice(0, 5000)], [42], 'session-created', obj([])]) }),
+      body: obj({
+        stream_id: r.pick<J>([ctx.eventStreamId, ctx.eventStreamId, 'fz-no-such-stream', '', nastyString(r).slice(0, 5000), 42]),
+        types: r.pick<J>([null, [], ['session-created', 'session-closed'], ['*'], [nastyString(r).slice(0, 5000)], [42], 'session-created', obj([])]),
+      }),
     }),
   ],
   [3, () => ({ method: 'GET', route: 'GET /sessions', path: '/sessions' })],
@@ -552,7 +685,12 @@ const REST: Array<[number, RouteGen]> = [
     3,
     (r, ctx) => {
       const t = sessionRef(r, ctx);
-      return { method: 'POST', route: 'POST /sessions/:id/resize', path: `/sessions/${pct(t.ref)}/resize`, body: obj({ rows: r.chance(0.4) ? r.int(1, 500) : nastyNumber(r), cols: r.chance(0.4) ? r.int(1, 500) : nastyNumber(r) }) };
+      return {
+        method: 'POST',
+        route: 'POST /sessions/:id/resize',
+        path: `/sessions/${pct(t.ref)}/resize`,
+        body: obj({ rows: r.chance(0.4) ? r.int(1, 500) : nastyNumber(r), cols: r.chance(0.4) ? r.int(1, 500) : nastyNumber(r) }),
+      };
     },
   ],
   [
@@ -560,7 +698,12 @@ const REST: Array<[number, RouteGen]> = [
     (r, ctx) => {
       const t = sessionRef(r, ctx);
       const which = r.pick(['pause', 'resume']);
-      return { method: 'POST', route: `POST /sessions/:id/${which}`, path: `/sessions/${pct(t.ref)}/${which}`, ...(r.chance(0.3) ? { body: nastyValue(r, { strings: false }) } : {}) };
+      return {
+        method: 'POST',
+        route: `POST /sessions/:id/${which}`,
+        path: `/sessions/${pct(t.ref)}/${which}`,
+        ...(r.chance(0.3) ? { body: nastyValue(r, { strings: false }) } : {}),
+      };
     },
   ],
   [
@@ -634,22 +777,62 @@ const REST: Array<[number, RouteGen]> = [
   [
     4,
     (r, ctx) => {
-      const servers = Array.from({ length: r.weighted<number>([[2, 0], [6, 1], [2, 2], [1, 3]]) }, () => upstreamServer(r, ctx));
+      const servers = Array.from(
+        {
+          length: r.weighted<number>([
+            [2, 0],
+            [6, 1],
+            [2, 2],
+            [1, 3],
+          ]),
+        },
+        () => upstreamServer(r, ctx),
+      );
       const body = obj({
-        base: r.weighted<J>([[6, ctx.upstreamBase], [1, obj({ servers: [] })], [1, nastyValue(r, { strings: false })], [1, obj({ servers: [obj({ id: r.uuid() })] })]]),
-        config: r.weighted<J>([[8, obj({ servers })], [1, nastyValue(r, { strings: false })], [1, obj({ servers: 'x' })]]),
+        base: r.weighted<J>([
+          [6, ctx.upstreamBase],
+          [1, obj({ servers: [] })],
+          [1, nastyValue(r, { strings: false })],
+          [1, obj({ servers: [obj({ id: r.uuid() })] })],
+        ]),
+        config: r.weighted<J>([
+          [8, obj({ servers })],
+          [1, nastyValue(r, { strings: false })],
+          [1, obj({ servers: 'x' })],
+        ]),
       });
       return { method: 'PUT', route: 'PUT /mcp/upstreams', path: '/mcp/upstreams', body, timeoutMs: 30_000, sensitive: true };
     },
   ],
   [2, () => ({ method: 'GET', route: 'GET /mcp/upstream-status', path: '/mcp/upstream-status' })],
-  [2, (r, ctx) => ({ method: 'POST', route: 'POST /mcp/upstreams/reconnect', path: '/mcp/upstreams/reconnect', body: obj({ name: r.pick<J>([ctx.upstreamName, 'fz-none', '', 'x'.repeat(r.pick([300, 1_048_576])), nastyString(r), 42]) }), timeoutMs: 30_000 })],
+  [
+    2,
+    (r, ctx) => ({
+      method: 'POST',
+      route: 'POST /mcp/upstreams/reconnect',
+      path: '/mcp/upstreams/reconnect',
+      body: obj({ name: r.pick<J>([ctx.upstreamName, 'fz-none', '', 'x'.repeat(r.pick([300, 1_048_576])), nastyString(r), 42]) }),
+      timeoutMs: 30_000,
+    }),
+  ],
   [
     3,
     (r, ctx) => {
       const method = r.pick(['POST', 'DELETE']);
-      const entries: Array<[string, J]> = [['name', r.pick<J>([ctx.upstreamName, 'fz-cred', 'Bad Name', '', 'x'.repeat(r.pick([300, 1_048_576])), nastyString(r), 42])]];
-      if (r.chance(0.3)) entries.push(['header', r.pick<J>([obj({ name: 'X-Fuzz', credential_ref: r.uuid() }), obj({ name: '', credential_ref: 'nope' }), obj({ name: nastyString(r), credential_ref: r.uuid() }), 'x', null])]);
+      const entries: Array<[string, J]> = [
+        ['name', r.pick<J>([ctx.upstreamName, 'fz-cred', 'Bad Name', '', 'x'.repeat(r.pick([300, 1_048_576])), nastyString(r), 42])],
+      ];
+      if (r.chance(0.3))
+        entries.push([
+          'header',
+          r.pick<J>([
+            obj({ name: 'X-Fuzz', credential_ref: r.uuid() }),
+            obj({ name: '', credential_ref: 'nope' }),
+            obj({ name: nastyString(r), credential_ref: r.uuid() }),
+            'x',
+            null,
+          ]),
+        ]);
       if (method === 'POST' || r.chance(0.2)) entries.push(['token', r.pick<J>([`fz-token-${r.hex(8)}`, '', nastyString(r), 42])]);
       return { method, route: `${method} /mcp/upstreams/credential`, path: '/mcp/upstreams/credential', body: obj(entries) };
     },
@@ -661,7 +844,10 @@ const REST: Array<[number, RouteGen]> = [
       method: 'POST',
       route: 'POST /diagnostics/capture',
       path: '/diagnostics/capture',
-      body: obj({ enabled: r.pick<J>([true, false, false, 'yes', null]), ...(r.chance(0.5) ? { session_id: r.pick<J>([ctx.slots[0]!.id, ctx.slots[2]!.id, '', nastyString(r).slice(0, 5000), 42]) } : {}) }),
+      body: obj({
+        enabled: r.pick<J>([true, false, false, 'yes', null]),
+        ...(r.chance(0.5) ? { session_id: r.pick<J>([ctx.slots[0]!.id, ctx.slots[2]!.id, '', nastyString(r).slice(0, 5000), 42]) } : {}),
+      }),
     }),
   ],
 ];
@@ -688,7 +874,34 @@ const TOOL_NAMES: Array<readonly [number, string]> = [
 ];
 
 /** Special keys that cannot submit a line to a shell (no Enter, no Ctrl-D). */
-const SAFE_KEYS = ['tab', 'ctrl+c', 'ctrl+z', 'ctrl+l', 'ctrl+a', 'ctrl+e', 'ctrl+k', 'ctrl+u', 'ctrl+w', 'ctrl+r', 'up', 'down', 'left', 'right', 'home', 'end', 'backspace', 'delete', 'escape', ' TAB ', 'Ctrl+C', 'f1', 'ctrl+x', '', '__proto__', 'constructor'];
+const SAFE_KEYS = [
+  'tab',
+  'ctrl+c',
+  'ctrl+z',
+  'ctrl+l',
+  'ctrl+a',
+  'ctrl+e',
+  'ctrl+k',
+  'ctrl+u',
+  'ctrl+w',
+  'ctrl+r',
+  'up',
+  'down',
+  'left',
+  'right',
+  'home',
+  'end',
+  'backspace',
+  'delete',
+  'escape',
+  ' TAB ',
+  'Ctrl+C',
+  'f1',
+  'ctrl+x',
+  '',
+  '__proto__',
+  'constructor',
+];
 const ANY_KEYS = [...SAFE_KEYS, 'enter', ' ENTER ', 'ctrl+d'];
 
 interface ToolCall {
@@ -723,32 +936,73 @@ function toolArgs(r: Rng, ctx: FuzzCtx, name: string, depth: number): ToolCall {
       ]);
       put('action', action === '*nasty*' ? nastyValue(r) : action);
       const t = sessionRef(r, ctx);
-      if (action !== 'list' && action !== 'create' && action !== 'process_stats' ? r.chance(0.9) : r.chance(0.1)) put('session_id', r.chance(0.9) ? t.ref : nastyValue(r, { strings: false }));
+      if (action !== 'list' && action !== 'create' && action !== 'process_stats' ? r.chance(0.9) : r.chance(0.1))
+        put('session_id', r.chance(0.9) ? t.ref : nastyValue(r, { strings: false }));
       switch (action) {
         case 'create':
-          put('shell', maybe(r, 0.8, () => shellValue(r)));
-          put('cwd', maybe(r, 0.5, () => (r.chance(0.5) ? ctx.workDir : nastyString(r).slice(0, 5000))));
-          put('rows', maybe(r, 0.3, () => nastyNumber(r)));
-          put('cols', maybe(r, 0.3, () => nastyNumber(r)));
+          put(
+            'shell',
+            maybe(r, 0.8, () => shellValue(r)),
+          );
+          put(
+            'cwd',
+            maybe(r, 0.5, () => (r.chance(0.5) ? ctx.workDir : nastyString(r).slice(0, 5000))),
+          );
+          put(
+            'rows',
+            maybe(r, 0.3, () => nastyNumber(r)),
+          );
+          put(
+            'cols',
+            maybe(r, 0.3, () => nastyNumber(r)),
+          );
           break;
         case 'submit':
           put('input', t.cat ? anyTypedText(r) : r.pick<J>(['echo fuzz', ':', 'true', `echo fuzz-${r.hex(6)}`, 'echo a\necho b', '', '   ', 42, null]));
-          put('timeout_ms', maybe(r, 0.5, () => (r.chance(0.5) ? r.int(250, 3000) : nastyNumber(r))));
-          put('pty_description', maybe(r, 0.3, () => nastyValue(r)));
+          put(
+            'timeout_ms',
+            maybe(r, 0.5, () => (r.chance(0.5) ? r.int(250, 3000) : nastyNumber(r))),
+          );
+          put(
+            'pty_description',
+            maybe(r, 0.3, () => nastyValue(r)),
+          );
           break;
         case 'input':
-          put('input', maybe(r, 0.8, () => (t.cat ? anyTypedText(r) : r.chance(0.9) ? safeTypedText(r) : nastyValue(r, { strings: false }))));
-          put('special_key', maybe(r, 0.4, () => (r.chance(0.9) ? r.pick(t.cat ? ANY_KEYS : SAFE_KEYS) : nastyValue(r, { strings: false }))));
-          put('pty_description', maybe(r, 0.2, () => nastyValue(r)));
+          put(
+            'input',
+            maybe(r, 0.8, () => (t.cat ? anyTypedText(r) : r.chance(0.9) ? safeTypedText(r) : nastyValue(r, { strings: false }))),
+          );
+          put(
+            'special_key',
+            maybe(r, 0.4, () => (r.chance(0.9) ? r.pick(t.cat ? ANY_KEYS : SAFE_KEYS) : nastyValue(r, { strings: false }))),
+          );
+          put(
+            'pty_description',
+            maybe(r, 0.2, () => nastyValue(r)),
+          );
           break;
         case 'output':
-          put('format', maybe(r, 0.5, () => r.pick<J>(['text', 'raw', 'log', '', 42])));
-          for (const k of ['limit', 'from_line', 'since_cursor']) put(k, maybe(r, 0.3, () => (r.chance(0.5) ? r.int(0, 300) : nastyNumber(r))));
+          put(
+            'format',
+            maybe(r, 0.5, () => r.pick<J>(['text', 'raw', 'log', '', 42])),
+          );
+          for (const k of ['limit', 'from_line', 'since_cursor'])
+            put(
+              k,
+              maybe(r, 0.3, () => (r.chance(0.5) ? r.int(0, 300) : nastyNumber(r))),
+            );
           break;
         case 'wait':
           mayBlock = true;
-          put('until', maybe(r, 0.7, () => r.pick<J>(['idle', 'exited', 'never', '', 42])));
-          put('timeout_ms', maybe(r, 0.7, () => (r.chance(0.5) ? r.int(1, 1500) : nastyNumber(r))));
+          put(
+            'until',
+            maybe(r, 0.7, () => r.pick<J>(['idle', 'exited', 'never', '', 42])),
+          );
+          put(
+            'timeout_ms',
+            maybe(r, 0.7, () => (r.chance(0.5) ? r.int(1, 1500) : nastyNumber(r))),
+          );
           break;
         case 'resize':
           put('rows', r.chance(0.5) ? r.int(1, 500) : nastyNumber(r));
@@ -761,12 +1015,24 @@ function toolArgs(r: Rng, ctx: FuzzCtx, name: string, depth: number): ToolCall {
     }
     case 'task':
       put('action', r.pick<J>(['get', 'cancel', 'list', '', 42]));
-      put('task_id', maybe(r, 0.9, () => r.pick<J>([r.uuid(), '', nastyString(r), 42])));
+      put(
+        'task_id',
+        maybe(r, 0.9, () => r.pick<J>([r.uuid(), '', nastyString(r), 42])),
+      );
       break;
     case 'progress':
-      put('type', maybe(r, 0.9, () => r.pick<J>(['done', 'blocked', 'intent', 'message', '', nastyString(r), 42])));
-      put('text', maybe(r, 0.9, () => (r.chance(0.7) ? nastyString(r) : nastyValue(r))));
-      put('step', maybe(r, 0.4, () => nastyValue(r)));
+      put(
+        'type',
+        maybe(r, 0.9, () => r.pick<J>(['done', 'blocked', 'intent', 'message', '', nastyString(r), 42])),
+      );
+      put(
+        'text',
+        maybe(r, 0.9, () => (r.chance(0.7) ? nastyString(r) : nastyValue(r))),
+      );
+      put(
+        'step',
+        maybe(r, 0.4, () => nastyValue(r)),
+      );
       break;
     case 'ui': {
       const action = r.weighted<J>([
@@ -778,35 +1044,102 @@ function toolArgs(r: Rng, ctx: FuzzCtx, name: string, depth: number): ToolCall {
       ]);
       if (action === 'confirm') mayBlock = true;
       put('action', action);
-      put('title', maybe(r, 0.9, () => nastyValue(r)));
-      put('message', maybe(r, 0.5, () => nastyValue(r)));
-      put('id', maybe(r, 0.5, () => nastyValue(r)));
-      put('html', maybe(r, 0.4, () => (r.chance(0.7) ? nastyString(r) : nastyValue(r))));
-      put('url', maybe(r, 0.4, () => r.pick<J>(['http://127.0.0.1:1/', 'https://example.invalid/', 'javascript:alert(1)', 'file:///etc/passwd', 'file://', 'tuic://edit//etc/passwd?line=1', 'tuic://open/x', 'vscode://x', 'http://[', nastyString(r)])));
-      put('level', maybe(r, 0.4, () => r.pick<J>(['info', 'warn', 'error', 'fatal', 42])));
-      put('sound', maybe(r, 0.3, () => r.pick<J>([true, false, 'question', 'attention', 'beep', 42])));
-      put('pinned', maybe(r, 0.2, () => nastyValue(r, { strings: false })));
-      put('focus', maybe(r, 0.2, () => nastyValue(r, { strings: false })));
+      put(
+        'title',
+        maybe(r, 0.9, () => nastyValue(r)),
+      );
+      put(
+        'message',
+        maybe(r, 0.5, () => nastyValue(r)),
+      );
+      put(
+        'id',
+        maybe(r, 0.5, () => nastyValue(r)),
+      );
+      put(
+        'html',
+        maybe(r, 0.4, () => (r.chance(0.7) ? nastyString(r) : nastyValue(r))),
+      );
+      put(
+        'url',
+        maybe(r, 0.4, () =>
+          r.pick<J>([
+            'http://127.0.0.1:1/',
+            'https://example.invalid/',
+            'javascript:alert(1)',
+            'file:///etc/passwd',
+            'file://',
+            'tuic://edit//etc/passwd?line=1',
+            'tuic://open/x',
+            'vscode://x',
+            'http://[',
+            nastyString(r),
+          ]),
+        ),
+      );
+      put(
+        'level',
+        maybe(r, 0.4, () => r.pick<J>(['info', 'warn', 'error', 'fatal', 42])),
+      );
+      put(
+        'sound',
+        maybe(r, 0.3, () => r.pick<J>([true, false, 'question', 'attention', 'beep', 42])),
+      );
+      put(
+        'pinned',
+        maybe(r, 0.2, () => nastyValue(r, { strings: false })),
+      );
+      put(
+        'focus',
+        maybe(r, 0.2, () => nastyValue(r, { strings: false })),
+      );
       break;
     }
     case 'config':
       put('action', r.pick<J>(['get', 'save', 'save', 'prompt', '', 42]));
-      put('config', maybe(r, 0.8, () => (r.chance(0.85) ? configPartial(r) : nastyValue(r, { strings: false }))));
+      put(
+        'config',
+        maybe(r, 0.8, () => (r.chance(0.85) ? configPartial(r) : nastyValue(r, { strings: false }))),
+      );
       break;
     case 'debug':
       put('action', r.pick<J>(['sessions', 'logs', 'agent_detection', 'help', 'invoke_js', nastyString(r), 42]));
-      put('level', maybe(r, 0.3, () => r.pick<J>(['info', 'warn', 'trace', 'bogus', 42])));
-      put('source', maybe(r, 0.3, () => nastyValue(r)));
-      put('limit', maybe(r, 0.3, () => nastyNumber(r)));
-      put('session_id', maybe(r, 0.3, () => sessionRef(r, ctx).ref));
-      put('script', maybe(r, 0.2, () => 'document.title'));
+      put(
+        'level',
+        maybe(r, 0.3, () => r.pick<J>(['info', 'warn', 'trace', 'bogus', 42])),
+      );
+      put(
+        'source',
+        maybe(r, 0.3, () => nastyValue(r)),
+      );
+      put(
+        'limit',
+        maybe(r, 0.3, () => nastyNumber(r)),
+      );
+      put(
+        'session_id',
+        maybe(r, 0.3, () => sessionRef(r, ctx).ref),
+      );
+      put(
+        'script',
+        maybe(r, 0.2, () => 'document.title'),
+      );
       break;
     case 'search_tools':
-      put('query', maybe(r, 0.9, () => nastyValue(r)));
-      put('limit', maybe(r, 0.5, () => nastyNumber(r)));
+      put(
+        'query',
+        maybe(r, 0.9, () => nastyValue(r)),
+      );
+      put(
+        'limit',
+        maybe(r, 0.5, () => nastyNumber(r)),
+      );
       break;
     case 'get_tool_schema':
-      put('tool_name', maybe(r, 0.9, () => (r.chance(0.6) ? r.weighted(TOOL_NAMES) : nastyValue(r))));
+      put(
+        'tool_name',
+        maybe(r, 0.9, () => (r.chance(0.6) ? r.weighted(TOOL_NAMES) : nastyValue(r))),
+      );
       break;
     case 'call_tool': {
       let inner = r.weighted(TOOL_NAMES);
@@ -819,7 +1152,10 @@ function toolArgs(r: Rng, ctx: FuzzCtx, name: string, depth: number): ToolCall {
       break;
     }
     case 'mock__echo':
-      put('text', maybe(r, 0.9, () => nastyValue(r)));
+      put(
+        'text',
+        maybe(r, 0.9, () => nastyValue(r)),
+      );
       break;
     default:
       if (r.chance(0.5)) put(nastyString(r).slice(0, 500), nastyValue(r, { strings: false }));
@@ -870,16 +1206,35 @@ function mcpMessage(r: Rng, ctx: FuzzCtx, index: number): McpDraft {
         protocolVersion: r.pick<J>(['2025-11-25', '2026-07-28', '2025-03-26', '1999-01-01', '', 42, null]),
         capabilities: r.chance(0.8) ? obj({ roots: obj({ listChanged: true }) }) : nastyValue(r, { strings: false }),
         clientInfo: r.chance(0.9) ? obj({ name: clientName, version: r.pick<J>(['1.0', nastyString(r), 42]) }) : nastyValue(r, { strings: false }),
-        ...(r.chance(0.4) ? { roots: r.pick<J>([[obj({ uri: `file://${ctx.workDir}` })], [obj({ uri: r.pick<J>(['file:///../../etc', 'file://%zz', 'http://x', '', nastyString(r).slice(0, 5000), 42]) })], [], 'x']) } : {}),
+        ...(r.chance(0.4)
+          ? {
+              roots: r.pick<J>([
+                [obj({ uri: `file://${ctx.workDir}` })],
+                [obj({ uri: r.pick<J>(['file:///../../etc', 'file://%zz', 'http://x', '', nastyString(r).slice(0, 5000), 42]) })],
+                [],
+                'x',
+              ]),
+            }
+          : {}),
       });
-      return { body: jsonBody(r.chance(0.9) ? rpc('initialize', params) : rpc('initialize', nastyValue(r, { strings: false }))), what: 'initialize', mayBlock: false };
+      return {
+        body: jsonBody(r.chance(0.9) ? rpc('initialize', params) : rpc('initialize', nastyValue(r, { strings: false }))),
+        what: 'initialize',
+        mayBlock: false,
+      };
     }
     case 'tools/list':
-      return { body: jsonBody(rpc('tools/list', r.chance(0.8) ? undefined : r.pick<J>([obj({ cursor: nastyString(r) }), nastyValue(r, { strings: false })]))), what: 'tools/list', mayBlock: false };
+      return {
+        body: jsonBody(rpc('tools/list', r.chance(0.8) ? undefined : r.pick<J>([obj({ cursor: nastyString(r) }), nastyValue(r, { strings: false })]))),
+        what: 'tools/list',
+        mayBlock: false,
+      };
     case 'tools/call': {
       const name = r.weighted(TOOL_NAMES);
       const call = name === '*nasty*' ? { name: nastyString(r), args: nastyValue(r, { strings: false }), mayBlock: false } : toolArgs(r, ctx, name, 0);
-      const params = r.chance(0.95) ? obj({ name: call.name, arguments: call.args, ...(r.chance(0.1) ? { _meta: nastyValue(r, { strings: false }) } : {}) }) : nastyValue(r, { strings: false });
+      const params = r.chance(0.95)
+        ? obj({ name: call.name, arguments: call.args, ...(r.chance(0.1) ? { _meta: nastyValue(r, { strings: false }) } : {}) })
+        : nastyValue(r, { strings: false });
       return { body: jsonBody(rpc('tools/call', params)), what: `tools/call ${call.name.slice(0, 40)}`, mayBlock: call.mayBlock };
     }
     case 'ping':
@@ -890,16 +1245,38 @@ function mcpMessage(r: Rng, ctx: FuzzCtx, index: number): McpDraft {
           obj({
             jsonrpc: '2.0',
             method: r.pick<J>(['notifications/initialized', 'notifications/cancelled', 'notifications/roots/list_changed', 'notifications/fz', nastyString(r)]),
-            ...(r.chance(0.6) ? { params: r.pick<J>([obj({ requestId: r.pick<J>([index - 1, index, 'fz-1', null, nastyValue(r, { strings: false })]), reason: nastyValue(r) }), nastyValue(r, { strings: false })]) } : {}),
+            ...(r.chance(0.6)
+              ? {
+                  params: r.pick<J>([
+                    obj({ requestId: r.pick<J>([index - 1, index, 'fz-1', null, nastyValue(r, { strings: false })]), reason: nastyValue(r) }),
+                    nastyValue(r, { strings: false }),
+                  ]),
+                }
+              : {}),
           }),
         ),
         what: 'notification',
         mayBlock: false,
       };
     case 'response':
-      return { body: jsonBody(obj({ jsonrpc: '2.0', id, ...(r.chance(0.5) ? { result: nastyValue(r) } : { error: obj({ code: nastyNumber(r), message: nastyValue(r) }) }) })), what: 'response', mayBlock: false };
+      return {
+        body: jsonBody(
+          obj({ jsonrpc: '2.0', id, ...(r.chance(0.5) ? { result: nastyValue(r) } : { error: obj({ code: nastyNumber(r), message: nastyValue(r) }) }) }),
+        ),
+        what: 'response',
+        mayBlock: false,
+      };
     case 'unknown':
-      return { body: jsonBody(rpc(r.pick<J>(['resources/list', 'prompts/list', 'rpc.discover', 'tools/call/x', '', ...PROTO_KEYS, nastyString(r)]), nastyValue(r, { strings: false }))), what: 'unknown method', mayBlock: false };
+      return {
+        body: jsonBody(
+          rpc(
+            r.pick<J>(['resources/list', 'prompts/list', 'rpc.discover', 'tools/call/x', '', ...PROTO_KEYS, nastyString(r)]),
+            nastyValue(r, { strings: false }),
+          ),
+        ),
+        what: 'unknown method',
+        mayBlock: false,
+      };
     default: {
       const m = r.int(0, 11);
       const valid = toJson(rpc('tools/list'));
@@ -919,9 +1296,23 @@ function mcpMessage(r: Rng, ctx: FuzzCtx, index: number): McpDraft {
                     : m === 6
                       ? jsonBody(obj({ jsonrpc: '2.0', id: obj([['a', 1]]), method: 'ping' }))
                       : m === 7
-                        ? jsonBody(obj({ jsonrpc: '2.0', id, method: 'tools/call', params: obj({ name: 'session', arguments: deepNest(r.pick([1000, 50_000]), 'object') }) }))
+                        ? jsonBody(
+                            obj({
+                              jsonrpc: '2.0',
+                              id,
+                              method: 'tools/call',
+                              params: obj({ name: 'session', arguments: deepNest(r.pick([1000, 50_000]), 'object') }),
+                            }),
+                          )
                         : m === 8
-                          ? jsonBody(obj({ jsonrpc: '2.0', id, method: 'tools/call', params: obj({ name: 'mock__echo', arguments: obj({ text: 'x'.repeat(r.pick([100_000, 1_900_000])) }) }) }))
+                          ? jsonBody(
+                              obj({
+                                jsonrpc: '2.0',
+                                id,
+                                method: 'tools/call',
+                                params: obj({ name: 'mock__echo', arguments: obj({ text: 'x'.repeat(r.pick([100_000, 1_900_000])) }) }),
+                              }),
+                            )
                           : m === 9
                             ? jsonBody(obj({ jsonrpc: '2.0', id, result: 1, error: obj({ code: 1 }), method: 'ping' }))
                             : m === 10
@@ -944,15 +1335,90 @@ function mcpSessionHeader(r: Rng, ctx: FuzzCtx): Array<[string, string]> {
 // ---------------------------------------------------------------------------------------------
 // Odd paths, methods, headers, raw protocol
 
-const ODD_METHODS = ['PROPFIND', 'BREW', 'PATCH', 'TRACE', 'CONNECT', 'SEARCH', 'PURGE', 'M-SEARCH', 'LINK', 'UNLINK', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'QUERY', 'ACL', 'REPORT', 'SUBSCRIBE', 'get', 'Get', 'post', 'delete', 'HEAD', 'OPTIONS', 'X'.repeat(64), 'GETS', 'G'];
+const ODD_METHODS = [
+  'PROPFIND',
+  'BREW',
+  'PATCH',
+  'TRACE',
+  'CONNECT',
+  'SEARCH',
+  'PURGE',
+  'M-SEARCH',
+  'LINK',
+  'UNLINK',
+  'MKCOL',
+  'COPY',
+  'MOVE',
+  'LOCK',
+  'QUERY',
+  'ACL',
+  'REPORT',
+  'SUBSCRIBE',
+  'get',
+  'Get',
+  'post',
+  'delete',
+  'HEAD',
+  'OPTIONS',
+  'X'.repeat(64),
+  'GETS',
+  'G',
+];
 
 function weirdPath(r: Rng, ctx: FuzzCtx): string {
-  const seg = () => r.pick(['%', '%zz', '%ff%fe', '%c0%af', '..%2f..%2fetc%2fpasswd', '%2e%2e', '%00', '%0d%0a', pct(nastyString(r).slice(0, 3000)), 'a'.repeat(r.pick([300, 10_000])), '', '.', '..', ctx.slots[0]!.id]);
+  const seg = () =>
+    r.pick([
+      '%',
+      '%zz',
+      '%ff%fe',
+      '%c0%af',
+      '..%2f..%2fetc%2fpasswd',
+      '%2e%2e',
+      '%00',
+      '%0d%0a',
+      pct(nastyString(r).slice(0, 3000)),
+      'a'.repeat(r.pick([300, 10_000])),
+      '',
+      '.',
+      '..',
+      ctx.slots[0]!.id,
+    ]);
   const suffix = () => r.pick(['/output', '/write', '/stream', '/shell-state', '/shell-family', '/resize', '', '/', '/x/y', '/output/..', '%2foutput']);
   return r.pick<() => string>([
     () => `/sessions/${seg()}${suffix()}`,
-    () => r.pick(['//health', '/health/', '/HEALTH', '/Health', '/health?', '/health?&&&', '/health;x', '/./health', '/../health', '/%2e%2e/health', '/health%00', '/health%2f', '/health/..', '*', 'http://127.0.0.1/health', 'health', '/']),
-    () => r.pick(['/mcp/../config', '/events/../sessions', '/sessions/../config', '/mcp/upstreams/../../config', '/logs/', '/mcp/', '/mcp//status', '/config/', '/sessions//write', '/sessions/%2F/write']),
+    () =>
+      r.pick([
+        '//health',
+        '/health/',
+        '/HEALTH',
+        '/Health',
+        '/health?',
+        '/health?&&&',
+        '/health;x',
+        '/./health',
+        '/../health',
+        '/%2e%2e/health',
+        '/health%00',
+        '/health%2f',
+        '/health/..',
+        '*',
+        'http://127.0.0.1/health',
+        'health',
+        '/',
+      ]),
+    () =>
+      r.pick([
+        '/mcp/../config',
+        '/events/../sessions',
+        '/sessions/../config',
+        '/mcp/upstreams/../../config',
+        '/logs/',
+        '/mcp/',
+        '/mcp//status',
+        '/config/',
+        '/sessions//write',
+        '/sessions/%2F/write',
+      ]),
     () => '/' + 'a/'.repeat(r.pick([50, 5000])),
     () => '/' + '%41'.repeat(r.pick([100, 3000])),
     () => `/logs?limit=${pct(numParam(r))}&limit=${pct(numParam(r))}&level=${pct(nastyString(r).slice(0, 200))}`,
@@ -1019,25 +1485,56 @@ function rawGarbage(r: Rng, ctx: FuzzCtx, host: string, auth: string | null): { 
     case 7:
       return { bytes: s(`GET /stats HTTP/1.1\r\n${h}${a}X-Fold: one\r\n two\r\n\r\n`), what: 'obs-fold header' };
     case 8:
-      return { bytes: s(`POST /logs HTTP/1.1\r\n${h}${a}Content-Type: application/json\r\nContent-Length: ${body.length}\r\nContent-Length: ${body.length + 5}\r\n\r\n${body}`), what: 'two different Content-Length' };
+      return {
+        bytes: s(
+          `POST /logs HTTP/1.1\r\n${h}${a}Content-Type: application/json\r\nContent-Length: ${body.length}\r\nContent-Length: ${body.length + 5}\r\n\r\n${body}`,
+        ),
+        what: 'two different Content-Length',
+      };
     case 9:
-      return { bytes: s(`POST /logs HTTP/1.1\r\n${h}${a}Content-Type: application/json\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`), what: 'Content-Length and chunked' };
+      return {
+        bytes: s(
+          `POST /logs HTTP/1.1\r\n${h}${a}Content-Type: application/json\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+        ),
+        what: 'Content-Length and chunked',
+      };
     case 10:
-      return { bytes: s(`POST /logs HTTP/1.1\r\n${h}${a}Content-Type: application/json\r\nContent-Length: ${r.pick(['-1', 'abc', '1e3', '99999999999999999999', ' 5', '0x10', ''])}\r\n\r\n${body}`), what: 'bad Content-Length' };
+      return {
+        bytes: s(
+          `POST /logs HTTP/1.1\r\n${h}${a}Content-Type: application/json\r\nContent-Length: ${r.pick(['-1', 'abc', '1e3', '99999999999999999999', ' 5', '0x10', ''])}\r\n\r\n${body}`,
+        ),
+        what: 'bad Content-Length',
+      };
     case 11:
-      return { bytes: s(`POST /logs HTTP/1.1\r\n${h}${a}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${r.pick(['zz', 'ffffffffffffffff', '-1', '1;ext=' + 'x'.repeat(10_000)])}\r\n${body}\r\n0\r\n\r\n`), what: 'bad chunk size' };
+      return {
+        bytes: s(
+          `POST /logs HTTP/1.1\r\n${h}${a}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${r.pick(['zz', 'ffffffffffffffff', '-1', '1;ext=' + 'x'.repeat(10_000)])}\r\n${body}\r\n0\r\n\r\n`,
+        ),
+        what: 'bad chunk size',
+      };
     case 12:
-      return { bytes: s(`POST /logs HTTP/1.1\r\n${h}${a}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`), what: 'two Transfer-Encodings' };
+      return {
+        bytes: s(
+          `POST /logs HTTP/1.1\r\n${h}${a}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+        ),
+        what: 'two Transfer-Encodings',
+      };
     case 13:
       return { bytes: s(`GET /st\u0000ats HTTP/1.1\r\n${h}${a}X-Nul: a\u0000b\r\n\r\n`), what: 'NUL bytes' };
     case 14:
       return { bytes: s(`GET /${'a'.repeat(r.pick([10_000, 100_000]))} HTTP/1.1\r\n${h}${a}\r\n`), what: 'very long request line' };
     case 15:
-      return { bytes: s(`GET /stats HTTP/1.1\r\n${h}${a}${Array.from({ length: r.pick([200, 2000]) }, (_, i) => `X-H${i}: ${i}\r\n`).join('')}\r\n`), what: 'many headers' };
+      return {
+        bytes: s(`GET /stats HTTP/1.1\r\n${h}${a}${Array.from({ length: r.pick([200, 2000]) }, (_, i) => `X-H${i}: ${i}\r\n`).join('')}\r\n`),
+        what: 'many headers',
+      };
     case 16:
       return { bytes: s(`GET /stats HTTP/1.1\r\n${h}${a}X-Big: ${'b'.repeat(r.pick([100_000, 1_000_000]))}\r\n\r\n`), what: 'huge header value' };
     case 17:
-      return { bytes: Buffer.concat([Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03]), r.bytes(200)]), what: 'TLS ClientHello bytes' };
+      return {
+        bytes: Buffer.concat([Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03]), r.bytes(200)]),
+        what: 'TLS ClientHello bytes',
+      };
     case 18:
       return { bytes: s('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), what: 'HTTP/2 preface' };
     case 19:
@@ -1045,7 +1542,10 @@ function rawGarbage(r: Rng, ctx: FuzzCtx, host: string, auth: string | null): { 
     case 20:
       return { bytes: s(`GET /stats HTTP/1.1\r\n${h}${a}\r\nGET /health HTTP/1.1\r\n${h}\r\nGARBAGE\r\n\r\n`), what: 'pipelined requests, then garbage' };
     default:
-      return { bytes: s(`POST /mcp HTTP/1.1\r\n${h}${a}Content-Type: application/json\r\nContent-Length: ${r.pick([10, 1000, 3 * MIB])}\r\n\r\n{"jsonrpc"`), what: 'body shorter than its Content-Length' };
+      return {
+        bytes: s(`POST /mcp HTTP/1.1\r\n${h}${a}Content-Type: application/json\r\nContent-Length: ${r.pick([10, 1000, 3 * MIB])}\r\n\r\n{"jsonrpc"`),
+        what: 'body shorter than its Content-Length',
+      };
   }
 }
 
@@ -1200,7 +1700,8 @@ export function generateCase(r: Rng, ctx: FuzzCtx, index: number): Case {
       if (r.chance(0.1)) c.headers.push(['Mcp-Protocol-Version', r.pick(['2025-11-25', '1999-01-01', 'x'.repeat(300), ''])]);
       if (which === 'post') {
         c.method = 'POST';
-        if (r.chance(0.85)) c.headers.push(['Accept', r.pick(['application/json, text/event-stream', 'application/json', 'text/event-stream', '*/*', 'text/html'])]);
+        if (r.chance(0.85))
+          c.headers.push(['Accept', r.pick(['application/json, text/event-stream', 'application/json', 'text/event-stream', '*/*', 'text/html'])]);
         const m = mcpMessage(r, ctx, index);
         c.notes.push(m.what);
         c.route = `POST /mcp (${m.what.split(' ')[0]})`;
@@ -1222,7 +1723,11 @@ export function generateCase(r: Rng, ctx: FuzzCtx, index: number): Case {
       c.mode = 'sse';
       c.route = 'GET /events';
       const params: Array<[string, string]> = [];
-      if (r.chance(0.5)) params.push(['types', r.pick(['', 'session-created,session-closed', '*', ',,,', 'mcp-confirm', nastyString(r).slice(0, r.chance(0.9) ? 1000 : 100_000)])]);
+      if (r.chance(0.5))
+        params.push([
+          'types',
+          r.pick(['', 'session-created,session-closed', '*', ',,,', 'mcp-confirm', nastyString(r).slice(0, r.chance(0.9) ? 1000 : 100_000)]),
+        ]);
       if (r.chance(0.5)) params.push(['stream_id', r.pick([ctx.eventStreamId, `fz-sse-${r.hex(6)}`, '', nastyString(r).slice(0, 5000)])]);
       c.path = `/events${query(params)}`;
       if (r.chance(0.2)) c.headers.push(['Last-Event-ID', r.pick(['0', '-1', 'abc', '9'.repeat(100), ''])]);
@@ -1249,18 +1754,33 @@ export function generateCase(r: Rng, ctx: FuzzCtx, index: number): Case {
       ]);
       c.headers.push(['Upgrade', variant === 'no-upgrade' ? 'h2c' : r.pick(['websocket', 'websocket', 'WebSocket'])]);
       c.headers.push(['Connection', 'Upgrade']);
-      if (variant !== 'no-key') c.headers.push(['Sec-WebSocket-Key', variant === 'bad-key' ? r.pick(['', 'short', 'x'.repeat(1000), '!!!!']) : Buffer.from(r.hex(32), 'hex').toString('base64')]);
+      if (variant !== 'no-key')
+        c.headers.push([
+          'Sec-WebSocket-Key',
+          variant === 'bad-key' ? r.pick(['', 'short', 'x'.repeat(1000), '!!!!']) : Buffer.from(r.hex(32), 'hex').toString('base64'),
+        ]);
       c.headers.push(['Sec-WebSocket-Version', variant === 'bad-version' ? r.pick(['8', '14', 'x', '']) : '13']);
-      if (variant === 'extensions') c.headers.push(['Sec-WebSocket-Extensions', r.pick(['permessage-deflate', 'permessage-deflate; client_max_window_bits', 'x-fuzz'])]);
+      if (variant === 'extensions')
+        c.headers.push(['Sec-WebSocket-Extensions', r.pick(['permessage-deflate', 'permessage-deflate; client_max_window_bits', 'x-fuzz'])]);
       if (r.chance(0.2)) c.headers.push(['Sec-WebSocket-Protocol', r.pick(['chat', 'x'.repeat(500), ',,,'])]);
       c.ws = wsPlan(r, t);
       c.timeoutMs = 10_000;
-      c.notes.push(`${c.ws.frames.length} frame(s): ${c.ws.frames.map((f) => `op${f.opcode}${f.fin === false ? ' nofin' : ''}${f.rsv ? ' rsv' + f.rsv : ''}${f.masked === false ? ' unmasked' : ''}${f.claimLength !== undefined ? ' claims ' + f.claimLength : ''} ${f.payload.length}B`).join(', ')}`);
+      c.notes.push(
+        `${c.ws.frames.length} frame(s): ${c.ws.frames.map((f) => `op${f.opcode}${f.fin === false ? ' nofin' : ''}${f.rsv ? ' rsv' + f.rsv : ''}${f.masked === false ? ' unmasked' : ''}${f.claimLength !== undefined ? ' claims ' + f.claimLength : ''} ${f.payload.length}B`).join(', ')}`,
+      );
       if (variant !== 'good') c.notes.push(`upgrade: ${variant}`);
       break;
     }
     case 'method': {
-      const base = r.chance(0.5) ? bodyRoute(r, ctx) : r.pick([{ route: 'GET /health', path: '/health' }, { route: 'GET /sessions', path: '/sessions' }, { route: 'GET /mcp/status', path: '/mcp/status' }, { route: 'GET /events', path: '/events' }, { route: 'unknown path', path: '/fz-nowhere' }]);
+      const base = r.chance(0.5)
+        ? bodyRoute(r, ctx)
+        : r.pick([
+            { route: 'GET /health', path: '/health' },
+            { route: 'GET /sessions', path: '/sessions' },
+            { route: 'GET /mcp/status', path: '/mcp/status' },
+            { route: 'GET /events', path: '/events' },
+            { route: 'unknown path', path: '/fz-nowhere' },
+          ]);
       c.method = r.pick(ODD_METHODS);
       c.route = `${c.method.length > 20 ? c.method.slice(0, 8) + '…' : c.method} ${base.route.split(' ').slice(1).join(' ') || base.path}`;
       c.path = base.path;
@@ -1279,7 +1799,13 @@ export function generateCase(r: Rng, ctx: FuzzCtx, index: number): Case {
       c.method = base.method;
       c.route = base.route;
       c.path = base.path;
-      if (base.method !== 'GET') json = base.route === 'POST /mcp' ? jsonBody(obj({ jsonrpc: '2.0', id: index, method: 'tools/list' })) : base.route.includes('/write') ? obj({ data: 'echo fuzz' }) : obj({ level: 'info', source: 'fuzz', message: 'headers' });
+      if (base.method !== 'GET')
+        json =
+          base.route === 'POST /mcp'
+            ? jsonBody(obj({ jsonrpc: '2.0', id: index, method: 'tools/list' }))
+            : base.route.includes('/write')
+              ? obj({ data: 'echo fuzz' })
+              : obj({ level: 'info', source: 'fuzz', message: 'headers' });
       const v = r.int(0, 11);
       const before = c.headers.length;
       switch (v) {
@@ -1292,11 +1818,23 @@ export function generateCase(r: Rng, ctx: FuzzCtx, index: number): Case {
           c.notes.push('many headers');
           break;
         case 2:
-          contentType = r.pick(['application/json; charset=utf-16', 'application/json;;;', 'APPLICATION/JSON', 'application/json, text/plain', 'application/vnd.api+json', 'application/jsonx', '', 'application/x-ndjson']);
+          contentType = r.pick([
+            'application/json; charset=utf-16',
+            'application/json;;;',
+            'APPLICATION/JSON',
+            'application/json, text/plain',
+            'application/vnd.api+json',
+            'application/jsonx',
+            '',
+            'application/x-ndjson',
+          ]);
           c.notes.push(`content-type ${JSON.stringify(contentType)}`);
           break;
         case 3:
-          c.headers.push(['Accept-Encoding', r.pick(['gzip', 'br', 'deflate', 'gzip, br', '*', 'identity;q=0', 'x-fuzz', 'gzip;q=abc', 'br;q=1, gzip;q=1, deflate;q=1'])]);
+          c.headers.push([
+            'Accept-Encoding',
+            r.pick(['gzip', 'br', 'deflate', 'gzip, br', '*', 'identity;q=0', 'x-fuzz', 'gzip;q=abc', 'br;q=1, gzip;q=1, deflate;q=1']),
+          ]);
           break;
         case 4:
           c.headers.push(['Expect', r.pick(['100-continue', 'x-fuzz'])]);
@@ -1326,7 +1864,13 @@ export function generateCase(r: Rng, ctx: FuzzCtx, index: number): Case {
           c.headers.push(['Connection', r.pick(['keep-alive', 'Upgrade', 'close, Upgrade', 'x'])]);
       }
       // The variant names the case's shape (the first note), for grouping findings.
-      if (c.notes.length === 0) c.notes.push(c.headers.slice(before).map(([k, val]) => `${k}: ${val.slice(0, 40)}`).join(', ') || `variant ${v}`);
+      if (c.notes.length === 0)
+        c.notes.push(
+          c.headers
+            .slice(before)
+            .map(([k, val]) => `${k}: ${val.slice(0, 40)}`)
+            .join(', ') || `variant ${v}`,
+        );
       break;
     }
     case 'oversize': {
@@ -1340,7 +1884,12 @@ export function generateCase(r: Rng, ctx: FuzzCtx, index: number): Case {
         shape === 0
           ? Buffer.from(toJson(obj({ data: 'A'.repeat(size), message: 'A', level: 'info', source: 'fuzz' })), 'utf8')
           : shape === 1
-            ? Buffer.from(toJson(obj({ jsonrpc: '2.0', id: index, method: 'tools/call', params: obj({ name: 'mock__echo', arguments: obj({ text: 'é'.repeat(size / 2) }) }) })), 'utf8')
+            ? Buffer.from(
+                toJson(
+                  obj({ jsonrpc: '2.0', id: index, method: 'tools/call', params: obj({ name: 'mock__echo', arguments: obj({ text: 'é'.repeat(size / 2) }) }) }),
+                ),
+                'utf8',
+              )
             : shape === 2
               ? Buffer.alloc(size, 0x7b)
               : Buffer.from('[' + '0,'.repeat(size / 2) + '0]', 'utf8');

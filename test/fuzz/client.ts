@@ -162,7 +162,11 @@ function readFrames(buf: Buffer, out: WsOutcome): Buffer {
     out.framesIn++;
     if (opcode === 0x8) {
       if (len >= 2) out.closeCode = buf.readUInt16BE(at);
-      if (len > 2) out.closeReason = buf.subarray(at + 2, at + len).toString('utf8').slice(0, 200);
+      if (len > 2)
+        out.closeReason = buf
+          .subarray(at + 2, at + len)
+          .toString('utf8')
+          .slice(0, 200);
     }
     pos = at + len;
   }
@@ -196,7 +200,14 @@ export function send(target: Target, request: Buffer[], opts: SendOptions): Prom
     };
     const timer = setTimeout(() => {
       if (wsDone) return; // the WebSocket plan has its own clock
-      if (head) finish({ kind: 'timeout', status: head.status, headers: head.headers, body: buf.subarray(bodyStart), note: 'answer head arrived, body did not complete' });
+      if (head)
+        finish({
+          kind: 'timeout',
+          status: head.status,
+          headers: head.headers,
+          body: buf.subarray(bodyStart),
+          note: 'answer head arrived, body did not complete',
+        });
       else finish({ kind: 'timeout', status: 0, headers: {}, body: Buffer.alloc(0) });
     }, opts.timeoutMs);
 
@@ -232,7 +243,11 @@ export function send(target: Target, request: Buffer[], opts: SendOptions): Prom
       if (opts.head || h.status === 204 || h.status === 304 || h.status === 101) return complete(Buffer.alloc(0));
       const rest = buf.subarray(bodyStart);
       if (h.status === 200 && (h.headers['content-type'] ?? '').includes('text/event-stream')) {
-        if (!sseTimer) sseTimer = setTimeout(() => finish({ kind: 'answer', status: 200, headers: h.headers, body: buf.subarray(bodyStart), stream: true }), opts.sseReadMs ?? 150);
+        if (!sseTimer)
+          sseTimer = setTimeout(
+            () => finish({ kind: 'answer', status: 200, headers: h.headers, body: buf.subarray(bodyStart), stream: true }),
+            opts.sseReadMs ?? 150,
+          );
         return;
       }
       if ((h.headers['transfer-encoding'] ?? '').toLowerCase().includes('chunked')) {
@@ -269,7 +284,13 @@ export function send(target: Target, request: Buffer[], opts: SendOptions): Prom
         tryParse();
         if (settled) return;
         const why = buf.length > 0 ? 'closed after a partial answer head' : 'connection closed with no answer';
-        return finish({ kind: connected ? 'dropped' : 'error', status: 0, headers: {}, body: buf, note: writeError ? `${why} (${writeError}: the server closed while the request was still being sent)` : why });
+        return finish({
+          kind: connected ? 'dropped' : 'error',
+          status: 0,
+          headers: {},
+          body: buf,
+          note: writeError ? `${why} (${writeError}: the server closed while the request was still being sent)` : why,
+        });
       }
       const rest = buf.subarray(bodyStart);
       if (sseTimer) return finish({ kind: 'answer', status: head.status, headers: head.headers, body: rest, stream: true });

@@ -127,8 +127,26 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
         stderrTail: stderr.slice(-3000),
       });
       const first = [...inFlight.values()][0] ?? recent[recent.length - 1];
-      if (first) findings.add('crash', 'crash', first.route, 0, `tuicd exited code ${exit.code} signal ${exit.signal}`, { index: first.index, request: describeRequest(first), answer: `tuicd exited (code ${exit.code}, signal ${exit.signal})`, notes: first.notes }, examples);
-      else findings.add('crash', 'crash', '(between cases)', 0, `tuicd exited code ${exit.code} signal ${exit.signal}`, { index: -1, request: '', answer: '', notes: [] }, examples);
+      if (first)
+        findings.add(
+          'crash',
+          'crash',
+          first.route,
+          0,
+          `tuicd exited code ${exit.code} signal ${exit.signal}`,
+          { index: first.index, request: describeRequest(first), answer: `tuicd exited (code ${exit.code}, signal ${exit.signal})`, notes: first.notes },
+          examples,
+        );
+      else
+        findings.add(
+          'crash',
+          'crash',
+          '(between cases)',
+          0,
+          `tuicd exited code ${exit.code} signal ${exit.signal}`,
+          { index: -1, request: '', answer: '', notes: [] },
+          examples,
+        );
       log(`CRASH: tuicd exited (code ${exit.code}, signal ${exit.signal}) after ${sent} cases; in flight: ${[...inFlight.keys()].join(', ') || 'none'}`);
       harnessRequests += target.harnessRequests;
       tcpRestores += target.tcpRestores;
@@ -154,7 +172,15 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     if (a.kind === 'timeout' && c.mayBlock) expectedTimeouts++;
     for (const f of judge(c, a, engine)) {
       const message = f.kind === 'no-answer' || f.kind === 'hang' ? f.detail : `${f.detail} ${normalizeMessage(a.body.toString('utf8'))}`.trim();
-      findings.add(f.kind, groupKey(f.kind, c), c.route, a.status, message, { index: c.index, request: describeRequest(c), answer: describeAnswer(a), notes: c.notes }, examples);
+      findings.add(
+        f.kind,
+        groupKey(f.kind, c),
+        c.route,
+        a.status,
+        message,
+        { index: c.index, request: describeRequest(c), answer: describeAnswer(a), notes: c.notes },
+        examples,
+      );
     }
   };
 
@@ -185,7 +211,8 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
         continue;
       }
       if (opts.verbose && a.kind === 'error') log(`case #${index} ${c.listener} could not connect: ${a.note ?? ''}`);
-      if (opts.verbose && a.ms > (process.env.FUZZ_SLOW_MS ? Number(process.env.FUZZ_SLOW_MS) : 1000)) log(`slow case #${index} ${c.family} ${c.route}: ${a.kind} ${a.status} after ${a.ms} ms`);
+      if (opts.verbose && a.ms > (process.env.FUZZ_SLOW_MS ? Number(process.env.FUZZ_SLOW_MS) : 1000))
+        log(`slow case #${index} ${c.family} ${c.route}: ${a.kind} ${a.status} after ${a.ms} ms`);
       // A failure to answer because tuicd died is the crash's finding, not this case's.
       if (a.kind !== 'answer' && a.kind !== 'timeout') await new Promise((r) => setTimeout(r, 50));
       if (myEpoch !== epoch || target.exit) {
@@ -197,7 +224,8 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
         continue;
       }
       record(c, a);
-      if (sent % 500 === 0 && sent !== lastProgress && (lastProgress = sent)) log(`${sent} cases, ${findings.total} findings, ${Math.round((Date.now() - started) / 1000)} s`);
+      if (sent % 500 === 0 && sent !== lastProgress && (lastProgress = sent))
+        log(`${sent} cases, ${findings.total} findings, ${Math.round((Date.now() - started) / 1000)} s`);
     }
   };
 
@@ -246,7 +274,15 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
     finalExitCode = stopped.exitCode;
     leftovers = stopped.leftovers;
     if (target.exit === null && finalExitCode !== 0) {
-      findings.add('crash', 'shutdown', '(shutdown)', 0, `tuicd exited ${finalExitCode} on SIGTERM`, { index: -1, request: 'SIGTERM at the end of the run', answer: target.tuicd.stderr.slice(-500), notes: [] }, examples);
+      findings.add(
+        'crash',
+        'shutdown',
+        '(shutdown)',
+        0,
+        `tuicd exited ${finalExitCode} on SIGTERM`,
+        { index: -1, request: 'SIGTERM at the end of the run', answer: target.tuicd.stderr.slice(-500), notes: [] },
+        examples,
+      );
     }
   }
 
@@ -291,9 +327,20 @@ export function formatReport(r: FuzzReport, opts: { maxGroups?: number } = {}): 
   const f = r.findings;
   L.push(`tuicd fuzz: seed ${r.seed}, http engine ${r.engine}, ${(r.elapsedMs / 1000).toFixed(1)} s`);
   L.push(`  requests sent:            ${r.sent} (plus ${r.harnessRequests} harness requests)`);
-  if (r.tcpRestores > 0) L.push(`  TCP listener restored:    ${r.tcpRestores}× (a fuzzed config save turned it off or moved it; TCP cases meanwhile could not connect)`);
-  L.push(`  by family:                ${Object.entries(r.byFamily).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`);
-  L.push(`  answers:                  ${Object.entries(r.byStatus).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k}×${v}`).join(' ')}`);
+  if (r.tcpRestores > 0)
+    L.push(`  TCP listener restored:    ${r.tcpRestores}× (a fuzzed config save turned it off or moved it; TCP cases meanwhile could not connect)`);
+  L.push(
+    `  by family:                ${Object.entries(r.byFamily)
+      .sort()
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+  );
+  L.push(
+    `  answers:                  ${Object.entries(r.byStatus)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `${k}×${v}`)
+      .join(' ')}`,
+  );
   L.push(`  crashes (tuicd exited):   ${f.count('crash')}`);
   L.push(`  5xx answers:              ${f.count('5xx')}`);
   L.push(`  non-JSON error answers:   ${f.count('non-json-error')}`);

@@ -25,7 +25,13 @@ const MOCK_UPSTREAM = new URL('../fixtures/upstreams/mockUpstream.js', import.me
 const USERNAME = 'u';
 const SLOT_KINDS: ReadonlyArray<Slot['kind']> = ['sh', 'sh', 'cat', 'cat'];
 /** The config keys a fuzzed save may change that the harness puts back (so later cases still reach /mcp, the session tool, …). */
-const CONFIG_BASELINE = { mcp_server_enabled: true, collapse_tools: false, progress_tracking: true, disabled_native_tools: ['config', 'debug'], shell: null } as const;
+const CONFIG_BASELINE = {
+  mcp_server_enabled: true,
+  collapse_tools: false,
+  progress_tracking: true,
+  disabled_native_tools: ['config', 'debug'],
+  shell: null,
+} as const;
 /** Slots are replaced by fresh sessions this often, so a clogged input line never lasts. */
 const SLOT_RECYCLE_MS = 30_000;
 
@@ -130,7 +136,12 @@ export class FuzzTarget {
   /** Times a fuzzed save turned the TCP listener off (or moved it) and the harness put it back. */
   tcpRestores = 0;
 
-  private constructor(private readonly opts: TargetOptions, root: string, ctx: FuzzCtx, private readonly servicesBaseline: object) {
+  private constructor(
+    private readonly opts: TargetOptions,
+    root: string,
+    ctx: FuzzCtx,
+    private readonly servicesBaseline: object,
+  ) {
     this.root = root;
     this.ctx = ctx;
   }
@@ -226,11 +237,25 @@ export class FuzzTarget {
 
   private async setup(): Promise<void> {
     if (this.ctx.tcpPort !== null) {
-      const a = await send({ port: this.ctx.tcpPort }, [Buffer.from(`GET /stats HTTP/1.1\r\nHost: 127.0.0.1:${this.ctx.tcpPort}\r\nAuthorization: ${this.ctx.authHeader}\r\nConnection: close\r\n\r\n`)], { timeoutMs: 15_000, head: false });
+      const a = await send(
+        { port: this.ctx.tcpPort },
+        [Buffer.from(`GET /stats HTTP/1.1\r\nHost: 127.0.0.1:${this.ctx.tcpPort}\r\nAuthorization: ${this.ctx.authHeader}\r\nConnection: close\r\n\r\n`)],
+        { timeoutMs: 15_000, head: false },
+      );
       if (a.status !== 200) throw new Error(`TCP listener refused the fuzzer's own credentials: ${a.status} ${a.body.toString('utf8').slice(0, 200)}`);
     }
     await this.ensureSlots(true);
-    const init = await this.call('POST', '/mcp', { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'tuicd-fuzz', version: '1' } } }, { Accept: 'application/json, text/event-stream' });
+    const init = await this.call(
+      'POST',
+      '/mcp',
+      {
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'tuicd-fuzz', version: '1' } },
+      },
+      { Accept: 'application/json, text/event-stream' },
+    );
     this.ctx.mcpSessionId = init.headers['mcp-session-id'] ?? '';
     if (!this.ctx.mcpSessionId) throw new Error(`initialize minted no Mcp-Session-Id: ${init.status} ${init.body.toString('utf8').slice(0, 200)}`);
     this.stream = new HeldStream(this.socket, `/events?stream_id=${this.ctx.eventStreamId}`);
@@ -305,7 +330,11 @@ export class FuzzTarget {
 
   private async probeTcp(port: number): Promise<boolean> {
     this.harnessRequests++;
-    const a = await send({ port }, [Buffer.from(`GET /stats HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: ${this.ctx.authHeader}\r\nConnection: close\r\n\r\n`)], { timeoutMs: 5_000, head: false });
+    const a = await send(
+      { port },
+      [Buffer.from(`GET /stats HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: ${this.ctx.authHeader}\r\nConnection: close\r\n\r\n`)],
+      { timeoutMs: 5_000, head: false },
+    );
     return a.status === 200;
   }
 

@@ -25,7 +25,8 @@ export const KIND_TITLES: Record<FindingKind, string> = {
   '5xx': '5xx answers',
   'non-json-error': 'non-JSON error answers (4xx/5xx whose body is not JSON)',
   'no-answer': 'no answer (connection closed before any HTTP answer)',
-  'parser-drop': "dropped by uWS 20.30's HTTP parser before any handler (known, not failing: a method outside the standard nine, no Host, a Transfer-Encoding other than chunked, over 50 headers, a header block over 4 KiB, a target not starting with /)",
+  'parser-drop':
+    "dropped by uWS 20.30's HTTP parser before any handler (known, not failing: a method outside the standard nine, no Host, a Transfer-Encoding other than chunked, over 50 headers, a header block over 4 KiB, a target not starting with /)",
   hang: 'hangs (no answer in time to a request that should answer at once)',
   truncated: 'truncated answers (closed mid-body)',
   'huge-error-body': 'huge error bodies (4xx/5xx over 8 KiB: input echoed back)',
@@ -36,7 +37,21 @@ export const KIND_TITLES: Record<FindingKind, string> = {
   'mcp-internal-error': "MCP internal errors (JSON-RPC -32603, or a tool result \"Tool '…' failed\": an unexpected exception, MCP's 5xx)",
 };
 
-export const KIND_ORDER: FindingKind[] = ['crash', '5xx', 'non-json-error', 'no-answer', 'parser-drop', 'hang', 'truncated', 'huge-error-body', 'cross-site-accepted', 'auth-bypass', 'simple-content-type-accepted', 'ws-internal-error', 'mcp-internal-error'];
+export const KIND_ORDER: FindingKind[] = [
+  'crash',
+  '5xx',
+  'non-json-error',
+  'no-answer',
+  'parser-drop',
+  'hang',
+  'truncated',
+  'huge-error-body',
+  'cross-site-accepted',
+  'auth-bypass',
+  'simple-content-type-accepted',
+  'ws-internal-error',
+  'mcp-internal-error',
+];
 
 export const HUGE_ERROR_BYTES = 8 * 1024;
 
@@ -110,22 +125,30 @@ export function judge(c: Case, a: Answer, engine = 'uws'): Finding[] {
     return out;
   }
   if (a.kind === 'timeout') {
-    if (!c.mayBlock && !(a.status === 101)) out.push({ kind: 'hang', detail: a.status ? `head ${a.status}, body incomplete after ${a.ms} ms` : `no answer in ${Math.round(a.ms / 1000)} s` });
+    if (!c.mayBlock && !(a.status === 101))
+      out.push({ kind: 'hang', detail: a.status ? `head ${a.status}, body incomplete after ${a.ms} ms` : `no answer in ${Math.round(a.ms / 1000)} s` });
     return out;
   }
   if (a.kind === 'truncated') out.push({ kind: 'truncated', detail: `${a.status}: ${a.note ?? ''}` });
   const s = a.status;
   if (s >= 500) out.push({ kind: '5xx', detail: `${s}` });
   if (s >= 400 && c.method !== 'HEAD') {
-    if (!isJson(a)) out.push({ kind: 'non-json-error', detail: `${s} content-type ${JSON.stringify(a.headers['content-type'] ?? null)}${a.note ? `, ${a.note}` : ''}` });
+    if (!isJson(a))
+      out.push({ kind: 'non-json-error', detail: `${s} content-type ${JSON.stringify(a.headers['content-type'] ?? null)}${a.note ? `, ${a.note}` : ''}` });
     const size = a.body.length - echoedIdBytes(a);
     if (size > HUGE_ERROR_BYTES) out.push({ kind: 'huge-error-body', detail: `${s}, ${a.body.length} bytes` });
   }
   if (c.listener === 'tcp') {
     const accepted = (s >= 200 && s < 400) || s === 101;
-    if (c.crossSite && accepted) out.push({ kind: 'cross-site-accepted', detail: `${c.crossSite} → ${s}${a.headers['access-control-allow-origin'] ? `, Access-Control-Allow-Origin: ${a.headers['access-control-allow-origin']}` : ''}` });
-    if (c.badAuth && !c.publicRoute && !isHealthBody(a) && c.method !== 'OPTIONS' && ((s >= 200 && s < 300) || s === 101)) out.push({ kind: 'auth-bypass', detail: `${c.badAuth} → ${s}` });
-    if (c.textPlain && s >= 200 && s < 300) out.push({ kind: 'simple-content-type-accepted', detail: `${c.headers.find(([k]) => k === 'Content-Type')?.[1] ?? ''} → ${s}` });
+    if (c.crossSite && accepted)
+      out.push({
+        kind: 'cross-site-accepted',
+        detail: `${c.crossSite} → ${s}${a.headers['access-control-allow-origin'] ? `, Access-Control-Allow-Origin: ${a.headers['access-control-allow-origin']}` : ''}`,
+      });
+    if (c.badAuth && !c.publicRoute && !isHealthBody(a) && c.method !== 'OPTIONS' && ((s >= 200 && s < 300) || s === 101))
+      out.push({ kind: 'auth-bypass', detail: `${c.badAuth} → ${s}` });
+    if (c.textPlain && s >= 200 && s < 300)
+      out.push({ kind: 'simple-content-type-accepted', detail: `${c.headers.find(([k]) => k === 'Content-Type')?.[1] ?? ''} → ${s}` });
   }
   if (c.path === '/mcp' && c.method === 'POST' && s < 500) {
     const text = a.body.toString('utf8');
@@ -145,7 +168,14 @@ export function normalizeMessage(text: string): string {
     if (parsed && typeof parsed === 'object') {
       const p = parsed as { error?: unknown; message?: unknown };
       const e = p.error;
-      msg = typeof e === 'string' ? e : e && typeof e === 'object' && typeof (e as { message?: unknown }).message === 'string' ? (e as { message: string }).message : typeof p.message === 'string' ? p.message : text;
+      msg =
+        typeof e === 'string'
+          ? e
+          : e && typeof e === 'object' && typeof (e as { message?: unknown }).message === 'string'
+            ? (e as { message: string }).message
+            : typeof p.message === 'string'
+              ? p.message
+              : text;
     }
   } catch {
     // not JSON: use the text
@@ -180,7 +210,8 @@ export function describeRequest(c: Case): string {
 }
 
 export function describeAnswer(a: Answer): string {
-  if (a.kind !== 'answer') return `${a.kind}${a.status ? ` (status ${a.status})` : ''}${a.note ? `: ${a.note}` : ''}${a.body.length ? ` ${excerpt(a.body, 200)}` : ''} after ${a.ms} ms`;
+  if (a.kind !== 'answer')
+    return `${a.kind}${a.status ? ` (status ${a.status})` : ''}${a.note ? `: ${a.note}` : ''}${a.body.length ? ` ${excerpt(a.body, 200)}` : ''} after ${a.ms} ms`;
   const ws = a.ws ? ` ws: ${a.ws.framesIn} frames in, close ${a.ws.closeCode ?? 'none'}${a.ws.closedByServer ? ' (server closed)' : ''}` : '';
   return `${a.status} ${a.headers['content-type'] ?? '(no content-type)'} ${excerpt(a.body, 300)}${ws} in ${a.ms} ms`;
 }
@@ -217,7 +248,14 @@ export function shapeOf(c: Case): string {
     case 'path':
       return 'odd path';
     case 'headers':
-      return `header case: ${c.notes[0] ?? c.headers.filter(([k]) => !['Host', 'Authorization', 'Content-Type'].includes(k)).map(([k]) => k).slice(0, 2).join(', ')}`;
+      return `header case: ${
+        c.notes[0] ??
+        c.headers
+          .filter(([k]) => !['Host', 'Authorization', 'Content-Type'].includes(k))
+          .map(([k]) => k)
+          .slice(0, 2)
+          .join(', ')
+      }`;
     case 'raw':
       return c.route;
     default:

@@ -9,7 +9,8 @@
  */
 import { formatReport, runFuzz } from './fuzzer.js';
 
-const USAGE = 'usage: node dist/test/fuzz/run.js [--seed N] [--requests N] [--seconds N] [--concurrency N] [--engine uws|node] [--no-tcp] [--replay I,J,...] [--examples N] [--groups N] [--verbose]';
+const USAGE =
+  'usage: node dist/test/fuzz/run.js [--seed N] [--requests N] [--seconds N] [--concurrency N] [--engine uws|node] [--no-tcp] [--replay I,J,...] [--examples N] [--groups N] [--verbose]';
 
 function parseArgs(argv: string[]): Record<string, string | true> {
   const out: Record<string, string | true> = {};
@@ -63,7 +64,9 @@ async function main(): Promise<number> {
   }
   const groups = int(args['groups'], 'groups', 60, 1);
   const startedAt = new Date().toISOString();
-  console.log(`fuzzing tuicd: seed ${opts.seed}, up to ${opts.replay ? `${opts.replay.length} replayed` : opts.requests} cases or ${opts.seconds} s, concurrency ${opts.concurrency} (${startedAt})`);
+  console.log(
+    `fuzzing tuicd: seed ${opts.seed}, up to ${opts.replay ? `${opts.replay.length} replayed` : opts.requests} cases or ${opts.seconds} s, concurrency ${opts.concurrency} (${startedAt})`,
+  );
   const report = await runFuzz({ ...opts, log: (line) => console.log(`  ${line}`) });
   console.log('');
   console.log(formatReport(report, { maxGroups: groups }));

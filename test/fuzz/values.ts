@@ -236,18 +236,57 @@ export function safeTypedText(r: Rng): string {
 
 /** Anything at all, for `cat` sessions only (they just echo it). Never 0x1c (SIGQUIT: a core dump). */
 export function anyTypedText(r: Rng): string {
-  return r.weighted<() => string>([
-    [5, () => randomCodeUnits(r, r.int(1, 200))],
-    [2, () => nastyString(r)],
-    [1, () => 'line one\nline two\r\n\u0003\u0004\u001a'],
-  ])().replace(/\u001c/g, '');
+  return r
+    .weighted<() => string>([
+      [5, () => randomCodeUnits(r, r.int(1, 200))],
+      [2, () => nastyString(r)],
+      [1, () => 'line one\nline two\r\n\u0003\u0004\u001a'],
+    ])()
+    .replace(/\u001c/g, '');
 }
 
 // ---------------------------------------------------------------------------------------------
 // Numbers and values
 
-const NUMBERS: readonly number[] = [0, -0, 1, -1, 2, 24, 80, 500, 501, 1000, 65535, 65536, 1.5, -1.5, 0.1, 2 ** 31 - 1, 2 ** 31, 2 ** 32, -(2 ** 31), Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER + 2, -Number.MAX_SAFE_INTEGER, 1e21, 1e308, -1e308, 5e-324, Number.MAX_VALUE];
-const RAW_NUMBERS: readonly string[] = ['1e999', '-1e999', '9'.repeat(400), '-0', '0.0000000000000000000000000001', '1E2', '1e-7', '123456789012345678901234567890'];
+const NUMBERS: readonly number[] = [
+  0,
+  -0,
+  1,
+  -1,
+  2,
+  24,
+  80,
+  500,
+  501,
+  1000,
+  65535,
+  65536,
+  1.5,
+  -1.5,
+  0.1,
+  2 ** 31 - 1,
+  2 ** 31,
+  2 ** 32,
+  -(2 ** 31),
+  Number.MAX_SAFE_INTEGER,
+  Number.MAX_SAFE_INTEGER + 2,
+  -Number.MAX_SAFE_INTEGER,
+  1e21,
+  1e308,
+  -1e308,
+  5e-324,
+  Number.MAX_VALUE,
+];
+const RAW_NUMBERS: readonly string[] = [
+  '1e999',
+  '-1e999',
+  '9'.repeat(400),
+  '-0',
+  '0.0000000000000000000000000001',
+  '1E2',
+  '1e-7',
+  '123456789012345678901234567890',
+];
 
 export function nastyNumber(r: Rng): J {
   if (r.chance(0.2)) return raw(r.pick(RAW_NUMBERS));

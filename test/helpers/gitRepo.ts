@@ -25,7 +25,8 @@ export function gitSandbox(): GitSandbox {
   const globalConfig = join(root, '.gitconfig-global');
   writeFileSync(globalConfig, '');
   const env = { GIT_CONFIG_GLOBAL: globalConfig, GIT_CONFIG_NOSYSTEM: '1' };
-  const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: { ...process.env, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const git = (cwd: string, ...args: string[]) =>
+    execFileSync('git', args, { cwd, env: { ...process.env, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   const write = (repo: string, files: Record<string, string>) => {
     for (const [rel, content] of Object.entries(files)) {
       mkdirSync(dirname(join(repo, rel)), { recursive: true });

@@ -16,7 +16,14 @@ export function startHubHost(t: TestContext, extra: Partial<McpHubHostOptions> =
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown) => void unhandled.push(reason);
   process.on('unhandledRejection', onUnhandled);
-  const host = new McpHubHost({ version: 'test', bus, log: { info: push, warn: push, error: push }, credential: async () => null, ownPort: () => null, ...extra });
+  const host = new McpHubHost({
+    version: 'test',
+    bus,
+    log: { info: push, warn: push, error: push },
+    credential: async () => null,
+    ownPort: () => null,
+    ...extra,
+  });
   t.after(async () => {
     await host.stop();
     bus.dispose();

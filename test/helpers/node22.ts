@@ -28,11 +28,15 @@ export const NODE22 = nodeBinaryPath(22);
 export function nodeBinary(major: NodeMajor): string {
   let path: string;
   try {
-    path = execFileSync(process.execPath, [`${REPO_ROOT}scripts/ensureNode.mjs`, String(major)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+    path = execFileSync(process.execPath, [`${REPO_ROOT}scripts/ensureNode.mjs`, String(major)], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }).trim();
   } catch (err) {
     throw new Error(`Node ${major} binary missing at ${nodeBinaryPath(major)} and scripts/ensureNode.mjs could not install it: ${(err as Error).message}`);
   }
-  if (path !== nodeBinaryPath(major) || !existsSync(path)) throw new Error(`scripts/ensureNode.mjs ${major} printed '${path}', expected ${nodeBinaryPath(major)}`);
+  if (path !== nodeBinaryPath(major) || !existsSync(path))
+    throw new Error(`scripts/ensureNode.mjs ${major} printed '${path}', expected ${nodeBinaryPath(major)}`);
   return path;
 }
 

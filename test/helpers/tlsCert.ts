@@ -30,7 +30,25 @@ export class CertDir {
     const keyPath = join(this.dir, `${name}-key.pem`);
     execFileSync(
       'openssl',
-      ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-days', '1', '-keyout', keyPath, '-out', certPath],
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1,DNS:localhost',
+        '-days',
+        '1',
+        '-keyout',
+        keyPath,
+        '-out',
+        certPath,
+      ],
       { stdio: 'ignore' },
     );
     return { certPath, keyPath, cert: readFileSync(certPath) };
@@ -42,7 +60,14 @@ export class CertDir {
 }
 
 /** HTTPS on 127.0.0.1:`port`, trusting `cert` only. */
-export function httpsRequest(cert: Buffer, port: number, method: string, path: string, body?: string | Buffer, headers: Record<string, string> = {}): Promise<HttpAnswer> {
+export function httpsRequest(
+  cert: Buffer,
+  port: number,
+  method: string,
+  path: string,
+  body?: string | Buffer,
+  headers: Record<string, string> = {},
+): Promise<HttpAnswer> {
   const opts: RequestOptions = { host: '127.0.0.1', port, method, path, headers, ca: cert };
   return httpRequest(opts, body, httpsRequestFn as typeof httpRequestFn);
 }

@@ -79,9 +79,16 @@ export class Tuicd {
    * Runs tuicd expecting it to fail to start; resolves with its exit code and output. It gets a HOME of
    * its own (removed after) and HISTFILE=/dev/null, as in start(); `env` may override either.
    */
-  static async runToExit(args: string[], env: Record<string, string> = {}, node = process.execPath): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  static async runToExit(
+    args: string[],
+    env: Record<string, string> = {},
+    node = process.execPath,
+  ): Promise<{ code: number | null; stdout: string; stderr: string }> {
     const home = makeTestHome();
-    const child = spawn(node, [MAIN_JS, ...args], { env: { ...process.env, ...shellHomeEnv(home), TUIC_BIND_HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(node, [MAIN_JS, ...args], {
+      env: { ...process.env, ...shellHomeEnv(home), TUIC_BIND_HOST: '127.0.0.1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -172,7 +179,11 @@ export function httpRequest(opts: RequestOptions, body?: string | Buffer, send: 
  * closes before reading the whole body (node:http may drop the response on EPIPE in that race).
  * Send `Connection: close` so the server ends the exchange.
  */
-export function rawRequest(target: { path: string } | { host: string; port: number }, head: string, body: Buffer): Promise<{ status: number; head: string; text: string }> {
+export function rawRequest(
+  target: { path: string } | { host: string; port: number },
+  head: string,
+  body: Buffer,
+): Promise<{ status: number; head: string; text: string }> {
   return new Promise((resolve, reject) => {
     const sock = 'path' in target ? connect({ path: target.path }) : connect({ host: target.host, port: target.port });
     let received = '';

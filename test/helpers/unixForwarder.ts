@@ -6,7 +6,11 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 export class UnixForwarder {
-  private constructor(private readonly server: Server, private readonly sockets: Set<Socket>, readonly port: number) {}
+  private constructor(
+    private readonly server: Server,
+    private readonly sockets: Set<Socket>,
+    readonly port: number,
+  ) {}
 
   static start(socketPath: string): Promise<UnixForwarder> {
     const sockets = new Set<Socket>();

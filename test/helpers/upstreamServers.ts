@@ -48,7 +48,10 @@ export async function freePort(): Promise<number> {
 /** server-everything in its Streamable HTTP mode on a free port; resolves once it listens. */
 export async function startEverythingHttp(): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [EVERYTHING_JS, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [EVERYTHING_JS, 'streamableHttp'], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server-everything did not listen: ${stderr}`)), 15_000);

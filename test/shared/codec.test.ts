@@ -22,7 +22,13 @@ function collect(): { frames: Array<[unknown, Uint8Array | undefined]>; decoder:
 
 test('envelopes round-trip, including large integers and undefined params', () => {
   const now = Date.now() * 1000;
-  assert.deepEqual(decodeEnvelope(encodeEnvelope([Kind.Request, 7, 'spawn', { at: now, name: 'é' }, 5000])), [Kind.Request, 7, 'spawn', { at: now, name: 'é' }, 5000]);
+  assert.deepEqual(decodeEnvelope(encodeEnvelope([Kind.Request, 7, 'spawn', { at: now, name: 'é' }, 5000])), [
+    Kind.Request,
+    7,
+    'spawn',
+    { at: now, name: 'é' },
+    5000,
+  ]);
   assert.deepEqual(decodeEnvelope(encodeEnvelope([Kind.Event, 'exit', undefined])), [Kind.Event, 'exit', undefined]);
   assert.deepEqual(decodeEnvelope(encodeEnvelope([Kind.Error, 1, { code: 'X', message: 'm' }])), [Kind.Error, 1, { code: 'X', message: 'm' }]);
 });
@@ -73,7 +79,10 @@ test('bad prefixes throw INVALID_MESSAGE and the decoder stays dead', () => {
   ];
   for (const [bytes, message] of cases) {
     const { frames, decoder } = collect();
-    assert.throws(() => decoder.push(bytes), (err: unknown) => err instanceof SupervisorError && err.code === ErrorCode.INVALID_MESSAGE && message.test(err.message));
+    assert.throws(
+      () => decoder.push(bytes),
+      (err: unknown) => err instanceof SupervisorError && err.code === ErrorCode.INVALID_MESSAGE && message.test(err.message),
+    );
     decoder.push(frame(encodeEnvelope([Kind.Cancel, 1])));
     assert.equal(frames.length, 0);
   }

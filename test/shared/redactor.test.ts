@@ -113,7 +113,15 @@ test('a PEM block on one line (JSON with escaped newlines)', () => {
 });
 
 test('an encrypted PEM block with headers and an indented body', () => {
-  const lines = ['  -----BEGIN ENCRYPTED PRIVATE KEY-----', '  Proc-Type: 4,ENCRYPTED', '  DEK-Info: AES-128-CBC,ABC', '', ...KEY_BODY.map((l) => `  ${l}`), '  -----END ENCRYPTED PRIVATE KEY-----', 'done'];
+  const lines = [
+    '  -----BEGIN ENCRYPTED PRIVATE KEY-----',
+    '  Proc-Type: 4,ENCRYPTED',
+    '  DEK-Info: AES-128-CBC,ABC',
+    '',
+    ...KEY_BODY.map((l) => `  ${l}`),
+    '  -----END ENCRYPTED PRIVATE KEY-----',
+    'done',
+  ];
   assert.equal(redactSecrets(lines.join('\n')), [`  ${R('pem_private_key')}`, 'done'].join('\n'));
 });
 
@@ -174,7 +182,7 @@ const PATHOLOGICAL: Array<[string, (n: number) => string]> = [
   ['a= repeated', (n) => rep('a=', n / 2)],
   ['TOKEN repeated (no =)', (n) => rep('TOKEN', n / 5)],
   ['TOKEN= repeated', (n) => rep('TOKEN=', n / 6)],
-  ['password=" repeated, no closing quote', (n) => rep("password=' x password=\" ", n / 24)],
+  ['password=" repeated, no closing quote', (n) => rep('password=\' x password=" ', n / 24)],
   ['secret + spaces, no =', (n) => `secret${rep(' ', n)}x`],
   ['word chars then =', (n) => `${rep('a', n)}=x`],
   ['eyJ repeated', (n) => rep('eyJ', n / 3)],

@@ -76,7 +76,10 @@ test('worker: the parent closing its side is heard by the worker, which can then
   await client.ready;
   client.dispose();
   let timer: NodeJS.Timeout | undefined;
-  const outcome = await Promise.race([exited.then(([code]) => `exit ${code}`), new Promise((resolve) => (timer = setTimeout(resolve, FAIL_FAST_MS, 'still running')))]);
+  const outcome = await Promise.race([
+    exited.then(([code]) => `exit ${code}`),
+    new Promise((resolve) => (timer = setTimeout(resolve, FAIL_FAST_MS, 'still running'))),
+  ]);
   clearTimeout(timer);
   assert.equal(outcome, 'exit 7', 'the worker server heard the close and exited');
 });

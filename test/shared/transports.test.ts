@@ -79,7 +79,14 @@ test('MessageChannel: frames sent in one turn leave as one message, in order aro
   sender.send(new Uint8Array([5]), new Uint8Array(3));
   sender.send(new Uint8Array([6]));
   await all;
-  assert.deepEqual(got, [[1, 0], [2, 2], [3, 0], [4, 64 * 1024], [5, 3], [6, 0]]);
+  assert.deepEqual(got, [
+    [1, 0],
+    [2, 2],
+    [3, 0],
+    [4, 64 * 1024],
+    [5, 3],
+    [6, 0],
+  ]);
   assert.equal(posts, 3, 'a batch of three, the big frame, a batch of two');
   sender.close();
   receiver.close();

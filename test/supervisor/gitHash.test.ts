@@ -29,7 +29,12 @@ describe('readGitHash', () => {
 
   it('follows HEAD to a loose ref, else to packed-refs; a detached HEAD is the hash itself', () => {
     assert.equal(readGitHash(repo({ '.git/HEAD': 'ref: refs/heads/main\n', '.git/refs/heads/main': `${A}\n` })), A);
-    assert.equal(readGitHash(repo({ '.git/HEAD': 'ref: refs/heads/main\n', '.git/packed-refs': `# pack-refs with: peeled\n${A} refs/heads/other\n${B} refs/heads/main\n` })), B);
+    assert.equal(
+      readGitHash(
+        repo({ '.git/HEAD': 'ref: refs/heads/main\n', '.git/packed-refs': `# pack-refs with: peeled\n${A} refs/heads/other\n${B} refs/heads/main\n` }),
+      ),
+      B,
+    );
     assert.equal(readGitHash(repo({ '.git/HEAD': `${B}\n` })), B);
   });
 
@@ -48,7 +53,12 @@ describe('readGitHash', () => {
   });
 
   it('agrees with git itself in a real repository and a real linked worktree', (t) => {
-    const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' } }).trim();
+    const git = (cwd: string, ...args: string[]): string =>
+      execFileSync('git', args, {
+        cwd,
+        encoding: 'utf8',
+        env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' },
+      }).trim();
     const main = join(root, 'real');
     mkdirSync(main);
     try {

@@ -122,7 +122,10 @@ describe('Metrics.toPrometheus', () => {
     const m = new Metrics();
     m.counter('c', 'h');
     m.inc('c', { path: 'C:\\dir "q"\nnext' });
-    const sample = m.toPrometheus('').split('\n').find((l) => l.startsWith('c{'));
+    const sample = m
+      .toPrometheus('')
+      .split('\n')
+      .find((l) => l.startsWith('c{'));
     assert.equal(sample, 'c{path="C:\\\\dir \\"q\\"\\nnext"} 1');
   });
 

@@ -26,7 +26,11 @@ after(() => {
 /** A unix socket file nobody listens on: what a SIGKILLed server leaves. */
 async function staleSocket(path: string): Promise<void> {
   // A listener SIGKILLed in its own process: the file stays, nobody answers on it.
-  const child = spawn(process.execPath, ['-e', `require('node:net').createServer().listen(${JSON.stringify(path)}, () => process.kill(process.pid, 'SIGKILL'))`], { stdio: 'ignore' });
+  const child = spawn(
+    process.execPath,
+    ['-e', `require('node:net').createServer().listen(${JSON.stringify(path)}, () => process.kill(process.pid, 'SIGKILL'))`],
+    { stdio: 'ignore' },
+  );
   await new Promise((resolve) => child.once('exit', resolve));
   assert.ok(existsSync(path), 'stale socket fixture bound');
 }
@@ -74,7 +78,7 @@ describe('supervisor lifecycle (review)', () => {
     assert.equal(existsSync(sock), false, 'no socket file left behind');
   });
 
-  it("logs the pty host's pid under its own key, not a second \"pid\" that hides tuicd's", async () => {
+  it('logs the pty host\'s pid under its own key, not a second "pid" that hides tuicd\'s', async () => {
     const t = await Tuicd.start();
     try {
       const created = await t.socket('POST', '/sessions', JSON.stringify({ cwd: t.configDir, shell: '/bin/sh' }));

@@ -16,7 +16,12 @@ const dirs: string[] = [];
 after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 async function report(t: Tuicd, text: string): Promise<void> {
-  const r = await t.socket('POST', '/mcp', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'progress', arguments: { type: 'done', text } } }), MCP_HEADERS);
+  const r = await t.socket(
+    'POST',
+    '/mcp',
+    JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'progress', arguments: { type: 'done', text } } }),
+    MCP_HEADERS,
+  );
   assert.equal(r.status, 200, r.text);
   assert.equal(r.json().result.isError ?? false, false, r.text);
 }

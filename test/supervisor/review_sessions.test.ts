@@ -56,7 +56,11 @@ describe('review: sessions, output reads and log streaming', () => {
     for (const ref of ['restarted-tab', first.alias]) {
       const w = await write(ref, `echo via-${ref}-$((2*3))\n`);
       assert.equal(w.status, 200, `${ref}: ${w.text}`);
-      await until(() => raw(second.session_id), (o) => String(o.data).includes(`via-${ref}-6`), `write via ${ref}`);
+      await until(
+        () => raw(second.session_id),
+        (o) => String(o.data).includes(`via-${ref}-6`),
+        `write via ${ref}`,
+      );
     }
     const out = (await t.socket('GET', '/sessions/restarted-tab/output')).json();
     assert.equal(out.exit_code, undefined, 'the output read is the live session, which has no exit code');
@@ -75,8 +79,12 @@ describe('review: sessions, output reads and log streaming', () => {
 
   it('a delta log read capped by limit returns a cursor that resumes right after its last line', async () => {
     const s = await create();
-    await write(s.session_id, "stty -echo; awk 'BEGIN{for(i=0;i<30;i++) print \"row-\" i}'; echo ROWS-$((5+5))-DONE\n");
-    await until(() => raw(s.session_id), (o) => String(o.data).includes('ROWS-10-DONE'), 'rows printed');
+    await write(s.session_id, 'stty -echo; awk \'BEGIN{for(i=0;i<30;i++) print "row-" i}\'; echo ROWS-$((5+5))-DONE\n');
+    await until(
+      () => raw(s.session_id),
+      (o) => String(o.data).includes('ROWS-10-DONE'),
+      'rows printed',
+    );
     const seen: string[] = [];
     let cursor = 0;
     for (let reads = 0; reads < 50 && !seen.includes('ROWS-10-DONE'); reads++) {
@@ -89,13 +97,17 @@ describe('review: sessions, output reads and log streaming', () => {
     }
     // The shell's first prompt may land in front of row-0 when it starts while the command is typed.
     const rows = seen.flatMap((x) => /(?:^|[#$] )(row-\d+)$/.exec(x)?.[1] ?? []);
-    assert.deepEqual(rows, Array.from({ length: 30 }, (_, i) => `row-${i}`), 'chained delta reads see every line once');
+    assert.deepEqual(
+      rows,
+      Array.from({ length: 30 }, (_, i) => `row-${i}`),
+      'chained delta reads see every line once',
+    );
   });
 
   it('a log-mode viewer gets every line of an exited session, then closed', async () => {
     const s = await create();
     // More lines than one log frame carries (500), so the viewer needs several polls to drain them.
-    await write(s.session_id, "stty -echo; awk 'BEGIN{for(i=0;i<1200;i++) print \"line-\" i}'; exit 4\n");
+    await write(s.session_id, 'stty -echo; awk \'BEGIN{for(i=0;i<1200;i++) print "line-" i}\'; exit 4\n');
     await sse.waitFor((e) => e.event === 'session-closed' && JSON.parse(e.data).session_id === s.session_id, 15_000);
     const v = await WsViewer.open(WsViewer.socketUrl(t.socketPath, `/sessions/${s.session_id}/stream?format=log&offset=0`));
     try {
@@ -107,7 +119,11 @@ describe('review: sessions, output reads and log streaming', () => {
         .filter((f) => f.type === 'log')
         .flatMap((f) => (f['lines'] as Array<{ text: string }>).map((l) => l.text))
         .flatMap((x) => /(?:^|[#$] )(line-\d+)$/.exec(x)?.[1] ?? []);
-      assert.deepEqual(lines, Array.from({ length: 1200 }, (_, i) => `line-${i}`), 'every line arrives before closed');
+      assert.deepEqual(
+        lines,
+        Array.from({ length: 1200 }, (_, i) => `line-${i}`),
+        'every line arrives before closed',
+      );
       await new Promise((r) => setTimeout(r, 500));
       assert.equal(v.frames.length, closedAt + 1, 'nothing follows closed: the viewer stopped polling');
     } finally {
@@ -121,7 +137,11 @@ describe('review: sessions, output reads and log streaming', () => {
     assert.deepEqual(answers.map((a) => a.status).sort(), [201, 409, 409, 409, 409, 409], answers.map((a) => a.text).join('\n'));
     const w = await write('contested-id', 'echo contested-$((7*6))\n');
     assert.equal(w.status, 200, w.text);
-    await until(() => raw('contested-id'), (o) => String(o.data).includes('contested-42'), 'the one session runs');
+    await until(
+      () => raw('contested-id'),
+      (o) => String(o.data).includes('contested-42'),
+      'the one session runs',
+    );
   });
 
   it('concurrent creates never exceed max_sessions', async () => {

@@ -12,10 +12,13 @@ form.addEventListener('submit', (e) => {
     credentials: 'same-origin',
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify({ username: data.get('username'), password: data.get('password'), next }),
-  }).then(async (res) => {
-    const body = (await res.json().catch(() => ({}))) as { error?: string; next?: string };
-    if (res.ok) return location.assign(body.next ?? '/mobile');
-    const wait = res.headers.get('Retry-After');
-    error.textContent = res.status === 429 && wait ? `${body.error ?? 'Too many attempts'}: try again in ${wait} s` : (body.error ?? `HTTP ${res.status}`);
-  }, (err: Error) => (error.textContent = err.message));
+  }).then(
+    async (res) => {
+      const body = (await res.json().catch(() => ({}))) as { error?: string; next?: string };
+      if (res.ok) return location.assign(body.next ?? '/mobile');
+      const wait = res.headers.get('Retry-After');
+      error.textContent = res.status === 429 && wait ? `${body.error ?? 'Too many attempts'}: try again in ${wait} s` : (body.error ?? `HTTP ${res.status}`);
+    },
+    (err: Error) => (error.textContent = err.message),
+  );
 });

@@ -21,6 +21,8 @@ export async function pushAvailable(): Promise<string | null> {
 export async function subscribePush(publicKey: string): Promise<void> {
   if ((await Notification.requestPermission()) !== 'granted') throw new Error('notifications are blocked for this site');
   const reg = await navigator.serviceWorker.ready;
-  const sub = (await reg.pushManager.getSubscription()) ?? (await reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(publicKey) as BufferSource }));
+  const sub =
+    (await reg.pushManager.getSubscription()) ??
+    (await reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(publicKey) as BufferSource }));
   await api('POST', '/api/push/subscribe', sub.toJSON());
 }

@@ -58,7 +58,14 @@ export class SessionView {
     private readonly record: boolean,
     back: () => void,
   ) {
-    const input = h('input', { type: 'text', name: 'reply', placeholder: 'Type a reply…', autocomplete: 'off', enterkeyhint: 'send', 'aria-label': 'Reply text' });
+    const input = h('input', {
+      type: 'text',
+      name: 'reply',
+      placeholder: 'Type a reply…',
+      autocomplete: 'off',
+      enterkeyhint: 'send',
+      'aria-label': 'Reply text',
+    });
     const form = h(
       'form',
       {
@@ -73,11 +80,22 @@ export class SessionView {
       input,
       h('button', { type: 'submit', class: 'primary' }, 'Send'),
     );
-    const toggle = h('button', { class: 'toggle', onclick: () => this.setMode(this.mode === 'terminal' ? 'log' : 'terminal') }, this.mode === 'terminal' ? 'Log view' : 'Terminal');
+    const toggle = h(
+      'button',
+      { class: 'toggle', onclick: () => this.setMode(this.mode === 'terminal' ? 'log' : 'terminal') },
+      this.mode === 'terminal' ? 'Log view' : 'Terminal',
+    );
     this.el = h(
       'main',
       { class: 'view', 'data-session': sessionId },
-      h('header', {}, h('button', { class: 'back', onclick: back, 'aria-label': 'Back to the session list' }, '‹'), h('h1', {}, row?.display_name || row?.alias || sessionId), this.badge, toggle),
+      h(
+        'header',
+        {},
+        h('button', { class: 'back', onclick: back, 'aria-label': 'Back to the session list' }, '‹'),
+        h('h1', {}, row?.display_name || row?.alias || sessionId),
+        this.badge,
+        toggle,
+      ),
       this.linkState,
       this.confirmSlot,
       this.output,
@@ -107,8 +125,16 @@ export class SessionView {
     this.replies.replaceChildren(
       s?.question_text && !choice ? h('p', { class: 'question' }, s.question_text) : '',
       choice ? h('p', { class: 'question' }, choice.title) : '',
-      choice ? h('div', { class: 'options', role: 'group', 'aria-label': 'Choices' }, ...choice.options.map((o) => chip(`${o.key}. ${o.label}`, o.key, o.destructive ? 'option destructive' : 'option'))) : '',
-      suggest.length > 0 ? h('div', { class: 'options', role: 'group', 'aria-label': 'Suggestions' }, ...suggest.map((t) => chip(t, `${t}\r`, 'option suggest'))) : '',
+      choice
+        ? h(
+            'div',
+            { class: 'options', role: 'group', 'aria-label': 'Choices' },
+            ...choice.options.map((o) => chip(`${o.key}. ${o.label}`, o.key, o.destructive ? 'option destructive' : 'option')),
+          )
+        : '',
+      suggest.length > 0
+        ? h('div', { class: 'options', role: 'group', 'aria-label': 'Suggestions' }, ...suggest.map((t) => chip(t, `${t}\r`, 'option suggest')))
+        : '',
       h('div', { class: 'chips', role: 'group', 'aria-label': 'Quick replies' }, ...CHIPS.map(([label, data]) => chip(label, data))),
     );
   }
@@ -159,26 +185,33 @@ export class SessionView {
         rows: row?.rows ?? 24,
         scrollback: 5000,
         fontSize: 12,
-        theme: dark ? { background: '#111418', foreground: '#e6e6e6' } : { background: '#ffffff', foreground: '#1b1f24', cursor: '#1b1f24', selectionBackground: '#b3d4fc' },
+        theme: dark
+          ? { background: '#111418', foreground: '#e6e6e6' }
+          : { background: '#ffffff', foreground: '#1b1f24', cursor: '#1b1f24', selectionBackground: '#b3d4fc' },
       }));
       term.open(this.output.appendChild(h('div', { class: 'term' })));
       term.onData((d) => {
         if (!this.stream?.send(d)) void this.send(d);
       });
       // From offset 0: a ring that moved on answers with `resync` and where it starts now.
-      this.stream = new SessionStream(this.sessionId, 'raw', {
-        bytes: (b) => {
-          term.write(b);
-          if (this.record && this.recordedBytes + b.length <= RECORD_MAX_BYTES) {
-            this.recorded.push(b.slice());
-            this.recordedBytes += b.length;
-          }
+      this.stream = new SessionStream(
+        this.sessionId,
+        'raw',
+        {
+          bytes: (b) => {
+            term.write(b);
+            if (this.record && this.recordedBytes + b.length <= RECORD_MAX_BYTES) {
+              this.recorded.push(b.slice());
+              this.recordedBytes += b.length;
+            }
+          },
+          frame: (f) => {
+            if (f['type'] === 'resync' && f['from'] !== 0) term.write(`\r\n\x1b[2m[${f['missed']} bytes no longer buffered]\x1b[0m\r\n`);
+          },
+          status,
         },
-        frame: (f) => {
-          if (f['type'] === 'resync' && f['from'] !== 0) term.write(`\r\n\x1b[2m[${f['missed']} bytes no longer buffered]\x1b[0m\r\n`);
-        },
-        status,
-      }, 0);
+        0,
+      );
     } else {
       this.output.append(h('div', { class: 'log' }, this.logLines, this.logScreen));
       this.stream = new SessionStream(this.sessionId, 'log', {
@@ -189,7 +222,10 @@ export class SessionView {
           if (Array.isArray(f['screen'])) {
             const rows = (f['screen'] as Array<{ text: string }>).map((r) => r.text);
             // The screen's top rows are often the log's last lines: shown once, in the log.
-            const skip = overlap([...this.logLines.children].slice(-rows.length).map((d) => d.textContent ?? ''), rows);
+            const skip = overlap(
+              [...this.logLines.children].slice(-rows.length).map((d) => d.textContent ?? ''),
+              rows,
+            );
             const shown = rows.slice(skip);
             while (shown.length > 0 && shown[shown.length - 1]!.trim() === '') shown.pop();
             this.logScreen.replaceChildren(...shown.map((r) => h('div', {}, r || ' ')));

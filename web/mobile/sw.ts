@@ -10,11 +10,21 @@ const CACHE = 'tuicd-mobile-v1';
 const SHELL = ['/mobile', '/mobile/app.js', '/mobile/app.css', '/mobile/manifest.webmanifest', '/mobile/icon-192.png'];
 
 self.addEventListener('install', (e) => {
-  e.waitUntil(caches.open(CACHE).then((c) => c.addAll(SHELL)).then(() => self.skipWaiting()));
+  e.waitUntil(
+    caches
+      .open(CACHE)
+      .then((c) => c.addAll(SHELL))
+      .then(() => self.skipWaiting()),
+  );
 });
 
 self.addEventListener('activate', (e) => {
-  e.waitUntil(caches.keys().then((keys) => Promise.all(keys.filter((k) => k !== CACHE).map((k) => caches.delete(k)))).then(() => self.clients.claim()));
+  e.waitUntil(
+    caches
+      .keys()
+      .then((keys) => Promise.all(keys.filter((k) => k !== CACHE).map((k) => caches.delete(k))))
+      .then(() => self.clients.claim()),
+  );
 });
 
 self.addEventListener('fetch', (e) => {
@@ -42,7 +52,14 @@ self.addEventListener('fetch', (e) => {
 
 self.addEventListener('push', (e) => {
   const msg = (e.data?.json() ?? {}) as { title?: string; body?: string; url?: string; tag?: string };
-  e.waitUntil(self.registration.showNotification(msg.title ?? 'tuicd', { body: msg.body ?? '', tag: msg.tag ?? 'tuicd', data: { url: msg.url ?? '/mobile' }, icon: '/mobile/icon-192.png' }));
+  e.waitUntil(
+    self.registration.showNotification(msg.title ?? 'tuicd', {
+      body: msg.body ?? '',
+      tag: msg.tag ?? 'tuicd',
+      data: { url: msg.url ?? '/mobile' },
+      icon: '/mobile/icon-192.png',
+    }),
+  );
 });
 
 self.addEventListener('notificationclick', (e) => {

@@ -305,8 +305,7 @@ export class UpstreamFetch {
   private connectionError(error: unknown): UpstreamConnectionError {
     const cause = (error as { cause?: unknown } | null)?.cause ?? error;
     const code = (cause as { code?: unknown } | null)?.code;
-    const reason =
-      typeof code === 'string' ? `${CONNECTION_WORDS[code] ?? 'network error'} (${code})` : `network error (${errorName(cause)})`;
+    const reason = typeof code === 'string' ? `${CONNECTION_WORDS[code] ?? 'network error'} (${code})` : `network error (${errorName(cause)})`;
     return new UpstreamConnectionError(`Upstream '${this.opts.upstream}' is unreachable at ${this.origin}: ${reason}`);
   }
 

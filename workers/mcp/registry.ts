@@ -244,7 +244,9 @@ export class UpstreamRegistry {
     entry.retryTimer = null;
     if (this.entries.get(entry.server.name) === entry) this.entries.delete(entry.server.name);
     // Detached: a stdio shutdown takes up to 2 s and must not hold up a save or a reconnect.
-    void entry.client?.close().catch((err: unknown) => this.opts.events.log('warn', 'upstream shutdown failed', { upstream: entry.server.name, error: message(err) }));
+    void entry.client
+      ?.close()
+      .catch((err: unknown) => this.opts.events.log('warn', 'upstream shutdown failed', { upstream: entry.server.name, error: message(err) }));
   }
 
   private initialize(entry: Entry): Promise<void> {

@@ -118,7 +118,11 @@ export class StdioUpstream implements UpstreamClient {
     this.childPid = reply.result.pid;
     const respawned = this.started;
     this.started = true;
-    this.options.log('info', `Upstream '${this.name}' ${respawned ? 'respawned' : 'started'} (pid ${reply.result.pid})`, { upstream: this.name, pid: reply.result.pid, server_name: reply.result.server_name });
+    this.options.log('info', `Upstream '${this.name}' ${respawned ? 'respawned' : 'started'} (pid ${reply.result.pid})`, {
+      upstream: this.name,
+      pid: reply.result.pid,
+      server_name: reply.result.server_name,
+    });
     const tools = this.toTools(parsePayload(reply.payload, []));
     if (respawned) this.toolsMayHaveChanged();
     return tools;
@@ -146,7 +150,9 @@ export class StdioUpstream implements UpstreamClient {
   private async rpc(method: string, payload: Uint8Array | undefined, cancellation: Cancellation | undefined): Promise<unknown> {
     const timeout = this.timeoutMs > 0 ? this.timeoutMs + CHANNEL_MARGIN_MS : NO_DEADLINE_MS;
     const client = this.client !== undefined && !this.client.closed ? this.client : await this.pump();
-    const reply = await this.pumpCall(method, () => client.requestWithPayload('rpc', { method }, { timeout, ...(payload ? { payload } : {}), ...(cancellation ? { cancellation } : {}) }));
+    const reply = await this.pumpCall(method, () =>
+      client.requestWithPayload('rpc', { method }, { timeout, ...(payload ? { payload } : {}), ...(cancellation ? { cancellation } : {}) }),
+    );
     const error = reply.result.error;
     if (error !== undefined) throw new UpstreamRpcError(error.code, error.message, error.data);
     return parsePayload(reply.payload, null);
@@ -242,7 +248,8 @@ export class StdioUpstream implements UpstreamClient {
       return [];
     }
     const tools = list.filter((t): t is UpstreamTool => typeof t === 'object' && t !== null && typeof (t as { name?: unknown }).name === 'string');
-    if (tools.length < list.length) this.options.log('warn', `Upstream '${this.name}' listed ${list.length - tools.length} tools without a name; ignored`, { upstream: this.name });
+    if (tools.length < list.length)
+      this.options.log('warn', `Upstream '${this.name}' listed ${list.length - tools.length} tools without a name; ignored`, { upstream: this.name });
     return tools;
   }
 }

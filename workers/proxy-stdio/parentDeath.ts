@@ -48,7 +48,12 @@ export function resolveCommand(command: string, pathVar: string | undefined, cwd
 }
 
 /** The file and argv to spawn so `command args` gets SIGKILL when the spawning thread exits. */
-export function withParentDeathSignal(command: string, args: readonly string[], pathVar: string | undefined, cwd: string | undefined): { file: string; args: string[] } {
+export function withParentDeathSignal(
+  command: string,
+  args: readonly string[],
+  pathVar: string | undefined,
+  cwd: string | undefined,
+): { file: string; args: string[] } {
   // An empty command or a NUL byte: let spawn refuse it with its own message.
   if (wrapper === undefined || command === '' || command.includes('\0')) return { file: command, args: [...args] };
   return { file: wrapper, args: ['--pdeathsig', 'KILL', '--', resolveCommand(command, pathVar, cwd), ...args] };

@@ -97,7 +97,8 @@ export class Pump implements HandlersOf<P> {
       throw upstreamFailure(ErrorCode.HANDLER_FAILED, `Upstream '${this.name}' is not running; '${params.method}' not sent`, this.name, 'not_running');
     }
     const body = ctx.payload;
-    if (body !== undefined && hasNewline(body)) throw new SupervisorError(ErrorCode.INVALID_MESSAGE, `params of '${params.method}' hold a raw newline; send compact JSON`);
+    if (body !== undefined && hasNewline(body))
+      throw new SupervisorError(ErrorCode.INVALID_MESSAGE, `params of '${params.method}' hold a raw newline; send compact JSON`);
     const reply = await session.request(params.method, body, params.timeout_ms ?? session.timeoutMs, ctx);
     if (reply.error !== undefined) return { error: reply.error };
     return withPayload({}, Buffer.from(JSON.stringify(reply.result)), { transfer: true });
@@ -120,14 +121,27 @@ export class Pump implements HandlersOf<P> {
     const onAbort = (): void => session.teardown('start was cancelled by the hub');
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      const initParams = { protocolVersion: params.protocol_version, capabilities: {}, clientInfo: { name: params.client_name, version: params.client_version } };
+      const initParams = {
+        protocolVersion: params.protocol_version,
+        capabilities: {},
+        clientInfo: { name: params.client_name, version: params.client_version },
+      };
       const init = await session.request('initialize', Buffer.from(JSON.stringify(initParams)), params.timeout_ms);
-      if (init.error !== undefined) throw new SupervisorError(ErrorCode.UPSTREAM_SPAWN_FAILED, `Upstream '${params.name}' refused initialize: ${init.error.message} (code ${init.error.code})`);
+      if (init.error !== undefined)
+        throw new SupervisorError(
+          ErrorCode.UPSTREAM_SPAWN_FAILED,
+          `Upstream '${params.name}' refused initialize: ${init.error.message} (code ${init.error.code})`,
+        );
       session.notify('notifications/initialized');
       const list = await session.request('tools/list', undefined, params.timeout_ms);
-      if (list.error !== undefined) throw new SupervisorError(ErrorCode.UPSTREAM_SPAWN_FAILED, `Upstream '${params.name}' refused tools/list: ${list.error.message} (code ${list.error.code})`);
+      if (list.error !== undefined)
+        throw new SupervisorError(
+          ErrorCode.UPSTREAM_SPAWN_FAILED,
+          `Upstream '${params.name}' refused tools/list: ${list.error.message} (code ${list.error.code})`,
+        );
       const tools = (list.result as { tools?: unknown } | null)?.tools;
-      if (!Array.isArray(tools)) this.log('warn', `Upstream '${params.name}' tools/list answer has no tools array; treating as no tools`, { upstream: params.name });
+      if (!Array.isArray(tools))
+        this.log('warn', `Upstream '${params.name}' tools/list answer has no tools array; treating as no tools`, { upstream: params.name });
       const serverInfo = (init.result as { serverInfo?: { name?: unknown } } | null)?.serverInfo;
       const serverName = typeof serverInfo?.name === 'string' ? serverInfo.name : null;
       return withPayload({ pid: session.pid, server_name: serverName }, Array.isArray(tools) ? Buffer.from(JSON.stringify(tools)) : EMPTY_TOOLS);

@@ -81,10 +81,13 @@ export class StderrRelay {
     }
     this.suppressed++;
     // A flood that stops must still be reported: once per window, not per line.
-    this.reportTimer ??= setTimeout(() => {
-      this.reportTimer = undefined;
-      this.flushSuppressed();
-    }, this.windowMs - (now - this.windowStart)).unref();
+    this.reportTimer ??= setTimeout(
+      () => {
+        this.reportTimer = undefined;
+        this.flushSuppressed();
+      },
+      this.windowMs - (now - this.windowStart),
+    ).unref();
   }
 
   private flushSuppressed(): void {

@@ -102,7 +102,10 @@ export class StdioSession {
     }
     const failed = (err: NodeJS.ErrnoException): SupervisorError => {
       const hint = err.code === 'ENOENT' ? ' (command not found on PATH)' : '';
-      return new SupervisorError(ErrorCode.UPSTREAM_SPAWN_FAILED, `Upstream '${spec.name}' failed to start '${spec.command}': ${err.message}${hint}`, { upstream: spec.name, errno: err.code });
+      return new SupervisorError(ErrorCode.UPSTREAM_SPAWN_FAILED, `Upstream '${spec.name}' failed to start '${spec.command}': ${err.message}${hint}`, {
+        upstream: spec.name,
+        errno: err.code,
+      });
     };
     let child: ChildProcessWithoutNullStreams;
     try {
@@ -140,12 +143,16 @@ export class StdioSession {
     this.lines = new LineQueue({
       keep: mayCarryId,
       onOversized: () =>
-        sinks.log('warn', `Upstream '${spec.name}' wrote a stdout line over ${StdioLimits.MAX_LINE_BYTES} bytes; discarded whole`, { upstream: spec.name, pid: this.pid }),
+        sinks.log('warn', `Upstream '${spec.name}' wrote a stdout line over ${StdioLimits.MAX_LINE_BYTES} bytes; discarded whole`, {
+          upstream: spec.name,
+          pid: this.pid,
+        }),
     });
     this.stdin = new StdinWriter(child.stdin);
     this.stderr = new StderrRelay({
       emitLine: (line) => sinks.stderr(line),
-      reportSuppressed: (count) => sinks.log('warn', `Upstream '${spec.name}' stderr: ${count} lines not relayed (rate limit)`, { upstream: spec.name, suppressed: count }),
+      reportSuppressed: (count) =>
+        sinks.log('warn', `Upstream '${spec.name}' stderr: ${count} lines not relayed (rate limit)`, { upstream: spec.name, suppressed: count }),
     });
     child.on('error', (err) => sinks.log('error', `Upstream '${spec.name}' process error: ${err.message}`, { upstream: spec.name }));
     child.stdout.on('data', this.onStdout);
@@ -207,7 +214,14 @@ export class StdioSession {
         exchange.write = this.stdin.write(line);
       } catch (err) {
         this.take(id);
-        reject(upstreamFailure(ErrorCode.HANDLER_FAILED, `Upstream '${this.spec.name}': cannot send '${method}': ${(err as Error).message}`, this.spec.name, 'stdin'));
+        reject(
+          upstreamFailure(
+            ErrorCode.HANDLER_FAILED,
+            `Upstream '${this.spec.name}': cannot send '${method}': ${(err as Error).message}`,
+            this.spec.name,
+            'stdin',
+          ),
+        );
         return;
       }
       if (cancellation !== undefined) {
@@ -234,7 +248,14 @@ export class StdioSession {
     this.endReason = `torn down: ${reason}`;
     this.endFailure = failure;
     this.sinks.log('warn', `Upstream '${this.spec.name}' torn down: ${reason}`, { upstream: this.spec.name, pid: this.pid });
-    this.failAll((exchange) => upstreamFailure(ErrorCode.HANDLER_FAILED, `Upstream '${this.spec.name}' torn down while '${exchange.method}' was pending: ${reason}`, this.spec.name, failure));
+    this.failAll((exchange) =>
+      upstreamFailure(
+        ErrorCode.HANDLER_FAILED,
+        `Upstream '${this.spec.name}' torn down while '${exchange.method}' was pending: ${reason}`,
+        this.spec.name,
+        failure,
+      ),
+    );
     this.stdin.destroy();
     signalGroup(this.pid, 'SIGKILL');
   }
@@ -329,7 +350,9 @@ export class StdioSession {
     });
     // This exchange fails as a timeout; the others as victims of the teardown it causes.
     this.take(id);
-    exchange.reject(upstreamFailure(ErrorCode.REQUEST_TIMEOUT, `Upstream '${this.spec.name}' timed out: ${what}; the upstream was torn down`, this.spec.name, 'timeout'));
+    exchange.reject(
+      upstreamFailure(ErrorCode.REQUEST_TIMEOUT, `Upstream '${this.spec.name}' timed out: ${what}; the upstream was torn down`, this.spec.name, 'timeout'),
+    );
     this.teardown(`${what} (${counters.dropped_lines} stdout lines dropped)`);
   };
 
@@ -389,7 +412,9 @@ export class StdioSession {
     this.failAll((exchange) =>
       upstreamFailure(
         ErrorCode.HANDLER_FAILED,
-        this.endReason === undefined ? `Upstream '${this.spec.name}' exited (${how}) while '${exchange.method}' was pending` : `Upstream '${this.spec.name}' ${this.endReason} while '${exchange.method}' was pending`,
+        this.endReason === undefined
+          ? `Upstream '${this.spec.name}' exited (${how}) while '${exchange.method}' was pending`
+          : `Upstream '${this.spec.name}' ${this.endReason} while '${exchange.method}' was pending`,
         this.spec.name,
         this.endReason === undefined ? 'exited' : this.endFailure,
       ),

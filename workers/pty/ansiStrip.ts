@@ -35,8 +35,25 @@ export interface AnsiStripperOptions {
   onOsc?: (payload: string) => void;
 }
 
-const enum S { Ground, Esc, EscInt, Csi, Osc, OscEsc, Str, StrEsc }
-const enum B { LF = 0x0a, CR = 0x0d, CAN = 0x18, SUB = 0x1a, ESC = 0x1b, SPACE = 0x20, DEL = 0x7f }
+const enum S {
+  Ground,
+  Esc,
+  EscInt,
+  Csi,
+  Osc,
+  OscEsc,
+  Str,
+  StrEsc,
+}
+const enum B {
+  LF = 0x0a,
+  CR = 0x0d,
+  CAN = 0x18,
+  SUB = 0x1a,
+  ESC = 0x1b,
+  SPACE = 0x20,
+  DEL = 0x7f,
+}
 
 const isContinuation = (b: number): boolean => (b & 0xc0) === 0x80;
 /** What an erase writes: at most a row of spaces. */
@@ -44,7 +61,21 @@ const SPACES = new Uint8Array(StripConstants.MAX_COLUMNS).fill(B.SPACE);
 
 /** Bytes that separate fields but are never part of a token nor between a name and its value: a good place to cut a long line. */
 function isSeparator(b: number): boolean {
-  return b === 0x2c || b === 0x3b || b === 0x7c || b === 0x26 || b === 0x09 || b === 0x5b || b === 0x5d || b === 0x7b || b === 0x7d || b === 0x28 || b === 0x29 || b === 0x3c || b === 0x3e;
+  return (
+    b === 0x2c ||
+    b === 0x3b ||
+    b === 0x7c ||
+    b === 0x26 ||
+    b === 0x09 ||
+    b === 0x5b ||
+    b === 0x5d ||
+    b === 0x7b ||
+    b === 0x7d ||
+    b === 0x28 ||
+    b === 0x29 ||
+    b === 0x3c ||
+    b === 0x3e
+  );
 }
 
 /** Number of bytes at the end of buf[from, to) that start a UTF-8 character not yet complete. */
@@ -232,8 +263,10 @@ export class AnsiStripper {
       }
     }
     if (this.priv !== 0 || this.alt) return;
-    if (final === 0x43) this.right(this.count(1)); // CUF: "hello\x1b[3Cworld" keeps its gap
-    else if (final === 0x44) this.left(this.count(1)); // CUB
+    if (final === 0x43)
+      this.right(this.count(1)); // CUF: "hello\x1b[3Cworld" keeps its gap
+    else if (final === 0x44)
+      this.left(this.count(1)); // CUB
     else if (final === 0x47 || final === 0x60) {
       this.cur = this.start; // CHA, HPA
       this.right(this.count(1) - 1);

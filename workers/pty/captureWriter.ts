@@ -49,7 +49,13 @@ export interface CaptureFileStatus {
 export function captureFileName(sessionId: string): string {
   let name = '';
   for (const byte of Buffer.from(sessionId, 'utf8')) {
-    const safe = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a) || byte === 0x5f || byte === 0x2d || (byte === 0x2e && name !== '');
+    const safe =
+      (byte >= 0x30 && byte <= 0x39) ||
+      (byte >= 0x41 && byte <= 0x5a) ||
+      (byte >= 0x61 && byte <= 0x7a) ||
+      byte === 0x5f ||
+      byte === 0x2d ||
+      (byte === 0x2e && name !== '');
     name += safe ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
   }
   return name + CaptureConstants.FILE_EXTENSION;
@@ -64,7 +70,10 @@ export class CaptureWriter {
   private readonly startNs = process.hrtime.bigint();
 
   /** Opens (truncating: every enable starts a fresh file) `<dir>/<id>.tcap`; a failure is kept as status, never thrown. */
-  constructor(dir: string, readonly sessionId: string) {
+  constructor(
+    dir: string,
+    readonly sessionId: string,
+  ) {
     this.path = join(dir, captureFileName(sessionId));
     try {
       this.fd = openSync(this.path, 'w', 0o600);

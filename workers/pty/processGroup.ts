@@ -34,4 +34,3 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): void {
     }
   }
 }
-

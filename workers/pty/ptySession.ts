@@ -49,7 +49,6 @@ export const PtySessionConstants = {
 
 export const PTY_SPAWN_FAILED = ErrorCode.PTY_SPAWN_FAILED;
 
-
 export type { ShellState } from './shellActivity.js';
 
 export interface PtySpawnOptions {

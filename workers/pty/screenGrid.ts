@@ -18,7 +18,15 @@ export const GridConstants = {
   MAX_PARAMS: 16,
 } as const;
 
-const enum S { Ground, Esc, EscSkip, Charset, Csi, Str, StrEsc }
+const enum S {
+  Ground,
+  Esc,
+  EscSkip,
+  Charset,
+  Csi,
+  Str,
+  StrEsc,
+}
 
 /** Cell values below the first code point a cell can hold: blank, and the right half of a wide character. */
 const BLANK = 0;
@@ -464,7 +472,8 @@ export class ScreenGrid {
       this.nextParam();
       this.state = S.Ground;
       this.csi(b);
-    } else if (b >= 0x20 && b <= 0x2f) this.priv = 1; // an intermediate: DECSTR, DECSCUSR...: not ours
+    } else if (b >= 0x20 && b <= 0x2f)
+      this.priv = 1; // an intermediate: DECSTR, DECSCUSR...: not ours
     else if (b === 0x1b) this.state = S.Esc;
     else if (b === 0x18 || b === 0x1a) this.state = S.Ground;
     else if (b < 0x20) this.control(b); // C0 inside CSI executes in place
@@ -539,7 +548,9 @@ export class ScreenGrid {
         this.tab(n);
         break;
       case 0x5a: // Z CBT
-        for (let k = 0; k < n && this.x > 0; k++) do this.x--; while (this.x > 0 && this.tabStops[this.x] === 0);
+        for (let k = 0; k < n && this.x > 0; k++)
+          do this.x--;
+          while (this.x > 0 && this.tabStops[this.x] === 0);
         break;
       case 0x67: // g TBC
         if (this.mode(0) === 0) this.tabStops[this.x] = 0;
@@ -548,7 +559,8 @@ export class ScreenGrid {
       case 0x4a: // J ED
         this.eraseDisplay(this.mode(0), ex);
         break;
-      case 0x4b: { // K EL
+      case 0x4b: {
+        // K EL
         const m = this.mode(0);
         if (m === 0) cells.fill(BLANK, row + ex, row + cols);
         else if (m === 1) cells.fill(BLANK, row, row + Math.min(cols, ex + 1));
@@ -558,13 +570,15 @@ export class ScreenGrid {
       case 0x58: // X ECH
         cells.fill(BLANK, row + this.x, row + Math.min(cols, this.x + n));
         break;
-      case 0x40: { // @ ICH
+      case 0x40: {
+        // @ ICH
         const k = Math.min(n, cols - this.x);
         cells.copyWithin(row + this.x + k, row + this.x, row + cols - k);
         cells.fill(BLANK, row + this.x, row + this.x + k);
         break;
       }
-      case 0x50: { // P DCH
+      case 0x50: {
+        // P DCH
         const k = Math.min(n, cols - this.x);
         cells.copyWithin(row + this.x, row + this.x + k, row + cols);
         cells.fill(BLANK, row + cols - k, row + cols);
@@ -584,7 +598,8 @@ export class ScreenGrid {
       case 0x54: // T SD
         this.scrollDown(n, this.top);
         break;
-      case 0x72: { // r DECSTBM
+      case 0x72: {
+        // r DECSTBM
         const top = this.count(0) - 1;
         const bottom = Math.min(this.nRows, this.count(1, this.nRows)) - 1;
         if (top < bottom) {
@@ -600,7 +615,8 @@ export class ScreenGrid {
       case 0x75: // u SCORC
         this.restoreCursor();
         break;
-      case 0x62: { // b REP
+      case 0x62: {
+        // b REP
         const c = this.lastChar;
         const w = charWidth(c);
         if (w > 0) this.repeat(c, w, n);
@@ -675,7 +691,9 @@ export class ScreenGrid {
   }
 
   private tab(n: number): void {
-    for (let k = 0; k < n && this.x < this.nCols - 1; k++) do this.x++; while (this.x < this.nCols - 1 && this.tabStops[this.x] === 0);
+    for (let k = 0; k < n && this.x < this.nCols - 1; k++)
+      do this.x++;
+      while (this.x < this.nCols - 1 && this.tabStops[this.x] === 0);
   }
 
   /** `x` is at most `cols` (past the margin while a wrap is pending). */

@@ -2,7 +2,17 @@
 import { fileURLToPath } from 'node:url';
 
 import { spawnTracked, type Tracked } from '../../http/children.js';
-import { RESULT_PREFIX, type BareHoldResult, type ClientAnswer, type ClientCommand, type EchoResult, type HealthResult, type StreamResult, type ViewerCloseResult, type ViewerOpenResult } from './protocol.js';
+import {
+  RESULT_PREFIX,
+  type BareHoldResult,
+  type ClientAnswer,
+  type ClientCommand,
+  type EchoResult,
+  type HealthResult,
+  type StreamResult,
+  type ViewerCloseResult,
+  type ViewerOpenResult,
+} from './protocol.js';
 
 type ResultOf<C extends ClientCommand['op']> = C extends 'stream' | 'bareStream'
   ? StreamResult

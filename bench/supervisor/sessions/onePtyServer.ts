@@ -38,7 +38,14 @@ const MAX_BACKPRESSURE_BYTES = 64 * 1024 * 1024;
 const app = uws.App().ws<Viewer>('/sessions/:id/stream', {
   maxBackpressure: MAX_BACKPRESSURE_BYTES,
   open(ws) {
-    const pty = spawnPty(SHELL, ['-c', script], { name: 'xterm-256color', cols: 80, rows: 24, cwd: '/tmp', env: { ...process.env, TERM: 'xterm-256color' } as Record<string, string>, encoding: null });
+    const pty = spawnPty(SHELL, ['-c', script], {
+      name: 'xterm-256color',
+      cols: 80,
+      rows: 24,
+      cwd: '/tmp',
+      env: { ...process.env, TERM: 'xterm-256color' } as Record<string, string>,
+      encoding: null,
+    });
     const viewer = ws.getUserData();
     viewer.pty = pty;
     // With `encoding: null` node-pty hands out Buffers; its typings only know strings. Output after

@@ -213,7 +213,10 @@ function check(input: Input): void {
   });
   const naiveTypes = new Set<string>();
   naive(input, naiveTypes);
-  for (const [who, types] of [['OutputParser', ourTypes], ['straightforward port', naiveTypes]] as const) {
+  for (const [who, types] of [
+    ['OutputParser', ourTypes],
+    ['straightforward port', naiveTypes],
+  ] as const) {
     const missing = EXPECTED.filter((t) => !types.has(t));
     if (missing.length > 0) throw new Error(`${who} found no ${missing.join(', ')} event in the input`);
   }

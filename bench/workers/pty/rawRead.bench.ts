@@ -177,7 +177,9 @@ export const run: BenchModule = async (ctx: BenchContext) => {
     // Lower is better for latency: report echoes per second of p50 so "higher is better" holds for the ratio.
     const perS = (values: number[]) => values.map((ms) => 1000 / ms);
     rows.push(row('keystroke echo p50', 'bare node-pty', ctx, 'echoes/s at p50', perS(bareP50)));
-    rows.push(row('keystroke echo p50', 'pty host (write → data)', ctx, 'echoes/s at p50', perS(hostP50), { name: 'bare node-pty', median: median(perS(bareP50)) }));
+    rows.push(
+      row('keystroke echo p50', 'pty host (write → data)', ctx, 'echoes/s at p50', perS(hostP50), { name: 'bare node-pty', median: median(perS(bareP50)) }),
+    );
   } finally {
     await host.stop();
   }

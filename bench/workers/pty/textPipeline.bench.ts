@@ -181,11 +181,20 @@ export const run: BenchModule = async (ctx: BenchContext): Promise<BenchRow[]> =
   const seq = base('regex per rule, 4 KB pieces', 'regexesOnPieces');
   return [
     withNote(row('text: strip', 'strip-ansi (StringDecoder + strip-ansi)', ctx, 'MB/s', m.get('stripAnsi')!), size),
-    withNote(row('text: strip', 'tuicd AnsiStripper (lines, CR/CUF model)', ctx, 'MB/s', m.get('ourStrip')!, stripBase), 'byte machine, one UTF-8 decode per read'),
-    withNote(row('text: strip + redact', 'strip-ansi + regex per rule', ctx, 'MB/s', m.get('stripAnsiThenRegexes')!), `${BASELINE_RULES.length} regexes applied per read`),
+    withNote(
+      row('text: strip', 'tuicd AnsiStripper (lines, CR/CUF model)', ctx, 'MB/s', m.get('ourStrip')!, stripBase),
+      'byte machine, one UTF-8 decode per read',
+    ),
+    withNote(
+      row('text: strip + redact', 'strip-ansi + regex per rule', ctx, 'MB/s', m.get('stripAnsiThenRegexes')!),
+      `${BASELINE_RULES.length} regexes applied per read`,
+    ),
     withNote(row('text: strip + redact', 'tuicd AnsiStripper + Redactor', ctx, 'MB/s', m.get('ourStripRedact')!, naive), 'goal ≥ 3×'),
     withNote(row('text: redact only', 'regex per rule, 4 KB pieces', ctx, 'MB/s', m.get('regexesOnPieces')!), `${text.toFixed(1)} MB stripped text`),
     withNote(row('text: redact only', 'tuicd Redactor, per line', ctx, 'MB/s', m.get('ourRedactLines')!, seq), 'goal ≥ 100 MB/s; one combined alternation'),
-    withNote(row('text: full pipeline', 'tuicd TextPipeline (strip+redact+log)', ctx, 'MB/s', m.get('ourPipeline')!, naive), 'then reads all kept lines (redacted on first read); ratio vs strip-ansi + regex per rule'),
+    withNote(
+      row('text: full pipeline', 'tuicd TextPipeline (strip+redact+log)', ctx, 'MB/s', m.get('ourPipeline')!, naive),
+      'then reads all kept lines (redacted on first read); ratio vs strip-ansi + regex per rule',
+    ),
   ];
 };

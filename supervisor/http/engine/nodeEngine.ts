@@ -78,7 +78,13 @@ class NodeApp implements EngineApp {
 
   ws<U>(pattern: string, behavior: EngineWsBehavior<U>): void {
     const server = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: behavior.maxPayloadLength });
-    const entry: WsRouteEntry = { segments: pattern.split('/').slice(1), behavior: behavior as EngineWsBehavior<unknown>, server, sockets: new Set(), pinger: undefined };
+    const entry: WsRouteEntry = {
+      segments: pattern.split('/').slice(1),
+      behavior: behavior as EngineWsBehavior<unknown>,
+      server,
+      sockets: new Set(),
+      pinger: undefined,
+    };
     this.wsRoutes.push(entry);
   }
 
@@ -142,16 +148,19 @@ class NodeApp implements EngineApp {
    */
   private keepPinging(route: WsRouteEntry): void {
     if (route.pinger !== undefined) return;
-    route.pinger = setInterval(() => {
-      for (const socket of route.sockets) {
-        if (!socket.alive) {
-          socket.terminate();
-          continue;
+    route.pinger = setInterval(
+      () => {
+        for (const socket of route.sockets) {
+          if (!socket.alive) {
+            socket.terminate();
+            continue;
+          }
+          socket.alive = false;
+          socket.ping();
         }
-        socket.alive = false;
-        socket.ping();
-      }
-    }, (route.behavior.idleTimeoutS * 1000) / 2);
+      },
+      (route.behavior.idleTimeoutS * 1000) / 2,
+    );
     route.pinger.unref();
   }
 
@@ -199,7 +208,8 @@ function badHandshake(req: IncomingMessage): string | null {
   const version = req.headers['sec-websocket-version'];
   if (version !== '8' && version !== '13') return 'Sec-WebSocket-Version must be 13';
   const protocol = req.headers['sec-websocket-protocol'];
-  if (protocol !== undefined && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*,\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+)*$/.test(protocol)) return 'Sec-WebSocket-Protocol header is invalid';
+  if (protocol !== undefined && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*,\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+)*$/.test(protocol))
+    return 'Sec-WebSocket-Protocol header is invalid';
   return null;
 }
 

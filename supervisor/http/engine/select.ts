@@ -58,7 +58,13 @@ export function loadUws(): UwsAttempt {
     } catch (err) {
       const message = (err as Error).message;
       const glibc = /GLIBC_([\d.]+)' not found/.exec(message);
-      misses.push(glibc ? `${build.pkg} needs glibc ≥ ${glibc[1]}` : (err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' ? `${build.pkg} has no ${file}` : `${build.pkg}: ${message.split('\n')[0]}`);
+      misses.push(
+        glibc
+          ? `${build.pkg} needs glibc ≥ ${glibc[1]}`
+          : (err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND'
+            ? `${build.pkg} has no ${file}`
+            : `${build.pkg}: ${message.split('\n')[0]}`,
+      );
     }
   }
   return { ok: false, why: misses.join('; ') };

@@ -56,14 +56,16 @@ function optionalText(args: Record<string, unknown>, key: string, max: number): 
 function sinceArg(args: Record<string, unknown>): number | undefined {
   const v = args['since'];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw new ToolError(`'since' must be a non-negative integer (a next_since value), got ${describeArgument(v)}`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0)
+    throw new ToolError(`'since' must be a non-negative integer (a next_since value), got ${describeArgument(v)}`);
   return v;
 }
 
 function limitArg(args: Record<string, unknown>): number {
   const v = args['limit'];
   if (v === undefined || v === null) return AgentConstants.INBOX_DEFAULT_LIMIT;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > AgentConstants.INBOX_CAPACITY) throw new ToolError(`'limit' must be an integer from 1 to ${AgentConstants.INBOX_CAPACITY}, got ${describeArgument(v)}`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > AgentConstants.INBOX_CAPACITY)
+    throw new ToolError(`'limit' must be an integer from 1 to ${AgentConstants.INBOX_CAPACITY}, got ${describeArgument(v)}`);
   return v;
 }
 
@@ -97,14 +99,17 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
       throw new ToolError('Registration needs an MCP protocol session (Mcp-Session-Id). Run `initialize` first, then call agent action=register.');
     }
     const announced = optionalText(args, 'tuic_session', 64);
-    if (announced !== undefined && !UUID.test(announced)) throw new ToolError(`tuic_session must be a canonical UUID (36 characters), got ${describeArgument(announced)}`);
+    if (announced !== undefined && !UUID.test(announced))
+      throw new ToolError(`tuic_session must be a canonical UUID (36 characters), got ${describeArgument(announced)}`);
     const name = optionalText(args, 'name', AgentConstants.NAME_MAX_CHARS);
     if (name !== undefined && name.trim() === '') throw new ToolError("'name' must not be empty");
     const project = optionalText(args, 'path', AgentConstants.PROJECT_MAX_CHARS) ?? optionalText(args, 'project', AgentConstants.PROJECT_MAX_CHARS);
     const orchestrator = args['orchestrator'];
-    if (orchestrator !== undefined && orchestrator !== null && typeof orchestrator !== 'boolean') throw new ToolError(`'orchestrator' must be a boolean, got ${describeArgument(orchestrator)}`);
+    if (orchestrator !== undefined && orchestrator !== null && typeof orchestrator !== 'boolean')
+      throw new ToolError(`'orchestrator' must be a boolean, got ${describeArgument(orchestrator)}`);
     const replaces = optionalText(args, 'replaces', 64);
-    if (replaces !== undefined && !UUID.test(replaces)) throw new ToolError(`replaces must be a canonical UUID (36 characters), got ${describeArgument(replaces)}`);
+    if (replaces !== undefined && !UUID.test(replaces))
+      throw new ToolError(`replaces must be a canonical UUID (36 characters), got ${describeArgument(replaces)}`);
 
     const bound = peers.identityOf(mcp) ?? caller.tuicSession;
     const out: Record<string, unknown> = { ok: true };
@@ -119,7 +124,8 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
       // Ranked, not compared: an identity backed by a terminal outranks one that is not.
       const boundLive = hasTerminal(bound);
       const targetLive = hasTerminal(target);
-      if (boundLive && !targetLive) throw new ToolError(`This MCP session is bound to identity ${bound}, which owns a live terminal; register with tuic_session=${bound} (or omit it)`);
+      if (boundLive && !targetLive)
+        throw new ToolError(`This MCP session is bound to identity ${bound}, which owns a live terminal; register with tuic_session=${bound} (or omit it)`);
       if (!targetLive) throw new ToolError('This MCP session is already bound to a different peer identity');
     }
     const existing = peers.get(target);
@@ -196,13 +202,15 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
 
   const send = (args: Record<string, unknown>, caller: CallerContext): Record<string, unknown> => {
     const to = args['to'];
-    if (typeof to !== 'string' || to === '') throw new ToolError("Action 'send' requires 'to' (a peer's tuic_session, the session id of its terminal, or its alias)");
+    if (typeof to !== 'string' || to === '')
+      throw new ToolError("Action 'send' requires 'to' (a peer's tuic_session, the session id of its terminal, or its alias)");
     const message = args['message'];
     if (typeof message !== 'string' || message === '') throw new ToolError("Action 'send' requires 'message'");
     const bytes = Buffer.byteLength(message);
     if (bytes > AgentConstants.MESSAGE_MAX_BYTES) throw new ToolError(`Message is ${bytes} bytes; the limit is ${AgentConstants.MESSAGE_MAX_BYTES} (64 KiB)`);
     const urgency = args['urgency'];
-    if (urgency !== undefined && urgency !== null && urgency !== 'normal' && urgency !== 'urgent') throw new ToolError(`'urgency' must be normal or urgent, got ${describeArgument(urgency)}`);
+    if (urgency !== undefined && urgency !== null && urgency !== 'normal' && urgency !== 'urgent')
+      throw new ToolError(`'urgency' must be normal or urgent, got ${describeArgument(urgency)}`);
     const from = callerIdentity(caller);
     if (!from) throw new ToolError(NOT_REGISTERED);
     const target = recipient(to);
@@ -293,13 +301,15 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
     }
     const list = args['args'];
     if (list !== undefined && list !== null) {
-      if (!Array.isArray(list) || !list.every((a) => typeof a === 'string')) throw new ToolError(`'args' must be an array of strings, got ${describeArgument(list)}`);
+      if (!Array.isArray(list) || !list.every((a) => typeof a === 'string'))
+        throw new ToolError(`'args' must be an array of strings, got ${describeArgument(list)}`);
       req.args = list;
     }
     for (const dim of ['rows', 'cols'] as const) {
       const v = args[dim];
       if (v === undefined || v === null) continue;
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 500) throw new ToolError(`'${dim}' must be an integer from 1 to 500, got ${describeArgument(v)}`);
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 500)
+        throw new ToolError(`'${dim}' must be an integer from 1 to 500, got ${describeArgument(v)}`);
       req[dim] = v;
     }
     if (args['pty_description'] !== undefined) {
@@ -309,7 +319,9 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
     }
     const connection = args['connection_id'];
     if (connection !== undefined && connection !== null && connection !== '' && connection !== 'local') {
-      throw new ToolError(`connection_id ${describeArgument(connection)} names a remote connection; tuicd runs agents on this machine only: omit connection_id`);
+      throw new ToolError(
+        `connection_id ${describeArgument(connection)} names a remote connection; tuicd runs agents on this machine only: omit connection_id`,
+      );
     }
     if (args['env'] !== undefined && args['env'] !== null) {
       try {
@@ -319,7 +331,10 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
       }
       req.env = args['env'] as Record<string, string>;
     }
-    for (const [key, field] of [['keep_open', 'keepOpen'], ['print_mode', 'printMode']] as const) {
+    for (const [key, field] of [
+      ['keep_open', 'keepOpen'],
+      ['print_mode', 'printMode'],
+    ] as const) {
       const v = args[key];
       if (v === undefined || v === null) continue;
       if (typeof v !== 'boolean') throw new ToolError(`'${key}' must be a boolean, got ${describeArgument(v)}`);
@@ -342,11 +357,15 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
       'Talk to the other agents connected to tuicd: register a name, list peers, send a message (delivered into the recipient’s inbox, and to it at once when its state allows), read your inbox, or wait for mail. ' +
       'An agent running in a tuicd terminal is registered automatically (its $TUIC_SESSION); register then only renames it.',
     actions: {
-      spawn: 'start an agent in a new terminal with prompt (agent_type or binary_path; args, cwd, model, rows, cols, name, pty_description) → {session_id, name, task_id, poll_interval_ms, server_ts, parent_session_id?, warning?}; follow it with task action=get and your inbox (state_change mail). Local callers only',
-      register: 'name your identity (optional name, path, orchestrator) → {ok, tuic_session, name, identity_generated, terminal, orchestrator, mail_wake, …}; replaces=<old uuid> moves an old identity’s mail. Local callers only',
-      list_peers: 'registered peers (optionally of one path) → {peers: [{tuic_session, name, orchestrator, alias?, session_id?, project?}]}. Local callers only',
+      spawn:
+        'start an agent in a new terminal with prompt (agent_type or binary_path; args, cwd, model, rows, cols, name, pty_description) → {session_id, name, task_id, poll_interval_ms, server_ts, parent_session_id?, warning?}; follow it with task action=get and your inbox (state_change mail). Local callers only',
+      register:
+        'name your identity (optional name, path, orchestrator) → {ok, tuic_session, name, identity_generated, terminal, orchestrator, mail_wake, …}; replaces=<old uuid> moves an old identity’s mail. Local callers only',
+      list_peers:
+        'registered peers (optionally of one path) → {peers: [{tuic_session, name, orchestrator, alias?, session_id?, project?}]}. Local callers only',
       send: 'to (tuic_session, terminal session id or alias) + message (≤64 KiB) → {ok, message_id, delivered, delivery_path, recipient_state?}. Local callers only',
-      inbox: 'your messages after since (default: where you last read) → {messages, count, next_since, has_more, missed_count?}; limit 1-100. Local callers only',
+      inbox:
+        'your messages after since (default: where you last read) → {messages, count, next_since, has_more, missed_count?}; limit 1-100. Local callers only',
       wait: 'block until new mail arrives → {met, timed_out, new_messages, messages, next_since}; timeout_ms default 60000, 300000+ runs as 295000. Prefer it to polling inbox',
       detect: 'agent programs installed here → [{name, path, version}]',
       stats: 'session slots → {active_sessions, max_sessions, available_slots}',
@@ -368,11 +387,15 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
       connection_id: Type.Optional(Type.String({ description: 'spawn: a remote connection; tuicd has only this machine' })),
       rows: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
       cols: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
-      pty_description: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'spawn: what the terminal works on (default: from the prompt; null: none)' })),
+      pty_description: Type.Optional(
+        Type.Union([Type.String(), Type.Null()], { description: 'spawn: what the terminal works on (default: from the prompt; null: none)' }),
+      ),
       name: Type.Optional(Type.String({ description: 'register, spawn: display name' })),
       path: Type.Optional(Type.String({ description: 'register: your project (repository path); list_peers: only peers of this project' })),
       orchestrator: Type.Optional(Type.Boolean({ description: 'register: declare (true) or drop (false) the orchestrator role; omitted keeps it' })),
-      tuic_session: Type.Optional(Type.String({ description: 'register: the identity (canonical UUID) to register as; omitted = your terminal’s, or a new one' })),
+      tuic_session: Type.Optional(
+        Type.String({ description: 'register: the identity (canonical UUID) to register as; omitted = your terminal’s, or a new one' }),
+      ),
       replaces: Type.Optional(Type.String({ description: 'register: an old identity (UUID) whose mail moves to you' })),
       to: Type.Optional(Type.String({ description: 'send: recipient' })),
       message: Type.Optional(Type.String({ description: 'send: the text, at most 64 KiB' })),

@@ -38,7 +38,8 @@ export function createConfigTool(deps: ConfigToolDeps): NativeTool {
       try {
         await deps.config.update(partial);
       } catch (err) {
-        if (err instanceof SupervisorError && (err.code === ErrorCode.CONFIG_INVALID || err.code === ErrorCode.CONFIG_CORRUPT)) throw new ToolError(err.message);
+        if (err instanceof SupervisorError && (err.code === ErrorCode.CONFIG_INVALID || err.code === ErrorCode.CONFIG_CORRUPT))
+          throw new ToolError(err.message);
         throw err;
       }
       return { ok: true };

@@ -148,7 +148,9 @@ export function createDebugTool(deps: DebugToolDeps): NativeTool {
     properties: {
       level: Type.Optional(Type.String({ description: 'logs: minimum level (trace|debug|info|warn|error|fatal)' })),
       source: Type.Optional(Type.String({ description: 'logs: only records with this source' })),
-      limit: Type.Optional(Type.Integer({ description: `logs: records to return (default ${DebugConstants.LOGS_DEFAULT_LIMIT}, max ${DebugConstants.LOGS_MAX_LIMIT})` })),
+      limit: Type.Optional(
+        Type.Integer({ description: `logs: records to return (default ${DebugConstants.LOGS_DEFAULT_LIMIT}, max ${DebugConstants.LOGS_MAX_LIMIT})` }),
+      ),
       session_id: Type.Optional(Type.String({ description: 'sessions, agent_detection: only this session (id, tuic_session or alias)' })),
       script: Type.Optional(Type.String({ description: 'invoke_js: not available headless' })),
     },

@@ -109,7 +109,8 @@ export function createMetaTools(source: MetaToolSource): MetaTools {
       const name = requireName(args, 'get_tool_schema');
       if (isMetaToolName(name)) throw new ToolError(`'${clipClientInput(name)}' is a meta-tool: its definition is already in tools/list`);
       const def = current().byName.get(name);
-      if (!def || (source.visible && !source.visible(name, caller))) throw new ToolError(`Tool '${clipClientInput(name)}' not found. Use search_tools to find tools.`);
+      if (!def || (source.visible && !source.visible(name, caller)))
+        throw new ToolError(`Tool '${clipClientInput(name)}' not found. Use search_tools to find tools.`);
       return { name: def.name, description: def.description, inputSchema: def.inputSchema };
     },
   });

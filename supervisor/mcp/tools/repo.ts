@@ -48,7 +48,8 @@ function optionalString(args: Record<string, unknown>, key: string): string | un
 }
 
 function requiredPath(args: Record<string, unknown>, action: string): string {
-  if (args['path'] === undefined || args['path'] === null || args['path'] === '') throw new ToolError(`repo action=${action} requires 'path' (an absolute repository path)`);
+  if (args['path'] === undefined || args['path'] === null || args['path'] === '')
+    throw new ToolError(`repo action=${action} requires 'path' (an absolute repository path)`);
   return repoPathArg(args['path'], 'path');
 }
 
@@ -86,7 +87,18 @@ export function createRepoTool(deps: RepoToolDeps): NativeTool {
       const [info, files] = await Promise.all([repoInfo(path), changedFiles(path).catch(() => [])]);
       return { ...info, changed_files: files };
     },
-    prs: async (args) => ({ prs: await deps.gh.json(requiredPath(args, 'prs'), ['pr', 'list', '--state', 'open', '--limit', '100', '--json', 'number,title,state,headRefName,url,isDraft,reviewDecision']) }),
+    prs: async (args) => ({
+      prs: await deps.gh.json(requiredPath(args, 'prs'), [
+        'pr',
+        'list',
+        '--state',
+        'open',
+        '--limit',
+        '100',
+        '--json',
+        'number,title,state,headRefName,url,isDraft,reviewDecision',
+      ]),
+    }),
     issues: async (args) => {
       const filter = optionalString(args, 'filter') ?? 'assigned';
       const f = ISSUE_FILTERS[filter];
@@ -123,7 +135,12 @@ export function createRepoTool(deps: RepoToolDeps): NativeTool {
       if (id === undefined) throw new ToolError("repo action=worktree_remove requires 'workspace_id'");
       const force = bool(args, 'force', false);
       const r = await deps.worktrees.remove(path, id, { force, deleteBranch: bool(args, 'delete_branch', !force) });
-      return { ok: true, removal_rule: r.removal_rule, ...(r.branch_delete_warning ? { branch_delete_warning: r.branch_delete_warning } : {}), ...(r.discarded_files.length > 0 ? { discarded_files: r.discarded_files } : {}) };
+      return {
+        ok: true,
+        removal_rule: r.removal_rule,
+        ...(r.branch_delete_warning ? { branch_delete_warning: r.branch_delete_warning } : {}),
+        ...(r.discarded_files.length > 0 ? { discarded_files: r.discarded_files } : {}),
+      };
     },
     progress_list: async (args) => {
       const project = requiredPath(args, 'progress_list');
@@ -132,7 +149,8 @@ export function createRepoTool(deps: RepoToolDeps): NativeTool {
       const unknown = Object.keys(input).filter((k) => !PROGRESS_INPUT_KEYS.includes(k));
       if (unknown.length > 0) throw new ToolError(`progress_invalid_request: unknown input field(s): ${unknown.join(', ')}`);
       const rawLimit = (input as Record<string, unknown>)['limit'];
-      if (rawLimit !== undefined && (typeof rawLimit !== 'number' || !Number.isInteger(rawLimit))) throw new ToolError('progress_invalid_request: limit must be an integer');
+      if (rawLimit !== undefined && (typeof rawLimit !== 'number' || !Number.isInteger(rawLimit)))
+        throw new ToolError('progress_invalid_request: limit must be an integer');
       const limit = Math.min(100, Math.max(1, (rawLimit as number | undefined) ?? PROGRESS_LIMIT_DEFAULT));
       const page = await deps.progressJournal.list({ project, limit: 100_000 });
       let entries = page.entries;
@@ -149,7 +167,8 @@ export function createRepoTool(deps: RepoToolDeps): NativeTool {
 
   const tool: NativeTool = defineTool({
     name: 'repo',
-    summary: 'Repositories tuicd knows, their git status, GitHub PRs and issues (through gh), isolated worktrees for parallel agents, and the project progress journal.',
+    summary:
+      'Repositories tuicd knows, their git status, GitHub PRs and issues (through gh), isolated worktrees for parallel agents, and the project progress journal.',
     actions: {
       list: 'registered repositories and those of live sessions',
       active: "the caller's own repository (from its session's cwd)",
@@ -163,7 +182,8 @@ export function createRepoTool(deps: RepoToolDeps): NativeTool {
       worktree_remove: 'remove a worktree (path, workspace_id, force?, delete_branch?)',
       progress_list: "the project's progress entries, newest first (path, input?)",
     },
-    notes: 'force=true discards uncommitted work in the worktree; ask the user first. delete_branch defaults to true unless force; an unmerged branch is kept and branch_delete_warning says so.',
+    notes:
+      'force=true discards uncommitted work in the worktree; ask the user first. delete_branch defaults to true unless force; an unmerged branch is kept and branch_delete_warning says so.',
     properties: {
       path: Type.Optional(Type.String({ description: 'Absolute repository path' })),
       workspace_id: Type.Optional(Type.String({ description: 'Worktree id (worktree_remove)' })),

@@ -82,7 +82,8 @@ function optionalString(args: Record<string, unknown>, key: string): string | un
 function optionalInteger(args: Record<string, unknown>, key: string, min: number): number | undefined {
   const value = args[key];
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) throw new ToolError(`'${key}' must be an integer >= ${min}, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min)
+    throw new ToolError(`'${key}' must be an integer >= ${min}, got ${JSON.stringify(value)}`);
   return value;
 }
 
@@ -193,7 +194,10 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
       // A tail read reads a screenful more: log lines still on the screen are shown once, as screen rows.
       const readLines = tail ? Math.min(lines + PtyConstants.MAX_TERMINAL_DIMENSION, SessionToolConstants.OUTPUT_MAX_LINES) : lines;
       // Sent in this order and answered in order: the screen is never older than the log.
-      const [log, screen] = await Promise.all([sessions.readLog(record.session_id, offset, readLines), tail ? sessions.readScreen(record.session_id) : undefined]);
+      const [log, screen] = await Promise.all([
+        sessions.readLog(record.session_id, offset, readLines),
+        tail ? sessions.readScreen(record.session_id) : undefined,
+      ]);
       let rows: string[];
       if (screen !== undefined) {
         // Tail mode (REFERENCE §6.1): scrollback lines, then the non-empty rows of the current screen.
@@ -290,7 +294,9 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
 
   const processStats = async (): Promise<ToolValue> => {
     const running = await sessions.processes();
-    const roots = running.filter((p) => sessions.resolve(p.session_id)?.exit === null).map((p) => ({ kind: 'session' as const, pid: p.pid, session_id: p.session_id }));
+    const roots = running
+      .filter((p) => sessions.resolve(p.session_id)?.exit === null)
+      .map((p) => ({ kind: 'session' as const, pid: p.pid, session_id: p.session_id }));
     const rows = stats.sample(roots);
     return { processes: rows.map((r) => ({ session_id: r.session_id, name: r.name, pid: r.pid, rss_kb: r.rss_kb, cpu_pct: r.cpu_pct })) };
   };
@@ -340,13 +346,16 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
 
   const tool: NativeTool = defineTool({
     name: 'session',
-    summary: 'Terminal sessions (PTYs) of this server. session_id accepts a session\'s id, its tuic_session or its alias (e.g. tu-1).',
+    summary: "Terminal sessions (PTYs) of this server. session_id accepts a session's id, its tuic_session or its alias (e.g. tu-1).",
     actions: {
       list: 'all live sessions in one call: session_id, is_caller (your own session), alias, display_name, pty_description, cwd, foreground_process, shell_state (busy|idle; absent until observed), tuic_session',
       create: 'start a shell (shell, cwd, rows/cols 1-500, default 24x80) → {session_id}',
-      submit: 'run one command: clears the line, types input (multi-line as one paste), presses Enter, waits up to timeout_ms (default 3000, 250-10000) for the terminal to move → receipt {submission_id, submitted, write_state, acknowledged, retry_safe, turn_epoch, composer_state, acknowledgement|reason}',
-      input: 'raw keystrokes: input text and/or special_key, no Enter unless sent (text + enter into Codex/OpenCode goes framed: Ctrl-U, paste, gap, CR) → {ok:true} (proves the write only)',
-      output: 'text (default; ANSI-stripped, redacted): the last limit lines (default 50) then the non-empty current screen rows; from_line, or since_cursor=<cursor> for only newer lines (no screen) → {data, data_length, cursor, total_written, scrollback_lines, oldest_offset, exited, exit_code?}; format=raw keeps escapes, limit in bytes (default 8192)',
+      submit:
+        'run one command: clears the line, types input (multi-line as one paste), presses Enter, waits up to timeout_ms (default 3000, 250-10000) for the terminal to move → receipt {submission_id, submitted, write_state, acknowledged, retry_safe, turn_epoch, composer_state, acknowledgement|reason}',
+      input:
+        'raw keystrokes: input text and/or special_key, no Enter unless sent (text + enter into Codex/OpenCode goes framed: Ctrl-U, paste, gap, CR) → {ok:true} (proves the write only)',
+      output:
+        'text (default; ANSI-stripped, redacted): the last limit lines (default 50) then the non-empty current screen rows; from_line, or since_cursor=<cursor> for only newer lines (no screen) → {data, data_length, cursor, total_written, scrollback_lines, oldest_offset, exited, exit_code?}; format=raw keeps escapes, limit in bytes (default 8192)',
       status: '{session_id, shell_state?, last_activity_ms, exit_code?, idle_since_ms?, busy_duration_ms?, …}',
       wait: 'block until until=idle (default: output quiet, shell at its prompt) or exited; timeout_ms default 60000, 300000+ runs as 295000 → {met, timed_out, until, shell_state?, exit_code?}. Prefer it to polling',
       resize: 'rows, cols (1-500) → {ok:true}',

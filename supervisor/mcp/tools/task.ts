@@ -35,7 +35,8 @@ export function createTaskTool(deps: TaskToolDeps): NativeTool {
       'Status: working or input_required while it runs; completed, failed or cancelled are final and never change.',
     actions: {
       get: '{task_id, status, status_message?, result?: {session_id, exit_code}, error_detail?, poll_interval_ms}; a failed agent reports why in error_detail (a top-level error means the call itself failed)',
-      cancel: 'mark the task cancelled → {task_id, status, cancelled, note}; the agent keeps running (stop it with session action=kill); cancelling a finished task is not an error and reports cancelled:false with the state that stands. Local callers only',
+      cancel:
+        'mark the task cancelled → {task_id, status, cancelled, note}; the agent keeps running (stop it with session action=kill); cancelling a finished task is not an error and reports cancelled:false with the state that stands. Local callers only',
     },
     notes: 'Only the identity that spawned the agent can read or cancel its task. Tasks expire 24 h after creation.',
     properties: {

@@ -82,7 +82,8 @@ export function createUiTool(deps: UiToolDeps): NativeTool {
     actions: {
       tab: 'open or replace a tab (id = dedup key; title; html or url; pinned default false; focus default true) → {ok:true}',
       toast: 'show a notification (title, message?, level info|warn|error, sound true|false|name) → {ok:true}',
-      confirm: 'ask a yes/no question (title, message?); waits up to 300 s for the first answer from any client → {confirmed} or {confirmed:false, reason}. Local callers only',
+      confirm:
+        'ask a yes/no question (title, message?); waits up to 300 s for the first answer from any client → {confirmed} or {confirmed:false, reason}. Local callers only',
       screenshot: 'not available in headless tuicd (needs the desktop WebView)',
     },
     notes:

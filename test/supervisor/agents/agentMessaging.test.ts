@@ -29,17 +29,27 @@ describe('agent messaging', { timeout: 120_000 }, () => {
     const init = await suite.t.socket(
       'POST',
       '/mcp',
-      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: clientName, version: '1' } } }),
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: clientName, version: '1' } },
+      }),
       { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
     );
     const id = init.headers['mcp-session-id'] as string;
     assert.ok(id, init.text);
     const raw = async (args: Record<string, unknown>) => {
-      const r = await suite.t.socket('POST', '/mcp', JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'agent', arguments: args } }), {
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-        'Mcp-Session-Id': id,
-      });
+      const r = await suite.t.socket(
+        'POST',
+        '/mcp',
+        JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'agent', arguments: args } }),
+        {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          'Mcp-Session-Id': id,
+        },
+      );
       const result = r.json().result;
       assert.ok(result, r.text);
       return { isError: result.isError === true, text: result.content[0].text as string };
@@ -66,7 +76,8 @@ describe('agent messaging', { timeout: 120_000 }, () => {
   }
 
   const stateOf = async (id: string): Promise<Record<string, any>> =>
-    ((await suite.t.socket('GET', '/sessions')).json() as Array<{ session_id: string; state: Record<string, any> }>).find((r) => r.session_id === id)?.state ?? {};
+    ((await suite.t.socket('GET', '/sessions')).json() as Array<{ session_id: string; state: Record<string, any> }>).find((r) => r.session_id === id)?.state ??
+    {};
 
   it('peers in two terminals: auto-registered, listed, addressed three ways, woken by wait, typed into when idle, queued while busy', async () => {
     // B: an idle fake claude that reads one [TUIC] line, then works (status line) until told to stop, then reads another.
@@ -74,7 +85,9 @@ describe('agent messaging', { timeout: 120_000 }, () => {
       { out: READY },
       { read: '[TUIC] Message from' },
       { read: '\r' },
-      { out: `${ESC}[2J${ESC}[H⏺ On it.\r\n\r\n✢ Thinking… (1s)\r\n\r\n────────────────────────────────────────\r\n❯ \r\n────────────────────────────────────────\r\n` },
+      {
+        out: `${ESC}[2J${ESC}[H⏺ On it.\r\n\r\n✢ Thinking… (1s)\r\n\r\n────────────────────────────────────────\r\n❯ \r\n────────────────────────────────────────\r\n`,
+      },
       { read: 'stop' },
       { out: READY },
       { read: '[TUIC] Message from' },
@@ -94,7 +107,10 @@ describe('agent messaging', { timeout: 120_000 }, () => {
       const a = await connect({ 'x-tuic-session': sa.tuic_session });
       const bClient = await connect({ 'x-tuic-session': sb.tuic_session });
       const registered = await until('both peer-registered events', () => {
-        const ids = suite.sse.events.slice(events).filter((e) => e.event === 'peer-registered').map((e) => JSON.parse(e.data).tuic_session as string);
+        const ids = suite.sse.events
+          .slice(events)
+          .filter((e) => e.event === 'peer-registered')
+          .map((e) => JSON.parse(e.data).tuic_session as string);
         return ids.length >= 2 ? ids : undefined;
       });
       assert.deepEqual(registered.sort(), [sa.tuic_session, sb.tuic_session].sort());
@@ -109,7 +125,10 @@ describe('agent messaging', { timeout: 120_000 }, () => {
       const bEntry = peers.find((p: { tuic_session: string }) => p.tuic_session === sb.tuic_session);
       assert.equal(bEntry.session_id, sb.session_id);
       assert.equal(bEntry.alias, sb.alias);
-      assert.deepEqual((await a.call({ action: 'list_peers', path: suite.work })).peers.map((p: { name: string }) => p.name), ['alpha']);
+      assert.deepEqual(
+        (await a.call({ action: 'list_peers', path: suite.work })).peers.map((p: { name: string }) => p.name),
+        ['alpha'],
+      );
 
       // Waiter: B waits, A sends by tuic_session.
       const waiting = bClient.call({ action: 'wait', timeout_ms: 10_000 });
@@ -119,7 +138,10 @@ describe('agent messaging', { timeout: 120_000 }, () => {
       assert.equal(viaWaiter.delivered, true);
       const woken = await waiting;
       assert.equal(woken.met, true);
-      assert.deepEqual(woken.messages.map((m: { content: string }) => m.content), ['first, for your wait']);
+      assert.deepEqual(
+        woken.messages.map((m: { content: string }) => m.content),
+        ['first, for your wait'],
+      );
       assert.equal(woken.messages[0].from_name, 'alpha');
       assert.equal(woken.next_since, woken.messages[0].timestamp);
 
@@ -154,7 +176,10 @@ describe('agent messaging', { timeout: 120_000 }, () => {
 
       // The inbox holds all three, once each, in order; the cursor moved past what wait handed out.
       const inbox = await bClient.call({ action: 'inbox' });
-      assert.deepEqual(inbox.messages.map((m: { content: string }) => m.content), ['second,\ntyped into your terminal', 'third, after your turn']);
+      assert.deepEqual(
+        inbox.messages.map((m: { content: string }) => m.content),
+        ['second,\ntyped into your terminal', 'third, after your turn'],
+      );
       const replay = await bClient.call({ action: 'inbox', since: 0 });
       assert.equal(replay.count, 3);
       assert.equal((await bClient.call({ action: 'inbox' })).count, 0, 'a replay never rewinds the cursor');
@@ -213,7 +238,11 @@ describe('agent messaging', { timeout: 120_000 }, () => {
     const all = await c.call({ action: 'wait', timeout_ms: 1_000 });
     assert.equal(all.new_messages, 100);
     const stamps = all.messages.map((m: { timestamp: number }) => m.timestamp);
-    assert.deepEqual([...stamps].sort((x, y) => x - y), stamps, 'chronological');
+    assert.deepEqual(
+      [...stamps].sort((x, y) => x - y),
+      stamps,
+      'chronological',
+    );
     assert.equal(new Set(stamps).size, 100, 'logical ms: no two alike');
     assert.deepEqual(new Set(all.messages.map((m: { content: string }) => m.content)), new Set(sends.map((_, i) => `m${i}`)));
     for (let i = 0; i < 5; i++) await s.call({ action: 'send', to: reg.tuic_session, message: `extra${i}` });
@@ -221,7 +250,10 @@ describe('agent messaging', { timeout: 120_000 }, () => {
     assert.equal(inbox.count, 100);
     assert.equal(inbox.missed_count, 5);
     assert.equal(inbox.messages.at(-1).content, 'extra4');
-    assert.deepEqual((await c.call({ action: 'inbox' })).messages.map((m: { content: string }) => m.content), ['extra0', 'extra1', 'extra2', 'extra3', 'extra4']);
+    assert.deepEqual(
+      (await c.call({ action: 'inbox' })).messages.map((m: { content: string }) => m.content),
+      ['extra0', 'extra1', 'extra2', 'extra3', 'extra4'],
+    );
     const timedOut = await c.call({ action: 'wait', timeout_ms: 300 });
     assert.deepEqual([timedOut.met, timedOut.timed_out, timedOut.new_messages], [false, true, 0]);
     assert.equal(typeof timedOut.next_since, 'number');
@@ -261,8 +293,17 @@ describe('agent messaging', { timeout: 120_000 }, () => {
       await until('B idle as claude', async () => ((await stateOf(sb.session_id))['agent_state'] === 'idle' ? true : undefined));
       const now = await queue(sb.session_id, { text: 'first command', idempotencyKey: 'k1' });
       assert.equal(now.status, 200, now.text);
-      assert.deepEqual({ ...(now.json() as object), id: undefined }, { accepted: true, typed: true, queued: false, id: undefined }, 'an idle agent takes it at once');
-      assert.deepEqual((await queue(sb.session_id, { text: 'first command', idempotencyKey: 'k1' })).json(), { accepted: false, typed: false, queued: false, duplicate: true });
+      assert.deepEqual(
+        { ...(now.json() as object), id: undefined },
+        { accepted: true, typed: true, queued: false, id: undefined },
+        'an idle agent takes it at once',
+      );
+      assert.deepEqual((await queue(sb.session_id, { text: 'first command', idempotencyKey: 'k1' })).json(), {
+        accepted: false,
+        typed: false,
+        queued: false,
+        duplicate: true,
+      });
       await until('B working', async () => ((await stateOf(sb.session_id))['agent_state'] === 'working' ? true : undefined));
 
       const second = (await queue(sb.session_id, { text: 'second command' })).json();
@@ -273,21 +314,32 @@ describe('agent messaging', { timeout: 120_000 }, () => {
       const sent = await sender.call({ action: 'send', to: sb.session_id, message: 'behind the second command' });
       assert.equal(sent.delivery_path, 'terminal_or_queued_and_inbox');
       const third = (await queue(sb.session_id, { text: 'third command' })).json();
-      assert.deepEqual((await suite.t.socket('GET', `/sessions/${sb.session_id}/queue`)).json(), [
-        { id: second.id, text: 'second command' },
-        { id: third.id, text: 'third command' },
-      ], 'only user commands are listed');
+      assert.deepEqual(
+        (await suite.t.socket('GET', `/sessions/${sb.session_id}/queue`)).json(),
+        [
+          { id: second.id, text: 'second command' },
+          { id: third.id, text: 'third command' },
+        ],
+        'only user commands are listed',
+      );
       assert.equal((await stateOf(sb.session_id))['queued_commands'], 2);
       assert.equal((await suite.t.socket('DELETE', `/sessions/${sb.session_id}/queue/${third.id}`)).text, 'true');
       assert.equal((await suite.t.socket('DELETE', `/sessions/${sb.session_id}/queue/${third.id}`)).text, 'false');
       assert.equal((await stateOf(sb.session_id))['queued_commands'], 1);
 
       await suite.write(sb.session_id, 'stop\r');
-      await until('the peer line after the second command', () => (typedOf(b.scriptPath).includes('behind the second command\r') ? true : undefined), 20_000).catch(async (err) => {
+      await until(
+        'the peer line after the second command',
+        () => (typedOf(b.scriptPath).includes('behind the second command\r') ? true : undefined),
+        20_000,
+      ).catch(async (err) => {
         throw new Error(`${(err as Error).message}; typed ${JSON.stringify(typedOf(b.scriptPath))}, state ${JSON.stringify(await stateOf(sb.session_id))}`);
       });
       const typed = typedOf(b.scriptPath);
-      assert.ok(typed.indexOf('first command') < typed.indexOf('second command') && typed.indexOf('second command') < typed.indexOf('[TUIC] Message from peer'), typed);
+      assert.ok(
+        typed.indexOf('first command') < typed.indexOf('second command') && typed.indexOf('second command') < typed.indexOf('[TUIC] Message from peer'),
+        typed,
+      );
       assert.equal(typed.split('\u0015second command\r').length - 1, 1, `typed once: ${JSON.stringify(typed)}`);
       assert.ok(!typed.includes('third command'), 'a removed command is never typed');
       assert.equal((await stateOf(sb.session_id))['queued_commands'], undefined, 'omitted when nothing is queued');
@@ -335,7 +387,10 @@ describe('agent messaging', { timeout: 120_000 }, () => {
       assert.equal(wakes(), 2, 'no third attempt for the same unread group');
 
       const read = await orch.call({ action: 'inbox' });
-      assert.deepEqual(read.messages.map((m: { content: string }) => m.content), ['secret payload one', 'secret payload two', 'three']);
+      assert.deepEqual(
+        read.messages.map((m: { content: string }) => m.content),
+        ['secret payload one', 'secret payload two', 'three'],
+      );
       const after = await sender.call({ action: 'send', to: so.tuic_session, message: 'four' });
       assert.equal(after.delivery_path, 'orchestrator_wake_and_inbox', 'a read starts the budget over');
       await until('a wake for the new group', () => (wakes() === 3 ? true : undefined));
@@ -366,24 +421,41 @@ describe('agent messaging', { timeout: 120_000 }, () => {
     const spinner = Array.from({ length: 60 }, (_, i) => [{ out: `${ESC}[1;1H${'✢✳✶✻'[i % 4]} Thinking… (${1 + (i >> 2)}s)` }, { sleep: 250 }]).flat();
     const c = fakeAgent('claude', [{ out: `${ESC}[2J${ESC}[H` }, ...spinner, { read: 'quit' }, { exit: 0 }]);
     // Terminal: an idle agent that takes a [TUIC] line, works briefly, and is idle again.
-    const cycle = [{ read: '[TUIC] Message from' }, { read: '\r' }, { out: `${ESC}[2J${ESC}[H⏺ On it.\r\n\r\n✢ Thinking… (1s)\r\n` }, { sleep: 30 }, { out: READY }];
+    const cycle = [
+      { read: '[TUIC] Message from' },
+      { read: '\r' },
+      { out: `${ESC}[2J${ESC}[H⏺ On it.\r\n\r\n✢ Thinking… (1s)\r\n` },
+      { sleep: 30 },
+      { out: READY },
+    ];
     const t = fakeAgent('claude', [{ out: READY }, ...Array.from({ length: 3 }, () => cycle).flat(), { read: 'quit' }, { exit: 0 }]);
     const sc = await suite.create();
     const st = await suite.create();
     let stream: SseClient | undefined;
     try {
-      await until('the shells idle at their prompts', async () => ((await stateOf(sc.session_id))['shell_state'] === 'idle' && (await stateOf(st.session_id))['shell_state'] === 'idle' ? true : undefined));
+      await until('the shells idle at their prompts', async () =>
+        (await stateOf(sc.session_id))['shell_state'] === 'idle' && (await stateOf(st.session_id))['shell_state'] === 'idle' ? true : undefined,
+      );
       await suite.write(sc.session_id, `${c.command}\n`);
       await suite.write(st.session_id, `${t.command}\n`);
       const cClient = await connect({ 'x-tuic-session': sc.tuic_session }, 'claude-code');
       stream = await SseClient.open({ socketPath: suite.t.socketPath, path: '/mcp', headers: { 'Mcp-Session-Id': cClient.id, Accept: 'text/event-stream' } });
       await until('C working', async () => ((await stateOf(sc.session_id))['agent_state'] === 'working' ? true : undefined));
       const pushed = await burst(sc.tuic_session, 'c');
-      assert.ok(pushed.every((r) => r.delivery_path === 'sse_channel_and_inbox'), JSON.stringify(pushed.find((r) => r.delivery_path !== 'sse_channel_and_inbox')));
+      assert.ok(
+        pushed.every((r) => r.delivery_path === 'sse_channel_and_inbox'),
+        JSON.stringify(pushed.find((r) => r.delivery_path !== 'sse_channel_and_inbox')),
+      );
       const notes = () => stream!.events.filter((e) => e.data.includes('notifications/claude/channel')).map((e) => JSON.parse(e.data).params.content as string);
       await until('100 channel notifications', () => (notes().length >= 100 ? true : undefined));
       await new Promise((r) => setTimeout(r, 300));
-      assert.deepEqual(notes().map((n) => n.replace('Message from flood: ', '')).sort(), expected('c'), 'each pushed once');
+      assert.deepEqual(
+        notes()
+          .map((n) => n.replace('Message from flood: ', ''))
+          .sort(),
+        expected('c'),
+        'each pushed once',
+      );
       assert.deepEqual((await cClient.call({ action: 'inbox' })).messages.map((m: { content: string }) => m.content).sort(), expected('c'));
 
       const tClient = await connect({ 'x-tuic-session': st.tuic_session });
@@ -413,23 +485,37 @@ describe('agent messaging', { timeout: 120_000 }, () => {
     const stranger = await connect();
     const peer = await connect();
     const { tuic_session: target } = await peer.call({ action: 'register', name: 'target' });
-    assert.deepEqual(await stranger.raw({ action: 'send', to: target, message: 'hi' }), { isError: true, text: JSON.stringify({ error: 'You are not registered. Register first with agent action=register' }) });
+    assert.deepEqual(await stranger.raw({ action: 'send', to: target, message: 'hi' }), {
+      isError: true,
+      text: JSON.stringify({ error: 'You are not registered. Register first with agent action=register' }),
+    });
     await stranger.call({ action: 'register' });
     const err = async (args: Record<string, unknown>) => {
       const r = await stranger.raw(args);
       assert.equal(r.isError, true, r.text);
       return JSON.parse(r.text).error as string;
     };
-    assert.equal(await err({ action: 'send', to: 'nobody-here', message: 'hi' }), "Recipient 'nobody-here' is not registered. Use list_peers to find valid targets.");
+    assert.equal(
+      await err({ action: 'send', to: 'nobody-here', message: 'hi' }),
+      "Recipient 'nobody-here' is not registered. Use list_peers to find valid targets.",
+    );
     assert.match(await err({ action: 'send', message: 'hi' }), /^Action 'send' requires 'to'/);
     assert.equal(await err({ action: 'send', to: target }), "Action 'send' requires 'message'");
     assert.match(await err({ action: 'send', to: target, message: 'x'.repeat(64 * 1024 + 1) }), /65537 bytes; the limit is 65536/);
     assert.match(await err({ action: 'register', tuic_session: 'not-a-uuid' }), /^tuic_session must be a canonical UUID/);
-    assert.match(await err({ action: 'register', tuic_session: target }), /already (registered to another active MCP session|bound to a different peer identity)/);
-    const noSession = await suite.t.socket('POST', '/mcp', JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'agent', arguments: { action: 'register' } } }), {
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-    });
+    assert.match(
+      await err({ action: 'register', tuic_session: target }),
+      /already (registered to another active MCP session|bound to a different peer identity)/,
+    );
+    const noSession = await suite.t.socket(
+      'POST',
+      '/mcp',
+      JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'agent', arguments: { action: 'register' } } }),
+      {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+      },
+    );
     assert.match(noSession.json().result.content[0].text, /Registration needs an MCP protocol session/);
   });
 });

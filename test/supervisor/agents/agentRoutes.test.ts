@@ -28,7 +28,10 @@ describe('/agents', { timeout: 60_000 }, () => {
     writeFileSync(join(home, '.claude', 'projects', '-work-repo', 'abc-123.jsonl'), '{}\n');
     mkdirSync(join(home, '.codex', 'sessions', '2026', '12', '03'), { recursive: true });
     writeFileSync(join(home, '.codex', 'sessions', '2026', '12', '03', 'rollout-2026-12-03T10-00-00-def-456.jsonl'), '{}\n');
-    script('codex', 'case "$1" in --version) echo "codex-cli 0.58.1";; --help) echo "Usage: codex [OPTIONS]"; echo "      --no-alt-screen  Keep the inline viewport";; esac');
+    script(
+      'codex',
+      'case "$1" in --version) echo "codex-cli 0.58.1";; --help) echo "Usage: codex [OPTIONS]"; echo "      --no-alt-screen  Keep the inline viewport";; esac',
+    );
     script('claude', 'case "$1" in --version) echo "2.1.3 (Claude Code)";; --help) echo "Usage: claude [options]";; esac');
     // Hangs on every probe: the deadline must answer for it.
     script('gemini', 'sleep 20');
@@ -40,10 +43,22 @@ describe('/agents', { timeout: 60_000 }, () => {
   });
 
   it('detect: path, version and the no-alt-screen flag; a hanging binary answers within the deadline; a missing one is all null', async () => {
-    assert.deepEqual((await t.socket('GET', '/agents/detect?binary=codex')).json(), { path: join(bin, 'codex'), version: '0.58.1', supports_no_alt_screen: true });
-    assert.deepEqual((await t.socket('GET', '/agents/detect?binary=claude')).json(), { path: join(bin, 'claude'), version: '2.1.3', supports_no_alt_screen: false });
+    assert.deepEqual((await t.socket('GET', '/agents/detect?binary=codex')).json(), {
+      path: join(bin, 'codex'),
+      version: '0.58.1',
+      supports_no_alt_screen: true,
+    });
+    assert.deepEqual((await t.socket('GET', '/agents/detect?binary=claude')).json(), {
+      path: join(bin, 'claude'),
+      version: '2.1.3',
+      supports_no_alt_screen: false,
+    });
     const started = Date.now();
-    assert.deepEqual((await t.socket('GET', '/agents/detect?binary=gemini')).json(), { path: join(bin, 'gemini'), version: null, supports_no_alt_screen: false });
+    assert.deepEqual((await t.socket('GET', '/agents/detect?binary=gemini')).json(), {
+      path: join(bin, 'gemini'),
+      version: null,
+      supports_no_alt_screen: false,
+    });
     assert.ok(Date.now() - started < 6_000, 'two 2 s probes at most');
     assert.deepEqual((await t.socket('GET', '/agents/detect?binary=aider')).json(), { path: null, version: null, supports_no_alt_screen: false });
     assert.equal((await t.socket('GET', '/agents/detect')).status, 400);
@@ -51,22 +66,37 @@ describe('/agents', { timeout: 60_000 }, () => {
 
   it('detect-all: paths only, blank names dropped; GET /agents and agent action=detect list what is installed', async () => {
     const all = await t.socket('POST', '/agents/detect-all', JSON.stringify({ binaries: ['codex', ' ', 'aider'] }));
-    assert.deepEqual(all.json(), { codex: { path: join(bin, 'codex'), version: null, supports_no_alt_screen: false }, aider: { path: null, version: null, supports_no_alt_screen: false } });
+    assert.deepEqual(all.json(), {
+      codex: { path: join(bin, 'codex'), version: null, supports_no_alt_screen: false },
+      aider: { path: null, version: null, supports_no_alt_screen: false },
+    });
     assert.equal((await t.socket('POST', '/agents/detect-all', JSON.stringify({ binaries: 'codex' }))).status, 400);
     const listed = (await t.socket('GET', '/agents')).json();
     assert.deepEqual(listed.agents.map((a: { name: string }) => a.name).sort(), ['claude', 'codex', 'gemini']);
-    const tool = await t.socket('POST', '/mcp', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'agent', arguments: { action: 'detect' } } }), {
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-    });
+    const tool = await t.socket(
+      'POST',
+      '/mcp',
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'agent', arguments: { action: 'detect' } } }),
+      {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+      },
+    );
     const detected = JSON.parse(tool.json().result.content[0].text);
-    assert.deepEqual(detected.find((a: { name: string }) => a.name === 'codex'), { name: 'codex', path: join(bin, 'codex'), version: '0.58.1' });
+    assert.deepEqual(
+      detected.find((a: { name: string }) => a.name === 'codex'),
+      { name: 'codex', path: join(bin, 'codex'), version: '0.58.1' },
+    );
   });
 
   it('launch-args: Codex gets --no-alt-screen once; others unchanged', async () => {
     const codex = await t.socket('POST', '/agents/launch-args', JSON.stringify({ agentType: 'codex', binaryPath: join(bin, 'codex'), args: ['--model', 'x'] }));
     assert.deepEqual(codex.json(), ['--no-alt-screen', '--model', 'x']);
-    const again = await t.socket('POST', '/agents/launch-args', JSON.stringify({ agentType: 'codex', binaryPath: join(bin, 'codex'), args: ['--no-alt-screen'] }));
+    const again = await t.socket(
+      'POST',
+      '/agents/launch-args',
+      JSON.stringify({ agentType: 'codex', binaryPath: join(bin, 'codex'), args: ['--no-alt-screen'] }),
+    );
     assert.deepEqual(again.json(), ['--no-alt-screen']);
     const claude = await t.socket('POST', '/agents/launch-args', JSON.stringify({ agentType: 'claude', binaryPath: join(bin, 'claude'), args: ['-c'] }));
     assert.deepEqual(claude.json(), ['-c']);
@@ -83,7 +113,10 @@ describe('/agents', { timeout: 60_000 }, () => {
   });
 
   it('open-in-app and ides need a desktop: 501 with the reason', async () => {
-    for (const [method, path] of [['POST', '/agents/open-in-app'], ['GET', '/agents/ides']] as const) {
+    for (const [method, path] of [
+      ['POST', '/agents/open-in-app'],
+      ['GET', '/agents/ides'],
+    ] as const) {
       const r = await t.socket(method, path, method === 'POST' ? JSON.stringify({ path: '/x', app: 'vscode' }) : undefined);
       assert.equal(r.status, 501);
       assert.match(r.json().error, /headless/);

@@ -26,10 +26,20 @@ describe('agent spawn', { timeout: 90_000 }, () => {
   });
 
   async function client(): Promise<(name: string, args: Record<string, unknown>) => Promise<{ isError: boolean; value: any }>> {
-    const init = await t.socket('POST', '/mcp', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'parent', version: '1' } } }), {
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-    });
+    const init = await t.socket(
+      'POST',
+      '/mcp',
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'parent', version: '1' } },
+      }),
+      {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+      },
+    );
     const id = init.headers['mcp-session-id'] as string;
     return async (name, args) => {
       const r = await t.socket('POST', '/mcp', JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name, arguments: args } }), {
@@ -44,7 +54,10 @@ describe('agent spawn', { timeout: 90_000 }, () => {
   }
 
   /** Waits for mail until `pred` holds over everything received; returns the state_change payloads. */
-  async function mailUntil(call: Awaited<ReturnType<typeof client>>, pred: (states: Array<Record<string, unknown>>) => boolean): Promise<Array<Record<string, unknown>>> {
+  async function mailUntil(
+    call: Awaited<ReturnType<typeof client>>,
+    pred: (states: Array<Record<string, unknown>>) => boolean,
+  ): Promise<Array<Record<string, unknown>>> {
     const payloads: Array<Record<string, unknown>> = [];
     const end = Date.now() + 30_000;
     while (!pred(payloads)) {
@@ -69,7 +82,16 @@ describe('agent spawn', { timeout: 90_000 }, () => {
       { exit: 0 },
     ]);
     dirs.push(dirname(child.scriptPath));
-    const spawned = (await call('agent', { action: 'spawn', prompt: 'refactor the parser', binary_path: join(child.binDir, 'claude'), args: [FAKE_AGENT_JS, child.scriptPath], name: 'worker', cwd: dirname(child.scriptPath) })).value;
+    const spawned = (
+      await call('agent', {
+        action: 'spawn',
+        prompt: 'refactor the parser',
+        binary_path: join(child.binDir, 'claude'),
+        args: [FAKE_AGENT_JS, child.scriptPath],
+        name: 'worker',
+        cwd: dirname(child.scriptPath),
+      })
+    ).value;
     assert.equal(spawned.name, 'worker');
     assert.equal(spawned.parent_session_id, parent.tuic_session);
     assert.equal(spawned.poll_interval_ms, 1000);
@@ -99,7 +121,10 @@ describe('agent spawn', { timeout: 90_000 }, () => {
     const mail = await mailUntil(call, (s) => s.some((p) => p['state'] === 'exited'));
     const states = mail.map((p) => p['state']);
     assert.ok(states.indexOf('completed') >= 0 && states.indexOf('completed') < states.indexOf('exited'), states.join(','));
-    assert.deepEqual(mail.find((p) => p['state'] === 'exited'), { type: 'state_change', state: 'exited', session_id: spawned.session_id, exit_code: 0 });
+    assert.deepEqual(
+      mail.find((p) => p['state'] === 'exited'),
+      { type: 'state_change', state: 'exited', session_id: spawned.session_id, exit_code: 0 },
+    );
     const task = (await call('task', { action: 'get', task_id: spawned.task_id })).value;
     assert.equal(task.status, 'completed');
     assert.deepEqual(task.result, { session_id: spawned.session_id, exit_code: 0 });
@@ -109,7 +134,9 @@ describe('agent spawn', { timeout: 90_000 }, () => {
     const call = await client();
     const child = fakeAgent('claude', [{ out: 'boom\r\n' }, { exit: 3 }]);
     dirs.push(dirname(child.scriptPath));
-    const spawned = (await call('agent', { action: 'spawn', prompt: 'fail', binary_path: join(child.binDir, 'claude'), args: [FAKE_AGENT_JS, child.scriptPath] })).value;
+    const spawned = (
+      await call('agent', { action: 'spawn', prompt: 'fail', binary_path: join(child.binDir, 'claude'), args: [FAKE_AGENT_JS, child.scriptPath] })
+    ).value;
     assert.equal(spawned.parent_session_id, undefined);
     assert.match(spawned.warning, /not registered/);
     let task;
@@ -129,7 +156,7 @@ describe('agent spawn', { timeout: 90_000 }, () => {
     assert.equal((await call('agent', { action: 'register' })).value.linked_children, 0, 'linked once');
   });
 
-  it('an idle orchestrator in a terminal gets its children\'s lifecycle typed as a summary, not a pointer to the inbox', async () => {
+  it("an idle orchestrator in a terminal gets its children's lifecycle typed as a summary, not a pointer to the inbox", async () => {
     const ready = `${ESC}[2J${ESC}[H⏺ Ready.\r\n\r\n────────────────────────────────────────\r\n❯ \r\n────────────────────────────────────────\r\n`;
     // Like an orchestrator, it answers each typed notice with a short turn, then is ready again.
     const turns = Array.from({ length: 4 }, () => [{ read: '\r' }, { out: '⏺ Noted.\r\n' }, { sleep: 200 }, { out: ready }]).flat();
@@ -139,15 +166,27 @@ describe('agent spawn', { timeout: 90_000 }, () => {
     const shell = (await t.socket('POST', '/sessions', JSON.stringify({ cwd: dirname(boss.scriptPath), shell: '/bin/sh' }))).json();
     await t.socket('POST', `/sessions/${shell.session_id}/write`, JSON.stringify({ data: `${boss.command}\n` }));
     for (let i = 0; i < 100; i++) {
-      const st = ((await t.socket('GET', '/sessions')).json() as Array<{ session_id: string; state: { agent_state?: string } }>).find((r) => r.session_id === shell.session_id)?.state;
+      const st = ((await t.socket('GET', '/sessions')).json() as Array<{ session_id: string; state: { agent_state?: string } }>).find(
+        (r) => r.session_id === shell.session_id,
+      )?.state;
       if (st?.agent_state === 'idle') break;
       await new Promise((r) => setTimeout(r, 100));
     }
-    const init = await t.socket('POST', '/mcp', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'boss', version: '1' } } }), {
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-      'x-tuic-session': shell.tuic_session,
-    });
+    const init = await t.socket(
+      'POST',
+      '/mcp',
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'boss', version: '1' } },
+      }),
+      {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'x-tuic-session': shell.tuic_session,
+      },
+    );
     const mcp = init.headers['mcp-session-id'] as string;
     const agent = async (args: Record<string, unknown>) =>
       JSON.parse(
@@ -191,10 +230,16 @@ describe('agent spawn', { timeout: 90_000 }, () => {
     const steps = Array.from({ length: 16 }, (_, i) => [{ out: `${ESC}[1;1H• Working (${i}s • esc to interrupt)` }, { sleep: 250 }]).flat();
     const child = fakeAgent('codex', [...steps, { exit: 0 }]);
     dirs.push(dirname(child.scriptPath));
-    const spawned = (await call('agent', { action: 'spawn', prompt: 'typed later', binary_path: join(child.binDir, 'codex'), args: [FAKE_AGENT_JS, child.scriptPath] })).value;
+    const spawned = (
+      await call('agent', { action: 'spawn', prompt: 'typed later', binary_path: join(child.binDir, 'codex'), args: [FAKE_AGENT_JS, child.scriptPath] })
+    ).value;
     const mail = await mailUntil(call, (s) => s.some((p) => p['type'] === 'prompt_delivery_failed'));
     assert.equal(mail.filter((p) => p['type'] === 'prompt_delivery_failed').length, 1);
-    assert.deepEqual(JSON.parse(readFileSync(`${child.scriptPath}.argv`, 'utf8')), ['--ask-for-approval', 'never'], 'a prefill-only TUI gets the prompt typed, not as an argument; a direct Codex gets the approval-bypass default');
+    assert.deepEqual(
+      JSON.parse(readFileSync(`${child.scriptPath}.argv`, 'utf8')),
+      ['--ask-for-approval', 'never'],
+      'a prefill-only TUI gets the prompt typed, not as an argument; a direct Codex gets the approval-bypass default',
+    );
     await t.socket('DELETE', `/sessions/${spawned.session_id}`);
   });
 
@@ -211,7 +256,16 @@ describe('agent spawn', { timeout: 90_000 }, () => {
     };
 
     // env and keep_open: a plain program prints its variable and exits; the session stays listed.
-    const shown = (await call('agent', { action: 'spawn', prompt: 'ignored', binary_path: '/bin/sh', args: ['-c', 'printf "V=%s\\n" "$SPAWN_VAR"; exit 0'], env: { SPAWN_VAR: 'from-env' }, keep_open: true })).value;
+    const shown = (
+      await call('agent', {
+        action: 'spawn',
+        prompt: 'ignored',
+        binary_path: '/bin/sh',
+        args: ['-c', 'printf "V=%s\\n" "$SPAWN_VAR"; exit 0'],
+        env: { SPAWN_VAR: 'from-env' },
+        keep_open: true,
+      })
+    ).value;
     assert.equal(shown.launch_warning, undefined);
     const row = await until(async () => {
       const r = ((await t.socket('GET', '/sessions')).json() as Array<Record<string, any>>).find((s) => s.session_id === shown.session_id);
@@ -225,16 +279,53 @@ describe('agent spawn', { timeout: 90_000 }, () => {
     // print_mode: Claude's one-shot form, no channel flag; the prompt stays last.
     const printer = fakeAgent('claude', [{ out: '{"result":"ok"}\r\n' }, { exit: 0 }]);
     dirs.push(dirname(printer.scriptPath));
-    await call('agent', { action: 'spawn', prompt: 'summarize', binary_path: join(printer.binDir, 'claude'), args: [FAKE_AGENT_JS, printer.scriptPath], print_mode: true, output_format: 'json' });
-    assert.deepEqual(await until(async () => { try { return argvOf(printer.scriptPath); } catch { return undefined; } }), ['-p', '--output-format', 'json', 'summarize']);
+    await call('agent', {
+      action: 'spawn',
+      prompt: 'summarize',
+      binary_path: join(printer.binDir, 'claude'),
+      args: [FAKE_AGENT_JS, printer.scriptPath],
+      print_mode: true,
+      output_format: 'json',
+    });
+    assert.deepEqual(
+      await until(async () => {
+        try {
+          return argvOf(printer.scriptPath);
+        } catch {
+          return undefined;
+        }
+      }),
+      ['-p', '--output-format', 'json', 'summarize'],
+    );
 
     // A run config named by agent_type (case-insensitive) wins over binary names; its argv is left as written.
     const wrapped = fakeAgent('codex', [{ exit: 0 }]);
     dirs.push(dirname(wrapped.scriptPath));
-    writeFileSync(join(t.configDir, 'agents.json'), JSON.stringify({ agents: { codex: { run_configs: [{ name: 'codex-wrap', command: join(wrapped.binDir, 'codex'), args: [FAKE_AGENT_JS, wrapped.scriptPath, '--profile', 'ci', '{prompt}'] }] } } }));
+    writeFileSync(
+      join(t.configDir, 'agents.json'),
+      JSON.stringify({
+        agents: {
+          codex: {
+            run_configs: [
+              { name: 'codex-wrap', command: join(wrapped.binDir, 'codex'), args: [FAKE_AGENT_JS, wrapped.scriptPath, '--profile', 'ci', '{prompt}'] },
+            ],
+          },
+        },
+      }),
+    );
     const viaConfig = (await call('agent', { action: 'spawn', prompt: 'do it', agent_type: 'Codex-Wrap' })).value;
     assert.match(viaConfig.launch_warning, /cannot check the flags/);
-    assert.deepEqual(await until(async () => { try { return argvOf(wrapped.scriptPath); } catch { return undefined; } }), ['--profile', 'ci', 'do it'], 'no approval flag added, the prompt where {prompt} was, not deferred');
+    assert.deepEqual(
+      await until(async () => {
+        try {
+          return argvOf(wrapped.scriptPath);
+        } catch {
+          return undefined;
+        }
+      }),
+      ['--profile', 'ci', 'do it'],
+      'no approval flag added, the prompt where {prompt} was, not deferred',
+    );
 
     const err = async (args: Record<string, unknown>) => JSON.parse((await call('agent', { action: 'spawn', prompt: 'x', ...args })).value).error as string;
     assert.match(await err({ binary_path: '/bin/sh', env: { TUIC_SESSION: 'x' } }), /env may not set TUIC_SESSION/);

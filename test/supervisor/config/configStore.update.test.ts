@@ -226,11 +226,12 @@ test('concurrent saves from two stores in one process compose', async () => {
   const { store: a, path } = await freshStore(seed);
   const b = new ConfigStore({ path });
   await b.load();
-  await Promise.all(
-    Array.from({ length: 20 }, (_, i) => [a.update({ [`x${i}`]: true }), b.update({ [`y${i}`]: true })]).flat(),
-  );
+  await Promise.all(Array.from({ length: 20 }, (_, i) => [a.update({ [`x${i}`]: true }), b.update({ [`y${i}`]: true })]).flat());
   const disk = await readDisk(path);
-  assert.deepEqual(Object.keys(seed).filter((k) => disk[k] !== true), []);
+  assert.deepEqual(
+    Object.keys(seed).filter((k) => disk[k] !== true),
+    [],
+  );
 });
 
 test('secrets: empty keeps, a value replaces, null or *_exists:false clears, flags never reach disk', async () => {

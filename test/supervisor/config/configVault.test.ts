@@ -13,7 +13,9 @@ import type { SecretVault } from '../../../supervisor/config/configVault.js';
 import { CredentialStore } from '../../../supervisor/secrets/credentialStore.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
 
-const SECRETS = { services: { auth: { session_token: 'session-token-value-1' }, relay: { token: 'relay-token-value-1' }, push: { vapid_private_key: 'vapid-key-value-1' } } };
+const SECRETS = {
+  services: { auth: { session_token: 'session-token-value-1' }, relay: { token: 'relay-token-value-1' }, push: { vapid_private_key: 'vapid-key-value-1' } },
+};
 const VALUES = ['session-token-value-1', 'relay-token-value-1', 'vapid-key-value-1'];
 
 async function setup(t: { after(fn: () => void): void }, initial?: unknown) {
@@ -98,7 +100,9 @@ test('failed_multi_secret_commit_restores_every_vault_value when the file write 
   await saboteur.attachVault(vault);
   sabotage = true;
   // collapse_tools changes the file too (a secrets-only save leaves the file text as it was).
-  await assert.rejects(saboteur.update({ collapse_tools: true, services: { auth: { session_token: 'new-1' }, relay: { token: 'new-2' }, push: { vapid_private_key: 'new-3' } } }));
+  await assert.rejects(
+    saboteur.update({ collapse_tools: true, services: { auth: { session_token: 'new-1' }, relay: { token: 'new-2' }, push: { vapid_private_key: 'new-3' } } }),
+  );
   assert.equal(await credentials.get('config/session_token'), 'session-token-value-1');
   assert.equal(await credentials.get('config/relay_token'), 'relay-token-value-1');
   assert.equal(await credentials.get('config/vapid_private_key'), 'vapid-key-value-1');
@@ -112,7 +116,9 @@ test('through a real tuicd: PUT /config puts the token in the store, GET /config
     await tuicd.stop();
     rmSync(dir, { recursive: true, force: true });
   });
-  const put = await tuicd.socket('PUT', '/config', JSON.stringify({ services: { auth: { session_token: 'e2e-session-token' } } }), { 'Content-Type': 'application/json' });
+  const put = await tuicd.socket('PUT', '/config', JSON.stringify({ services: { auth: { session_token: 'e2e-session-token' } } }), {
+    'Content-Type': 'application/json',
+  });
   assert.equal(put.status, 200, put.text);
   assert.ok(!fileText(join(dir, 'config.json')).includes('e2e-session-token'));
   assert.ok(fileText(join(dir, 'vault.json')).includes('e2e-session-token'), 'the test runs with the file vault');

@@ -41,10 +41,7 @@ test('two processes saving different fields concurrently lose neither', { timeou
 
   const startAt = String(Date.now() + 500);
   const count = String(SAVES_PER_PROCESS);
-  const [a, b] = await Promise.all([
-    runWriter([path, 'a', count, startAt, 'auth']),
-    runWriter([path, 'b', count, startAt, 'server']),
-  ]);
+  const [a, b] = await Promise.all([runWriter([path, 'a', count, startAt, 'auth']), runWriter([path, 'b', count, startAt, 'server'])]);
   assert.equal(a.code, 0, a.stderr);
   assert.equal(b.code, 0, b.stderr);
 

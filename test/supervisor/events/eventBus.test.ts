@@ -57,7 +57,10 @@ describe('EventBus', () => {
     await tick();
     assert.equal(a.chunks.length, 1);
     assert.equal(b.chunks.length, 1);
-    assert.deepEqual(a.events.map((e) => e.id), [1, 2, 3, 4, 5]);
+    assert.deepEqual(
+      a.events.map((e) => e.id),
+      [1, 2, 3, 4, 5],
+    );
     bus.dispose();
   });
 
@@ -106,9 +109,18 @@ describe('EventBus', () => {
     bus.publish('a');
     bus.publish('b');
     await tick();
-    assert.deepEqual(all.events.map((e) => e.event), ['a', 'b', 'a', 'b']);
+    assert.deepEqual(
+      all.events.map((e) => e.event),
+      ['a', 'b', 'a', 'b'],
+    );
     assert.deepEqual(none.events, []);
-    assert.deepEqual(some.events.map((e) => [e.event, e.id]), [['a', 1], ['b', 4]]);
+    assert.deepEqual(
+      some.events.map((e) => [e.event, e.id]),
+      [
+        ['a', 1],
+        ['b', 4],
+      ],
+    );
     bus.dispose();
   });
 
@@ -128,7 +140,10 @@ describe('EventBus', () => {
     assert.throws(() => bus.publish('x', circular));
     assert.equal(bus.publish('y'), 1);
     await tick();
-    assert.deepEqual(sink.events.map((e) => e.id), [1]);
+    assert.deepEqual(
+      sink.events.map((e) => e.id),
+      [1],
+    );
     bus.dispose();
   });
 
@@ -147,7 +162,10 @@ describe('EventBus', () => {
     sink.writable = true;
     assert.equal(sub.drain(), true);
     assert.equal(sink.chunks.length, 2);
-    assert.deepEqual(sink.events.map((e) => e.event), ['a', 'b', 'c']);
+    assert.deepEqual(
+      sink.events.map((e) => e.event),
+      ['a', 'b', 'c'],
+    );
     assert.equal(sub.drain(Buffer.from(':\n\n')), true);
     assert.equal(sink.chunks.at(-1), ':\n\n', 'idle bytes are written when nothing is held');
     bus.dispose();
@@ -166,13 +184,19 @@ describe('EventBus', () => {
     await tick();
     slow.writable = true;
     sub.drain();
-    assert.deepEqual(slow.events.map((e) => [e.event, e.id ?? null, e.data]), [
-      ['e', 1, null],
-      ['lagged', null, { missed: 5 }],
-      ['e', 7, null],
-    ]);
+    assert.deepEqual(
+      slow.events.map((e) => [e.event, e.id ?? null, e.data]),
+      [
+        ['e', 1, null],
+        ['lagged', null, { missed: 5 }],
+        ['e', 7, null],
+      ],
+    );
     assert.equal(sub.missedTotal, 5);
-    assert.deepEqual(fast.events.map((e) => e.id), [1, 2, 3, 4, 5, 6, 7]);
+    assert.deepEqual(
+      fast.events.map((e) => e.id),
+      [1, 2, 3, 4, 5, 6, 7],
+    );
     assert.equal(bus.stats.droppedEvents, 5);
     assert.equal(bus.stats.laggedNotices, 1);
     bus.dispose();
@@ -193,7 +217,10 @@ describe('EventBus', () => {
     await tick();
     sink.writable = true;
     sub.drain();
-    assert.deepEqual(sink.events.map((e) => e.event), ['big', 'small', 'lagged']);
+    assert.deepEqual(
+      sink.events.map((e) => e.event),
+      ['big', 'small', 'lagged'],
+    );
     bus.dispose();
   });
 
@@ -244,7 +271,11 @@ describe('EventBus', () => {
     await tick();
     assert.deepEqual(seen, ['a:a:{"v":1}:1', '*:b', '*:a', '*:a']);
     assert.deepEqual(errors, ['a', 'a']);
-    assert.deepEqual(sink.events.map((e) => `${e.event}${e.id}`), ['a1', 'b2', 'a3'], 'the re-entrant event is queued after the one that caused it');
+    assert.deepEqual(
+      sink.events.map((e) => `${e.event}${e.id}`),
+      ['a1', 'b2', 'a3'],
+      'the re-entrant event is queued after the one that caused it',
+    );
     bus.dispose();
   });
 

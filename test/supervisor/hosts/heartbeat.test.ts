@@ -15,11 +15,14 @@ function worker(answerMs: () => number) {
     calls.maxInFlight = Math.max(calls.maxInFlight, calls.inFlight);
     const ms = answerMs();
     return new Promise<void>((resolve, reject) => {
-      setTimeout(() => {
-        calls.inFlight--;
-        if (ms <= timeoutMs) resolve();
-        else reject(new Error(`no answer in ${timeoutMs} ms`));
-      }, Math.min(ms, timeoutMs));
+      setTimeout(
+        () => {
+          calls.inFlight--;
+          if (ms <= timeoutMs) resolve();
+          else reject(new Error(`no answer in ${timeoutMs} ms`));
+        },
+        Math.min(ms, timeoutMs),
+      );
     });
   };
   return { calls, ping };

@@ -17,9 +17,14 @@ const MOCK_JS = new URL('../../fixtures/upstreams/mockUpstream.js', import.meta.
 const SLOW_JS = new URL('../../fixtures/upstreams/slowHandshake.js', import.meta.url).pathname;
 
 function mock(name: string): UpstreamServer {
-  return { id: randomUUID(), name, transport: { type: 'stdio', command: process.execPath, args: [MOCK_JS, 'normal'], env: {} }, enabled: true, timeout_secs: 10 };
+  return {
+    id: randomUUID(),
+    name,
+    transport: { type: 'stdio', command: process.execPath, args: [MOCK_JS, 'normal'], env: {} },
+    enabled: true,
+    timeout_secs: 10,
+  };
 }
-
 
 test('the hub host serves the pushed list, dispatches, and survives its worker dying (restart + replay)', async (t) => {
   const { lines, host } = startHubHost(t);
@@ -40,11 +45,18 @@ test('the hub host serves the pushed list, dispatches, and survives its worker d
 
   // Kill the hub thread behind the host's back: it must restart it and register alpha again.
   await (host as unknown as { running: { worker: { terminate(): Promise<number> } } }).running.worker.terminate();
-  await waitFor(async () => {
-    const rows = await host.status().catch(() => []);
-    return rows.some((r) => r.name === 'alpha' && r.status === 'ready' && r.pid !== firstPid) && host.listFragment().includes('alpha__echo');
-  }, 'the restarted hub lists alpha again', 15_000);
-  assert.ok(lines.some((l) => /hub worker exited; restarting/.test(l)), lines.join('\n'));
+  await waitFor(
+    async () => {
+      const rows = await host.status().catch(() => []);
+      return rows.some((r) => r.name === 'alpha' && r.status === 'ready' && r.pid !== firstPid) && host.listFragment().includes('alpha__echo');
+    },
+    'the restarted hub lists alpha again',
+    15_000,
+  );
+  assert.ok(
+    lines.some((l) => /hub worker exited; restarting/.test(l)),
+    lines.join('\n'),
+  );
   const again = toCallToolResult(await host.call('alpha', 'echo', { text: 'after restart' }));
   assert.match(again.content[0]!['text'] as string, /after restart/);
 
@@ -118,7 +130,13 @@ test('a proxied call cancelled by its caller ends in the hub at once; the upstre
 test('a manual reconnect re-arms the settle gate: the next list waits for the handshake; a disabled upstream does not arm it', async (t) => {
   // A long gate (test knob): a loaded box may take over 3 s to respawn the upstream.
   const { host } = startHubHost(t, { settleTimeoutMs: 30_000 });
-  const slow: UpstreamServer = { id: randomUUID(), name: 'slow', transport: { type: 'stdio', command: process.execPath, args: [SLOW_JS, '700'], env: {} }, enabled: true, timeout_secs: 10 };
+  const slow: UpstreamServer = {
+    id: randomUUID(),
+    name: 'slow',
+    transport: { type: 'stdio', command: process.execPath, args: [SLOW_JS, '700'], env: {} },
+    enabled: true,
+    timeout_secs: 10,
+  };
   const off: UpstreamServer = { ...mock('off'), enabled: false };
   await host.boot([slow, off]);
   const boot = host.settleGate();

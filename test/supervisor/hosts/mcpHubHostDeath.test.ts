@@ -43,7 +43,10 @@ describe('the hub thread dies under HTTP requests', { timeout: 28_000 }, () => {
   let sup: Supervisor;
   let sessionId: string;
   // The MCP helpers take a Tuicd; they only use its socket().
-  const client = { socket: (method: string, path: string, body?: string, headers: Record<string, string> = {}) => httpRequest({ socketPath: paths.socketPath, method, path, headers }, body) } as unknown as Tuicd;
+  const client = {
+    socket: (method: string, path: string, body?: string, headers: Record<string, string> = {}) =>
+      httpRequest({ socketPath: paths.socketPath, method, path, headers }, body),
+  } as unknown as Tuicd;
 
   const statusRows = async (): Promise<StatusRow[]> => {
     const answer = await client.socket('GET', '/mcp/upstream-status');
@@ -51,7 +54,12 @@ describe('the hub thread dies under HTTP requests', { timeout: 28_000 }, () => {
     return answer.json<{ upstreams: StatusRow[] }>().upstreams;
   };
   const readyRows = (names: string[], notPids: Array<number | null> = []) =>
-    until(statusRows, (rows) => names.every((n) => rows.some((r) => r.name === n && r.status === 'ready' && !notPids.includes(r.pid))), `${names.join(', ')} ready`, 15_000);
+    until(
+      statusRows,
+      (rows) => names.every((n) => rows.some((r) => r.name === n && r.status === 'ready' && !notPids.includes(r.pid))),
+      `${names.join(', ')} ready`,
+      15_000,
+    );
   const callTool = async (name: string, args: object) => {
     const answer = await rpc(client, 'tools/call', { name, arguments: args }, { 'Mcp-Session-Id': sessionId });
     assert.equal(answer.status, 200, answer.text);
@@ -61,7 +69,12 @@ describe('the hub thread dies under HTTP requests', { timeout: 28_000 }, () => {
   before(async () => {
     process.on('unhandledRejection', onUnhandled);
     writeUpstreams(dir, [alpha]);
-    sup = await Supervisor.start({ paths, env: { ...process.env, TUIC_BIND_HOST: '127.0.0.1', TUIC_CREDENTIAL_STORE: 'file' }, logLevel: 'fatal', engine: testEngine() });
+    sup = await Supervisor.start({
+      paths,
+      env: { ...process.env, TUIC_BIND_HOST: '127.0.0.1', TUIC_CREDENTIAL_STORE: 'file' },
+      logLevel: 'fatal',
+      engine: testEngine(),
+    });
     await readyRows(['alpha']);
     sessionId = (await initialize(client)).id;
   });
@@ -79,9 +92,15 @@ describe('the hub thread dies under HTTP requests', { timeout: 28_000 }, () => {
     const pending = callTool('alpha__trigger-long-running-operation', { duration: 20, steps: 2 });
     await until(statusRows, (rows) => rows[0]!.metrics.call_count > before!.metrics.call_count, 'the call reached the hub');
     await hubWorker(sup.hub).terminate();
-    const outcome = await Promise.race([pending, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the call still hangs 10 s after the hub died')), 10_000))]);
+    const outcome = await Promise.race([
+      pending,
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the call still hangs 10 s after the hub died')), 10_000)),
+    ]);
     assert.equal(outcome.isError, true);
-    assert.match(outcome.content[0]!.text, /Upstream 'alpha' call to 'trigger-long-running-operation' failed: the upstream hub stopped during the call \(worker exited with code 1\)/);
+    assert.match(
+      outcome.content[0]!.text,
+      /Upstream 'alpha' call to 'trigger-long-running-operation' failed: the upstream hub stopped during the call \(worker exited with code 1\)/,
+    );
 
     await readyRows(['alpha'], [before!.pid]);
     assert.match((await callTool('alpha__echo', { message: 'after the restart' })).content[0]!.text, /after the restart/);
@@ -97,7 +116,10 @@ describe('the hub thread dies under HTTP requests', { timeout: 28_000 }, () => {
     try {
       const answer = await client.socket('GET', '/mcp/upstream-status');
       assert.equal(answer.status, 200, answer.text);
-      assert.deepEqual(answer.json<{ upstreams: StatusRow[] }>().upstreams.map((r) => r.name), ['alpha']);
+      assert.deepEqual(
+        answer.json<{ upstreams: StatusRow[] }>().upstreams.map((r) => r.name),
+        ['alpha'],
+      );
     } finally {
       hub.status = original;
     }

@@ -15,12 +15,10 @@ import { startHubHost } from '../../helpers/hubHost.js';
 import { until, waitFor } from '../../helpers/poll.js';
 import { everythingStdio } from '../../helpers/upstreamServers.js';
 
-
 const upstream = (name: string) => everythingStdio(name) as unknown as UpstreamServer;
 
 /** The hub's thread, reached behind the host's back: the test wedges it. */
 const runningWorker = (host: McpHubHost): Worker | undefined => (host as unknown as { running: { worker: Worker } | null }).running?.worker;
-
 
 /**
  * The inspector's sessions on worker threads (threadId → sessionId). One inspector session for the
@@ -75,7 +73,12 @@ const echo = async (host: McpHubHost, text: string) => toCallToolResult(await ho
 test('a hub stuck in a synchronous loop misses its heartbeat, is replaced with its upstream, and calls work again', { timeout: 25_000 }, async (t) => {
   const { lines, host } = startHubHost(t, { heartbeatIntervalMs: 100, heartbeatTimeoutMs: 700 });
   await host.boot([upstream('alpha')]);
-  const firstPid = await until(() => readyPid(host), (pid) => pid !== null, 'alpha ready', 15_000);
+  const firstPid = await until(
+    () => readyPid(host),
+    (pid) => pid !== null,
+    'alpha ready',
+    15_000,
+  );
   assert.match(toCallToolResult(await echo(host, 'before')).content[0]!['text'] as string, /before/);
   const wedged = runningWorker(host)!;
 
@@ -90,7 +93,12 @@ test('a hub stuck in a synchronous loop misses its heartbeat, is replaced with i
   assert.equal(lines.filter((l) => /missed its heartbeat/.test(l)).length, 1, lines.join('\n'));
 
   // The registered upstream was replayed into the new hub: a new child, and calls reach it.
-  const secondPid = await until(() => readyPid(host), (pid) => pid !== null && pid !== firstPid, 'alpha ready on the restarted hub', 15_000);
+  const secondPid = await until(
+    () => readyPid(host),
+    (pid) => pid !== null && pid !== firstPid,
+    'alpha ready on the restarted hub',
+    15_000,
+  );
   assert.notEqual(secondPid, firstPid);
   assert.match(toCallToolResult(await echo(host, 'after')).content[0]!['text'] as string, /after/);
   await waitFor(() => host.listFragment().includes('"alpha__echo"'), 'alpha listed again');
@@ -99,7 +107,12 @@ test('a hub stuck in a synchronous loop misses its heartbeat, is replaced with i
 test('a hub busy for several heartbeat intervals but less than the timeout is not ended', { timeout: 20_000 }, async (t) => {
   const { lines, host } = startHubHost(t, { heartbeatIntervalMs: 100, heartbeatTimeoutMs: 3_000 });
   await host.boot([upstream('alpha')]);
-  await until(() => readyPid(host), (pid) => pid !== null, 'alpha ready', 15_000);
+  await until(
+    () => readyPid(host),
+    (pid) => pid !== null,
+    'alpha ready',
+    15_000,
+  );
   const busy = runningWorker(host)!;
 
   // Busy for 4 intervals: the one ping in flight is answered late, the ticks meanwhile send none.

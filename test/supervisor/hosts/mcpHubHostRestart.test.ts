@@ -14,7 +14,6 @@ import { startHubHost } from '../../helpers/hubHost.js';
 import { until, waitFor } from '../../helpers/poll.js';
 import { everythingStdio } from '../../helpers/upstreamServers.js';
 
-
 const upstream = (name: string) => everythingStdio(name) as unknown as UpstreamServer;
 
 interface Internals {
@@ -29,15 +28,20 @@ function hubWorker(host: McpHubHost): Worker {
   return worker;
 }
 
-
 const readyPids = async (host: McpHubHost) => Object.fromEntries((await host.status()).filter((r) => r.status === 'ready').map((r) => [r.name, r.pid]));
 
-const echo = async (host: McpHubHost, name: string, text: string) => toCallToolResult(await host.call(name, 'echo', { message: text })).content[0]!['text'] as string;
+const echo = async (host: McpHubHost, name: string, text: string) =>
+  toCallToolResult(await host.call(name, 'echo', { message: text })).content[0]!['text'] as string;
 
 test('a hub that dies again while the upstreams are replayed into it loses none of them', { timeout: 25_000 }, async (t) => {
   const { lines, host } = startHubHost(t);
   await host.boot([upstream('alpha'), upstream('beta')]);
-  const first = await until(() => readyPids(host), (p) => p['alpha'] !== undefined && p['beta'] !== undefined, 'alpha and beta ready', 15_000);
+  const first = await until(
+    () => readyPids(host),
+    (p) => p['alpha'] !== undefined && p['beta'] !== undefined,
+    'alpha and beta ready',
+    15_000,
+  );
 
   // The next hub started dies at once, while alpha's and beta's connects are on their way to it.
   const self = internals(host);
@@ -50,24 +54,44 @@ test('a hub that dies again while the upstreams are replayed into it loses none 
   };
   await hubWorker(host).terminate();
 
-  await until(() => readyPids(host), (p) => p['alpha'] !== undefined && p['alpha'] !== first['alpha'] && p['beta'] !== undefined && p['beta'] !== first['beta'], 'alpha and beta ready on a restarted hub', 15_000);
+  await until(
+    () => readyPids(host),
+    (p) => p['alpha'] !== undefined && p['alpha'] !== first['alpha'] && p['beta'] !== undefined && p['beta'] !== first['beta'],
+    'alpha and beta ready on a restarted hub',
+    15_000,
+  );
   assert.equal(doomed, -1, 'the doomed hub was started and a further one after it');
   assert.match(await echo(host, 'alpha', 'alpha back'), /alpha back/);
   assert.match(await echo(host, 'beta', 'beta back'), /beta back/);
-  assert.ok(lines.some((l) => /hub worker exited; restarting/.test(l)), lines.join('\n'));
+  assert.ok(
+    lines.some((l) => /hub worker exited; restarting/.test(l)),
+    lines.join('\n'),
+  );
 });
 
 test('a hub that closes its channel (a frame it cannot read) is replaced, with its upstream', { timeout: 20_000 }, async (t) => {
   const { host } = startHubHost(t);
   await host.boot([upstream('alpha')]);
-  const first = await until(() => readyPids(host), (p) => p['alpha'] !== undefined, 'alpha ready', 15_000);
+  const first = await until(
+    () => readyPids(host),
+    (p) => p['alpha'] !== undefined,
+    'alpha ready',
+    15_000,
+  );
   // Not a channel frame: the hub closes the link, then its thread exits on its own (code 0).
   hubWorker(host).postMessage('not a channel frame');
-  await until(() => readyPids(host), (p) => p['alpha'] !== undefined && p['alpha'] !== first['alpha'], 'alpha ready on the new hub', 15_000);
+  await until(
+    () => readyPids(host),
+    (p) => p['alpha'] !== undefined && p['alpha'] !== first['alpha'],
+    'alpha ready on the new hub',
+    15_000,
+  );
   assert.match(await echo(host, 'alpha', 'still served'), /still served/);
 });
 
-test('past the restart budget: status refused with retry_after_s, calls and saves say when; then the hub starts by itself with every upstream', { timeout: 40_000 }, async (t) => {
+test('past the restart budget: status refused with retry_after_s, calls and saves say when; then the hub starts by itself with every upstream', {
+  timeout: 40_000,
+}, async (t) => {
   // The window must outlast boot plus one restart on a loaded 2-core machine (4 s did not, once in four runs).
   const { lines, host } = startHubHost(t, { restartBudget: 2, restartWindowMs: 8_000 });
   await host.boot([upstream('alpha')]); // start 1
@@ -90,11 +114,21 @@ test('past the restart budget: status refused with retry_after_s, calls and save
   assert.match(call.content[0]!['text'] as string, /Upstream 'alpha' call to 'echo' failed: .*starts again in \d+s/);
 
   // A save while it is down is refused for now but kept: the next hub gets it.
-  await assert.rejects(host.applyPlan({ connect: [upstream('beta')], disconnect: [], reconnect: [] }), (err: unknown) => err instanceof SupervisorError && err.code === ErrorCode.WORKER_EXITED);
-  assert.ok(lines.some((l) => /restart budget exhausted/.test(l)), lines.join('\n'));
+  await assert.rejects(
+    host.applyPlan({ connect: [upstream('beta')], disconnect: [], reconnect: [] }),
+    (err: unknown) => err instanceof SupervisorError && err.code === ErrorCode.WORKER_EXITED,
+  );
+  assert.ok(
+    lines.some((l) => /restart budget exhausted/.test(l)),
+    lines.join('\n'),
+  );
 
   // Nothing asks it to: the hub comes back once the window allows, with alpha and beta.
-  await waitFor(() => host.listFragment().includes('"alpha__echo"') && host.listFragment().includes('"beta__echo"'), 'alpha and beta listed by the hub that started by itself', 20_000);
+  await waitFor(
+    () => host.listFragment().includes('"alpha__echo"') && host.listFragment().includes('"beta__echo"'),
+    'alpha and beta listed by the hub that started by itself',
+    20_000,
+  );
   assert.match(await echo(host, 'beta', 'beta was kept'), /beta was kept/);
   assert.match(await echo(host, 'alpha', 'alpha too'), /alpha too/);
 });

@@ -23,7 +23,13 @@ interface Internals {
 test('stop() during a replay sends nothing more and leaves the settle gate open', { timeout: 30_000 }, async (t) => {
   const { host } = startHubHost(t, { settleTimeoutMs: 3_000 });
   const internals = host as unknown as Internals;
-  const servers = Array.from({ length: 20 }, (_, i) => ({ id: `u${i}`, name: `u${i}`, enabled: true, timeout_secs: 30, transport: { type: 'stdio', command: process.execPath, args: [MOCK_JS], env: {} } })) as unknown as UpstreamServer[];
+  const servers = Array.from({ length: 20 }, (_, i) => ({
+    id: `u${i}`,
+    name: `u${i}`,
+    enabled: true,
+    timeout_secs: 30,
+    transport: { type: 'stdio', command: process.execPath, args: [MOCK_JS], env: {} },
+  })) as unknown as UpstreamServer[];
   await host.boot(servers);
 
   // Count the connects each new hub is sent, and note any sent after stop().

@@ -38,7 +38,7 @@ describe('pty host past its restart budget', { timeout: 25_000 }, () => {
   });
   const handlerErrors: unknown[] = [];
   const server = new HttpServer({
-      engine: testEngine(),
+    engine: testEngine(),
     routes: sessionRoutes(sessions),
     limits: () => ({ maxBodyBytes: 1024 * 1024, requestTimeoutMs: 10_000 }),
     auth: testTcpAuth(),
@@ -47,7 +47,8 @@ describe('pty host past its restart budget', { timeout: 25_000 }, () => {
   let binding: UnixBinding;
   /** Shells of sessions created here: a SIGKILLed host cannot end them, its closing pty hangs them up. */
   const shellPids: number[] = [];
-  const post = (body: object) => httpRequest({ socketPath: binding.path, method: 'POST', path: '/sessions', headers: { 'Content-Type': 'application/json' } }, JSON.stringify(body));
+  const post = (body: object) =>
+    httpRequest({ socketPath: binding.path, method: 'POST', path: '/sessions', headers: { 'Content-Type': 'application/json' } }, JSON.stringify(body));
 
   before(async () => {
     binding = await bindUnix(server.createApp('socket').app, join(work, 's.sock'));
@@ -94,8 +95,14 @@ describe('pty host past its restart budget', { timeout: 25_000 }, () => {
     const r = await post({ cwd: work });
     assert.equal(r.status, 503, r.text);
     const retryAfter = Number(r.headers['retry-after']);
-    assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= PtyHostConstants.RESTART_WINDOW_MS / 1000, `Retry-After: ${String(r.headers['retry-after'])}`);
-    assert.match(r.json<{ error: string }>().error, new RegExp(`^pty host started ${PtyHostConstants.RESTART_BUDGET} times in the last minute; next try in \\d+s$`));
+    assert.ok(
+      Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= PtyHostConstants.RESTART_WINDOW_MS / 1000,
+      `Retry-After: ${String(r.headers['retry-after'])}`,
+    );
+    assert.match(
+      r.json<{ error: string }>().error,
+      new RegExp(`^pty host started ${PtyHostConstants.RESTART_BUDGET} times in the last minute; next try in \\d+s$`),
+    );
     assert.deepEqual(handlerErrors, [], 'a spent restart budget is no handler failure');
   });
 });

@@ -27,7 +27,10 @@ function make(overrides: Partial<AuthSettings> = {}) {
     rateLimitWindowSecs: 60,
     ...overrides,
   };
-  const auth = new TcpAuth(() => settings, () => clock.t);
+  const auth = new TcpAuth(
+    () => settings,
+    () => clock.t,
+  );
   return { auth, clock, settings };
 }
 
@@ -35,11 +38,23 @@ function make(overrides: Partial<AuthSettings> = {}) {
 function makeCounting() {
   const clock = { t: 5_000_000 };
   let runs = 0;
-  const settings: AuthSettings = { username: USER, passwordHash, sessionToken: '', sessionTokenDurationSecs: 3600, lanAuthBypass: false, rateLimitMax: 5, rateLimitWindowSecs: 60 };
-  const auth = new TcpAuth(() => settings, () => clock.t, (password, hashed) => {
-    runs++;
-    return verify(password, hashed);
-  });
+  const settings: AuthSettings = {
+    username: USER,
+    passwordHash,
+    sessionToken: '',
+    sessionTokenDurationSecs: 3600,
+    lanAuthBypass: false,
+    rateLimitMax: 5,
+    rateLimitWindowSecs: 60,
+  };
+  const auth = new TcpAuth(
+    () => settings,
+    () => clock.t,
+    (password, hashed) => {
+      runs++;
+      return verify(password, hashed);
+    },
+  );
   return { auth, clock, verifications: () => runs };
 }
 
@@ -183,7 +198,11 @@ describe('TcpAuth', () => {
     assert.doesNotMatch(await cookie(req({}, token, IP)), /Secure/);
     assert.match(await cookie({ ...req({}, token, IP), tls: true }), /; Secure$/);
     assert.match(await cookie(req({ 'x-forwarded-proto': 'HTTPS' }, token, IP)), /; Secure$/);
-    assert.match(await cookie({ ...req({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP), tls: true }), /; Secure$/, 'Basic passed: the cookie it sets too');
+    assert.match(
+      await cookie({ ...req({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP), tls: true }),
+      /; Secure$/,
+      'Basic passed: the cookie it sets too',
+    );
     assert.doesNotMatch(await cookie(req({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP)), /Secure/);
   });
 
@@ -193,7 +212,19 @@ describe('TcpAuth', () => {
   });
 
   it('bypasses auth for private addresses only when lanAuthBypass is on', async () => {
-    const privateIps = ['10.1.2.3', '192.168.0.10', '172.16.0.1', '172.31.255.254', '127.0.0.1', '169.254.10.1', '::1', 'fd12:3456::1', 'fc00::1', 'fe80::1', 'febf::1'];
+    const privateIps = [
+      '10.1.2.3',
+      '192.168.0.10',
+      '172.16.0.1',
+      '172.31.255.254',
+      '127.0.0.1',
+      '169.254.10.1',
+      '::1',
+      'fd12:3456::1',
+      'fc00::1',
+      'fe80::1',
+      'febf::1',
+    ];
     const publicIps = ['8.8.8.8', '100.64.0.1', '11.0.0.1', '172.15.0.1', '172.32.0.1', '192.169.0.1', '2001:db8::1', 'fec0::1', 'fe8::1'];
     const { auth: on } = make({ lanAuthBypass: true });
     for (const ip of privateIps) assert.deepEqual(await on.check(req({}, NO_QUERY, ip)), { ok: true }, ip);
@@ -220,7 +251,10 @@ describe('TcpAuth', () => {
     const { auth, verifications } = makeCounting();
     const header = { authorization: basic(USER, PASSWORD) };
     const outcomes = await Promise.all(Array.from({ length: 16 }, () => auth.check(req(header, NO_QUERY, IP))));
-    assert.deepEqual(outcomes.map((o) => o.ok), Array(16).fill(true));
+    assert.deepEqual(
+      outcomes.map((o) => o.ok),
+      Array(16).fill(true),
+    );
     assert.equal(verifications(), 1);
     const wrong = { authorization: basic(USER, 'wrong') };
     const refusals = await Promise.all(Array.from({ length: 3 }, () => auth.check(req(wrong, NO_QUERY, IP))));

@@ -5,7 +5,10 @@ import { AuthRateLimiter, type RateLimitSettings } from '../../../supervisor/htt
 function make(settings: RateLimitSettings = { maxFailures: 5, windowSecs: 60 }) {
   const clock = { t: 1_000_000 };
   const current = { ...settings };
-  const limiter = new AuthRateLimiter(() => current, () => clock.t);
+  const limiter = new AuthRateLimiter(
+    () => current,
+    () => clock.t,
+  );
   return { limiter, clock, settings: current };
 }
 

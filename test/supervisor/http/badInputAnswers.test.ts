@@ -41,8 +41,14 @@ describe('bad input answers (fuzzer findings)', { timeout: 90_000 }, () => {
     const port = t.tcpPort!;
     const cases: Array<[string, number]> = [
       [`POST /sessions HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`, 403],
-      [`POST /nope HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${BASIC}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`, 404],
-      [`PUT /logs/ HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${BASIC}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`, 405],
+      [
+        `POST /nope HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${BASIC}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+        404,
+      ],
+      [
+        `PUT /logs/ HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${BASIC}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+        405,
+      ],
     ];
     for (const [head, status] of cases) {
       for (let round = 0; round < 4; round++) {
@@ -56,14 +62,24 @@ describe('bad input answers (fuzzer findings)', { timeout: 90_000 }, () => {
   it('JSON nested deeper than 64 levels is a 400 before anything walks it (was a 500 stack overflow)', async () => {
     const deep = '['.repeat(10_000) + ']'.repeat(10_000);
     const upstreams = (await t.socket('GET', '/mcp/upstreams')).json();
-    const save = await t.socket('PUT', '/mcp/upstreams', `{"base":${JSON.stringify(upstreams)},"config":{"servers":[{"id":"x","name":"x","transport":{"type":"stdio","command":"cat","cwd":${deep}}}]}}`, { 'Content-Type': 'application/json' });
+    const save = await t.socket(
+      'PUT',
+      '/mcp/upstreams',
+      `{"base":${JSON.stringify(upstreams)},"config":{"servers":[{"id":"x","name":"x","transport":{"type":"stdio","command":"cat","cwd":${deep}}}]}}`,
+      { 'Content-Type': 'application/json' },
+    );
     assert.equal(save.status, 400, save.text);
     assert.match(save.json().error, /nests deeper than 64 levels/);
-    const mcp = await t.socket('POST', '/mcp', `{"jsonrpc":"2.0","id":1,"method":"ping","params":${deep}}`, { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' });
+    const mcp = await t.socket('POST', '/mcp', `{"jsonrpc":"2.0","id":1,"method":"ping","params":${deep}}`, {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+    });
     assert.equal(mcp.status, 400);
     assert.match(mcp.json().error.message, /nests deeper than 64 levels/);
     // A string full of brackets is no nesting.
-    const flat = await t.socket('POST', '/logs', JSON.stringify({ level: 'info', source: 'app', message: '['.repeat(10_000) }), { 'Content-Type': 'application/json' });
+    const flat = await t.socket('POST', '/logs', JSON.stringify({ level: 'info', source: 'app', message: '['.repeat(10_000) }), {
+      'Content-Type': 'application/json',
+    });
     assert.notEqual(flat.status, 500);
   });
 
@@ -73,15 +89,21 @@ describe('bad input answers (fuzzer findings)', { timeout: 90_000 }, () => {
     assert.ok(nf.status === 404 || nf.status === 431, String(nf.status));
     assert.ok(nf.json().error);
     assert.ok(nf.text.length < 600, `${nf.text.length} bytes`);
-    const reconnect = await t.socket('POST', '/mcp/upstreams/reconnect', JSON.stringify({ name: 'n'.repeat(1_000_000) }), { 'Content-Type': 'application/json' });
+    const reconnect = await t.socket('POST', '/mcp/upstreams/reconnect', JSON.stringify({ name: 'n'.repeat(1_000_000) }), {
+      'Content-Type': 'application/json',
+    });
     assert.equal(reconnect.status, 404);
     assert.ok(reconnect.text.length < 600, `${reconnect.text.length} bytes`);
     const s = await t.socket('POST', '/sessions', JSON.stringify({ shell: '/bin/sh' }), { 'Content-Type': 'application/json' });
     const id = s.json().session_id;
-    const resize = await t.socket('POST', `/sessions/${id}/resize`, JSON.stringify({ rows: new Array(100_000).fill(0), cols: 80 }), { 'Content-Type': 'application/json' });
+    const resize = await t.socket('POST', `/sessions/${id}/resize`, JSON.stringify({ rows: new Array(100_000).fill(0), cols: 80 }), {
+      'Content-Type': 'application/json',
+    });
     assert.equal(resize.status, 400);
     assert.ok(resize.text.length < 600, `${resize.text.length} bytes`);
-    const repo = await t.socket('POST', '/config/project-mcp-upstreams', JSON.stringify({ repoPath: 'é'.repeat(100_000), upstreamNames: [] }), { 'Content-Type': 'application/json' });
+    const repo = await t.socket('POST', '/config/project-mcp-upstreams', JSON.stringify({ repoPath: 'é'.repeat(100_000), upstreamNames: [] }), {
+      'Content-Type': 'application/json',
+    });
     assert.equal(repo.status, 400);
     assert.ok(repo.text.length < 600, `${repo.text.length} bytes`);
   });

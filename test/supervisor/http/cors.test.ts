@@ -41,7 +41,12 @@ describe('corsHeaders on the tcp listener', () => {
   it('echoes the origin the request guard let through, with credentials, never *', () => {
     // The guard (requestGuard.ts) refuses every other origin before an answer is built.
     for (const origin of ['http://127.0.0.1:9876', 'https://phone.example']) {
-      assert.deepEqual(corsHeaders('tcp', origin), { 'Access-Control-Allow-Origin': origin, Vary: 'Origin', 'Access-Control-Allow-Credentials': 'true', 'Access-Control-Expose-Headers': 'Mcp-Session-Id' });
+      assert.deepEqual(corsHeaders('tcp', origin), {
+        'Access-Control-Allow-Origin': origin,
+        Vary: 'Origin',
+        'Access-Control-Allow-Credentials': 'true',
+        'Access-Control-Expose-Headers': 'Mcp-Session-Id',
+      });
     }
   });
 

@@ -74,7 +74,13 @@ describe('cross-site requests on the TCP listener', { timeout: 60_000 }, () => {
 
   it('an IP-literal Origin is no exception: tools/call over /mcp is refused', async () => {
     const call = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'session', arguments: { action: 'list' } } });
-    const r = await t.tcp('POST', '/mcp', call, { ...JSON_TYPE, Accept: 'application/json, text/event-stream', Authorization: BASIC, Host: self, Origin: 'http://203.0.113.5' });
+    const r = await t.tcp('POST', '/mcp', call, {
+      ...JSON_TYPE,
+      Accept: 'application/json, text/event-stream',
+      Authorization: BASIC,
+      Host: self,
+      Origin: 'http://203.0.113.5',
+    });
     assert.equal(r.status, 403);
     assert.equal(r.json().error.code, -32000, 'a JSON-RPC error on /mcp');
   });
@@ -94,7 +100,15 @@ describe('cross-site requests on the TCP listener', { timeout: 60_000 }, () => {
       assert.equal(r.status, 415, type);
       assert.match(r.json().error, /Content-Type must be application\/json/);
     }
-    assert.equal((await t.tcp('POST', `/sessions/${sessionId}/write`, JSON.stringify({ data: '' }), { 'Content-Type': 'application/json; charset=utf-8', Authorization: BASIC })).status, 200);
+    assert.equal(
+      (
+        await t.tcp('POST', `/sessions/${sessionId}/write`, JSON.stringify({ data: '' }), {
+          'Content-Type': 'application/json; charset=utf-8',
+          Authorization: BASIC,
+        })
+      ).status,
+      200,
+    );
     // A bodiless POST needs no type.
     assert.equal((await t.tcp('POST', `/sessions/${sessionId}/pause`, undefined, { Authorization: BASIC })).status, 200);
   });

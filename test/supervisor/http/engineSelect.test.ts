@@ -45,7 +45,9 @@ describe('HTTP engine selection', { timeout: 120_000 }, () => {
     assert.throws(() => engine.createApp({ tls: { cert: Buffer.alloc(0), key: Buffer.alloc(0) } }), /uWS engine serves no TLS/);
   });
 
-  it('uWS loads on this Node 20 (the @trufflesuite build), and is the default', { skip: process.versions.modules !== '115' && 'the machine Node is not 20' }, () => {
+  it('uWS loads on this Node 20 (the @trufflesuite build), and is the default', {
+    skip: process.versions.modules !== '115' && 'the machine Node is not 20',
+  }, () => {
     const uws = loadUws();
     assert.ok(uws.ok, uws.ok ? '' : uws.why);
     const engine = selectEngine();

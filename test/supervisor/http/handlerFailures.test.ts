@@ -90,6 +90,7 @@ describe('handler failures cost one answer or one socket, never the server', { t
   });
 
   it('every failure reached the error log', () => {
-    for (const where of ['public stream failed', 'authed stream failed', 'ws open failed', 'ws message failed']) assert.ok(logged.includes(where), `${where} not logged: ${JSON.stringify(logged)}`);
+    for (const where of ['public stream failed', 'authed stream failed', 'ws open failed', 'ws message failed'])
+      assert.ok(logged.includes(where), `${where} not logged: ${JSON.stringify(logged)}`);
   });
 });

@@ -28,7 +28,7 @@ describe('HTTP status of internal failures', () => {
   const work = mkdtempSync(join(tmpdir(), 'tuicd-internal-failure-'));
   const handlerErrors: unknown[] = [];
   const server = new HttpServer({
-      engine: testEngine(),
+    engine: testEngine(),
     routes: [
       failing('/budget', new SupervisorError(ErrorCode.WORKER_EXITED, 'pty host started 5 times in the last minute; next try in 42s', { retry_after_s: 42 })),
       failing('/shut', new SupervisorError(ErrorCode.WORKER_EXITED, 'pty host is shut down')),

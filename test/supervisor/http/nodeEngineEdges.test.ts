@@ -46,7 +46,11 @@ describe('node engine: answers Node would give in other shapes', { timeout: 30_0
   });
   it('a refused request whose body is still arriving gets its answer, not a reset: 60 KB of headers then 5 MB of body, 5 times', async () => {
     for (let i = 0; i < 5; i++) {
-      const r = await sendWhole(t.tcpPort!, `POST /logs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'A'.repeat(60_000)}\r\nContent-Type: application/json\r\nContent-Length: 5000000\r\n\r\n`, Buffer.alloc(5_000_000, 65));
+      const r = await sendWhole(
+        t.tcpPort!,
+        `POST /logs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'A'.repeat(60_000)}\r\nContent-Type: application/json\r\nContent-Length: 5000000\r\n\r\n`,
+        Buffer.alloc(5_000_000, 65),
+      );
       assert.equal(r.error, undefined, `attempt ${i + 1}: ${r.error}`);
       assert.match(r.text, /^HTTP\/1\.1 431 /, `attempt ${i + 1}`);
       assert.deepEqual(JSON.parse(r.text.slice(r.text.indexOf('\r\n\r\n') + 4)), { error: 'request headers too large' });

@@ -6,7 +6,12 @@ import { hostOf, normalizeOrigin, RequestGuard } from '../../../supervisor/http/
 
 function guard(allowedHosts: string[] = [], allowedOrigins: string[] = [], boundHost: string | null = '0.0.0.0'): RequestGuard {
   const settings = { allowedHosts, allowedOrigins };
-  return new RequestGuard({ settings: () => settings, boundHost: () => boundHost, machineNames: ['devbox', 'devbox.local'], machineAddresses: () => ['192.168.1.20', 'fe80::1%eth0', '::ffff:10.0.0.7'] });
+  return new RequestGuard({
+    settings: () => settings,
+    boundHost: () => boundHost,
+    machineNames: ['devbox', 'devbox.local'],
+    machineAddresses: () => ['192.168.1.20', 'fe80::1%eth0', '::ffff:10.0.0.7'],
+  });
 }
 
 describe('RequestGuard', () => {
@@ -19,7 +24,18 @@ describe('RequestGuard', () => {
 
   it('lets loopback, this machine’s names and addresses through; refuses other names and literals', () => {
     const g = guard();
-    for (const host of ['127.0.0.1:9876', '127.8.9.1', 'localhost', 'app.localhost:9876', '[::1]:9876', 'devbox:9876', 'DEVBOX.local', '192.168.1.20:9876', '10.0.0.7', '[fe80::1]:9876']) {
+    for (const host of [
+      '127.0.0.1:9876',
+      '127.8.9.1',
+      'localhost',
+      'app.localhost:9876',
+      '[::1]:9876',
+      'devbox:9876',
+      'DEVBOX.local',
+      '192.168.1.20:9876',
+      '10.0.0.7',
+      '[fe80::1]:9876',
+    ]) {
       assert.equal(g.check({ host }), null, host);
     }
     for (const host of ['evil.example', 'evil.example:9876', '203.0.113.5:9876', '192.168.1.21', 'localhost.evil.example', '[::2]:9876']) {
@@ -49,7 +65,17 @@ describe('RequestGuard', () => {
     assert.equal(g.check({ host: 'localhost', origin: 'http://localhost' }), null);
     assert.equal(g.check({ host: 'localhost:80', origin: 'http://localhost' }), null, 'default port');
     assert.equal(g.check({ host: '127.0.0.1:9876', origin: 'https://PHONE.example' }), null, 'configured');
-    for (const origin of ['http://evil.example', 'http://203.0.113.5', 'http://127.0.0.1:9877', 'http://localhost:9876', 'null', 'file://', 'http://127.0.0.1:9876/path', 'tauri://localhost', '']) {
+    for (const origin of [
+      'http://evil.example',
+      'http://203.0.113.5',
+      'http://127.0.0.1:9877',
+      'http://localhost:9876',
+      'null',
+      'file://',
+      'http://127.0.0.1:9876/path',
+      'tauri://localhost',
+      '',
+    ]) {
       const r = g.check({ host: '127.0.0.1:9876', origin });
       assert.equal(r?.header, 'Origin', origin);
     }

@@ -28,11 +28,12 @@ describe('TCP auth rate limit under a burst of guesses', () => {
   after(() => t.stop());
 
   it('answers at most auth_rate_limit_max distinct wrong passwords sent together; the rest get 429', async () => {
-    const answers = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => t.tcp('GET', '/stats', undefined, { Authorization: basic(USER, `guess-${i}`) })),
-    );
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => t.tcp('GET', '/stats', undefined, { Authorization: basic(USER, `guess-${i}`) })));
     const statuses = answers.map((a) => a.status);
-    assert.ok(statuses.every((s) => s === 401 || s === 429), `unexpected statuses ${statuses.join(',')}`);
+    assert.ok(
+      statuses.every((s) => s === 401 || s === 429),
+      `unexpected statuses ${statuses.join(',')}`,
+    );
     const guessed = statuses.filter((s) => s === 401).length;
     assert.ok(guessed <= MAX_FAILURES, `${guessed} guesses were checked, the limit is ${MAX_FAILURES}: ${statuses.join(',')}`);
     for (const a of answers.filter((x) => x.status === 429)) assert.ok(Number(a.headers['retry-after']) > 0);
@@ -53,7 +54,10 @@ describe('TCP auth with the right password sent together', () => {
 
   it('lets many requests with the same right header through, and counts no failure for them', async () => {
     const answers = await Promise.all(Array.from({ length: 8 }, () => t.tcp('GET', '/stats', undefined, { Authorization: basic(USER, PASSWORD) })));
-    assert.deepEqual(answers.map((a) => a.status), Array(8).fill(200));
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      Array(8).fill(200),
+    );
     // Two wrong tries after that are still answered 401: the right ones left nothing on record.
     assert.equal((await t.tcp('GET', '/stats', undefined, { Authorization: basic(USER, 'w1') })).status, 401);
     assert.equal((await t.tcp('GET', '/stats', undefined, { Authorization: basic(USER, 'w2') })).status, 401);

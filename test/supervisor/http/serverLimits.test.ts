@@ -21,7 +21,9 @@ describe('server limits (socket and TCP)', () => {
     // Cost 4 keeps the fixture cheap; the server verifies whatever cost the hash says.
     const passwordHash = await hash('pw', { cost: 4 });
     t = await Tuicd.start({
-      config: { services: { server: { enabled: true, port: 0, request_timeout_ms: TEST_TIMEOUT_MS }, auth: { username: 'limits', password_hash: passwordHash } } },
+      config: {
+        services: { server: { enabled: true, port: 0, request_timeout_ms: TEST_TIMEOUT_MS }, auth: { username: 'limits', password_hash: passwordHash } },
+      },
     });
   });
 

@@ -168,12 +168,18 @@ describe('SSE GET /events', () => {
     for (const name of ['a', 'b', 'c', 'd']) server.bus.publish(name);
     await all.until(() => all.events.length === 4);
     await some.until(() => some.events.length === 2);
-    assert.deepEqual(some.events.map((e) => e.event), ['b', 'c']);
+    assert.deepEqual(
+      some.events.map((e) => e.event),
+      ['b', 'c'],
+    );
     // Events arrive in order, so a sentinel received after widening proves nothing earlier got through.
     assert.equal(server.bus.setStreamFilter('none-stream', null), true);
     server.bus.publish('sentinel');
     await none.until(() => none.events.length > 0);
-    assert.deepEqual(none.events.map((e) => e.event), ['sentinel']);
+    assert.deepEqual(
+      none.events.map((e) => e.event),
+      ['sentinel'],
+    );
     server.close();
   });
 
@@ -188,7 +194,13 @@ describe('SSE GET /events', () => {
     server.bus.publish('a');
     server.bus.publish('b');
     await client.until(() => client.events.length === 2);
-    assert.deepEqual(client.events.map((e) => [e.event, e.id]), [['a', 2], ['b', 4]]);
+    assert.deepEqual(
+      client.events.map((e) => [e.event, e.id]),
+      [
+        ['a', 2],
+        ['b', 4],
+      ],
+    );
     assert.equal(server.bus.setStreamFilter('unknown', ['a']), false);
     assert.equal(applyEventTypesRequest(server.bus, { stream_id: 'unknown', types: [] }).status, 404);
     assert.equal(applyEventTypesRequest(server.bus, '{nope').status, 400);
@@ -240,7 +252,10 @@ describe('SSE GET /events', () => {
     server.bus.publish('last-words');
     server.bus.dispose();
     await client.until(() => client.ended);
-    assert.deepEqual(client.events.map((e) => e.event), ['last-words']);
+    assert.deepEqual(
+      client.events.map((e) => e.event),
+      ['last-words'],
+    );
     const late = server.connect();
     await late.until(() => late.ended);
     assert.equal(late.status, 503);
@@ -283,12 +298,21 @@ describe('SSE GET /events', () => {
     const missed = lagged.reduce((sum, e) => sum + (e.data as { missed: number }).missed, 0);
     assert.ok(missed > 0);
     const ids = stalled.ids();
-    assert.ok(ids.every((id, i) => i === 0 || id > ids[i - 1]!), 'ids stay increasing, nothing resent');
+    assert.ok(
+      ids.every((id, i) => i === 0 || id > ids[i - 1]!),
+      'ids stay increasing, nothing resent',
+    );
     assert.equal(ids.length + missed, published, 'every event was either delivered or counted as missed');
 
     await normal.until(() => normal.events.length === published);
-    assert.deepEqual(normal.ids(), Array.from({ length: published }, (_, i) => i + 1));
-    assert.equal(normal.events.some((e) => e.event === 'lagged'), false);
+    assert.deepEqual(
+      normal.ids(),
+      Array.from({ length: published }, (_, i) => i + 1),
+    );
+    assert.equal(
+      normal.events.some((e) => e.event === 'lagged'),
+      false,
+    );
     server.close();
   });
 });

@@ -83,7 +83,12 @@ describe('TLS credentials check', () => {
   });
 
   it('refuses a key that belongs to another certificate', () => {
-    refuses(good.certPath, other.keyPath, other.keyPath, new RegExp(`does not match the certificate in ${good.certPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    refuses(
+      good.certPath,
+      other.keyPath,
+      other.keyPath,
+      new RegExp(`does not match the certificate in ${good.certPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+    );
   });
 
   it('refuses an encrypted key, saying it must be unencrypted', () => {

@@ -88,7 +88,8 @@ describe('TLS and plain HTTP on one TCP port', { timeout: 60_000 }, () => {
     rmSync(work, { recursive: true, force: true });
   });
 
-  const https = (method: string, path: string, body?: string, headers: Record<string, string> = {}) => httpsRequest(cert.cert, port, method, path, body, headers);
+  const https = (method: string, path: string, body?: string, headers: Record<string, string> = {}) =>
+    httpsRequest(cert.cert, port, method, path, body, headers);
 
   it('the same port answers HTTPS (with the configured certificate) and plain HTTP', async () => {
     assert.match(t.stdout, new RegExp(`and https://127\\.0\\.0\\.1:${port} \\(one port`));
@@ -197,7 +198,9 @@ describe('services.tls with bad files and through PUT /config', { timeout: 60_00
 
   it('a missing certificate fails the TCP listener at start with a message naming the file; the socket serves', async () => {
     const missing = join(certs.dir, 'missing-cert.pem');
-    const t = await Tuicd.start({ config: { services: { server: { enabled: true, port: 0 }, tls: { mode: 'manual', cert_path: missing, key_path: cert.keyPath } } } });
+    const t = await Tuicd.start({
+      config: { services: { server: { enabled: true, port: 0 }, tls: { mode: 'manual', cert_path: missing, key_path: cert.keyPath } } },
+    });
     try {
       assert.equal(t.tcpPort, null);
       await t.waitForStderr(/TCP listener not started \(TLS certificate file \S+ \(services\.tls\.cert_path\): not found\); serving on the unix socket only/);
@@ -214,10 +217,16 @@ describe('services.tls with bad files and through PUT /config', { timeout: 60_00
     const live = { cert: join(certs.dir, 'live-cert.pem'), key: join(certs.dir, 'live-key.pem') };
     copyFileSync(first.certPath, live.cert);
     copyFileSync(first.keyPath, live.key);
-    const t = await Tuicd.start({ config: { services: { server: { enabled: true, port: 0 }, tls: { mode: 'manual', cert_path: live.cert, key_path: live.key } } } });
+    const t = await Tuicd.start({
+      config: { services: { server: { enabled: true, port: 0 }, tls: { mode: 'manual', cert_path: live.cert, key_path: live.key } } },
+    });
     try {
       const port = t.tcpPort!;
-      const trusting = (c: TestCert) => httpsRequest(c.cert, port, 'GET', '/health').then((r) => r.status, (err: Error) => err.message);
+      const trusting = (c: TestCert) =>
+        httpsRequest(c.cert, port, 'GET', '/health').then(
+          (r) => r.status,
+          (err: Error) => err.message,
+        );
       assert.equal(await trusting(first), 200);
       assert.notEqual(await trusting(renewed), 200, 'the second certificate is not served yet');
       // As a renewal tool does it: new files renamed over the old paths, key and certificate one after the other.
@@ -225,14 +234,22 @@ describe('services.tls with bad files and through PUT /config', { timeout: 60_00
       copyFileSync(renewed.certPath, `${live.cert}.new`);
       renameSync(`${live.key}.new`, live.key);
       renameSync(`${live.cert}.new`, live.cert);
-      await until(() => trusting(renewed), (status) => status === 200, 'the renewed certificate served', 30_000);
+      await until(
+        () => trusting(renewed),
+        (status) => status === 200,
+        'the renewed certificate served',
+        30_000,
+      );
       assert.notEqual(await trusting(first), 200, 'the first certificate is no longer served');
       await t.waitForStderr(/TLS certificate files changed: new connections use them/);
       assert.equal(t.stderr.match(/TLS certificate files changed: new connections use them/g)?.length, 1, 'one renewal, logged once');
       assert.equal(t.tcpPort, port);
 
       writeFileSync(live.cert, 'not a certificate\n');
-      await t.waitForStderr(/"reason":"TLS certificate file [^"]*live-cert\.pem \(services\.tls\.cert_path\): not a PEM certificate.*"msg":"TLS certificate files changed but do not load; still serving the previous ones"/, 30_000);
+      await t.waitForStderr(
+        /"reason":"TLS certificate file [^"]*live-cert\.pem \(services\.tls\.cert_path\): not a PEM certificate.*"msg":"TLS certificate files changed but do not load; still serving the previous ones"/,
+        30_000,
+      );
       assert.equal(await trusting(renewed), 200, 'still serving the last good certificate');
     } finally {
       await t.stop();
@@ -267,7 +284,11 @@ describe('services.tls with bad files and through PUT /config', { timeout: 60_00
       const starts = () => (t.stderr.match(/TCP listener started/g) ?? []).length;
       const startsBefore = starts();
       await put({ ...on, key_path: missingKey });
-      await until(async () => starts(), (n) => n > startsBefore, 'rebound with the copied key');
+      await until(
+        async () => starts(),
+        (n) => n > startsBefore,
+        'rebound with the copied key',
+      );
       unlinkSync(missingKey);
       const rebind = await t.socket('PUT', '/config', JSON.stringify({ services: { server: { ipv6_enabled: true } } }));
       assert.equal(rebind.status, 200, rebind.text);
@@ -275,7 +296,10 @@ describe('services.tls with bad files and through PUT /config', { timeout: 60_00
       await t.waitForStderr(/TCP listener failed to rebind/);
       await t.waitForStderr(new RegExp(`TLS key file ${missingKey.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(services\\.tls\\.key_path\\): not found`));
       // The socket's /health says why remote access is down, naming the file.
-      assert.match((await t.socket('GET', '/health')).json().listeners.tcp_error, new RegExp(`TLS key file ${missingKey.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}.*not found`));
+      assert.match(
+        (await t.socket('GET', '/health')).json().listeners.tcp_error,
+        new RegExp(`TLS key file ${missingKey.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}.*not found`),
+      );
 
       await put(on);
       const fixed = await waitForTcp(t, (tcp) => tcp?.tls === true, 'TLS back on');

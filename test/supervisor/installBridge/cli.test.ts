@@ -37,7 +37,10 @@ describe('tuicd install-bridge (end to end)', () => {
     assert.equal(lines.length, 14, first.out);
     assert.ok(lines.includes(`Codex: installed ${f.seeded['codex']!.file} (backup ${backupsOf(f.seeded['codex']!.file)[0]})`), first.out);
     assert.ok(lines.includes('Windsurf: skipped: not installed'), first.out);
-    assert.ok(lines.some((l) => l.startsWith('Gemini CLI: refused: cannot parse ')), first.out);
+    assert.ok(
+      lines.some((l) => l.startsWith('Gemini CLI: refused: cannot parse ')),
+      first.out,
+    );
     assert.equal(JSON.parse(readFileSync(f.seeded['cursor']!.file, 'utf8')).mcpServers.tuicommander.command, f.launcher);
     assert.ok(readFileSync(f.launcher, 'utf8').includes(`'${new URL('../../../bridge/cli.js', import.meta.url).pathname}'`));
 
@@ -67,8 +70,18 @@ describe('tuicd install-bridge (end to end)', () => {
 describe('parseCli: install-bridge', () => {
   it('reads the subcommand and its flags in any order', () => {
     assert.deepEqual(parseCli(['install-bridge']), { command: 'install-bridge', json: false });
-    assert.deepEqual(parseCli(['--dry-run', 'install-bridge', '--config-dir', '/c']), { command: 'install-bridge', json: false, dryRun: true, configDir: '/c' });
-    assert.deepEqual(parseCli(['install-bridge', '--uninstall', '--instance', 'dev']), { command: 'install-bridge', json: false, uninstall: true, instance: 'dev' });
+    assert.deepEqual(parseCli(['--dry-run', 'install-bridge', '--config-dir', '/c']), {
+      command: 'install-bridge',
+      json: false,
+      dryRun: true,
+      configDir: '/c',
+    });
+    assert.deepEqual(parseCli(['install-bridge', '--uninstall', '--instance', 'dev']), {
+      command: 'install-bridge',
+      json: false,
+      uninstall: true,
+      instance: 'dev',
+    });
   });
 
   it('throws on extra positionals and on its flags without it', () => {

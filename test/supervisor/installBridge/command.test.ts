@@ -89,7 +89,10 @@ describe('install-bridge', () => {
     // Refused: untouched, said so, and no backup.
     assert.deepEqual(readFileSync(s['gemini']!.file), s['gemini']!.bytes);
     assert.equal(backupsOf(s['gemini']!.file).length, 0);
-    assert.ok(report.lines.some((l) => l.startsWith(`Gemini CLI: refused: cannot parse ${s['gemini']!.file}: `) && l.endsWith('(left untouched)')), report.lines.join('\n'));
+    assert.ok(
+      report.lines.some((l) => l.startsWith(`Gemini CLI: refused: cannot parse ${s['gemini']!.file}: `) && l.endsWith('(left untouched)')),
+      report.lines.join('\n'),
+    );
     for (const file of Object.values(f.absent)) assert.ok(!existsSync(file), file);
     assert.ok(report.lines.includes('Windsurf: skipped: not installed'));
     assert.equal(report.lines[0], `launcher: written ${L}`);
@@ -208,7 +211,10 @@ describe('install-bridge', () => {
     const report = run(f);
     assert.equal(report.exitCode, 1);
     assert.equal(statusOf(report)['cursor'], 'failed');
-    assert.ok(report.lines.some((l) => l.startsWith(`Cursor: failed: ${cursor}: `)), report.lines.join('\n'));
+    assert.ok(
+      report.lines.some((l) => l.startsWith(`Cursor: failed: ${cursor}: `)),
+      report.lines.join('\n'),
+    );
     assert.equal(statusOf(report)['codex'], 'installed');
     assert.ok(statSync(cursor).isDirectory());
     assert.deepEqual(readdirSync(join(f.home, '.cursor')).sort(), ['mcp.json', 'mcp.json.moved'], 'no temporary file left behind');
@@ -216,7 +222,7 @@ describe('install-bridge', () => {
 });
 
 describe('the launcher', () => {
-  it('is 0755 and execs this Node on this install\'s dist/bridge/cli.js, pinned to the config dir', () => {
+  it("is 0755 and execs this Node on this install's dist/bridge/cli.js, pinned to the config dir", () => {
     const f = (fx = makeFixture());
     run(f);
     const script = readFileSync(f.launcher, 'utf8');
@@ -257,7 +263,12 @@ describe('the launcher', () => {
 
   it('selects its instance when installed with --instance', () => {
     const f = (fx = makeFixture({ instance: 'dev' }));
-    assert.deepEqual(launch(f, { PATH: '/nonexistent' }), { argv: ['--version', 'two words', "it's"], node: process.execPath, dir: f.paths.configDir, instance: 'dev' });
+    assert.deepEqual(launch(f, { PATH: '/nonexistent' }), {
+      argv: ['--version', 'two words', "it's"],
+      node: process.execPath,
+      dir: f.paths.configDir,
+      instance: 'dev',
+    });
     // The bridge, resolving paths from that environment, lands on the instance's own socket.
     assert.equal(resolvePaths({}, { TUIC_CONFIG_DIR: f.paths.configDir, TUIC_APP_INSTANCE: 'dev' }).socketPath, f.paths.socketPath);
   });

@@ -8,7 +8,7 @@ import { tomlEditor } from '../../../supervisor/installBridge/tomlEditor.js';
 import { yamlEditor } from '../../../supervisor/installBridge/yamlEditor.js';
 import { CODEX_TOML, GOOSE_YAML, OPENCODE_JSONC, VSCODE_JSONC, ZED_JSONC } from './fixture.js';
 
-const ENTRY = { type: 'stdio', command: "/cfg dir/it's \"here\"/tuic-bridge", args: [], env: {} };
+const ENTRY = { type: 'stdio', command: '/cfg dir/it\'s "here"/tuic-bridge', args: [], env: {} };
 
 /** Install then uninstall: the entry is there with exactly this value, and then the original bytes are back. */
 function roundTrip(ed: ConfigEditor, src: string, parent: string, value: unknown = ENTRY): string {
@@ -22,7 +22,12 @@ function roundTrip(ed: ConfigEditor, src: string, parent: string, value: unknown
 describe('JSON/JSONC editor', () => {
   it('adds the entry after the last server, in the file indentation, keeping comments and trailing commas', () => {
     const out = roundTrip(jsonEditor, VSCODE_JSONC, 'servers');
-    assert.ok(out.startsWith('{\n  // my servers\n  "servers": {\n    "gh": { "type": "http", "url": "https://example.invalid/mcp" },\n    "tuicommander": {\n      "type": "stdio",'), out);
+    assert.ok(
+      out.startsWith(
+        '{\n  // my servers\n  "servers": {\n    "gh": { "type": "http", "url": "https://example.invalid/mcp" },\n    "tuicommander": {\n      "type": "stdio",',
+      ),
+      out,
+    );
     assert.ok(out.includes('}, // GitHub\n  },\n  "inputs": [],\n}\n'), out);
   });
 
@@ -60,7 +65,10 @@ describe('JSON/JSONC editor', () => {
   });
 
   it('refuses what does not parse or has the wrong shape', () => {
-    assert.throws(() => jsonEditor.parse('{ "a": 1, '), (e: unknown) => e instanceof ParseRefusal && /at line 1/.test(e.message));
+    assert.throws(
+      () => jsonEditor.parse('{ "a": 1, '),
+      (e: unknown) => e instanceof ParseRefusal && /at line 1/.test(e.message),
+    );
     assert.throws(() => jsonEditor.parse('[1, 2]'), ParseRefusal);
     assert.deepEqual(jsonEditor.parse(''), {});
   });
@@ -81,7 +89,15 @@ describe('TOML editor', () => {
   });
 
   it('round-trips empty files, files without a final newline, CRLF and a bare [mcp_servers]', () => {
-    for (const src of ['', 'model = "o3"', 'model = "o3"\n', 'model = "o3"\n\n', '[mcp_servers]\n', 'a = 1\r\n[b]\r\nc = 2\r\n', 'mcp_servers.fs.command = "x"\n']) {
+    for (const src of [
+      '',
+      'model = "o3"',
+      'model = "o3"\n',
+      'model = "o3"\n\n',
+      '[mcp_servers]\n',
+      'a = 1\r\n[b]\r\nc = 2\r\n',
+      'mcp_servers.fs.command = "x"\n',
+    ]) {
       roundTrip(tomlEditor, src, 'mcp_servers', CODEX);
     }
     assert.equal(setEntry(tomlEditor, '', 'mcp_servers', 'tuicommander', CODEX), tomlEditor.create('mcp_servers', 'tuicommander', CODEX));
@@ -95,7 +111,10 @@ describe('TOML editor', () => {
   it('replaces a differing table where it stands and removes it without the comments of the next table', () => {
     const src = '[a]\nb = 1\n\n[mcp_servers.tuicommander] # old\ncommand = "/old"\nstartup_timeout_sec = 20\n\n# about z\n[z]\nq = 1\n';
     const out = setEntry(tomlEditor, src, 'mcp_servers', 'tuicommander', CODEX);
-    assert.equal(out, `[a]\nb = 1\n\n[mcp_servers.tuicommander]\ncommand = "/cfg/mcp-bridge/tuic-bridge"\nenv_vars = ["TUIC_SESSION"]\n\n# about z\n[z]\nq = 1\n`);
+    assert.equal(
+      out,
+      `[a]\nb = 1\n\n[mcp_servers.tuicommander]\ncommand = "/cfg/mcp-bridge/tuic-bridge"\nenv_vars = ["TUIC_SESSION"]\n\n# about z\n[z]\nq = 1\n`,
+    );
     assert.equal(removeEntry(tomlEditor, out, 'mcp_servers', 'tuicommander', false), '[a]\nb = 1\n\n# about z\n[z]\nq = 1\n');
   });
 
@@ -107,7 +126,10 @@ describe('TOML editor', () => {
   });
 
   it('refuses what does not parse, and a mcp_servers that is not a table is never written into', () => {
-    assert.throws(() => tomlEditor.parse('model = \n[x'), (e: unknown) => e instanceof ParseRefusal && /line 2/.test(e.message));
+    assert.throws(
+      () => tomlEditor.parse('model = \n[x'),
+      (e: unknown) => e instanceof ParseRefusal && /line 2/.test(e.message),
+    );
     assert.throws(() => setEntry(tomlEditor, 'mcp_servers = 3\n', 'mcp_servers', 'tuicommander', CODEX), EditUnverified);
   });
 });
@@ -117,7 +139,12 @@ describe('YAML editor', () => {
 
   it('adds the extension after the last one, keeping comments, quotes and spacing', () => {
     const out = roundTrip(yamlEditor, GOOSE_YAML, 'extensions', GOOSE);
-    assert.ok(out.includes(`    timeout: 300\n  tuicommander:\n    type: stdio\n    name: tuicommander\n    cmd: /l/tuic-bridge\n    args: []\n    envs: {}\n    timeout: 300\n    enabled: true\nGOOSE_SEARCH_PATHS:\n- /usr/local/bin\n# end\n`), out);
+    assert.ok(
+      out.includes(
+        `    timeout: 300\n  tuicommander:\n    type: stdio\n    name: tuicommander\n    cmd: /l/tuic-bridge\n    args: []\n    envs: {}\n    timeout: 300\n    enabled: true\nGOOSE_SEARCH_PATHS:\n- /usr/local/bin\n# end\n`,
+      ),
+      out,
+    );
     assert.ok(out.startsWith('# goose configuration\nactive_provider: anthropic   # set by goose configure\n'), out);
   });
 

@@ -141,7 +141,10 @@ export function makeFixture(opts: { instance?: string } = {}): Fixture {
   const xdg = join(root, 'xdg');
   const bin = join(root, 'bin');
   for (const d of [home, xdg, bin]) mkdirSync(d, { recursive: true });
-  const seed = (id: string, file: string, text: string, mode?: number): [string, { file: string; bytes: Buffer }] => [id, { file, bytes: put(file, text, mode) }];
+  const seed = (id: string, file: string, text: string, mode?: number): [string, { file: string; bytes: Buffer }] => [
+    id,
+    { file, bytes: put(file, text, mode) },
+  ];
   const seeded = Object.fromEntries([
     seed('claude', join(home, '.claude.json'), CLAUDE_JSON, 0o600),
     seed('cursor', join(home, '.cursor', 'mcp.json'), CURSOR_JSON),

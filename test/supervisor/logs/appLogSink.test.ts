@@ -35,7 +35,11 @@ test('the logger tees warn, error and fatal into the ring, censored, and the log
   // The file still gets every line, info included (the tee is beside it, not instead of it).
   await new Promise<void>((resolve, reject) => log.flush((err) => (err ? reject(err) : resolve())));
   await until(
-    () => readdirSync(dir).filter((f) => f.endsWith('.log')).map((f) => readFileSync(join(dir, f), 'utf8')).join(''),
+    () =>
+      readdirSync(dir)
+        .filter((f) => f.endsWith('.log'))
+        .map((f) => readFileSync(join(dir, f), 'utf8'))
+        .join(''),
     (text) => text.includes('an info line stays out') && text.includes('going down'),
     'the log file holds every line',
     5_000,

@@ -35,11 +35,26 @@ describe('LogRing', () => {
     ring.push({ level: 'error', source: 'git', message: 'e3' });
     ring.push({ level: 'info', source: 'app', message: 'i2' });
     ring.push({ level: 'info', source: 'app', message: 'i3' }); // wraps: e1 is gone
-    assert.deepEqual(ring.list({ limit: 0, level: 'error' }).map((e) => e.message), ['e2', 'e3']);
-    assert.deepEqual(ring.list({ limit: 1, level: 'error' }).map((e) => e.message), ['e3']);
-    assert.deepEqual(ring.list({ limit: 0, level: 'error', source: 'git' }).map((e) => e.message), ['e3']);
-    assert.deepEqual(ring.list({ limit: 2 }).map((e) => e.message), ['i2', 'i3']);
-    assert.deepEqual(ring.list({ limit: 99 }).map((e) => e.message), ['i1', 'e2', 'e3', 'i2', 'i3']);
+    assert.deepEqual(
+      ring.list({ limit: 0, level: 'error' }).map((e) => e.message),
+      ['e2', 'e3'],
+    );
+    assert.deepEqual(
+      ring.list({ limit: 1, level: 'error' }).map((e) => e.message),
+      ['e3'],
+    );
+    assert.deepEqual(
+      ring.list({ limit: 0, level: 'error', source: 'git' }).map((e) => e.message),
+      ['e3'],
+    );
+    assert.deepEqual(
+      ring.list({ limit: 2 }).map((e) => e.message),
+      ['i2', 'i3'],
+    );
+    assert.deepEqual(
+      ring.list({ limit: 99 }).map((e) => e.message),
+      ['i1', 'e2', 'e3', 'i2', 'i3'],
+    );
   });
 
   it('folds an entry identical to the newest one into it, and only then', () => {
@@ -77,6 +92,9 @@ describe('LogRing', () => {
     assert.equal(ring.clear(), 3);
     assert.deepEqual(ring.list({ limit: 0 }), []);
     assert.equal(ring.push(info('after')).id, 6);
-    assert.deepEqual(ring.list({ limit: 0 }).map((e) => e.message), ['after']);
+    assert.deepEqual(
+      ring.list({ limit: 0 }).map((e) => e.message),
+      ['after'],
+    );
   });
 });

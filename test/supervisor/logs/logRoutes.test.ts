@@ -22,7 +22,9 @@ describe('/logs routes', () => {
   before(async () => {
     // Cost 4 keeps the fixture fast; the server verifies whatever cost the hash carries.
     const passwordHash = await hash(PASSWORD, { cost: 4 });
-    t = await Tuicd.start({ config: { services: { server: { enabled: true, port: 0 }, auth: { username: USER, password_hash: passwordHash, auth_rate_limit_max: 0 } } } });
+    t = await Tuicd.start({
+      config: { services: { server: { enabled: true, port: 0 }, auth: { username: USER, password_hash: passwordHash, auth_rate_limit_max: 0 } } },
+    });
   });
   after(() => t.stop());
   beforeEach(async () => {
@@ -97,7 +99,8 @@ describe('/logs routes', () => {
     // Batches of concurrent posts: fast, while the batches themselves keep a known order.
     for (let start = 0; start < TOTAL; start += 25) {
       const batch = [];
-      for (let i = start; i < Math.min(start + 25, TOTAL); i++) batch.push(post({ level: 'info', source: 'store', message: `entry ${String(i).padStart(4, '0')}` }));
+      for (let i = start; i < Math.min(start + 25, TOTAL); i++)
+        batch.push(post({ level: 'info', source: 'store', message: `entry ${String(i).padStart(4, '0')}` }));
       for (const r of await Promise.all(batch)) assert.equal(r.status, 200, r.text);
     }
     const entries = await get();
@@ -106,7 +109,11 @@ describe('/logs routes', () => {
     const expected = Array.from({ length: TOTAL }, (_, i) => `entry ${String(i).padStart(4, '0')}`).slice(TOTAL - 1000);
     assert.deepEqual([...messages].sort(), expected, 'entries 0..4 are gone, 5..1004 are all there');
     const ids = entries.map((e) => e['id'] as number);
-    assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'oldest first');
+    assert.deepEqual(
+      ids,
+      [...ids].sort((a, b) => a - b),
+      'oldest first',
+    );
     assert.equal((await get('?limit=1000')).length, 1000);
     assert.equal((await get('?limit=5000')).length, 1000);
   });
@@ -135,7 +142,11 @@ describe('/logs routes', () => {
       ['unknown level', { ...good, level: 'fatal' }, /^level must be one of debug, info, warn, error, got "fatal"$/],
       ['level in capitals', { ...good, level: 'INFO' }, /level must be one of .*got "INFO"/],
       ['level a number', { ...good, level: 3 }, /level must be one of .*got 3$/],
-      ['missing source', { level: 'info', message: 'm' }, /^source is required: one of app, plugin, git, network, terminal, github, dictation, store, config, eval_js$/],
+      [
+        'missing source',
+        { level: 'info', message: 'm' },
+        /^source is required: one of app, plugin, git, network, terminal, github, dictation, store, config, eval_js$/,
+      ],
       ['unknown source', { ...good, source: 'kernel' }, /^source must be one of app, .*eval_js, got "kernel"$/],
       ['source an object', { ...good, source: { name: 'app' } }, /source must be one of .*got \{"name":"app"\}/],
       ['missing message', { level: 'info', source: 'app' }, /^message is required$/],
@@ -177,7 +188,11 @@ describe('/logs routes', () => {
 
   it('on TCP every method needs Basic Auth (401 without it, nothing stored or cleared), and works with it', async () => {
     const body = JSON.stringify({ level: 'info', source: 'app', message: 'over tcp' });
-    for (const [method, payload] of [['GET', undefined], ['POST', body], ['DELETE', undefined]] as const) {
+    for (const [method, payload] of [
+      ['GET', undefined],
+      ['POST', body],
+      ['DELETE', undefined],
+    ] as const) {
       const r = await t.tcp(method, '/logs', payload);
       assert.equal(r.status, 401, `${method} without credentials`);
       const wrong = await t.tcp(method, '/logs', payload, { Authorization: basic(USER, 'wrong') });
@@ -191,7 +206,10 @@ describe('/logs routes', () => {
     assert.equal(stored.status, 200, stored.text);
     const listed = await t.tcp('GET', '/logs', undefined, auth);
     assert.equal(listed.status, 200);
-    assert.deepEqual(listed.json().map((e: { message: string }) => e.message), ['over tcp']);
+    assert.deepEqual(
+      listed.json().map((e: { message: string }) => e.message),
+      ['over tcp'],
+    );
     assert.equal((await t.tcp('DELETE', '/logs')).status, 401);
     assert.equal((await get()).length, 1, 'the refused DELETE cleared nothing');
     assert.deepEqual((await t.tcp('DELETE', '/logs', undefined, auth)).json(), { ok: true, cleared: 1 });

@@ -102,7 +102,7 @@ test('call_tool keeps the native compact text envelope: it answers exactly as th
   assert.ok(!text.includes('"content":[{"type"'), 'not an envelope inside an envelope');
 });
 
-test('call_tool through the catalog: a meta name is refused, an unknown name gets the catalog\'s answer', async (t) => {
+test("call_tool through the catalog: a meta name is refused, an unknown name gets the catalog's answer", async (t) => {
   const { catalog } = await catalogWithConfig(t);
   const recursion = await call(catalog, 'call_tool', { tool_name: 'call_tool', arguments: { tool_name: 'session' } }, callerContext());
   assert.deepEqual(payload(recursion), { error: "call_tool cannot invoke meta-tool 'call_tool'; call it directly" });

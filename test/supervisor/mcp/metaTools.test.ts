@@ -185,7 +185,10 @@ test('rebuild_tool_search_index_respects_disabled_native_tools: the index is bui
 test('call_tool_blocks_meta_tool_recursion: no meta-tool, itself included, is dispatched', async () => {
   const { byName, calls } = catalogSeam();
   for (const name of META_TOOL_NAMES) {
-    assert.equal(await refusal(byName('call_tool'), { tool_name: name, arguments: { tool_name: 'weather' } }), `call_tool cannot invoke meta-tool '${name}'; call it directly`);
+    assert.equal(
+      await refusal(byName('call_tool'), { tool_name: name, arguments: { tool_name: 'weather' } }),
+      `call_tool cannot invoke meta-tool '${name}'; call it directly`,
+    );
   }
   assert.equal(calls.length, 0);
 });
@@ -229,7 +232,10 @@ test('call_tool_rejects_disabled_native_tool: dispatch decides, and its refusal 
 test('call_tool_routes_unknown_upstream_prefixed_name_through_proxy and passes its result through unchanged', async () => {
   const { byName, calls, answers } = catalogSeam();
   const upstreamResult: CallToolResult = {
-    content: [{ type: 'text', text: 'created #12' }, { type: 'resource_link', uri: 'https://github.com/o/r/issues/12', name: 'issue 12' }],
+    content: [
+      { type: 'text', text: 'created #12' },
+      { type: 'resource_link', uri: 'https://github.com/o/r/issues/12', name: 'issue 12' },
+    ],
     structuredContent: { number: 12 },
     isError: false,
     _meta: { 'io.example/trace': 'abc' },
@@ -239,7 +245,10 @@ test('call_tool_routes_unknown_upstream_prefixed_name_through_proxy and passes i
   const answer = await run(byName('call_tool'), { tool_name: 'github__create_issue', arguments: args });
   assert.equal(answer, upstreamResult, 'the very object dispatch returned');
   assert.deepEqual(answer, {
-    content: [{ type: 'text', text: 'created #12' }, { type: 'resource_link', uri: 'https://github.com/o/r/issues/12', name: 'issue 12' }],
+    content: [
+      { type: 'text', text: 'created #12' },
+      { type: 'resource_link', uri: 'https://github.com/o/r/issues/12', name: 'issue 12' },
+    ],
     structuredContent: { number: 12 },
     isError: false,
     _meta: { 'io.example/trace': 'abc' },
@@ -251,7 +260,7 @@ test('call_tool_routes_unknown_upstream_prefixed_name_through_proxy and passes i
   assert.equal(calls[1]!.name, 'unknown_upstream__tool');
 });
 
-test('a native result through call_tool keeps the compact text envelope; other tools\' values are not marked as dispatched', async () => {
+test("a native result through call_tool keeps the compact text envelope; other tools' values are not marked as dispatched", async () => {
   const { byName } = catalogSeam();
   const answer = await run(byName('call_tool'), { tool_name: 'weather' });
   assert.deepEqual(answer, { content: [{ type: 'text', text: '{"ok":true,"tool":"weather"}' }], isError: false });

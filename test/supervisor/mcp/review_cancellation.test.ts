@@ -67,7 +67,10 @@ describe('notifications/cancelled stops a tools/call in flight', () => {
     const owner = (await initialize(t)).id;
     const stranger = (await initialize(t)).id;
     const cancel = (session: string, requestId: unknown) =>
-      t.socket('POST', '/mcp', JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'test' } }), { ...JSON_HEADERS, 'Mcp-Session-Id': session });
+      t.socket('POST', '/mcp', JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'test' } }), {
+        ...JSON_HEADERS,
+        'Mcp-Session-Id': session,
+      });
     const confirmCall = (id: number, title: string) =>
       t.socket('POST', '/mcp', JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'ui', arguments: { action: 'confirm', title } } }), {
         ...JSON_HEADERS,
@@ -80,7 +83,9 @@ describe('notifications/cancelled stops a tools/call in flight', () => {
     const keptAsk = JSON.parse((await askedFor('Keep me?')).data);
     assert.equal((await cancel(stranger, 7)).status, 202);
     assert.equal((await cancel(owner, '7')).status, 202);
-    const answer = await t.socket('POST', '/mcp/confirm-response', JSON.stringify({ request_id: keptAsk.request_id, confirmed: true }), { 'Content-Type': 'application/json' });
+    const answer = await t.socket('POST', '/mcp/confirm-response', JSON.stringify({ request_id: keptAsk.request_id, confirmed: true }), {
+      'Content-Type': 'application/json',
+    });
     assert.equal(answer.status, 200, answer.text);
     assert.deepEqual(answer.json(), { ok: true }, answer.text);
     const keptResult = (await kept).json();

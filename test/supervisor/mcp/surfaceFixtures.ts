@@ -38,12 +38,20 @@ export const UPSTREAM_DEFINITIONS: readonly ToolDefinition[] = [
   {
     name: 'github__create_issue',
     description: 'Create a new issue in a GitHub repository. Requires owner, repo and title.',
-    inputSchema: { type: 'object', properties: { owner: { type: 'string' }, repo: { type: 'string' }, title: { type: 'string' }, body: { type: 'string' } }, required: ['owner', 'repo', 'title'] },
+    inputSchema: {
+      type: 'object',
+      properties: { owner: { type: 'string' }, repo: { type: 'string' }, title: { type: 'string' }, body: { type: 'string' } },
+      required: ['owner', 'repo', 'title'],
+    },
   },
   {
     name: 'github__list_pull_requests',
     description: 'List pull requests in a GitHub repository, filtered by state.',
-    inputSchema: { type: 'object', properties: { owner: { type: 'string' }, repo: { type: 'string' }, state: { type: 'string' } }, required: ['owner', 'repo'] },
+    inputSchema: {
+      type: 'object',
+      properties: { owner: { type: 'string' }, repo: { type: 'string' }, state: { type: 'string' } },
+      required: ['owner', 'repo'],
+    },
   },
   {
     name: 'filesystem__read_text_file',

@@ -61,7 +61,17 @@ test('mcp_instruction_surface_bytes_stay_within_budget', () => {
     writeFileSync(dumpPath, JSON.stringify(surfaces, null, 2) + '\n');
   }
 
-  for (const key of ['instructions.classic.empty', 'instructions.classic.loaded', 'instructions.collapsed.empty', 'instructions.collapsed.loaded', 'tools/list.classic', 'tools/list.collapsed', 'schema.search_tools', 'schema.get_tool_schema', 'schema.call_tool']) {
+  for (const key of [
+    'instructions.classic.empty',
+    'instructions.classic.loaded',
+    'instructions.collapsed.empty',
+    'instructions.collapsed.loaded',
+    'tools/list.classic',
+    'tools/list.collapsed',
+    'schema.search_tools',
+    'schema.get_tool_schema',
+    'schema.call_tool',
+  ]) {
     assert.ok(key in surfaces, `surface ${key} is measured`);
   }
   const over: string[] = [];
@@ -83,5 +93,9 @@ test('collapsed tools/list is the three meta-tools, plus progress when registere
   const classic = (JSON.parse(surfaces['tools/list.classic']!) as { tools: Array<{ name: string }> }).tools.map((t) => t.name);
   assert.deepEqual(names, ['search_tools', 'get_tool_schema', 'call_tool', ...(classic.includes('progress') ? ['progress'] : [])]);
   const natives = nativeTools();
-  assert.equal(JSON.stringify(collapsedDefinitions([...natives, WEATHER_TOOL])), JSON.stringify(collapsedDefinitions(natives)), 'one more tool in the corpus, not one byte more in the list');
+  assert.equal(
+    JSON.stringify(collapsedDefinitions([...natives, WEATHER_TOOL])),
+    JSON.stringify(collapsedDefinitions(natives)),
+    'one more tool in the corpus, not one byte more in the list',
+  );
 });

@@ -58,8 +58,10 @@ function driftProblems(tool: NativeTool): string[] {
   if (schemaEnum === null) problems.push('the action property has no enum');
   const documented = documentedActions(description);
   const constant = [...tool.actions];
-  if (JSON.stringify(constant) !== JSON.stringify(schemaEnum ?? [])) problems.push(`actions constant ${JSON.stringify(constant)} ≠ schema enum ${JSON.stringify(schemaEnum)}`);
-  if (JSON.stringify(constant) !== JSON.stringify(documented)) problems.push(`actions constant ${JSON.stringify(constant)} ≠ description lines ${JSON.stringify(documented)}`);
+  if (JSON.stringify(constant) !== JSON.stringify(schemaEnum ?? []))
+    problems.push(`actions constant ${JSON.stringify(constant)} ≠ schema enum ${JSON.stringify(schemaEnum)}`);
+  if (JSON.stringify(constant) !== JSON.stringify(documented))
+    problems.push(`actions constant ${JSON.stringify(constant)} ≠ description lines ${JSON.stringify(documented)}`);
   if (constant.length > 0 && !(Array.isArray(required) && required.includes('action'))) problems.push("'action' is not required");
   return problems;
 }

@@ -26,7 +26,10 @@ const TOKEN = 'mobile-test-token-2b7f1c0d9e';
 const PASSWORD = 'correct horse battery staple';
 const ESC = '\x1b';
 
-describe('/mobile in headless Chromium', { skip: CHROMIUM ? false : 'chromium not installed (apt-get install -y chromium; .ci/run does)', timeout: 120_000 }, () => {
+describe('/mobile in headless Chromium', {
+  skip: CHROMIUM ? false : 'chromium not installed (apt-get install -y chromium; .ci/run does)',
+  timeout: 120_000,
+}, () => {
   let t: Tuicd;
   let browser: Browser;
   let context: BrowserContext;
@@ -47,7 +50,15 @@ describe('/mobile in headless Chromium', { skip: CHROMIUM ? false : 'chromium no
     base = `http://127.0.0.1:${t.tcpPort}`;
     browser = await chromium.launch({
       executablePath: CHROMIUM!,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
       env: browserEnv(scratch),
     });
     context = await browser.newContext({ viewport: { width: 360, height: 640 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
@@ -114,13 +125,19 @@ describe('/mobile in headless Chromium', { skip: CHROMIUM ? false : 'chromium no
     // The list follows the SSE stream (the 3 s poll is only its fallback): it must be open.
     await page.waitForFunction(() => (globalThis as any).tuicdMobile.feed.live === true);
     await create(); // a plain shell, listed below the agent once it asks
-    const agent = fakeAgent('claude', [
-      { out: `${ESC}[2J${ESC}[H⏺ Removing it.\r\n\r\n⏺ Bash(rm -r old-runner)\r\n\r\nDo you want to proceed?\r\n❯ 1. Yes\r\n  2. No, and tell Claude what to do differently (esc)\r\n\r\nEsc to cancel · Tab to amend\r\n` },
-      { read: '1' },
-      { out: `${ESC}[2J${ESC}[H⏺ Done: the old runner is gone.\r\n` },
-      { read: 'q' },
-      { exit: 0 },
-    ], join(scratch, 'agent'));
+    const agent = fakeAgent(
+      'claude',
+      [
+        {
+          out: `${ESC}[2J${ESC}[H⏺ Removing it.\r\n\r\n⏺ Bash(rm -r old-runner)\r\n\r\nDo you want to proceed?\r\n❯ 1. Yes\r\n  2. No, and tell Claude what to do differently (esc)\r\n\r\nEsc to cancel · Tab to amend\r\n`,
+        },
+        { read: '1' },
+        { out: `${ESC}[2J${ESC}[H⏺ Done: the old runner is gone.\r\n` },
+        { read: 'q' },
+        { exit: 0 },
+      ],
+      join(scratch, 'agent'),
+    );
     const id = await create();
     await t.socket('POST', `/sessions/${id}/write`, JSON.stringify({ data: `${agent.command}\n` }));
     // The list follows /events: the agent's row rises to the top with the "needs you" badge.
@@ -137,7 +154,10 @@ describe('/mobile in headless Chromium', { skip: CHROMIUM ? false : 'chromium no
     await assertTouchTargets();
     await page.screenshot({ path: join(shots, 'session.png') });
     await option.tap();
-    await until('the agent to read the answer', async () => existsSync(`${agent.scriptPath}.typed`) && readFileSync(`${agent.scriptPath}.typed`, 'utf8').includes('1'));
+    await until(
+      'the agent to read the answer',
+      async () => existsSync(`${agent.scriptPath}.typed`) && readFileSync(`${agent.scriptPath}.typed`, 'utf8').includes('1'),
+    );
     await until('the question to clear', async () => (await sessions()).find((s) => s.session_id === id)?.state.awaiting_input === false);
     await page.locator('.log-lines, .log-screen', { hasText: 'the old runner is gone' }).first().waitFor();
     await page.locator('.badge', { hasText: 'needs you' }).waitFor({ state: 'detached' });
@@ -160,19 +180,26 @@ describe('/mobile in headless Chromium', { skip: CHROMIUM ? false : 'chromium no
     });
     await page.waitForFunction(() => (globalThis as any).tuicdMobile.view?.el.dataset.link === 'reconnecting');
     await page.waitForFunction(() => (globalThis as any).tuicdMobile.view?.el.dataset.link === 'live');
-    const total = await until('the flood to end', async () => {
-      const row = (await sessions()).find((s) => s.session_id === id);
-      const raw = (await t.socket('GET', `/sessions/${id}/output?format=raw&offset=0&limit=4000000`)).json();
-      return raw.data.includes('flood-done\r\n') && row?.state.shell_state === 'idle' ? (row.total_written as number) : undefined;
-    }, 60_000);
+    const total = await until(
+      'the flood to end',
+      async () => {
+        const row = (await sessions()).find((s) => s.session_id === id);
+        const raw = (await t.socket('GET', `/sessions/${id}/output?format=raw&offset=0&limit=4000000`)).json();
+        return raw.data.includes('flood-done\r\n') && row?.state.shell_state === 'idle' ? (row.total_written as number) : undefined;
+      },
+      60_000,
+    );
     assert.ok(cutAt < total, `the cut (${cutAt}) came before the end (${total})`);
     await page.waitForFunction((n) => (globalThis as any).tuicdMobile.view?.offset === n, total, { timeout: 30_000 });
-    const shown = Buffer.from(await page.evaluate(() => {
-      const parts = (globalThis as any).tuicdMobile.view.recorded as Uint8Array[];
-      let s = '';
-      for (const p of parts) for (const b of p) s += String.fromCharCode(b);
-      return btoa(s);
-    }), 'base64');
+    const shown = Buffer.from(
+      await page.evaluate(() => {
+        const parts = (globalThis as any).tuicdMobile.view.recorded as Uint8Array[];
+        let s = '';
+        for (const p of parts) for (const b of p) s += String.fromCharCode(b);
+        return btoa(s);
+      }),
+      'base64',
+    );
     const raw = (await t.socket('GET', `/sessions/${id}/output?format=raw&offset=0&limit=4000000`)).json();
     assert.equal(raw.offset, 0, 'the ring still holds the whole flood');
     const expected = Buffer.from(raw.data, 'utf8');
@@ -183,10 +210,20 @@ describe('/mobile in headless Chromium', { skip: CHROMIUM ? false : 'chromium no
   it('answers a pending ui confirm from the page', async () => {
     await page.goto(`${base}/mobile`);
     await page.waitForSelector('body[data-ready="1"]');
-    const call = t.socket('POST', '/mcp', JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'ui', arguments: { action: 'confirm', title: 'Deploy to staging?', message: 'from the test' } } }), {
-      'Content-Type': 'application/json',
-      Accept: 'application/json, text/event-stream',
-    });
+    const call = t.socket(
+      'POST',
+      '/mcp',
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'ui', arguments: { action: 'confirm', title: 'Deploy to staging?', message: 'from the test' } },
+      }),
+      {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+      },
+    );
     const card = page.locator('.confirm', { hasText: 'Deploy to staging?' });
     await card.waitFor();
     await card.locator('button', { hasText: 'Allow' }).tap();

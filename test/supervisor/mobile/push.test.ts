@@ -34,8 +34,14 @@ function assertVapid(header: string, publicKey: string, audience: string): void 
   const claims = JSON.parse(Buffer.from(p!, 'base64url').toString('utf8'));
   assert.equal(claims.aud, audience);
   const point = Buffer.from(publicKey, 'base64url');
-  const key = createPublicKey({ key: { kty: 'EC', crv: 'P-256', x: point.subarray(1, 33).toString('base64url'), y: point.subarray(33).toString('base64url') }, format: 'jwk' });
-  assert.ok(verify('sha256', Buffer.from(`${h}.${p}`), { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(sig!, 'base64url')), 'the JWT is signed by the VAPID key');
+  const key = createPublicKey({
+    key: { kty: 'EC', crv: 'P-256', x: point.subarray(1, 33).toString('base64url'), y: point.subarray(33).toString('base64url') },
+    format: 'jwk',
+  });
+  assert.ok(
+    verify('sha256', Buffer.from(`${h}.${p}`), { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(sig!, 'base64url')),
+    'the JWT is signed by the VAPID key',
+  );
 }
 
 describe('web push through tuicd', { timeout: 60_000 }, () => {
@@ -75,7 +81,11 @@ describe('web push through tuicd', { timeout: 60_000 }, () => {
 
     const sub = await t.socket('POST', '/api/push/subscribe', JSON.stringify(phone), JSON_HEADERS);
     assert.deepEqual(sub.json(), { ok: true, created: true });
-    assert.deepEqual((await t.socket('POST', '/api/push/subscribe', JSON.stringify(phone), JSON_HEADERS)).json(), { ok: true, created: false }, 'idempotent by endpoint');
+    assert.deepEqual(
+      (await t.socket('POST', '/api/push/subscribe', JSON.stringify(phone), JSON_HEADERS)).json(),
+      { ok: true, created: false },
+      'idempotent by endpoint',
+    );
 
     const sent = await t.socket('POST', '/api/push/test', '{}', JSON_HEADERS);
     assert.deepEqual(sent.json(), { sent: 1, failed: 0, stale_removed: 0 });
@@ -96,7 +106,10 @@ describe('web push through tuicd', { timeout: 60_000 }, () => {
     const first = await t.socket('POST', '/api/push/test', '{}', JSON_HEADERS);
     assert.deepEqual(first.json(), { sent: 1, failed: 0, stale_removed: 1 });
     const stored = JSON.parse(readFileSync(join(t.configDir, 'push-subscriptions.json'), 'utf8'));
-    assert.deepEqual(stored.subscriptions.map((s: { endpoint: string }) => s.endpoint), [stub.endpoint('/push/phone')]);
+    assert.deepEqual(
+      stored.subscriptions.map((s: { endpoint: string }) => s.endpoint),
+      [stub.endpoint('/push/phone')],
+    );
     const body = JSON.stringify({ endpoint: stub.endpoint('/push/phone') });
     // Node's client sends a DELETE body only with an explicit length (no chunking by default for DELETE).
     const del = await t.socket('DELETE', '/api/push/subscribe', body, { ...JSON_HEADERS, 'Content-Length': String(Buffer.byteLength(body)) });
@@ -109,11 +122,17 @@ describe('web push through tuicd', { timeout: 60_000 }, () => {
     await t.socket('POST', '/api/push/subscribe', JSON.stringify(phone), JSON_HEADERS);
     const before = stub.received.length;
     const ESC = '\x1b';
-    const ask = (n: number) => ({ out: `${ESC}[2J${ESC}[H⏺ Bash(rm -r old-${n})\r\n\r\nDo you want to proceed?\r\n❯ 1. Yes\r\n  2. No (esc)\r\n\r\nEsc to cancel · Tab to amend\r\n` });
+    const ask = (n: number) => ({
+      out: `${ESC}[2J${ESC}[H⏺ Bash(rm -r old-${n})\r\n\r\nDo you want to proceed?\r\n❯ 1. Yes\r\n  2. No (esc)\r\n\r\nEsc to cancel · Tab to amend\r\n`,
+    });
     const done = { out: `${ESC}[2J${ESC}[H⏺ Done.\r\n` };
     const agentDir = mkdtempSync(join(tmpdir(), 'tuicd-push-agent-'));
     after(() => removeDir(agentDir));
-    const agent = fakeAgent('claude', [done, { read: '2' }, ask(1), { read: '1' }, done, { read: '2' }, ask(2), { read: '1' }, done, { read: 'q' }, { exit: 0 }], agentDir);
+    const agent = fakeAgent(
+      'claude',
+      [done, { read: '2' }, ask(1), { read: '1' }, done, { read: '2' }, ask(2), { read: '1' }, done, { read: 'q' }, { exit: 0 }],
+      agentDir,
+    );
     const created = await t.socket('POST', '/sessions', JSON.stringify({ shell: '/bin/sh' }));
     const id = created.json().session_id as string;
     const write = (data: string) => t.socket('POST', `/sessions/${id}/write`, JSON.stringify({ data }));
@@ -124,7 +143,9 @@ describe('web push through tuicd', { timeout: 60_000 }, () => {
         await new Promise((r) => setTimeout(r, 50));
       }
     };
-    const state = async () => ((await t.socket('GET', '/sessions')).json() as Array<{ session_id: string; state: Record<string, unknown> }>).find((r) => r.session_id === id)?.state ?? {};
+    const state = async () =>
+      ((await t.socket('GET', '/sessions')).json() as Array<{ session_id: string; state: Record<string, unknown> }>).find((r) => r.session_id === id)?.state ??
+      {};
     const output = async () => (await t.socket('GET', `/sessions/${id}/output?format=raw&limit=100000`)).json().data as string;
     // A plain viewer (not the page's) hears the parser: a repeated prompt is new only after a screen without it.
     const parsed = await WsViewer.open(WsViewer.socketUrl(t.socketPath, `/sessions/${id}/stream?encoding=binary`));
@@ -187,7 +208,8 @@ describe('push triggers, rate limit and presence (in-process)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const state = (id: string, s: Record<string, unknown>) => bus.publish('session-state-changed', { session_id: id, state: { awaiting_input: false, rate_limited: false, ...s } });
+  const state = (id: string, s: Record<string, unknown>) =>
+    bus.publish('session-state-changed', { session_id: id, state: { awaiting_input: false, rate_limited: false, ...s } });
   const pushes = async () => {
     await push.settled();
     return stub.received.length;

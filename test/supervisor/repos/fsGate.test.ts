@@ -145,15 +145,27 @@ describe('fs routes: the deny_unless_in_roots gate and repository containment', 
     assert.equal((await post('/fs/mkdir', { repoPath: repo, dir: 'empty/dir' })).status, 200);
     assert.equal((await post('/fs/gitignore', { repoPath: repo, pattern: 'empty/' })).json().added, true);
     assert.equal((await post('/fs/gitignore', { repoPath: repo, pattern: 'empty/' })).json().added, false);
-    const list = (await t.socket('GET', `/fs/list?repoPath=${encodeURIComponent(repo)}`)).json() as Array<{ name: string; is_dir: boolean; is_ignored: boolean }>;
-    assert.deepEqual(list.filter((e) => e.is_dir).map((e) => e.name), ['docs', 'empty', 'inner', 'link', 'src'].filter((n) => list.some((e) => e.name === n && e.is_dir)));
+    const list = (await t.socket('GET', `/fs/list?repoPath=${encodeURIComponent(repo)}`)).json() as Array<{
+      name: string;
+      is_dir: boolean;
+      is_ignored: boolean;
+    }>;
+    assert.deepEqual(
+      list.filter((e) => e.is_dir).map((e) => e.name),
+      ['docs', 'empty', 'inner', 'link', 'src'].filter((n) => list.some((e) => e.name === n && e.is_dir)),
+    );
     assert.equal(list.find((e) => e.name === 'empty')?.is_ignored, true);
-    assert.equal(list.some((e) => e.name === '.git'), false);
+    assert.equal(
+      list.some((e) => e.name === '.git'),
+      false,
+    );
     assert.equal((await post('/fs/delete', { repoPath: repo, path: 'docs' })).status, 200);
     assert.equal(existsSync(join(repo, 'docs')), false);
     const stat = (await t.socket('GET', `/fs/stat?path=${enc(`${repo}/README.md`)}`)).json();
     assert.deepEqual({ exists: stat.exists, is_dir: stat.is_dir, size: stat.size }, { exists: true, is_dir: false, size: 7 });
-    const resolved = (await t.socket('GET', `/fs/resolve-terminal-path?cwd=${encodeURIComponent(repo)}&candidate=${encodeURIComponent('src/x.ts:12:3')}`)).json();
+    const resolved = (
+      await t.socket('GET', `/fs/resolve-terminal-path?cwd=${encodeURIComponent(repo)}&candidate=${encodeURIComponent('src/x.ts:12:3')}`)
+    ).json();
     assert.deepEqual(resolved, { absolute_path: join(repo, 'src/x.ts'), is_directory: false, line: 12, col: 3 });
     const many = (await post('/fs/resolve-terminal-paths', { cwd: repo, candidates: ['README.md', 'nope.txt'] })).json();
     assert.equal(many[0].absolute_path, join(repo, 'README.md'));

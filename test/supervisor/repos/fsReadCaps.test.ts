@@ -49,7 +49,10 @@ describe('fs reads: caps, pool reads, compression off the loop', () => {
     assert.equal(plain.status, 200, plain.text.slice(0, 200));
     assert.match(String(plain.headers['content-type']), /application\/json/);
     assert.deepEqual(plain.json(), { content: medium, size: Buffer.byteLength(medium) });
-    for (const [accept, decode] of [['br', brotliDecompressSync], ['gzip', gunzipSync]] as const) {
+    for (const [accept, decode] of [
+      ['br', brotliDecompressSync],
+      ['gzip', gunzipSync],
+    ] as const) {
       const r = await t.socket('GET', `/fs/read?repoPath=${q(repo)}&file=medium.txt`, undefined, { 'accept-encoding': accept });
       assert.equal(r.status, 200);
       assert.equal(r.headers['content-encoding'], accept);
@@ -98,7 +101,11 @@ describe('fs reads: caps, pool reads, compression off the loop', () => {
         ['/fs/read-editor', { repoPath: repo, file: 'large.txt' }],
         ['/fs/read-editor-external', { path: join(repo, 'large.txt') }],
       ] as const) {
-        await assert.rejects(call(pattern, query, false), (err: unknown) => err instanceof HttpError && err.status === 413 && err.message.includes(`read cap is ${READ_CAP_REMOTE_BYTES} bytes`), `${pattern} remote`);
+        await assert.rejects(
+          call(pattern, query, false),
+          (err: unknown) => err instanceof HttpError && err.status === 413 && err.message.includes(`read cap is ${READ_CAP_REMOTE_BYTES} bytes`),
+          `${pattern} remote`,
+        );
         const local = await call(pattern, query, true);
         assert.equal(local.status, 200, `${pattern} loopback`);
         assert.equal(JSON.parse(String(local.body)).size, Buffer.byteLength(large));

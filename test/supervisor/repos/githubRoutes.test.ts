@@ -44,7 +44,12 @@ describe('GitHub routes through gh', () => {
   });
 
   it('merge-pr passes expectedHeadSha to gh; a moved head is 409 and nothing is reported merged', async () => {
-    const moved = await post('/repo/merge-pr', { repoPath: repo, prNumber: 7, mergeMethod: 'squash', expectedHeadSha: 'fedcba9876543210fedcba9876543210fedcba98' });
+    const moved = await post('/repo/merge-pr', {
+      repoPath: repo,
+      prNumber: 7,
+      mergeMethod: 'squash',
+      expectedHeadSha: 'fedcba9876543210fedcba9876543210fedcba98',
+    });
     assert.equal(moved.status, 409, moved.text);
     assert.match(moved.json().error, /PR head changed: .*Head branch was modified/);
     const merged = await post('/repo/merge-pr', { repoPath: repo, prNumber: 7, mergeMethod: 'squash', expectedHeadSha: HEAD });

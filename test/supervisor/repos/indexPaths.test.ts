@@ -10,7 +10,11 @@ import { gitSandbox, type GitSandbox } from '../../helpers/gitRepo.js';
 
 /** What git itself lists, one entry per stage like the reader. */
 function gitListing(sb: GitSandbox, repo: string): string[] {
-  return sb.git(repo, 'ls-files', '--stage', '-z').split('\0').filter(Boolean).map((line) => line.slice(line.indexOf('\t') + 1));
+  return sb
+    .git(repo, 'ls-files', '--stage', '-z')
+    .split('\0')
+    .filter(Boolean)
+    .map((line) => line.slice(line.indexOf('\t') + 1));
 }
 
 const FILES = {

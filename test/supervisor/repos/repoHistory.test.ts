@@ -26,7 +26,8 @@ describe('git panel routes against real git', () => {
     assert.equal(r.status, 200, `${path}: ${r.text}`);
     return r.json();
   };
-  const commitAs = (repo: string, name: string, message: string) => sb.git(repo, '-c', `user.name=${name}`, '-c', `user.email=${name.toLowerCase().replace(/ /g, '.')}@example.invalid`, 'commit', '-q', '-am', message);
+  const commitAs = (repo: string, name: string, message: string) =>
+    sb.git(repo, '-c', `user.name=${name}`, '-c', `user.email=${name.toLowerCase().replace(/ /g, '.')}@example.invalid`, 'commit', '-q', '-am', message);
 
   before(async () => {
     sb = gitSandbox();
@@ -52,9 +53,19 @@ describe('git panel routes against real git', () => {
     sb.write(repo, { 'b.txt': 'one\ntwo\nthree\n' });
     commitAs(repo, 'Test User', 'fourth');
     const history = await get(`/repo/file-history?path=${q(repo)}&file=b.txt`);
-    assert.deepEqual(history.map((c: { subject: string }) => c.subject), ['fourth', 'rename to b', 'second', 'initial']);
+    assert.deepEqual(
+      history.map((c: { subject: string }) => c.subject),
+      ['fourth', 'rename to b', 'second', 'initial'],
+    );
     const head = sb.git(repo, 'log', '-1', '--format=%H%x00%h%x00%ct').trim().split('\0');
-    assert.deepEqual(history[0], { sha: head[0], short_sha: head[1], author: 'Test User', email: 'test.user@example.invalid', timestamp: Number(head[2]), subject: 'fourth' });
+    assert.deepEqual(history[0], {
+      sha: head[0],
+      short_sha: head[1],
+      author: 'Test User',
+      email: 'test.user@example.invalid',
+      timestamp: Number(head[2]),
+      subject: 'fourth',
+    });
     assert.equal((await get(`/repo/file-history?path=${q(repo)}&file=b.txt&count=2`)).length, 2);
     assert.equal((await get(`/repo/file-history?path=${q(repo)}&file=b.txt&count=0`)).length, 1);
     assert.equal((await get(`/repo/file-history?path=${q(repo)}&file=b.txt&count=5000`)).length, 4);
@@ -74,10 +85,19 @@ describe('git panel routes against real git', () => {
       else if (l.startsWith('author-time ')) expected.at(-1)!.timestamp = Number(l.slice(12));
       else if (l.startsWith('summary ')) expected.at(-1)!.summary = l.slice(8);
     }
-    assert.deepEqual(blame, expected.map((e, i) => ({ line: i + 1, ...e, content: ['ONE', 'two', 'THREE'][i] })));
-    assert.deepEqual(blame.map((b: { author: string }) => b.author), ['Other Person', 'Test User', 'Other Person']);
+    assert.deepEqual(
+      blame,
+      expected.map((e, i) => ({ line: i + 1, ...e, content: ['ONE', 'two', 'THREE'][i] })),
+    );
+    assert.deepEqual(
+      blame.map((b: { author: string }) => b.author),
+      ['Other Person', 'Test User', 'Other Person'],
+    );
     const old = await get(`/repo/file-blame?path=${q(repo)}&file=b.txt&ref=HEAD~1`);
-    assert.deepEqual(old.map((b: { content: string }) => b.content), ['one', 'two', 'three']);
+    assert.deepEqual(
+      old.map((b: { content: string }) => b.content),
+      ['one', 'two', 'three'],
+    );
   });
 
   it('stash: push, list, apply, pop, drop; a conflicting pop is a 409 and keeps the stash', async () => {
@@ -102,7 +122,10 @@ describe('git panel routes against real git', () => {
     assert.equal((await get(`/repo/stash?path=${q(repo)}`)).length, 2);
     rmSync(join(repo, 'new.txt'));
     await ok('/repo/stash/drop', { repoPath: repo, index: 0 });
-    assert.deepEqual((await get(`/repo/stash?path=${q(repo)}`)).map((s: { message: string }) => s.message), ['first']);
+    assert.deepEqual(
+      (await get(`/repo/stash?path=${q(repo)}`)).map((s: { message: string }) => s.message),
+      ['first'],
+    );
 
     // The stash changed a.txt; a commit changes the same line: popping it conflicts.
     sb.write(repo, { 'a.txt': 'committed change\n' });
@@ -117,7 +140,10 @@ describe('git panel routes against real git', () => {
     await ok('/repo/stash', { repoPath: repo, message: 'second' });
     await ok('/repo/stash/pop', { repoPath: repo, index: 0 });
     assert.equal(existsSync(join(repo, 'b.txt')), true);
-    assert.deepEqual((await get(`/repo/stash?path=${q(repo)}`)).map((s: { message: string }) => s.message), ['first']);
+    assert.deepEqual(
+      (await get(`/repo/stash?path=${q(repo)}`)).map((s: { message: string }) => s.message),
+      ['first'],
+    );
 
     for (const index of [-1, 1.5, '0', undefined]) assert.equal((await post('/repo/stash/pop', { repoPath: repo, index })).status, 400, String(index));
     const missing = await post('/repo/stash/drop', { repoPath: repo, index: 7 });
@@ -134,7 +160,14 @@ describe('git panel routes against real git', () => {
     commitAs(repo, 'Test User', 'ahead one');
     sb.write(repo, { 'a.txt': 'stashed\n' });
     sb.git(repo, 'stash', '-q');
-    sb.write(repo, { 'a.txt': 'staged\n', 'b.txt': 'unstaged\n', 'c.txt': 'unstaged\n', 'd.txt': 'untracked\n', 'e.txt': 'untracked\n', 'f.txt': 'untracked\n' });
+    sb.write(repo, {
+      'a.txt': 'staged\n',
+      'b.txt': 'unstaged\n',
+      'c.txt': 'unstaged\n',
+      'd.txt': 'untracked\n',
+      'e.txt': 'untracked\n',
+      'f.txt': 'untracked\n',
+    });
     sb.git(repo, 'add', 'a.txt');
     const head = sb.git(repo, 'log', '-1', '--format=%H%x00%ct').trim().split('\0');
     assert.deepEqual(await get(`/repo/panel-context?path=${q(repo)}`), {

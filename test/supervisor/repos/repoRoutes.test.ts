@@ -24,7 +24,8 @@ describe('repositories and the /repo routes against real git', () => {
   let events: SseClient;
   const q = encodeURIComponent;
   const post = (path: string, body: unknown) => t.socket('POST', path, JSON.stringify(body), { 'content-type': 'application/json' });
-  const put = (path: string, body: unknown) => t.socket('PUT', path, typeof body === 'string' ? body : JSON.stringify(body), { 'content-type': 'application/json' });
+  const put = (path: string, body: unknown) =>
+    t.socket('PUT', path, typeof body === 'string' ? body : JSON.stringify(body), { 'content-type': 'application/json' });
   const get = async (path: string) => {
     const r = await t.socket('GET', path);
     assert.equal(r.status, 200, `${path}: ${r.text}`);
@@ -64,7 +65,14 @@ describe('repositories and the /repo routes against real git', () => {
   });
 
   it('serves info, branches, commits, summary and structure', async () => {
-    assert.deepEqual(await get(`/repo/info?path=${q(repo)}`), { path: repo, name: 'web-app', initials: 'WA', branch: 'main', status: 'clean', is_git_repo: true });
+    assert.deepEqual(await get(`/repo/info?path=${q(repo)}`), {
+      path: repo,
+      name: 'web-app',
+      initials: 'WA',
+      branch: 'main',
+      status: 'clean',
+      is_git_repo: true,
+    });
     sb.git(repo, 'branch', 'feature-x');
     const branches = await get(`/repo/local-branches?path=${q(repo)}`);
     assert.deepEqual(branches.map((b: { name: string }) => b.name).sort(), ['feature-x', 'main']);
@@ -97,7 +105,10 @@ describe('repositories and the /repo routes against real git', () => {
     assert.equal((await post('/repo/discard', { repoPath: repo, files: ['tmp.txt', 'new.txt'] })).status, 200);
     st = await get(`/repo/working-tree-status?path=${q(repo)}`);
     assert.deepEqual(st.untracked, []);
-    assert.deepEqual(st.staged.map((s: { path: string }) => s.path), ['src/main.ts']);
+    assert.deepEqual(
+      st.staged.map((s: { path: string }) => s.path),
+      ['src/main.ts'],
+    );
     const commit = await post('/repo/commit', { repoPath: repo, message: 'change main' });
     assert.equal(commit.status, 200, commit.text);
     assert.equal(sb.git(repo, 'log', '-1', '--format=%s').trim(), 'change main');
@@ -160,7 +171,8 @@ describe('repositories and the /repo routes against real git', () => {
   it(`search-content over ${SEARCH_FILES} files while ${STREAMING_SESSIONS} sessions stream: correct, ignoring .gitignore'd files`, async () => {
     const big = join(sb.root, 'big');
     const files: Record<string, string> = { '.gitignore': 'vendor/\n' };
-    for (let i = 0; i < SEARCH_FILES; i++) files[`pkg${i % 40}/file${i}.ts`] = i % 100 === 0 ? `// 🎉 needle here ${i}\nconst Needle = ${i};\n` : `const value${i} = ${i};\n`;
+    for (let i = 0; i < SEARCH_FILES; i++)
+      files[`pkg${i % 40}/file${i}.ts`] = i % 100 === 0 ? `// 🎉 needle here ${i}\nconst Needle = ${i};\n` : `const value${i} = ${i};\n`;
     const bigRepo = sb.initRepo('big', files);
     mkdirSync(join(bigRepo, 'vendor'));
     writeFileSync(join(bigRepo, 'vendor/lib.ts'), 'needle in vendor\n');
@@ -168,7 +180,11 @@ describe('repositories and the /repo routes against real git', () => {
     void big;
     const sessions: string[] = [];
     for (let i = 0; i < STREAMING_SESSIONS; i++) {
-      const r = await post('/sessions', { cwd: bigRepo, shell: '/bin/sh', args: ['-c', 'i=0; while [ $i -lt 3000 ]; do echo "stream line $i"; i=$((i+1)); done; sleep 30'] });
+      const r = await post('/sessions', {
+        cwd: bigRepo,
+        shell: '/bin/sh',
+        args: ['-c', 'i=0; while [ $i -lt 3000 ]; do echo "stream line $i"; i=$((i+1)); done; sleep 30'],
+      });
       assert.equal(r.status, 201, r.text);
       sessions.push(r.json().session_id);
     }
@@ -189,7 +205,10 @@ describe('repositories and the /repo routes against real git', () => {
       const regex = await get(`${base}${q('Needle = 1?5\\d\\d;')}&useRegex=true&caseSensitive=true`);
       assert.deepEqual(regex.matches.map((m: { line_text: string }) => m.line_text).sort(), ['const Needle = 1500;', 'const Needle = 500;']);
       const word = await get(`${base}value1&wholeWord=true`);
-      assert.deepEqual(word.matches.map((m: { path: string }) => m.path), ['pkg1/file1.ts']);
+      assert.deepEqual(
+        word.matches.map((m: { path: string }) => m.path),
+        ['pkg1/file1.ts'],
+      );
       const limited = await get(`/fs/search-content?repoPath=${q(bigRepo)}&query=const&limit=5`);
       assert.equal(limited.matches.length, 5);
       assert.equal(limited.truncated, true);

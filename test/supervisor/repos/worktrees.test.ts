@@ -53,7 +53,11 @@ describe('worktrees: two agents in parallel checkouts of one repository', () => 
     assert.equal(sb.git(two.path, 'rev-parse', '--abbrev-ref', 'HEAD').trim(), 'agent-two');
     await events.waitFor((e) => e.event === 'worktree-created' && JSON.parse(e.data).branch === 'agent-two');
 
-    const paths = await until(async () => (await get(`/worktrees/paths?path=${q(repo)}`)).json(), (p) => p['agent-one']?.warm_artifacts.status === 'done', 'warm artifacts copied');
+    const paths = await until(
+      async () => (await get(`/worktrees/paths?path=${q(repo)}`)).json(),
+      (p) => p['agent-one']?.warm_artifacts.status === 'done',
+      'warm artifacts copied',
+    );
     assert.equal(paths['agent-two'].branch, 'agent-two');
     assert.equal(readFileSync(join(one.path, 'build/cache.bin'), 'utf8'), 'warm artifact\n');
     const list = (await get('/worktrees')).json();
@@ -91,7 +95,8 @@ describe('worktrees: two agents in parallel checkouts of one repository', () => 
     assert.deepEqual(b.diff_stats[repo], { additions: 0, deletions: 0 });
     assert.equal(b.workspace_statuses[one.path], 'dirty');
     assert.equal(b.workspace_statuses[repo], 'clean');
-    for (const p of [repo, one.path, two.path]) assert.equal(b.last_commit_ts[p], Number(sb.git(p, 'log', '-1', '--format=%ct').trim()), `last commit time of ${p}`);
+    for (const p of [repo, one.path, two.path])
+      assert.equal(b.last_commit_ts[p], Number(sb.git(p, 'log', '-1', '--format=%ct').trim()), `last commit time of ${p}`);
   });
 
   it('removes the merged worktree by rule ancestry and deletes its branch', async () => {

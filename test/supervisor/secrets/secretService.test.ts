@@ -88,7 +88,10 @@ describe('CredentialStore on a real Secret Service', () => {
       assert.equal(run.code, 0, `keyring child failed (${run.signal ?? run.code}):\n${run.stdout}\n${run.stderr}`);
       assert.match(run.stdout, /^OK$/m);
       const files = await filesUnder(configDir);
-      assert.ok(files.some((f) => f.endsWith('vault.json')), 'the vault index exists');
+      assert.ok(
+        files.some((f) => f.endsWith('vault.json')),
+        'the vault index exists',
+      );
       for (const file of files) {
         assert.ok(!(await readFile(file, 'utf8')).includes(secret), `${file} holds the secret`);
       }

@@ -51,7 +51,8 @@ describe('agent detection end to end', { timeout: 90_000 }, () => {
     return JSON.parse(text);
   }
 
-  const listed = async (id: string) => ((await suite.t.socket('GET', '/sessions')).json() as Array<{ session_id: string; state: Record<string, unknown> }>).find((r) => r.session_id === id)!;
+  const listed = async (id: string) =>
+    ((await suite.t.socket('GET', '/sessions')).json() as Array<{ session_id: string; state: Record<string, unknown> }>).find((r) => r.session_id === id)!;
 
   it('a fake claude started from the shell: agent_type claude, working then idle; gone once it exits to the shell', async () => {
     const s = await suite.create();
@@ -78,7 +79,9 @@ describe('agent detection end to end', { timeout: 90_000 }, () => {
       assert.equal(seen.source, 'foreground');
       assert.equal(seen.foreground.classification, 'agent');
 
-      await suite.sse.waitFor((e) => e.event === 'session-state-changed' && JSON.parse(e.data).session_id === s.session_id && JSON.parse(e.data).state.agent_type === 'claude');
+      await suite.sse.waitFor(
+        (e) => e.event === 'session-state-changed' && JSON.parse(e.data).session_id === s.session_id && JSON.parse(e.data).state.agent_type === 'claude',
+      );
 
       // The user quits the agent: the shell's prompt comes back and the agent is gone.
       await suite.write(s.session_id, 'q');

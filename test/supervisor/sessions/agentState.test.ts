@@ -42,12 +42,17 @@ describe('agent state end to end', { timeout: 150_000 }, () => {
 
   /** The session's SessionState from GET /sessions ({} once it left the list). */
   const state = async (id: string): Promise<Record<string, any>> =>
-    ((await suite.t.socket('GET', '/sessions')).json() as Array<{ session_id: string; state: Record<string, any> }>).find((r) => r.session_id === id)?.state ?? {};
+    ((await suite.t.socket('GET', '/sessions')).json() as Array<{ session_id: string; state: Record<string, any> }>).find((r) => r.session_id === id)?.state ??
+    {};
   const stateWhere = (id: string, what: string, pred: (s: Record<string, any>) => boolean, timeoutMs?: number) =>
-    until(what, async () => {
-      const s = await state(id);
-      return pred(s) ? s : undefined;
-    }, timeoutMs);
+    until(
+      what,
+      async () => {
+        const s = await state(id);
+        return pred(s) ? s : undefined;
+      },
+      timeoutMs,
+    );
 
   it('claude: a quiet question, a permission prompt, submit refused, answers clear them; rate limits only in a task; suggest completes the turn', async () => {
     const s = await suite.create();
@@ -58,7 +63,9 @@ describe('agent state end to end', { timeout: 150_000 }, () => {
       { sleep: 5_600 },
       { out: `${ESC}[2J${ESC}[H⏺ I found two test runners.\r\n\r\n⏺ Should I remove the old one?\r\n${CLAUDE_BOX}` },
       { read: '\r' },
-      { out: `${ESC}[2J${ESC}[H⏺ Removing it.\r\n\r\n⏺ Bash(rm -r old-runner)\r\n\r\nDo you want to proceed?\r\n❯ 1. Yes\r\n  2. No, and tell Claude what to do differently (esc)\r\n\r\nEsc to cancel · Tab to amend\r\n` },
+      {
+        out: `${ESC}[2J${ESC}[H⏺ Removing it.\r\n\r\n⏺ Bash(rm -r old-runner)\r\n\r\nDo you want to proceed?\r\n❯ 1. Yes\r\n  2. No, and tell Claude what to do differently (esc)\r\n\r\nEsc to cancel · Tab to amend\r\n`,
+      },
       { osc: '777;notify;Claude Code;Claude needs your permission to use Bash' },
       { read: '1' },
       { out: `${ESC}[2J${ESC}[H⏺ intent: Remove the old test runner (Cleanup)\r\n⏺ Done.\r\n  ⎿  Retry-After: 2\r\n${CLAUDE_BOX}` },
@@ -88,7 +95,10 @@ describe('agent state end to end', { timeout: 150_000 }, () => {
       const prompt = await stateWhere(s.session_id, 'the permission prompt', (st) => st['question_confident'] === true && st['choice_prompt'] !== undefined);
       assert.equal(prompt['question_text'], 'Claude needs your permission to use Bash');
       assert.equal(prompt['choice_prompt'].title, 'Do you want to proceed?');
-      assert.deepEqual(prompt['choice_prompt'].options.map((o: { destructive: boolean }) => o.destructive), [false, true]);
+      assert.deepEqual(
+        prompt['choice_prompt'].options.map((o: { destructive: boolean }) => o.destructive),
+        [false, true],
+      );
       const status = await tool('session', { action: 'status', session_id: s.session_id });
       assert.equal(status.awaiting_input, true);
       assert.equal(status.question_confident, true);
@@ -114,12 +124,17 @@ describe('agent state end to end', { timeout: 150_000 }, () => {
       assert.equal(done['shell_state'], 'idle', 'a completed turn reads idle');
 
       // The same story on every channel.
-      const parsedTypes = suite.sse.events.filter((e) => e.event === 'pty-parsed' && JSON.parse(e.data).session_id === s.session_id).map((e) => JSON.parse(e.data).parsed.type);
-      for (const t of ['question', 'user-input', 'choice-prompt', 'intent', 'rate-limit', 'suggest']) assert.ok(parsedTypes.includes(t), `pty-parsed ${t} in ${parsedTypes.join(',')}`);
+      const parsedTypes = suite.sse.events
+        .filter((e) => e.event === 'pty-parsed' && JSON.parse(e.data).session_id === s.session_id)
+        .map((e) => JSON.parse(e.data).parsed.type);
+      for (const t of ['question', 'user-input', 'choice-prompt', 'intent', 'rate-limit', 'suggest'])
+        assert.ok(parsedTypes.includes(t), `pty-parsed ${t} in ${parsedTypes.join(',')}`);
       const frameTypes = viewer.frames.filter((f) => f.type === 'parsed').map((f) => (f['event'] as { type: string }).type);
       for (const t of ['question', 'choice-prompt', 'suggest']) assert.ok(frameTypes.includes(t), `parsed frame ${t}`);
       await logViewer.waitFor(() => logViewer.frames.some((f) => f.type === 'state' && (f['state'] as { agent_state?: string }).agent_state === 'completed'));
-      const changes = suite.sse.events.filter((e) => e.event === 'session-state-changed' && JSON.parse(e.data).session_id === s.session_id).map((e) => JSON.stringify(JSON.parse(e.data).state));
+      const changes = suite.sse.events
+        .filter((e) => e.event === 'session-state-changed' && JSON.parse(e.data).session_id === s.session_id)
+        .map((e) => JSON.stringify(JSON.parse(e.data).state));
       assert.ok(changes.some((c) => c.includes('"agent_state":"awaiting_input"')));
       for (let i = 1; i < changes.length; i++) {
         const strip = (c: string) => c.replace(/"last_activity_ms":\d+,?/, '');
@@ -127,7 +142,10 @@ describe('agent state end to end', { timeout: 150_000 }, () => {
       }
 
       // The intent is in the progress journal, once.
-      const journal = readFileSync(join(suite.t.configDir, 'progress.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const journal = readFileSync(join(suite.t.configDir, 'progress.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       const intents = journal.filter((e) => e.kind === 'intent' && e.session_id === s.session_id);
       assert.equal(intents.length, 1);
       assert.equal(intents[0].text, 'Remove the old test runner (Cleanup)');

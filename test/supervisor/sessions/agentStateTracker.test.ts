@@ -13,10 +13,32 @@ const NO_SUCH_PID = 2 ** 22 + 11;
 
 function record(over: Partial<SessionRecord> = {}): SessionRecord {
   return {
-    session_id: 's1', tuic_session: 's1', alias: 'tm-1', display_name: 'sh', cwd: '/tmp', shell: '/bin/sh', pid: NO_SUCH_PID, rows: 24, cols: 80,
-    created_ms: 0, shell_state: 'idle', shell_state_since_ms: 0, last_activity_ms: 0, total_written: 0, paused: false, exit: null,
-    agent_type: 'claude', spawn_agent_type: null, agent_checked_ms: 0, signals: emptySignals(), turn_epoch: 0, agent_epoch: 0,
-    last_prompt: null, alt_screen: false, queued_commands: 0, keep_open: false,
+    session_id: 's1',
+    tuic_session: 's1',
+    alias: 'tm-1',
+    display_name: 'sh',
+    cwd: '/tmp',
+    shell: '/bin/sh',
+    pid: NO_SUCH_PID,
+    rows: 24,
+    cols: 80,
+    created_ms: 0,
+    shell_state: 'idle',
+    shell_state_since_ms: 0,
+    last_activity_ms: 0,
+    total_written: 0,
+    paused: false,
+    exit: null,
+    agent_type: 'claude',
+    spawn_agent_type: null,
+    agent_checked_ms: 0,
+    signals: emptySignals(),
+    turn_epoch: 0,
+    agent_epoch: 0,
+    last_prompt: null,
+    alt_screen: false,
+    queued_commands: 0,
+    keep_open: false,
     ...over,
   };
 }
@@ -46,13 +68,19 @@ describe('agent state tracker', () => {
     const q: ParsedEvent = { type: 'question', prompt_text: 'Proceed?', confident: true };
     h.tracker.parsed(r, [q, { type: 'pr-url', number: 1, url: 'https://github.com/a/b/pull/1', platform: 'github' }]);
     h.tracker.parsed(r, [q]);
-    assert.deepEqual(h.published.filter((p) => p.event === 'pty-parsed').map((p) => p.data.parsed.type), ['question', 'pr-url', 'question']);
+    assert.deepEqual(
+      h.published.filter((p) => p.event === 'pty-parsed').map((p) => p.data.parsed.type),
+      ['question', 'pr-url', 'question'],
+    );
     assert.equal(h.states().length, 1, 'the repeated question changed nothing');
     assert.equal(h.states()[0].agent_state, 'awaiting_input');
     assert.equal(h.states()[0].question_confident, true);
     h.tracker.input(r, Buffer.from('1'), null);
     assert.equal(h.states().at(-1).awaiting_input, false);
-    assert.deepEqual(h.tracker.recentEvents('s1').map((e) => e.event.type), ['question', 'pr-url', 'question']);
+    assert.deepEqual(
+      h.tracker.recentEvents('s1').map((e) => e.event.type),
+      ['question', 'pr-url', 'question'],
+    );
   });
 
   it('a rate limit counts only in a turn submitted to the agent, and expires on its own', async () => {
@@ -73,12 +101,18 @@ describe('agent state tracker', () => {
   it('markers follow the settings for the agent type; intents reach the journal listener', () => {
     const h = harness();
     const claude = record();
-    h.tracker.parsed(claude, [{ type: 'intent', text: 'Fix the build', title: 'CI' }, { type: 'suggest', items: ['a', 'b'] }]);
+    h.tracker.parsed(claude, [
+      { type: 'intent', text: 'Fix the build', title: 'CI' },
+      { type: 'suggest', items: ['a', 'b'] },
+    ]);
     assert.equal(claude.signals.intent, 'Fix the build (CI)');
     assert.equal(h.states().at(-1).agent_state, 'completed');
     assert.deepEqual(h.intents, ['Fix the build (CI)']);
     const codex = record({ session_id: 's2', agent_type: 'codex' });
-    h.tracker.parsed(codex, [{ type: 'intent', text: 'Fix the build' }, { type: 'suggest', items: ['a', 'b'] }]);
+    h.tracker.parsed(codex, [
+      { type: 'intent', text: 'Fix the build' },
+      { type: 'suggest', items: ['a', 'b'] },
+    ]);
     assert.equal(codex.signals.intent, null);
     assert.equal(codex.signals.completedEpoch, null);
     assert.deepEqual(h.intents, ['Fix the build (CI)'], 'off for codex: no journal entry');
@@ -95,7 +129,10 @@ describe('agent state tracker', () => {
     assert.equal(h.states().at(-1).last_prompt, prompt);
     await new Promise((res) => setImmediate(res));
     const inputs = h.published.filter((p) => p.event === 'pty-parsed' && p.data.parsed.type === 'user-input').map((p) => p.data.parsed);
-    assert.deepEqual(inputs, [{ type: 'user-input', content: 'ls', line: 42 }, { type: 'user-input', content: prompt, line: 42 }]);
+    assert.deepEqual(inputs, [
+      { type: 'user-input', content: 'ls', line: 42 },
+      { type: 'user-input', content: prompt, line: 42 },
+    ]);
     const shell = harness();
     shell.tracker.input(record({ agent_type: null }), enter, 'ls -la');
     await new Promise((res) => setImmediate(res));
@@ -105,14 +142,20 @@ describe('agent state tracker', () => {
   it('the agent leaving clears its state and tells the host; an exit keeps only the last error', () => {
     const h = harness();
     const r = record();
-    h.tracker.parsed(r, [{ type: 'question', prompt_text: 'x?', confident: false }, { type: 'tool-error', matched_text: 'Error: Exit code 2' }]);
+    h.tracker.parsed(r, [
+      { type: 'question', prompt_text: 'x?', confident: false },
+      { type: 'tool-error', matched_text: 'Error: Exit code 2' },
+    ]);
     r.agent_type = null;
     h.tracker.agentChanged(r);
     assert.equal(r.signals.question, null);
     assert.equal(r.signals.lastError, null);
     assert.deepEqual(h.sent, [['s1', null]]);
     const e = record();
-    h.tracker.parsed(e, [{ type: 'question', prompt_text: 'x?', confident: true }, { type: 'api-error', pattern_name: 'server-error', matched_text: 'API Error: 500', error_kind: 'server' }]);
+    h.tracker.parsed(e, [
+      { type: 'question', prompt_text: 'x?', confident: true },
+      { type: 'api-error', pattern_name: 'server-error', matched_text: 'API Error: 500', error_kind: 'server' },
+    ]);
     e.exit = { exit_code: 0, signal: null, reason: 'exit', at_ms: 0, reported: true };
     h.tracker.exited(e);
     assert.equal(e.signals.question, null);

@@ -13,12 +13,18 @@ async function waitUntil<T>(fn: () => Promise<T> | T, ok: (v: T) => boolean, tim
   for (;;) {
     const v = await fn();
     if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms: ${JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? String(x) : x)).slice(0, 500)}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what} not reached within ${timeoutMs} ms: ${JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? String(x) : x)).slice(0, 500)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
 
-type Status = { enabled: boolean; session_id: string | null; dir: string | null; sessions: Array<{ session_id: string; path: string; bytes: number; full: boolean; error?: string }> };
+type Status = {
+  enabled: boolean;
+  session_id: string | null;
+  dir: string | null;
+  sessions: Array<{ session_id: string; path: string; bytes: number; full: boolean; error?: string }>;
+};
 
 describe('raw PTY capture (/diagnostics/capture)', () => {
   let t: Tuicd;
@@ -57,15 +63,27 @@ describe('raw PTY capture (/diagnostics/capture)', () => {
     assert.equal(started.enabled, true);
     assert.equal(started.session_id, a);
     const path = join(t.configDir, 'captures', `${a}.tcap`);
-    assert.deepEqual(started.sessions.map((x) => [x.session_id, x.path]), [[a, path]]);
+    assert.deepEqual(
+      started.sessions.map((x) => [x.session_id, x.path]),
+      [[a, path]],
+    );
 
     await write(a, 'echo hi\n');
     await write(b, 'echo other\n');
     // The line `hi`, or `# hi` when the shell's first prompt came after the typed line's echo (typed before the prompt).
     const hiLine = /^(?:[#$] )?hi\r?$/m;
-    const recs = await waitUntil(() => records(path), (r) => hiLine.test(Buffer.concat(r.filter((x) => x.direction === 'out').map((x) => x.bytes)).toString()), 10_000, 'captured output');
+    const recs = await waitUntil(
+      () => records(path),
+      (r) => hiLine.test(Buffer.concat(r.filter((x) => x.direction === 'out').map((x) => x.bytes)).toString()),
+      10_000,
+      'captured output',
+    );
     const input = recs.filter((r) => r.direction === 'in');
-    assert.deepEqual(input.map((r) => r.bytes.toString()), ['echo hi\n'], 'the write arrives as one in record, boundary kept');
+    assert.deepEqual(
+      input.map((r) => r.bytes.toString()),
+      ['echo hi\n'],
+      'the write arrives as one in record, boundary kept',
+    );
     const out = Buffer.concat(recs.filter((r) => r.direction === 'out').map((r) => r.bytes)).toString();
     assert.match(out, hiLine);
     for (let i = 1; i < recs.length; i++) assert.ok(recs[i]!.ns >= recs[i - 1]!.ns, 'timestamps never go back');
@@ -82,7 +100,12 @@ describe('raw PTY capture (/diagnostics/capture)', () => {
     assert.equal((off.json() as Status).enabled, false);
     const size = statSync(path).size;
     await write(a, 'echo after-stop\n');
-    await waitUntil(async () => (await t.socket('GET', `/sessions/${a}/output?limit=65536`)).json().data as string, (d) => d.includes('after-stop\r\n'), 10_000, 'output');
+    await waitUntil(
+      async () => (await t.socket('GET', `/sessions/${a}/output?limit=65536`)).json().data as string,
+      (d) => d.includes('after-stop\r\n'),
+      10_000,
+      'output',
+    );
     await new Promise((r) => setTimeout(r, 100));
     assert.equal(statSync(path).size, size, 'disable stops the file growing');
     assert.equal((await status()).enabled, false);
@@ -97,9 +120,19 @@ describe('raw PTY capture (/diagnostics/capture)', () => {
     await write(old, 'echo from-old\n');
     await write(fresh, 'head -c 2000000 /dev/zero | tr "\\0" a; echo; echo flood-$((1+1))-done\n');
     const dir = join(t.configDir, 'captures');
-    await waitUntil(() => records(join(dir, `${old}.tcap`)), (r) => r.some((x) => x.bytes.toString().includes('from-old\r\n')), 10_000, 'old session captured');
+    await waitUntil(
+      () => records(join(dir, `${old}.tcap`)),
+      (r) => r.some((x) => x.bytes.toString().includes('from-old\r\n')),
+      10_000,
+      'old session captured',
+    );
     // Wait for the shell's computed marker, not the echo of the typed command line.
-    await waitUntil(async () => (await t.socket('GET', `/sessions/${fresh}/output?limit=200`)).json().data as string, (d) => d.includes('flood-2-done'), 20_000, 'flood finished');
+    await waitUntil(
+      async () => (await t.socket('GET', `/sessions/${fresh}/output?limit=200`)).json().data as string,
+      (d) => d.includes('flood-2-done'),
+      20_000,
+      'flood finished',
+    );
     const s = await status();
     const entry = s.sessions.find((x) => x.session_id === fresh);
     assert.ok(entry, 'a session created after the enable is captured');

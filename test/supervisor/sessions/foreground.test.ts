@@ -38,7 +38,11 @@ test('a job in the foreground is seen fresh; the listing reuses its answer for o
   const t0 = 1_000_000;
   assert.equal(foregroundForListing(pid, t0)?.name, 'bash');
   await call(h.session, { action: 'input', session_id: id, input: 'sleep 30\r' });
-  const job = await until(() => foregroundOf(pid), (fg) => fg?.name === 'sleep', 'sleep in the foreground');
+  const job = await until(
+    () => foregroundOf(pid),
+    (fg) => fg?.name === 'sleep',
+    'sleep in the foreground',
+  );
   assert.equal(foregroundJobRuns(job), true);
 
   assert.equal(foregroundForListing(pid, t0 + FOREGROUND_LIST_TTL_MS - 1)?.name, 'bash', 'within the TTL the listing is not re-read');
@@ -52,11 +56,19 @@ test('a Node 24 program started under an agent name is seen by that name, though
   symlinkSync(nodeBinary(24), agent);
   const child = spawn(agent, ['-e', 'setTimeout(() => {}, 10_000)'], { stdio: 'ignore' });
   try {
-    await until(() => readFileSync(`/proc/${child.pid}/comm`, 'utf8').trim(), (c) => c === 'MainThread', 'Node 24 renamed its main thread');
+    await until(
+      () => readFileSync(`/proc/${child.pid}/comm`, 'utf8').trim(),
+      (c) => c === 'MainThread',
+      'Node 24 renamed its main thread',
+    );
     assert.equal(processName(child.pid!), 'codex');
     const sleeper = spawn('sleep', ['10'], { stdio: 'ignore' });
     try {
-      await until(() => processName(sleeper.pid!), (n) => n === 'sleep', 'any other program is named by its comm');
+      await until(
+        () => processName(sleeper.pid!),
+        (n) => n === 'sleep',
+        'any other program is named by its comm',
+      );
     } finally {
       sleeper.kill('SIGKILL');
     }

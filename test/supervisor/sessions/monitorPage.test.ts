@@ -22,7 +22,10 @@ describe('process monitor page in headless Chromium', { skip: CHROMIUM ? false :
   const scratch = mkdtempSync(join(tmpdir(), 'tuicd-chromium-'));
   const profile = join(scratch, 'profile');
   before(async () => {
-    t = await Tuicd.start({ env: { SHELL: '/bin/sh' }, config: { services: { server: { enabled: true, port: 0 }, auth: { username: 'u', session_token: TOKEN } } } });
+    t = await Tuicd.start({
+      env: { SHELL: '/bin/sh' },
+      config: { services: { server: { enabled: true, port: 0 }, auth: { username: 'u', session_token: TOKEN } } },
+    });
     const created = await t.socket('POST', '/sessions', JSON.stringify({ cwd: tmpdir(), shell: '/bin/sh' }));
     assert.equal(created.status, 201);
   });

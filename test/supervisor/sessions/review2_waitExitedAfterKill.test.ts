@@ -23,7 +23,10 @@ const WOKEN_WITHIN_MS = 15_000;
 async function answeredBeforeDeadline<T>(answer: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${WOKEN_WITHIN_MS} ms of a ${FAR_DEADLINE_MS} ms wait: the exit report did not wake it`)), WOKEN_WITHIN_MS);
+    timer = setTimeout(
+      () => reject(new Error(`no answer within ${WOKEN_WITHIN_MS} ms of a ${FAR_DEADLINE_MS} ms wait: the exit report did not wake it`)),
+      WOKEN_WITHIN_MS,
+    );
   });
   try {
     return await Promise.race([answer, late]);
@@ -87,7 +90,11 @@ describe('session wait until=exited after kill or close', () => {
     const id = await idleShell(h);
     const baseline = h.sessions.listenerCounts;
     const timersBefore = liveTimers();
-    assert.deepEqual(await call(session, { action: 'wait', session_id: id, until: 'exited', timeout_ms: 200 }), { met: false, timed_out: true, until: 'exited' });
+    assert.deepEqual(await call(session, { action: 'wait', session_id: id, until: 'exited', timeout_ms: 200 }), {
+      met: false,
+      timed_out: true,
+      until: 'exited',
+    });
     assert.deepEqual(h.sessions.listenerCounts, baseline);
     assert.equal(liveTimers(), timersBefore);
     await call(session, { action: 'kill', session_id: id });
@@ -99,9 +106,20 @@ describe('session wait until=exited after kill or close', () => {
     assert.equal(receipt.submitted, true, JSON.stringify(receipt));
     assert.equal((await call(session, { action: 'wait', session_id: id, until: 'idle', timeout_ms: 20_000 })).met, true);
     assert.deepEqual(await call(session, { action: 'close', session_id: id }), { ok: true });
-    assert.deepEqual(await call(session, { action: 'wait', session_id: id, until: 'exited', timeout_ms: 100 }), { met: true, timed_out: false, until: 'exited', shell_state: 'idle' });
+    assert.deepEqual(await call(session, { action: 'wait', session_id: id, until: 'exited', timeout_ms: 100 }), {
+      met: true,
+      timed_out: false,
+      until: 'exited',
+      shell_state: 'idle',
+    });
     // The host SIGKILLs the shell that ignored the hang-up once its kill grace is over.
-    assert.deepEqual(await answeredBeforeDeadline(call(session, { action: 'wait', session_id: id, until: 'exited', timeout_ms: FAR_DEADLINE_MS })), { met: true, timed_out: false, until: 'exited', shell_state: 'idle', exit_code: 137 });
+    assert.deepEqual(await answeredBeforeDeadline(call(session, { action: 'wait', session_id: id, until: 'exited', timeout_ms: FAR_DEADLINE_MS })), {
+      met: true,
+      timed_out: false,
+      until: 'exited',
+      shell_state: 'idle',
+      exit_code: 137,
+    });
   });
 
   it('a host that dies before reporting the exit: the wait answers at its death, without exit_code', async () => {

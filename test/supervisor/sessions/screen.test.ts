@@ -40,7 +40,12 @@ describe('GET /sessions/:id/output, format=text and format=log (real tuicd)', ()
     // Split literals, so the echo of the typed command never looks like the drawn screen.
     const script = `echo scrolled-''away; printf '\\033[2J\\033[H\\033[3;5Hgrid-''row-3\\033[12;1Hexport OPENAI_API_KEY=%s\\033[10;1Hrow-''ten' '${FAKE_OPENAI_KEY}'; sleep 60\n`;
     assert.equal((await t.socket('POST', `/sessions/${id}/write`, JSON.stringify({ data: script }))).status, 200);
-    const text = await until(() => get(id, 'format=text'), (o) => String(o.data).includes('row-ten'), 'the drawn screen', 15_000);
+    const text = await until(
+      () => get(id, 'format=text'),
+      (o) => String(o.data).includes('row-ten'),
+      'the drawn screen',
+      15_000,
+    );
 
     const rows = String(text.data).split('\n');
     assert.equal(text.total_written, 24, 'total_written counts grid rows');
@@ -60,7 +65,10 @@ describe('GET /sessions/:id/output, format=text and format=log (real tuicd)', ()
 
     const log = await get(id, 'format=log');
     // endsWith: typed before the shell's first prompt, the output shares a line with that prompt ("$ scrolled-away").
-    assert.ok(log.lines.some((l: { text: string }) => l.text.endsWith('scrolled-away')), `scrollback keeps what the clear wiped: ${JSON.stringify(log.lines)}`);
+    assert.ok(
+      log.lines.some((l: { text: string }) => l.text.endsWith('scrolled-away')),
+      `scrollback keeps what the clear wiped: ${JSON.stringify(log.lines)}`,
+    );
     assert.equal(log.screen.length, 12, 'the screen, trimmed of its trailing empty rows');
     assert.deepEqual([log.screen[2].text, log.screen[9].text], ['    grid-row-3', 'row-ten']);
     assert.match(log.screen[11].text, /\[REDACTED:/);
@@ -75,7 +83,8 @@ describe('GET /sessions/:id/output, format=text and format=log (real tuicd)', ()
     const id = created.json().session_id as string;
     const viewer = await WsViewer.open(WsViewer.socketUrl(t.socketPath, `/sessions/${id}/stream?format=log`));
     try {
-      const screenFrames = () => viewer.frames.filter((f) => f.type === 'log' && Array.isArray(f['screen'])) as unknown as Array<{ screen: Array<{ text: string }> }>;
+      const screenFrames = () =>
+        viewer.frames.filter((f) => f.type === 'log' && Array.isArray(f['screen'])) as unknown as Array<{ screen: Array<{ text: string }> }>;
       const showing = (needle: string) => screenFrames().some((f) => f.screen.some((r) => r.text === needle));
       await t.socket('POST', `/sessions/${id}/write`, JSON.stringify({ data: `printf '\\033[2J\\033[H\\033[5;3Hws-''screen-one'; sleep 60\n` }));
       await viewer.waitFor(() => showing('  ws-screen-one'), 10_000, 'the drawn screen in a log frame');
@@ -111,7 +120,12 @@ describe('session tool output: tail appends the screen, delta does not', () => {
     for (const word of ['one', 'two', 'three']) assert.equal(rows.filter((r: string) => r === `tail-${word}`).length, 1, `tail-${word} once: ${first.data}`);
 
     // A full-screen program on the alternate screen: its text is only on the screen, never in the log.
-    await call(h.session, { action: 'input', session_id: id, input: `printf '\\033[?1049h\\033[H\\033[2J\\033[5;3Hfull-''screen-tui'; read x`, special_key: 'enter' });
+    await call(h.session, {
+      action: 'input',
+      session_id: id,
+      input: `printf '\\033[?1049h\\033[H\\033[2J\\033[5;3Hfull-''screen-tui'; read x`,
+      special_key: 'enter',
+    });
     const tui = await outputUntil(h, id, (d) => d.includes('full-screen-tui'), 'the TUI screen');
     assert.equal(tui.data.split('\n').at(-1), '  full-screen-tui', 'the alternate screen is the last thing a tail shows');
     assert.equal((await h.sessions.readScreen(id)).alt_screen, true);

@@ -24,7 +24,16 @@ test('a session shell gets the capability variables and its own identity, not it
   t.after(() => rmSync(work, { recursive: true, force: true }));
   // As if tuicd were started from a tmux pane inside another agent's session, with colours off there.
   const tuicd = await Tuicd.start({
-    env: { SHELL: '/bin/sh', TMUX: '/tmp/tmux-0/default,4242,0', TMUX_PANE: '%3', STY: '4242.pts-0.host', CLAUDECODE: '1', NO_COLOR: '1', TUIC_SESSION: 'the-parent', KEEP_ME: 'inherited' },
+    env: {
+      SHELL: '/bin/sh',
+      TMUX: '/tmp/tmux-0/default,4242,0',
+      TMUX_PANE: '%3',
+      STY: '4242.pts-0.host',
+      CLAUDECODE: '1',
+      NO_COLOR: '1',
+      TUIC_SESSION: 'the-parent',
+      KEEP_ME: 'inherited',
+    },
   });
   t.after(() => tuicd.stop());
   const created = await tuicd.socket('POST', '/sessions', JSON.stringify({ cwd: work, shell: '/bin/sh', tuic_session: 'agent-7' }));
@@ -35,7 +44,7 @@ test('a session shell gets the capability variables and its own identity, not it
   // Between node-pty's fork and the shell's exec the child is still a copy of the pty host, with
   // the host's environment (TERM of the terminal tests run in): read it once the shell runs.
   for (let i = 0; readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'sh'; i++) {
-    assert.ok(i < 200, 'the shell was exec\'d');
+    assert.ok(i < 200, "the shell was exec'd");
     await new Promise((r) => setTimeout(r, 10));
   }
   const env = environOf(pid);

@@ -34,7 +34,12 @@ describe('terminal sessions', () => {
     assert.match(s.session_id, /^[0-9a-f-]{36}$/);
     assert.match(s.alias, /^tu-\d+$/, 'a session in tuicommander gets the tu- prefix');
     assert.equal((await write(s.session_id, 'echo "hel""lo-$((6*7))"\n')).status, 200);
-    const out = await waitUntil(() => raw(s.session_id), (o) => String(o.data).includes('hello-42'), 10_000, 'echo output');
+    const out = await waitUntil(
+      () => raw(s.session_id),
+      (o) => String(o.data).includes('hello-42'),
+      10_000,
+      'echo output',
+    );
     assert.ok(out.total_written >= out.data_length);
     const log = await waitUntil(
       async () => (await t.socket('GET', `/sessions/${s.session_id}/output?format=log`)).json(),
@@ -43,7 +48,10 @@ describe('terminal sessions', () => {
       'log line',
     );
     assert.equal(typeof log.total_lines, 'number');
-    assert.ok(log.lines.every((x: { text: string }) => !x.text.includes('\x1b')), 'log lines carry no escape sequences');
+    assert.ok(
+      log.lines.every((x: { text: string }) => !x.text.includes('\x1b')),
+      'log lines carry no escape sequences',
+    );
     await sse.waitFor((e) => e.event === 'session-created' && JSON.parse(e.data).session_id === s.session_id);
     await sse.waitFor((e) => e.event === 'term-alias-assigned' && JSON.parse(e.data).alias === s.alias);
   });
@@ -58,7 +66,12 @@ describe('terminal sessions', () => {
     assert.equal(fam.text, '"posix"');
     assert.equal((await t.socket('GET', '/sessions/no-such-session/shell-family')).text, 'null');
     await write('agent-identity-7', 'echo "id=$TUIC_SESSION term=$TERM"\n');
-    await waitUntil(() => raw(s.session_id), (o) => String(o.data).includes('id=agent-identity-7 term=xterm-256color'), 10_000, 'env');
+    await waitUntil(
+      () => raw(s.session_id),
+      (o) => String(o.data).includes('id=agent-identity-7 term=xterm-256color'),
+      10_000,
+      'env',
+    );
   });
 
   it('runs sessions at nice +10 so busy agents never starve the server', async () => {
@@ -73,7 +86,12 @@ describe('terminal sessions', () => {
     const s = await create();
     assert.equal((await t.socket('POST', `/sessions/${s.session_id}/resize`, JSON.stringify({ rows: 33, cols: 101 }))).status, 200);
     await write(s.session_id, 'stty size\n');
-    await waitUntil(() => raw(s.session_id), (o) => String(o.data).includes('33 101'), 10_000, 'stty size');
+    await waitUntil(
+      () => raw(s.session_id),
+      (o) => String(o.data).includes('33 101'),
+      10_000,
+      'stty size',
+    );
   });
 
   it('refuses bad input with the spec error shapes', async () => {
@@ -113,31 +131,54 @@ describe('terminal sessions', () => {
   it('pause holds output back and resume lets it through', async () => {
     const s = await create();
     await write(s.session_id, 'echo ready-1\n');
-    await waitUntil(() => raw(s.session_id), (o) => String(o.data).includes('ready-1'), 10_000, 'ready');
+    await waitUntil(
+      () => raw(s.session_id),
+      (o) => String(o.data).includes('ready-1'),
+      10_000,
+      'ready',
+    );
     assert.equal((await t.socket('POST', `/sessions/${s.session_id}/pause`)).status, 200);
     await write(s.session_id, 'echo after-$((1+1))-pause\n');
     await new Promise((r) => setTimeout(r, 400));
     assert.ok(!String((await raw(s.session_id)).data).includes('after-2-pause'), 'paused output is held');
     assert.equal((await t.socket('POST', `/sessions/${s.session_id}/resume`)).status, 200);
-    await waitUntil(() => raw(s.session_id), (o) => String(o.data).includes('after-2-pause'), 10_000, 'resumed output');
+    await waitUntil(
+      () => raw(s.session_id),
+      (o) => String(o.data).includes('after-2-pause'),
+      10_000,
+      'resumed output',
+    );
   });
 
   it('streams to WebSocket viewers: catch-up then live, and typing through the socket reaches the shell', async () => {
     const s = await create();
     await write(s.session_id, 'echo before-viewer\n');
-    await waitUntil(() => raw(s.session_id), (o) => String(o.data).includes('before-viewer'), 10_000, 'first output');
+    await waitUntil(
+      () => raw(s.session_id),
+      (o) => String(o.data).includes('before-viewer'),
+      10_000,
+      'first output',
+    );
     const v = await WsViewer.open(WsViewer.socketUrl(t.socketPath, `/sessions/${s.session_id}/stream`));
     try {
       await v.waitFor(() => v.text().includes('before-viewer'), 10_000, 'catch-up');
       v.ws.send('echo typed-$((40+2))\n');
       await v.waitFor(() => v.text().includes('typed-42'), 10_000, 'live echo');
-      assert.ok(v.frames.some((f) => f.type === 'output' && typeof f['total_written'] === 'number'), 'catch-up frames carry total_written');
+      assert.ok(
+        v.frames.some((f) => f.type === 'output' && typeof f['total_written'] === 'number'),
+        'catch-up frames carry total_written',
+      );
     } finally {
       v.close();
     }
     // The viewer is gone; the shell is not.
     await write(s.session_id, 'echo still-alive\n');
-    await waitUntil(() => raw(s.session_id), (o) => String(o.data).includes('still-alive'), 10_000, 'shell outlives its viewer');
+    await waitUntil(
+      () => raw(s.session_id),
+      (o) => String(o.data).includes('still-alive'),
+      10_000,
+      'shell outlives its viewer',
+    );
   });
 
   it('refuses a stream for an unknown session with 404 before upgrading', async () => {
@@ -149,7 +190,7 @@ describe('terminal sessions', () => {
     const viewers = await Promise.all([0, 1, 2].map(() => WsViewer.open(WsViewer.socketUrl(t.socketPath, `/sessions/${s.session_id}/stream?encoding=binary`))));
     try {
       // 1,000,000 bytes of a known pattern, then a marker; `stty -onlcr` keeps the bytes as written.
-      await write(s.session_id, "stty -echo -onlcr; awk 'BEGIN{for(i=0;i<20000;i++) printf \"%049d\\n\", i}'; echo END-OF-$((1+1))-BURST\n");
+      await write(s.session_id, 'stty -echo -onlcr; awk \'BEGIN{for(i=0;i<20000;i++) printf "%049d\\n", i}\'; echo END-OF-$((1+1))-BURST\n');
       const expected = Array.from({ length: 20000 }, (_, i) => String(i).padStart(49, '0') + '\n').join('');
       for (const v of viewers) await v.waitFor(() => v.text().includes('END-OF-2-BURST'), 30_000, 'burst');
       for (const v of viewers) {
@@ -181,7 +222,7 @@ describe('terminal sessions', () => {
     const [stalled, reading] = viewers as [WsViewer, WsViewer];
     try {
       stalled.ws.pause();
-      await write(s.session_id, "stty -echo -onlcr; awk 'BEGIN{for(i=0;i<30000;i++) printf \"%049d\\n\", i}'; echo STALL-$((3*3))-DONE\n");
+      await write(s.session_id, 'stty -echo -onlcr; awk \'BEGIN{for(i=0;i<30000;i++) printf "%049d\\n", i}\'; echo STALL-$((3*3))-DONE\n');
       await reading.waitFor(() => reading.text().includes('STALL-9-DONE'), 30_000, 'the reading viewer gets everything while the other is stalled');
       // The shell is alive and answering while the stalled viewer still holds back.
       await write(s.session_id, 'echo alive-$((5*5))\n');
@@ -209,7 +250,12 @@ describe('terminal sessions', () => {
       // The raw tail, not the screen: the flood has no carriage returns, so where the marker lands on
       // the grid depends on the column, and a grid that fell more than a ring behind between two polls
       // replays from a line start, which shifts that column (the marker can wrap across two rows).
-      await waitUntil(async () => (await t.socket('GET', `/sessions/${s.session_id}/output?format=raw&limit=4096`)).json(), (o) => String(o.data).includes('RING-16-DONE'), 60_000, 'the flood ran to its end');
+      await waitUntil(
+        async () => (await t.socket('GET', `/sessions/${s.session_id}/output?format=raw&limit=4096`)).json(),
+        (o) => String(o.data).includes('RING-16-DONE'),
+        60_000,
+        'the flood ran to its end',
+      );
       stalled.ws.resume();
       await stalled.waitFor(() => stalled.text().includes('RING-16-DONE'), 60_000, 'the stalled viewer reaches the end');
       const got = Buffer.concat(stalled.bytes);
@@ -221,7 +267,11 @@ describe('terminal sessions', () => {
         const k = offset - base;
         if (k < 0 || k >= LINES * LINE) return undefined; // prompt, echo, marker: not checked
         const col = k % LINE;
-        return col === LINE - 1 ? 0x0a : String(Math.floor(k / LINE)).padStart(LINE - 1, '0').charCodeAt(col);
+        return col === LINE - 1
+          ? 0x0a
+          : String(Math.floor(k / LINE))
+              .padStart(LINE - 1, '0')
+              .charCodeAt(col);
       };
       const checkStretch = (from: number, to: number, offset: number): void => {
         for (let i = from; i < to; i++) {
@@ -285,7 +335,12 @@ describe('process stats and a dying pty host', () => {
     assert.equal(after.status, 201, after.text);
     const id = after.json().session_id as string;
     await t.socket('POST', `/sessions/${id}/write`, JSON.stringify({ data: 'echo reborn-$((2*21))\n' }));
-    await waitUntil(async () => (await t.socket('GET', `/sessions/${id}/output`)).json(), (o) => String(o.data).includes('reborn-42'), 15_000, 'new session output');
+    await waitUntil(
+      async () => (await t.socket('GET', `/sessions/${id}/output`)).json(),
+      (o) => String(o.data).includes('reborn-42'),
+      15_000,
+      'new session output',
+    );
     const newHost = ((await t.socket('GET', '/process/stats')).json() as Array<{ kind: string; pid: number }>).find((r) => r.kind === 'pty-host')!;
     assert.notEqual(newHost.pid, host.pid);
   });

@@ -27,16 +27,23 @@ test('tuicd SIGKILLed: the pty host and its sessions, one ignoring SIGHUP, are g
     await tuicd.stop();
     rmSync(dir, { recursive: true, force: true });
   });
-  for (const args of [['-c', 'sleep 300'], ['-c', 'trap "" HUP; sleep 300']]) {
+  for (const args of [
+    ['-c', 'sleep 300'],
+    ['-c', 'trap "" HUP; sleep 300'],
+  ]) {
     const created = await tuicd.socket('POST', '/sessions', JSON.stringify({ cwd: dir, shell: '/bin/sh', args }));
     assert.equal(created.status, 201, created.text);
   }
-  await waitFor(async () => {
-    const rows = (await tuicd.socket('GET', '/process/stats')).json<ProcessRow[]>();
-    pids.length = 0;
-    pids.push(...rows.filter((r) => r.kind === 'pty-host' || r.kind === 'session').map((r) => r.pid));
-    return pids.length === 3;
-  }, 'the pty host and both sessions to be listed', 10_000);
+  await waitFor(
+    async () => {
+      const rows = (await tuicd.socket('GET', '/process/stats')).json<ProcessRow[]>();
+      pids.length = 0;
+      pids.push(...rows.filter((r) => r.kind === 'pty-host' || r.kind === 'session').map((r) => r.pid));
+      return pids.length === 3;
+    },
+    'the pty host and both sessions to be listed',
+    10_000,
+  );
   assert.ok(pids.every(isAlive));
 
   tuicd.child.kill('SIGKILL');

@@ -51,7 +51,8 @@ class StandIn {
   readonly ws = {
     cork: (fn: () => void) => fn(),
     send: (data: string | Uint8Array, isBinary: boolean) => {
-      if (isBinary) this.binaryOut.push(Buffer.from(data as Uint8Array)); // may be a view the viewer reuses
+      if (isBinary)
+        this.binaryOut.push(Buffer.from(data as Uint8Array)); // may be a view the viewer reuses
       else this.frames.push(JSON.parse(String(data)) as { type: string; data?: string });
       return 1;
     },

@@ -21,7 +21,7 @@ describe('input a program does not read', { timeout: 90_000 }, () => {
 
   it('closes the viewer that typed past the backlog (1013), answers REST writes 429, and keeps the session and other viewers', async () => {
     const s = await suite.create();
-    await suite.write(s.session_id, "stty raw -echo; echo deaf-now; exec sleep 120\n");
+    await suite.write(s.session_id, 'stty raw -echo; echo deaf-now; exec sleep 120\n');
     const url = WsViewer.socketUrl(suite.t.socketPath, `/sessions/${s.session_id}/stream`);
     const watcher = await WsViewer.open(url);
     await watcher.waitFor(() => watcher.text().includes('deaf-now'), 10_000, 'the program to stop reading');

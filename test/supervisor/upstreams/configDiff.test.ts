@@ -17,7 +17,13 @@ test('diff_connects_new_server, diff_disconnects_removed_server, diff_unchanged_
 });
 
 test('diff_reconnects_changed_server and diff_reconnects_on_auth_change; headers count too', () => {
-  for (const extra of [{ timeout_secs: 5 }, { enabled: false }, { tool_filter: { mode: 'deny', patterns: ['x'] } }, { auth: { type: 'bearer', token: 't' } }, { headers: [{ name: 'X-A', credential_ref: '0b7e4c2a-3f7d-4d1e-9a55-2c1f0e9d8b71' }] }]) {
+  for (const extra of [
+    { timeout_secs: 5 },
+    { enabled: false },
+    { tool_filter: { mode: 'deny', patterns: ['x'] } },
+    { auth: { type: 'bearer', token: 't' } },
+    { headers: [{ name: 'X-A', credential_ref: '0b7e4c2a-3f7d-4d1e-9a55-2c1f0e9d8b71' }] },
+  ]) {
     const plan = diffUpstreams(cfg(http('a')), cfg(http('a', extra)));
     assert.equal(plan.reconnect.length, 1, JSON.stringify(extra));
     assert.equal(plan.reconnect[0]!.clearStoredAuth, false);

@@ -41,7 +41,11 @@ describe('SDK Client and Inspector CLI against proxied upstream tools', () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'tuicd-hub-clients-'));
-    writeUpstreams(dir, [everythingStdio('everything', { transport: { type: 'stdio', command: process.execPath, args: [EVERYTHING_JS, 'stdio'], env: { UPSTREAM_ONLY: 'from-config' } } })]);
+    writeUpstreams(dir, [
+      everythingStdio('everything', {
+        transport: { type: 'stdio', command: process.execPath, args: [EVERYTHING_JS, 'stdio'], env: { UPSTREAM_ONLY: 'from-config' } },
+      }),
+    ]);
     const passwordHash = await hash(PASSWORD, { cost: 4 });
     t = await Tuicd.start({
       configDir: dir,
@@ -52,7 +56,9 @@ describe('SDK Client and Inspector CLI against proxied upstream tools', () => {
     // server-everything, and this file is not about the gate (hubSettleGate.test.ts is).
     await waitForReady(t, 'everything');
     proxied = new Client({ name: 'sdk-hub-test', version: '1' });
-    await proxied.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${t.tcpPort}/mcp`), { requestInit: { headers: { Authorization: AUTHORIZATION } } }));
+    await proxied.connect(
+      new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${t.tcpPort}/mcp`), { requestInit: { headers: { Authorization: AUTHORIZATION } } }),
+    );
     direct = new Client({ name: 'sdk-direct-test', version: '1' });
     await direct.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING_JS, 'stdio'], stderr: 'ignore' }));
   });
@@ -70,7 +76,7 @@ describe('SDK Client and Inspector CLI against proxied upstream tools', () => {
     assert.ok(upstream.length > 5);
     for (const tool of upstream) {
       const mirrored = viaHub.get(`everything__${tool.name}`);
-      assert.ok(mirrored, `everything__${tool.name} is listed in ${[...viaHub.keys()].join(",")}`);
+      assert.ok(mirrored, `everything__${tool.name} is listed in ${[...viaHub.keys()].join(',')}`);
       assert.deepEqual({ ...mirrored, name: tool.name }, tool);
     }
   });
@@ -103,7 +109,16 @@ describe('SDK Client and Inspector CLI against proxied upstream tools', () => {
 
   it('the Inspector CLI calls a proxied tool and prints its result', async () => {
     const url = `http://127.0.0.1:${t.tcpPort}/mcp`;
-    const r = await runInspector(url, ['--method', 'tools/call', '--tool-name', 'everything__echo', '--tool-arg', 'message=from the inspector', '--header', `Authorization: ${AUTHORIZATION}`]);
+    const r = await runInspector(url, [
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'everything__echo',
+      '--tool-arg',
+      'message=from the inspector',
+      '--header',
+      `Authorization: ${AUTHORIZATION}`,
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(JSON.parse(r.stdout).content, [{ type: 'text', text: 'Echo: from the inspector' }]);
     const listed = await runInspector(url, ['--method', 'tools/list', '--header', `Authorization: ${AUTHORIZATION}`]);

@@ -10,7 +10,15 @@ import { after, before, describe, test } from 'node:test';
 
 import { SseClient } from '../../helpers/sseClient.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
-import { everythingStdio, filesystemStdio, httpServer, processAlive, startEverythingHttp, writeUpstreams, type ServerEntry } from '../../helpers/upstreamServers.js';
+import {
+  everythingStdio,
+  filesystemStdio,
+  httpServer,
+  processAlive,
+  startEverythingHttp,
+  writeUpstreams,
+  type ServerEntry,
+} from '../../helpers/upstreamServers.js';
 import { initialize, McpStream, rpc } from '../mcp/transport/mcpHttp.js';
 
 interface StatusRow {
@@ -62,7 +70,10 @@ describe('proxy hub with real upstreams', () => {
     dir = mkdtempSync(join(tmpdir(), 'tuicd-hub-'));
     files = mkdtempSync(join(tmpdir(), 'tuicd-hub-files-'));
     writeFileSync(join(files, 'hello.txt'), 'hello from the filesystem upstream\n');
-    servers = [everythingStdio('everything'), filesystemStdio('fs', files, { tool_filter: { mode: 'deny', patterns: ['write_*', 'edit_*', 'move_*', 'create_*'] } })];
+    servers = [
+      everythingStdio('everything'),
+      filesystemStdio('fs', files, { tool_filter: { mode: 'deny', patterns: ['write_*', 'edit_*', 'move_*', 'create_*'] } }),
+    ];
     writeUpstreams(dir, servers);
     t = await Tuicd.start({ configDir: dir });
   });
@@ -113,7 +124,10 @@ describe('proxy hub with real upstreams', () => {
     const listed = toolNames(await rpc(t, 'tools/list', {}, headers));
     assert.ok(!listed.includes('everything__echo'), 'the collapsed surface lists only the meta-tools');
     const found = JSON.parse((await callTool(t, 'search_tools', { query: 'echo back the input message' }, headers)).content[0]!.text);
-    assert.ok(found.results.some((r: { name: string }) => r.name === 'everything__echo'), JSON.stringify(found));
+    assert.ok(
+      found.results.some((r: { name: string }) => r.name === 'everything__echo'),
+      JSON.stringify(found),
+    );
     const schema = JSON.parse((await callTool(t, 'get_tool_schema', { tool_name: 'everything__echo' }, headers)).content[0]!.text);
     assert.equal(schema.inputSchema.type, 'object');
     const viaMeta = await callTool(t, 'call_tool', { tool_name: 'everything__echo', arguments: { message: 'meta' } }, headers);
@@ -136,7 +150,13 @@ describe('proxy hub with real upstreams', () => {
       return { 'Mcp-Session-Id': id };
     };
     const upstreamsListed = async (headers: Record<string, string>) =>
-      [...new Set(toolNames(await rpc(t, 'tools/list', {}, headers)).filter((n) => n.includes('__')).map((n) => n.split('__')[0]))].sort();
+      [
+        ...new Set(
+          toolNames(await rpc(t, 'tools/list', {}, headers))
+            .filter((n) => n.includes('__'))
+            .map((n) => n.split('__')[0]),
+        ),
+      ].sort();
 
     const a = await inRepo(repoA);
     const b = await inRepo(repoB);
@@ -152,18 +172,25 @@ describe('proxy hub with real upstreams', () => {
     // The route writes repo-settings.json and tells open streams; project A now sees only server-everything.
     const stream = await McpStream.open({ socketPath: t.socketPath, headers: { ...a, Accept: 'text/event-stream' } });
     tt.after(() => stream.close());
-    const set = await t.socket('POST', '/config/project-mcp-upstreams', JSON.stringify({ repoPath: repoA, upstreamNames: ['everything'] }), { 'Content-Type': 'application/json' });
+    const set = await t.socket('POST', '/config/project-mcp-upstreams', JSON.stringify({ repoPath: repoA, upstreamNames: ['everything'] }), {
+      'Content-Type': 'application/json',
+    });
     assert.equal(set.status, 200, set.text);
     await stream.waitForMethod('notifications/tools/list_changed');
     assert.deepEqual(await upstreamsListed(a), ['everything']);
     assert.deepEqual(await upstreamsListed(anywhere), ['everything', 'fs'], 'a session with no repository is not narrowed');
     const saved = JSON.parse(readFileSync(join(dir, 'repo-settings.json'), 'utf8'));
     assert.deepEqual(saved[repoA].mcp_upstreams, ['everything']);
-    assert.match((await callTool(t, 'fs__read_text_file', { path: join(files, 'hello.txt') }, a)).content[0]!.text, /Upstream 'fs' is not enabled for this project/);
+    assert.match(
+      (await callTool(t, 'fs__read_text_file', { path: join(files, 'hello.txt') }, a)).content[0]!.text,
+      /Upstream 'fs' is not enabled for this project/,
+    );
 
     // The collapsed surface: search_tools and get_tool_schema see only what the project may call.
     const grokA = await inRepo(repoA, 'grok-shell-test');
-    const found = JSON.parse((await callTool(t, 'search_tools', { query: 'read text file contents', limit: 100 }, grokA)).content[0]!.text) as { results: Array<{ name: string }> };
+    const found = JSON.parse((await callTool(t, 'search_tools', { query: 'read text file contents', limit: 100 }, grokA)).content[0]!.text) as {
+      results: Array<{ name: string }>;
+    };
     assert.ok(found.results.length > 0 && found.results.every((r) => !r.name.startsWith('fs__')), JSON.stringify(found));
     const schema = await callTool(t, 'get_tool_schema', { tool_name: 'fs__read_text_file' }, grokA);
     assert.match(schema.content[0]!.text, /not found/);
@@ -220,7 +247,10 @@ describe('proxy hub with real upstreams', () => {
     assert.equal(removed.status, 200, removed.text);
     await waitForRows(t, (rows) => !rows.some((r) => r.name === 'remote'), 'remote removed');
     assert.ok(!toolNames(await rpc(t, 'tools/list', {}, { 'Mcp-Session-Id': id })).includes('remote__echo'));
-    await events.until(() => events.events.some((e) => JSON.parse(e.data).name === 'remote' && JSON.parse(e.data).status === 'disconnected'), 'remote disconnected event');
+    await events.until(
+      () => events.events.some((e) => JSON.parse(e.data).name === 'remote' && JSON.parse(e.data).status === 'disconnected'),
+      'remote disconnected event',
+    );
   });
 
   test('a changed upstream restarts (new pid, old process gone); reconnect restarts on demand; unknown names get 404', async () => {
@@ -229,16 +259,27 @@ describe('proxy hub with real upstreams', () => {
     const put = await putUpstreams(t, servers, changed);
     assert.equal(put.status, 200, put.text);
     servers = changed;
-    const rows = await waitForRows(t, (r) => r.find((x) => x.name === 'fs')?.status === 'ready' && r.find((x) => x.name === 'fs')!.pid !== old.pid, 'fs restarted');
+    const rows = await waitForRows(
+      t,
+      (r) => r.find((x) => x.name === 'fs')?.status === 'ready' && r.find((x) => x.name === 'fs')!.pid !== old.pid,
+      'fs restarted',
+    );
     const fs = rows.find((r) => r.name === 'fs')!;
-    assert.ok(fs.tools.every((n) => n.startsWith('read_') || n.startsWith('list_')), fs.tools.join(','));
+    assert.ok(
+      fs.tools.every((n) => n.startsWith('read_') || n.startsWith('list_')),
+      fs.tools.join(','),
+    );
     for (let i = 0; i < 100 && processAlive(old.pid!); i++) await new Promise((r) => setTimeout(r, 50));
     assert.equal(processAlive(old.pid!), false, 'the old upstream process was shut down');
 
     const everythingPid = rows.find((r) => r.name === 'everything')!.pid;
     const reconnect = await t.socket('POST', '/mcp/upstreams/reconnect', JSON.stringify({ name: 'everything' }), { 'Content-Type': 'application/json' });
     assert.equal(reconnect.status, 200, reconnect.text);
-    await waitForRows(t, (r) => r.find((x) => x.name === 'everything')?.status === 'ready' && r.find((x) => x.name === 'everything')!.pid !== everythingPid, 'everything reconnected');
+    await waitForRows(
+      t,
+      (r) => r.find((x) => x.name === 'everything')?.status === 'ready' && r.find((x) => x.name === 'everything')!.pid !== everythingPid,
+      'everything reconnected',
+    );
     const missing = await t.socket('POST', '/mcp/upstreams/reconnect', JSON.stringify({ name: 'ghost' }), { 'Content-Type': 'application/json' });
     assert.equal(missing.status, 404);
     assert.match(missing.text, /Upstream 'ghost' not found/);

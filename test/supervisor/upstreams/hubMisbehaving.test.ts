@@ -38,7 +38,9 @@ function rssBytes(pid: number): number {
 }
 
 async function statuses(t: Tuicd): Promise<Record<string, { status: string; last_error: string | null; pid: number | null }>> {
-  const rows = (await t.socket('GET', '/mcp/upstream-status')).json<{ upstreams: Array<{ name: string; status: string; last_error: string | null; pid: number | null }> }>().upstreams;
+  const rows = (await t.socket('GET', '/mcp/upstream-status')).json<{
+    upstreams: Array<{ name: string; status: string; last_error: string | null; pid: number | null }>;
+  }>().upstreams;
   return Object.fromEntries(rows.map((r) => [r.name, r]));
 }
 
@@ -89,7 +91,10 @@ describe('misbehaving upstreams cannot wedge the hub', { timeout: 120_000 }, () 
       assert.match(result.content[0]!.text, /silent/);
     }
     assert.equal((await statuses(t))['silent']!.status, 'circuit_open');
-    await events.until(() => events.events.some((e) => JSON.parse(e.data).name === 'silent' && JSON.parse(e.data).status === 'circuit_open'), 'circuit_open event');
+    await events.until(
+      () => events.events.some((e) => JSON.parse(e.data).name === 'silent' && JSON.parse(e.data).status === 'circuit_open'),
+      'circuit_open event',
+    );
     const refused = await call(t, 'silent__echo', { text: 'again' });
     assert.match(refused.content[0]!.text, /Circuit open for upstream 'silent' \(backoff active, will retry\)/);
     const names = (await rpc(t, 'tools/list')).json().result.tools.map((x: { name: string }) => x.name);

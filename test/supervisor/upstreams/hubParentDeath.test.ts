@@ -31,7 +31,11 @@ const WRAPPED_MOCK = ['-c', `${process.execPath} ${MOCK_JS} normal; true`];
 /** The pids whose parent is `pid` (the wrapper shell's server). */
 function childrenOf(pid: number): number[] {
   try {
-    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
+    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
   } catch {
     return []; // pgrep exits 1 when there are none
   }
@@ -51,16 +55,20 @@ describe('stdio upstreams die with their parent', () => {
       for (const pid of pids) if (isAlive(pid)) process.kill(pid, 'SIGKILL'); // only if the test failed
       await tuicd.stop();
     });
-    await waitFor(async () => {
-      const rows = (await tuicd.socket('GET', '/mcp/upstream-status')).json<{ upstreams: StatusRow[] }>().upstreams;
-      const pidOf = (name: string) => rows.find((r) => r.name === name && r.status === 'ready')?.pid ?? null;
-      const direct = pidOf('stubborn');
-      const shell = pidOf('wrapped');
-      const server = shell === null ? undefined : childrenOf(shell)[0];
-      if (direct === null || server === undefined) return false;
-      pids.push(direct, server);
-      return true;
-    }, 'both upstreams to be ready', 30_000);
+    await waitFor(
+      async () => {
+        const rows = (await tuicd.socket('GET', '/mcp/upstream-status')).json<{ upstreams: StatusRow[] }>().upstreams;
+        const pidOf = (name: string) => rows.find((r) => r.name === name && r.status === 'ready')?.pid ?? null;
+        const direct = pidOf('stubborn');
+        const shell = pidOf('wrapped');
+        const server = shell === null ? undefined : childrenOf(shell)[0];
+        if (direct === null || server === undefined) return false;
+        pids.push(direct, server);
+        return true;
+      },
+      'both upstreams to be ready',
+      30_000,
+    );
     assert.ok(pids.every(isAlive));
 
     tuicd.child.kill('SIGKILL');

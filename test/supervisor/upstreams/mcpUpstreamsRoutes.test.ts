@@ -115,11 +115,17 @@ describe('/mcp/upstreams routes', () => {
   const fileText = () => readFileSync(join(dir, 'mcp-upstreams.json'), 'utf8');
 
   it('PUT saves, applies the plan to the hub and answers JSON null; GET lists the file without secrets', async () => {
-    const put = await call('PUT', '/mcp/upstreams', { base: { servers: [] }, config: { servers: [http('a1', 'alpha', { auth: { type: 'bearer', token: BEARER } })] } });
+    const put = await call('PUT', '/mcp/upstreams', {
+      base: { servers: [] },
+      config: { servers: [http('a1', 'alpha', { auth: { type: 'bearer', token: BEARER } })] },
+    });
     assert.equal(put.status, 200, put.text);
     assert.equal(put.text, 'null');
     assert.match(String(put.headers['content-type']), /application\/json/);
-    assert.deepEqual(control.plans.at(-1)!.connect.map((s) => s.name), ['alpha']);
+    assert.deepEqual(
+      control.plans.at(-1)!.connect.map((s) => s.name),
+      ['alpha'],
+    );
     assert.equal(await credentials.get('alpha'), BEARER);
     assert.equal(fileText().includes(BEARER), false);
 
@@ -127,7 +133,16 @@ describe('/mcp/upstreams routes', () => {
     assert.equal(get.status, 200);
     assert.equal(get.text.includes(BEARER), false);
     assert.deepEqual(get.json(), {
-      servers: [{ id: 'a1', name: 'alpha', transport: { type: 'http', url: 'https://alpha.example/mcp' }, enabled: true, timeout_secs: 30, auth: { type: 'bearer', token: '' } }],
+      servers: [
+        {
+          id: 'a1',
+          name: 'alpha',
+          transport: { type: 'http', url: 'https://alpha.example/mcp' },
+          enabled: true,
+          timeout_secs: 30,
+          auth: { type: 'bearer', token: '' },
+        },
+      ],
     });
   });
 
@@ -228,11 +243,17 @@ describe('/mcp/upstreams routes', () => {
       [{ token: HEADER_VALUE }, "missing 'name'"],
       [{ name: 'Omega', token: HEADER_VALUE }, "Name 'Omega' is invalid: must contain only lowercase letters, digits, hyphens, and underscores"],
       [{ name: 'omega' }, "missing 'token'"],
-      [{ name: 'omega', token: HEADER_VALUE, header: { name: 'X-Api-Key', credential_ref: 'not-a-uuid' } }, "'header' must be {name, credential_ref} with a UUID credential_ref"],
+      [
+        { name: 'omega', token: HEADER_VALUE, header: { name: 'X-Api-Key', credential_ref: 'not-a-uuid' } },
+        "'header' must be {name, credential_ref} with a UUID credential_ref",
+      ],
       // Bounded: a 1 MB token is not stored, a 1 MB name is not echoed.
       [{ name: 'omega', token: 't'.repeat(64 * 1024 + 1) }, "'token' must be at most 65536 bytes"],
       [{ name: 'o'.repeat(1_000_000), token: HEADER_VALUE }, `Name '${'o'.repeat(200)}… (999800 more characters)' is invalid: must be at most 64 characters`],
-      [{ name: 'O'.repeat(60) + '!', token: HEADER_VALUE }, `Name '${'O'.repeat(60)}!' is invalid: must contain only lowercase letters, digits, hyphens, and underscores`],
+      [
+        { name: 'O'.repeat(60) + '!', token: HEADER_VALUE },
+        `Name '${'O'.repeat(60)}!' is invalid: must contain only lowercase letters, digits, hyphens, and underscores`,
+      ],
     ];
     for (const [body, error] of refusals) {
       const r = await call('POST', '/mcp/upstreams/credential', body);
@@ -266,9 +287,12 @@ describe('/mcp/upstreams routes', () => {
     }
     assert.equal(fileText(), before);
     assert.equal(await credentials.get('tau'), null);
-    const authed = await httpRequest(
-      { ...target, method: 'GET', path: '/mcp/upstreams', headers: { Authorization: 'Basic ' + Buffer.from('admin:pw').toString('base64') } },
-    );
+    const authed = await httpRequest({
+      ...target,
+      method: 'GET',
+      path: '/mcp/upstreams',
+      headers: { Authorization: 'Basic ' + Buffer.from('admin:pw').toString('base64') },
+    });
     assert.equal(authed.status, 200);
   });
 });

@@ -17,7 +17,13 @@ import { processAlive } from '../../helpers/upstreamServers.js';
 
 const MOCK_JS = new URL('../../fixtures/upstreams/mockUpstream.js', import.meta.url).pathname;
 
-const mock = (id: string, name: string) => ({ id, name, transport: { type: 'stdio', command: process.execPath, args: [MOCK_JS, 'normal'], env: {} }, enabled: true, timeout_secs: 10 });
+const mock = (id: string, name: string) => ({
+  id,
+  name,
+  transport: { type: 'stdio', command: process.execPath, args: [MOCK_JS, 'normal'], env: {} },
+  enabled: true,
+  timeout_secs: 10,
+});
 
 test('a save that swaps two upstream names reconnects both under their new names', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'tuicd-review-swap-'));

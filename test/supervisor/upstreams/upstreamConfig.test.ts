@@ -24,8 +24,23 @@ test('defaults_applied_on_deserialize: enabled true, timeout 30, stdio args/env 
 test('round trips: a full stdio and http server survive JSON unchanged', () => {
   const full = {
     servers: [
-      { id: 'a', name: 'fs', transport: { type: 'stdio', command: 'npx', args: ['-y', 'x'], env: { K: 'v' }, cwd: '~/w' }, enabled: false, timeout_secs: 0, tool_filter: { mode: 'deny', patterns: ['write_*'] } },
-      { id: 'b', name: 'gh', transport: { type: 'http', url: 'https://api.example/mcp' }, enabled: true, timeout_secs: 10, auth: { type: 'bearer', token: 't' }, headers: [{ name: 'X-Team', credential_ref: REF }] },
+      {
+        id: 'a',
+        name: 'fs',
+        transport: { type: 'stdio', command: 'npx', args: ['-y', 'x'], env: { K: 'v' }, cwd: '~/w' },
+        enabled: false,
+        timeout_secs: 0,
+        tool_filter: { mode: 'deny', patterns: ['write_*'] },
+      },
+      {
+        id: 'b',
+        name: 'gh',
+        transport: { type: 'http', url: 'https://api.example/mcp' },
+        enabled: true,
+        timeout_secs: 10,
+        auth: { type: 'bearer', token: 't' },
+        headers: [{ name: 'X-Team', credential_ref: REF }],
+      },
     ],
   };
   assert.deepEqual(parseUpstreamConfig(JSON.parse(JSON.stringify(full))), full);
@@ -37,20 +52,28 @@ test('oauth2: the legacy o_auth2 tag is read, oauth2 is what comes out; minimal 
 });
 
 test('shape errors name the field; a header carrying a value is refused (values live in the credential store)', () => {
-  assert.throws(() => parseUpstreamConfig({ servers: [{ id: 'x', name: 'x', transport: { type: 'ftp' } }] }), /servers\[0\]\.transport\.type must be "http" or "stdio"/);
+  assert.throws(
+    () => parseUpstreamConfig({ servers: [{ id: 'x', name: 'x', transport: { type: 'ftp' } }] }),
+    /servers\[0\]\.transport\.type must be "http" or "stdio"/,
+  );
   assert.throws(() => parseUpstreamConfig({ servers: [http('a', 'https://x', { timeout_secs: -1 })] }), /servers\[0\]\.timeout_secs/);
-  assert.throws(() => parseUpstreamConfig({ servers: [http('a', 'https://x', { headers: [{ name: 'X', credential_ref: REF, value: 's3cret' }] })] }), (err: Error) => {
-    assert.ok(err instanceof UpstreamShapeError);
-    assert.match(err.message, /unknown fields: value/);
-    assert.doesNotMatch(err.message, /s3cret/, 'a secret value never appears in the error');
-    return true;
-  });
+  assert.throws(
+    () => parseUpstreamConfig({ servers: [http('a', 'https://x', { headers: [{ name: 'X', credential_ref: REF, value: 's3cret' }] })] }),
+    (err: Error) => {
+      assert.ok(err instanceof UpstreamShapeError);
+      assert.match(err.message, /unknown fields: value/);
+      assert.doesNotMatch(err.message, /s3cret/, 'a secret value never appears in the error');
+      return true;
+    },
+  );
   assert.throws(() => parseUpstreamConfig([]), /must be a JSON object/);
 });
 
 test('names that would split wrongly in <upstream>__<tool>: a double underscore or a trailing underscore', () => {
   for (const bad of ['a__b', 'a_', 'fs__']) {
-    assert.deepEqual(errorsOf(http(bad, 'https://x.example')), [`Name '${bad}' is invalid: must not contain '__' or end with '_' (tool names are '<upstream>__<tool>')`]);
+    assert.deepEqual(errorsOf(http(bad, 'https://x.example')), [
+      `Name '${bad}' is invalid: must not contain '__' or end with '_' (tool names are '<upstream>__<tool>')`,
+    ]);
   }
   for (const good of ['a_b', '_a', 'my-fs_2']) assert.deepEqual(errorsOf(http(good, 'https://x.example')), []);
 });
@@ -58,7 +81,9 @@ test('names that would split wrongly in <upstream>__<tool>: a double underscore 
 test('names: empty (and nothing else checked), uppercase, spaces, dots, duplicates', () => {
   assert.deepEqual(errorsOf({ ...http('', ''), id: 'srv-1' }), ["Server 'srv-1' has an empty name"]);
   for (const bad of ['GitHub', 'my server', 'a.b']) {
-    assert.deepEqual(errorsOf(http(bad, 'https://x.example')), [`Name '${bad}' is invalid: must contain only lowercase letters, digits, hyphens, and underscores`]);
+    assert.deepEqual(errorsOf(http(bad, 'https://x.example')), [
+      `Name '${bad}' is invalid: must contain only lowercase letters, digits, hyphens, and underscores`,
+    ]);
   }
   assert.deepEqual(errorsOf(http('dup', 'https://x.example'), stdio('dup', 'npx')), ["Duplicate server name: 'dup'"]);
   assert.deepEqual(errorsOf(http('ok_name-2', 'https://x.example')), []);
@@ -83,19 +108,34 @@ test('URLs: empty, non-http schemes, self-referential hosts on our own port', ()
 
 test('stdio: empty command; oauth2 with an empty client_id', () => {
   assert.deepEqual(errorsOf(stdio('a', '  ')), ["Server 'id-a' has an empty stdio command"]);
-  assert.deepEqual(errorsOf(http('a', 'https://x.example', { auth: { type: 'oauth2', client_id: '' } })), ["Server 'id-a' has an OAuth2 auth with empty client_id"]);
+  assert.deepEqual(errorsOf(http('a', 'https://x.example', { auth: { type: 'oauth2', client_id: '' } })), [
+    "Server 'id-a' has an OAuth2 auth with empty client_id",
+  ]);
 });
 
 test('secret headers: injection, reserved names, bad refs, stdio, duplicates and an Authorization beside auth are refused', () => {
   const withHeaders = (headers: object[], extra: object = {}) => errorsOf(http('a', 'https://x.example', { headers, ...extra }));
-  assert.deepEqual(withHeaders([{ name: 'X-Team', credential_ref: REF }, { name: 'Authorization', credential_ref: REF2 }]), [], 'Authorization without auth is fine');
+  assert.deepEqual(
+    withHeaders([
+      { name: 'X-Team', credential_ref: REF },
+      { name: 'Authorization', credential_ref: REF2 },
+    ]),
+    [],
+    'Authorization without auth is fine',
+  );
   for (const headers of [
     [{ name: 'X-Bad\r\nInjected', credential_ref: REF }],
     [{ name: 'Host', credential_ref: REF }],
     [{ name: 'mcp-session-id', credential_ref: REF }],
     [{ name: 'X-Team', credential_ref: 'not-a-uuid' }],
-    [{ name: 'X-Team', credential_ref: REF }, { name: 'x-team', credential_ref: REF2 }],
-    [{ name: 'X-One', credential_ref: REF }, { name: 'X-Two', credential_ref: REF }],
+    [
+      { name: 'X-Team', credential_ref: REF },
+      { name: 'x-team', credential_ref: REF2 },
+    ],
+    [
+      { name: 'X-One', credential_ref: REF },
+      { name: 'X-Two', credential_ref: REF },
+    ],
   ]) {
     assert.deepEqual(withHeaders(headers), [HEADERS_ERROR], JSON.stringify(headers));
   }

@@ -45,7 +45,10 @@ test('a missing file loads as no servers and is not created', async (t) => {
 
 test('a save round-trips with defaults applied, and the legacy o_auth2 tag is written as oauth2', async (t) => {
   const dir = tempDir(t);
-  writeFileSync(fileOf(dir), JSON.stringify({ servers: [{ id: 'o', name: 'o', transport: { type: 'http', url: 'https://o.example' }, auth: { type: 'o_auth2', client_id: 'cid' } }] }));
+  writeFileSync(
+    fileOf(dir),
+    JSON.stringify({ servers: [{ id: 'o', name: 'o', transport: { type: 'http', url: 'https://o.example' }, auth: { type: 'o_auth2', client_id: 'cid' } }] }),
+  );
   const store = storeIn(dir);
   const loaded = await store.load();
   assert.deepEqual(loaded.servers[0], {
@@ -109,8 +112,13 @@ test('validation collects every error with the exact text and writes nothing', a
   assert.equal(existsSync(fileOf(dir)), false, 'nothing written');
   assert.deepEqual(store.get(), { servers: [] }, 'the view is unchanged');
 
-  await assert.rejects(store.save({ servers: [] }, { servers: [{ id: 'x', name: 'x', transport: { type: 'smoke' } }] }, ctx), { message: 'Invalid upstream config: servers[0].transport.type must be "http" or "stdio"' });
-  await assert.rejects(store.save({ servers: [] }, { servers: [{ name: 'x' }] }, ctx), /Invalid upstream config: requested\.servers\[0\] needs a non-empty string id/);
+  await assert.rejects(store.save({ servers: [] }, { servers: [{ id: 'x', name: 'x', transport: { type: 'smoke' } }] }, ctx), {
+    message: 'Invalid upstream config: servers[0].transport.type must be "http" or "stdio"',
+  });
+  await assert.rejects(
+    store.save({ servers: [] }, { servers: [{ name: 'x' }] }, ctx),
+    /Invalid upstream config: requested\.servers\[0\] needs a non-empty string id/,
+  );
   await assert.rejects(store.save([], { servers: [] }, ctx), /Invalid upstream config: base must be an object with servers/);
   assert.equal(existsSync(fileOf(dir)), false);
 });
@@ -119,7 +127,9 @@ test('duplicate ids are refused naming where they are: base, requested or curren
   const dir = tempDir(t);
   const store = storeIn(dir);
   await assert.rejects(store.save({ servers: [http('a'), http('a')] }, { servers: [] }, ctx), { message: "Duplicate upstream id 'a' in base configuration" });
-  await assert.rejects(store.save({ servers: [] }, { servers: [http('b'), http('b')] }, ctx), { message: "Duplicate upstream id 'b' in requested configuration" });
+  await assert.rejects(store.save({ servers: [] }, { servers: [http('b'), http('b')] }, ctx), {
+    message: "Duplicate upstream id 'b' in requested configuration",
+  });
   const doubled = JSON.stringify({ servers: [http('c'), http('c', { name: 'c2' })] });
   writeFileSync(fileOf(dir), doubled);
   await assert.rejects(store.save({ servers: [] }, { servers: [http('d')] }, ctx), (err: unknown) => {
@@ -140,11 +150,7 @@ test('two processes: a stale save keeps the concurrent addition, and the same id
   const mine = await a.save({ servers: [] }, { servers: [http('mine')] }, ctx);
   assert.deepEqual(ids(onDisk(dir)).sort(), ['mine', 'theirs']);
   assert.deepEqual(ids(mine.before), ['theirs'], 'before = the file under the lock, with the other process’s addition');
-  assert.deepEqual(
-    mine.plan.connect.map((s) => s.id).sort(),
-    ['mine', 'theirs'],
-    'this process’s hub never had theirs: the plan brings it up to the file',
-  );
+  assert.deepEqual(mine.plan.connect.map((s) => s.id).sort(), ['mine', 'theirs'], 'this process’s hub never had theirs: the plan brings it up to the file');
 
   const written = readFileSync(fileOf(dir), 'utf8');
   await assert.rejects(b.save({ servers: [http('theirs')] }, { servers: [http('theirs'), http('mine', { name: 'other' })] }, ctx), (err: unknown) => {
@@ -229,9 +235,18 @@ test('the plan: added connect, removed disconnect, changed reconnect, unchanged 
   await store.load();
   const first = await store.save({ servers: [] }, { servers: [http('keep'), http('edit'), http('drop')] }, ctx);
   const { plan } = await store.save(first.after, { servers: [http('keep'), http('edit', { timeout_secs: 1 }), http('add')] }, ctx);
-  assert.deepEqual(plan.connect.map((s) => s.id), ['add']);
-  assert.deepEqual(plan.disconnect.map((s) => s.id), ['drop']);
-  assert.deepEqual(plan.reconnect.map((r) => [r.before.timeout_secs, r.after.timeout_secs]), [[30, 1]]);
+  assert.deepEqual(
+    plan.connect.map((s) => s.id),
+    ['add'],
+  );
+  assert.deepEqual(
+    plan.disconnect.map((s) => s.id),
+    ['drop'],
+  );
+  assert.deepEqual(
+    plan.reconnect.map((r) => [r.before.timeout_secs, r.after.timeout_secs]),
+    [[30, 1]],
+  );
 });
 
 test('concurrent_saves_keep_live_registry_in_disk_order', async (t) => {
@@ -278,7 +293,10 @@ test('a hub that refuses the plan fails the save after the write, and the next s
     (err: unknown) => {
       assert.ok(err instanceof UpstreamApplyError);
       assert.match(err.message, /saved, but applying it to the running hub failed: hub is down/);
-      assert.deepEqual(err.result.plan.connect.map((s) => s.id), ['a']);
+      assert.deepEqual(
+        err.result.plan.connect.map((s) => s.id),
+        ['a'],
+      );
       return true;
     },
   );

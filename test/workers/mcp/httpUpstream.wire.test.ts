@@ -162,7 +162,10 @@ test('custom header values are sent, but never logged nor put in error messages'
   const text = JSON.stringify([errors.map((e) => `${e.message} ${e.stack}`), h.logs]);
   assert.ok(!text.includes(VALUE), text);
   assert.ok(!text.includes(TOKEN), text);
-  assert.ok(h.logs.some((l) => l.level === 'warn' && l.fields?.['header'] === 'X-Unset'), 'missing header value is reported by name');
+  assert.ok(
+    h.logs.some((l) => l.level === 'warn' && l.fields?.['header'] === 'X-Unset'),
+    'missing header value is reported by name',
+  );
   assert.equal(other.seen.length, 0);
 });
 

@@ -17,7 +17,13 @@ import { isAlive, MOCK_UPSTREAM } from '../proxy-stdio/pumpHarness.js';
 import { waitFor } from '../../helpers/poll.js';
 
 function server(name: string, mode: string, timeoutSecs = 15, env: Record<string, string> = {}): UpstreamServerWire {
-  return { id: `id-${name}`, name, transport: { type: 'stdio', command: process.execPath, args: [MOCK_UPSTREAM, mode], env }, enabled: true, timeout_secs: timeoutSecs };
+  return {
+    id: `id-${name}`,
+    name,
+    transport: { type: 'stdio', command: process.execPath, args: [MOCK_UPSTREAM, mode], env },
+    enabled: true,
+    timeout_secs: timeoutSecs,
+  };
 }
 
 function make(t: TestContext, wire: UpstreamServerWire) {
@@ -50,7 +56,10 @@ describe('stdio pumps in the hub thread', () => {
 
     await Promise.all(upstreams.slice(1).map((upstream) => upstream.close()));
     assert.equal(pumpHost.attachedCount(), 0);
-    assert.ok(pids.every((pid) => !isAlive(pid)), 'every child was shut down');
+    assert.ok(
+      pids.every((pid) => !isAlive(pid)),
+      'every child was shut down',
+    );
 
     const { upstream: later } = make(t, server('later', 'normal'));
     await later.connect();
@@ -90,7 +99,10 @@ describe('stdio pumps in the hub thread', () => {
     for (const { upstream } of [a, b]) linkOf(upstream).close();
     await Promise.all(inFlight);
     assert.equal(a.upstream.pid, null);
-    assert.ok(a.logs.some((l) => l.level === 'error' && /pump channel closed/.test(l.msg)), JSON.stringify(a.logs));
+    assert.ok(
+      a.logs.some((l) => l.level === 'error' && /pump channel closed/.test(l.msg)),
+      JSON.stringify(a.logs),
+    );
     await waitFor(() => !isAlive(pidA) && !isAlive(pidB), 'the unreachable children to be killed');
 
     assert.equal(text(await a.upstream.callTool('echo', { text: 'after the link closed' })), 'after the link closed');

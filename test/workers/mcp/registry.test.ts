@@ -89,7 +89,12 @@ test('aggregated_tools_prefixes_names, merges_multiple_upstreams and preserves d
   const h = harness();
   t.after(() => h.registry.dispose());
   const odd = 'Reads a file.\n\n  Keeps “quotes”, \\backslashes\\ and \u2028 separators.';
-  h.clients.set('fs', Object.assign(new ScriptedClient(), { tools: [{ name: 'read_file', description: odd, inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } }] }));
+  h.clients.set(
+    'fs',
+    Object.assign(new ScriptedClient(), {
+      tools: [{ name: 'read_file', description: odd, inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } }],
+    }),
+  );
   h.registry.connect(server('everything'), null);
   h.registry.connect(server('fs'), null);
   h.registry.markInitialConnectComplete();
@@ -134,7 +139,10 @@ test('aggregated_tools_applies_deny_filter and proxy_tool_call_rejects_denied_to
   h.registry.connect(server('gh', { tool_filter: { mode: 'deny', patterns: ['delete_*'] } }), null);
   h.registry.markInitialConnectComplete();
   await h.settle();
-  assert.deepEqual(JSON.parse(h.registry.mergedToolsJson().json).map((x: UpstreamTool) => x.name), ['gh__list_repos']);
+  assert.deepEqual(
+    JSON.parse(h.registry.mergedToolsJson().json).map((x: UpstreamTool) => x.name),
+    ['gh__list_repos'],
+  );
   const out = await h.registry.call('gh', 'delete_repo', {});
   assert.match(out.json, /Tool 'delete_repo' on upstream 'gh' is blocked by its allow\/deny filter/);
   assert.equal(h.clients.get('gh')!.calls.length, 0, 'the call never reached the upstream');
@@ -148,8 +156,14 @@ test('a qualified name over 64 characters is reported and skipped', async (t) =>
   h.registry.connect(server('up'), null);
   h.registry.markInitialConnectComplete();
   await h.settle();
-  assert.deepEqual(JSON.parse(h.registry.mergedToolsJson().json).map((x: UpstreamTool) => x.name), ['up__ok']);
-  assert.ok(h.logs.some((m) => m.includes(`up__${long}`) && m.includes('64')), h.logs.join('\n'));
+  assert.deepEqual(
+    JSON.parse(h.registry.mergedToolsJson().json).map((x: UpstreamTool) => x.name),
+    ['up__ok'],
+  );
+  assert.ok(
+    h.logs.some((m) => m.includes(`up__${long}`) && m.includes('64')),
+    h.logs.join('\n'),
+  );
 });
 
 test('valid_upstream_call_tool_result_passes_through_unchanged; malformed_upstream_result_uses_compact_text_fallback', async (t) => {
@@ -257,7 +271,11 @@ test('health_check_failure_records_last_error: the upstream leaves ready at once
   const changesBefore = h.toolsChanged();
   void h.healthTick();
 
-  await waitFor(() => h.registry.statusRows()[0]!.status === 'circuit_open', 'a failed health check takes the upstream out of ready before any new handshake', 2_000);
+  await waitFor(
+    () => h.registry.statusRows()[0]!.status === 'circuit_open',
+    'a failed health check takes the upstream out of ready before any new handshake',
+    2_000,
+  );
   const row = h.registry.statusRows()[0]!;
   assert.equal(row.last_error, 'child exited');
   assert.equal(h.registry.mergedToolsJson().count, 0, 'tools/list no longer lists it');
@@ -343,7 +361,8 @@ test('disconnect_emits_tools_changed_signal, unknown upstream and not-found erro
   assert.ok(h.toolsChanged() > before);
   assert.deepEqual(h.statuses.at(-1), ['up', 'disconnected']);
   assert.equal(h.clients.get('up')!.closed, 1);
-  const notFound = (name: string) => (err: unknown) => err instanceof SupervisorError && err.code === ErrorCode.UPSTREAM_NOT_FOUND && err.message === `Upstream '${name}' not found`;
+  const notFound = (name: string) => (err: unknown) =>
+    err instanceof SupervisorError && err.code === ErrorCode.UPSTREAM_NOT_FOUND && err.message === `Upstream '${name}' not found`;
   assert.throws(() => h.registry.disconnect('up'), notFound('up'));
   assert.throws(() => h.registry.reconnect('nope'), notFound('nope'));
   assert.match((await h.registry.call('nope', 'x', {})).json, /Unknown upstream 'nope'/);

@@ -26,7 +26,13 @@ test('a call that restarted a dead stdio child is not cut off by the recovery pr
     minRetryMs: { http: 1_000, stdio: STDIO_RETRY_MS },
   });
   t.after(() => registry.dispose());
-  const server = { id: 'm', name: 'm', enabled: true, timeout_secs: 60, transport: { type: 'stdio', command: process.execPath, args: [MOCK_JS, 'normal'], env: {} } } as unknown as UpstreamServerWire;
+  const server = {
+    id: 'm',
+    name: 'm',
+    enabled: true,
+    timeout_secs: 60,
+    transport: { type: 'stdio', command: process.execPath, args: [MOCK_JS, 'normal'], env: {} },
+  } as unknown as UpstreamServerWire;
   registry.connect(server, null);
   const row = () => registry.statusRows()[0]!;
   await waitFor(() => row().status === 'ready', 'ready', 15_000);

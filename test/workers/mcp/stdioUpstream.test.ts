@@ -42,9 +42,15 @@ describe('StdioUpstream', { concurrency: true }, () => {
     assert.equal(await upstream.healthCheck(), null);
     assert.ok((await upstream.listTools()).some((tool) => tool.name === 'echo'));
     const texts = await Promise.all(Array.from({ length: 16 }, (_, n) => upstream.callTool('echo', { message: `c${n}` }).then(text)));
-    assert.deepEqual(texts, Array.from({ length: 16 }, (_, n) => `Echo: c${n}`));
+    assert.deepEqual(
+      texts,
+      Array.from({ length: 16 }, (_, n) => `Echo: c${n}`),
+    );
     // The child's stderr reaches the hub log, named.
-    assert.ok(logs.some((l) => l.msg.startsWith('[everything stderr] ') && l.fields?.upstream === 'everything'), JSON.stringify(logs));
+    assert.ok(
+      logs.some((l) => l.msg.startsWith('[everything stderr] ') && l.fields?.upstream === 'everything'),
+      JSON.stringify(logs),
+    );
     await Promise.all([upstream.close(), upstream.close()]);
     await upstream.close();
     assert.equal(upstream.pid, null);
@@ -57,7 +63,11 @@ describe('StdioUpstream', { concurrency: true }, () => {
     const { upstream } = make(t, server('mock', [MOCK_UPSTREAM, 'normal']));
     await upstream.connect();
     const result = (await upstream.callTool('initParams', {})) as { structuredContent: { initParams: unknown } };
-    assert.deepEqual(result.structuredContent.initParams, { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'tuicommander', version: '1.2.3-test' } });
+    assert.deepEqual(result.structuredContent.initParams, {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'tuicommander', version: '1.2.3-test' },
+    });
   });
 
   test('a JSON-RPC error answer is an UpstreamRpcError; the upstream stays up', async (t) => {
@@ -95,8 +105,13 @@ describe('StdioUpstream', { concurrency: true }, () => {
   test('a timeout fails the call with the upstream named, and the pump warning reaches the hub log', async (t) => {
     const { upstream, logs } = make(t, server('quiet', [MOCK_UPSTREAM, 'silent'], { timeout_secs: 1 }));
     await upstream.connect();
-    await assert.rejects(upstream.callTool('echo', { text: 'hello?' }), { message: "Upstream 'quiet' timed out: no answer to 'tools/call' within 1000ms; the upstream was torn down" });
-    assert.ok(logs.some((l) => l.level === 'warn' && /timed out/.test(l.msg) && l.fields?.dropped_lines === 0), JSON.stringify(logs));
+    await assert.rejects(upstream.callTool('echo', { text: 'hello?' }), {
+      message: "Upstream 'quiet' timed out: no answer to 'tools/call' within 1000ms; the upstream was torn down",
+    });
+    assert.ok(
+      logs.some((l) => l.level === 'warn' && /timed out/.test(l.msg) && l.fields?.dropped_lines === 0),
+      JSON.stringify(logs),
+    );
   });
 
   test('spawn errors surface from connect; a non-stdio server is refused', async (t) => {

@@ -41,7 +41,7 @@ test('replies: result, error (normalised), missing result as null', () => {
   assert.deepEqual(parseReply(line({ jsonrpc: '2.0', id: 8 })), { id: 8, error: undefined, result: null });
 });
 
-test('server requests and notifications carrying an id are not replies (their ids are the server\'s own)', () => {
+test("server requests and notifications carrying an id are not replies (their ids are the server's own)", () => {
   assert.equal(parseReply(line({ jsonrpc: '2.0', id: 1, method: 'ping' })), undefined);
   assert.deepEqual(parseIncoming(line({ jsonrpc: '2.0', id: 1, method: 'ping' })), { request: { id: 1, method: 'ping' } });
   assert.deepEqual(parseIncoming(line({ jsonrpc: '2.0', id: 's-9', method: 'roots/list' })), { request: { id: 's-9', method: 'roots/list' } });
@@ -66,5 +66,9 @@ test('server requests are answered: ping with an empty result, anything else met
   assert.deepEqual(JSON.parse(serverRequestAnswer({ id: 7, method: 'ping' }).toString()), { jsonrpc: '2.0', id: 7, result: {} });
   const refused = serverRequestAnswer({ id: 'abc"1', method: 'sampling/createMessage' });
   assert.equal(refused.indexOf(0x0a), refused.length - 1, 'one frame');
-  assert.deepEqual(JSON.parse(refused.toString()), { jsonrpc: '2.0', id: 'abc"1', error: { code: -32601, message: 'Method not found: sampling/createMessage' } });
+  assert.deepEqual(JSON.parse(refused.toString()), {
+    jsonrpc: '2.0',
+    id: 'abc"1',
+    error: { code: -32601, message: 'Method not found: sampling/createMessage' },
+  });
 });

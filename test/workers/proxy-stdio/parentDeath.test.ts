@@ -25,7 +25,10 @@ test('a command is found as exec would find it: PATH in order, executables only,
   assert.equal(resolveCommand('./bin/local', path, cwd), join(cwd, 'bin', 'local'));
   assert.equal(resolveCommand(join(second, 'tool'), undefined, undefined), join(second, 'tool'));
   for (const missing of ['nope', './bin/nope', join(first, 'tool')]) {
-    assert.throws(() => resolveCommand(missing, path, cwd), (err: unknown) => err instanceof CommandNotFoundError && err.code === 'ENOENT' && err.message === `spawn ${missing} ENOENT`);
+    assert.throws(
+      () => resolveCommand(missing, path, cwd),
+      (err: unknown) => err instanceof CommandNotFoundError && err.code === 'ENOENT' && err.message === `spawn ${missing} ENOENT`,
+    );
   }
 });
 

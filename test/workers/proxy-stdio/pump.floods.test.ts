@@ -17,9 +17,15 @@ describe('flooding upstreams', { concurrency: true }, () => {
   test('rpc_skips_interleaved_notifications: a flooding server still answers every call, and the queue stays bounded', async (t) => {
     const pump = await startPump(t);
     await pump.start(mockParams('flood', { timeout_ms: DEFAULT_TIMEOUT_MS }));
-    for (let n = 0; n < 5; n++) assert.equal(echoText(await pump.rpc('tools/call', { name: 'echo', arguments: { text: `one-by-one ${n}` } })), `one-by-one ${n}`);
-    const texts = await Promise.all(Array.from({ length: 16 }, (_, n) => pump.rpc('tools/call', { name: 'echo', arguments: { text: `together ${n}` } }).then(echoText)));
-    assert.deepEqual(texts, Array.from({ length: 16 }, (_, n) => `together ${n}`));
+    for (let n = 0; n < 5; n++)
+      assert.equal(echoText(await pump.rpc('tools/call', { name: 'echo', arguments: { text: `one-by-one ${n}` } })), `one-by-one ${n}`);
+    const texts = await Promise.all(
+      Array.from({ length: 16 }, (_, n) => pump.rpc('tools/call', { name: 'echo', arguments: { text: `together ${n}` } }).then(echoText)),
+    );
+    assert.deepEqual(
+      texts,
+      Array.from({ length: 16 }, (_, n) => `together ${n}`),
+    );
     for (let n = 0; n < 5; n++) {
       const status = await pump.client.request('status', {});
       assert.equal(status.alive, true);
@@ -39,7 +45,10 @@ describe('flooding upstreams', { concurrency: true }, () => {
     const windows = Math.ceil((Date.now() - floodStarted) / 1000) + 1;
     assert.ok(pump.stderr.length <= windows * 50, `${pump.stderr.length} stderr events within ${windows} windows`);
     assert.ok(pump.stderr.every((line) => Buffer.byteLength(line) <= 4096));
-    assert.ok(pump.stderr.some((line) => line.length === 4096), 'the 100 KiB lines arrive cut to 4 KiB');
+    assert.ok(
+      pump.stderr.some((line) => line.length === 4096),
+      'the 100 KiB lines arrive cut to 4 KiB',
+    );
   });
 
   test('hugeLine: a 20 MB answer is discarded whole without crashing the pump; after the respawn the next call works', async (t) => {
@@ -51,7 +60,11 @@ describe('flooding upstreams', { concurrency: true }, () => {
     const spawnedAt = Date.now();
     const call = pump.rpc('tools/call', { name: 'echo', arguments: { text: 'huge please' } }, { timeout_ms: 10_000 });
     const timedOut = assert.rejects(call, /timed out: no answer to 'tools\/call' within 10000ms/);
-    await pump.until(() => pump.logs.some((l) => l.level === 'warn' && /over 16777216 bytes; discarded whole/.test(l.msg)), 10_000, 'the oversized-line warning');
+    await pump.until(
+      () => pump.logs.some((l) => l.level === 'warn' && /over 16777216 bytes; discarded whole/.test(l.msg)),
+      10_000,
+      'the oversized-line warning',
+    );
     const status = await pump.client.request('status', {});
     assert.equal(status.oversized_lines, 1);
     assert.ok(status.queued_bytes <= StdioLimits.QUEUE_MAX_BYTES, JSON.stringify(status));

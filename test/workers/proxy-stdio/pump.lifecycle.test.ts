@@ -55,7 +55,13 @@ describe('pump lifecycle', { concurrency: true }, () => {
     await symlink(process.execPath, join(home, 'node'));
     await symlink(MOCK_UPSTREAM, join(home, 'mock.js'));
     await mkdir(join(home, '.local', 'bin'), { recursive: true });
-    const pump = await startPump(t, { ...process.env, HOME: home, ANTHROPIC_API_KEY: 'sk-ant-must-not-leak', AWS_SECRET_ACCESS_KEY: 'nor-this', PATH: '/usr/bin:/bin' });
+    const pump = await startPump(t, {
+      ...process.env,
+      HOME: home,
+      ANTHROPIC_API_KEY: 'sk-ant-must-not-leak',
+      AWS_SECRET_ACCESS_KEY: 'nor-this',
+      PATH: '/usr/bin:/bin',
+    });
     await pump.start(mockParams('normal', { command: '~/node', args: ['~/mock.js'], cwd: '~', env: { UPSTREAM_TOKEN: 'given', LANG: 'C' } }));
     const { env, cwd } = (await pump.callTool('env')) as { env: Record<string, string>; cwd: string };
     assert.equal(env.ANTHROPIC_API_KEY, undefined);
@@ -67,9 +73,14 @@ describe('pump lifecycle', { concurrency: true }, () => {
     const path = env.PATH!.split(':');
     assert.ok(path.includes(join(home, '.local', 'bin')), env.PATH);
     assert.ok(!path.includes(join(home, '.bun', 'bin')), 'a directory that does not exist is not added');
-    const unexpected = Object.keys(env).filter((key) => !['PATH', 'HOME', 'USER', 'LANG', 'LC_ALL', 'TMPDIR', 'TEMP', 'TMP', 'SHELL', 'TERM', 'UPSTREAM_TOKEN'].includes(key));
+    const unexpected = Object.keys(env).filter(
+      (key) => !['PATH', 'HOME', 'USER', 'LANG', 'LC_ALL', 'TMPDIR', 'TEMP', 'TMP', 'SHELL', 'TERM', 'UPSTREAM_TOKEN'].includes(key),
+    );
     // Node may add a few of its own to a child; none of the parent's others may appear.
-    assert.deepEqual(unexpected.filter((key) => key in process.env && !key.startsWith('NODE_') && key !== 'PWD' && key !== 'SHLVL' && key !== '_'), []);
+    assert.deepEqual(
+      unexpected.filter((key) => key in process.env && !key.startsWith('NODE_') && key !== 'PWD' && key !== 'SHLVL' && key !== '_'),
+      [],
+    );
   });
 
   test('initialize offers the protocol version, empty capabilities and clientInfo', async (t) => {

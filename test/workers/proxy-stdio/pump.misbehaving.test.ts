@@ -59,7 +59,10 @@ describe('misbehaving upstreams', { concurrency: true }, () => {
     const big = pump.rpc('tools/call', { name: 'echo', arguments: { text: 'x'.repeat(20 * 1024 * 1024) } }, { timeout_ms: 8_000 });
     const rejected = assert.rejects(big, (err: Error & { code?: string }) => {
       assert.equal(err.code, ErrorCode.REQUEST_TIMEOUT);
-      assert.match(err.message, /^Upstream 'mock' timed out: 'tools\/call' was not taken on its stdin within 8000ms \(\d+ bytes still unwritten; is it reading\?\); the upstream was torn down$/);
+      assert.match(
+        err.message,
+        /^Upstream 'mock' timed out: 'tools\/call' was not taken on its stdin within 8000ms \(\d+ bytes still unwritten; is it reading\?\); the upstream was torn down$/,
+      );
       return true;
     });
     // The pump itself stays responsive while the write is stuck.
@@ -67,7 +70,10 @@ describe('misbehaving upstreams', { concurrency: true }, () => {
     const poll = setInterval(() => void pump.client.request('status', {}).then((s) => (inFlight = s.in_flight)), 20);
     await pump.until(() => inFlight === 1, 8_000, 'the big request to be in flight').finally(() => clearInterval(poll));
     // With 20 MiB waiting in front of the pipe, another 20 MiB would pass the 32 MiB bound: refused at once.
-    await assert.rejects(pump.rpc('tools/call', { name: 'echo', arguments: { text: 'y'.repeat(20 * 1024 * 1024) } }), /cannot send 'tools\/call': stdin backlog full/);
+    await assert.rejects(
+      pump.rpc('tools/call', { name: 'echo', arguments: { text: 'y'.repeat(20 * 1024 * 1024) } }),
+      /cannot send 'tools\/call': stdin backlog full/,
+    );
     await rejected;
     assert.ok(Date.now() - started < FAIL_WELL_BEFORE_DEFAULT_MS);
     await pump.until(() => pump.exited.length === 1, 5_000, 'the exited event');
@@ -96,6 +102,9 @@ describe('misbehaving upstreams', { concurrency: true }, () => {
     await pump.start(mockParams('normal', { timeout_ms: DEFAULT_TIMEOUT_MS }));
     const delays = Array.from({ length: 16 }, (_, n) => ((n * 7) % 16) * 20);
     const texts = await Promise.all(delays.map((ms, n) => pump.rpc('tools/call', { name: 'sleep', arguments: { ms, text: `caller ${n}` } }).then(echoText)));
-    assert.deepEqual(texts, delays.map((_, n) => `caller ${n}`));
+    assert.deepEqual(
+      texts,
+      delays.map((_, n) => `caller ${n}`),
+    );
   });
 });

@@ -43,7 +43,10 @@ describe('real servers over stdio', { concurrency: true }, () => {
     const pump = await startPump(t);
     await pump.start(everything);
     const answers = await Promise.all(
-      Array.from({ length: 16 }, (_, n) => pump.rpc('tools/call', { name: 'echo', arguments: { message: `caller-${n}` } }) as Promise<{ content: Array<{ text: string }> }>),
+      Array.from(
+        { length: 16 },
+        (_, n) => pump.rpc('tools/call', { name: 'echo', arguments: { message: `caller-${n}` } }) as Promise<{ content: Array<{ text: string }> }>,
+      ),
     );
     assert.deepEqual(
       answers.map((a) => a.content[0]!.text),
@@ -62,10 +65,15 @@ describe('real servers over stdio', { concurrency: true }, () => {
     assert.ok(names.includes('list_directory') && names.includes('read_text_file'), names.join(', '));
     const listing = (await pump.rpc('tools/call', { name: 'list_directory', arguments: { path: root } })) as { content: Array<{ text: string }> };
     assert.match(listing.content[0]!.text, /\[FILE\] notes\.txt/);
-    const read = (await pump.rpc('tools/call', { name: 'read_text_file', arguments: { path: join(root, 'notes.txt') } })) as { content: Array<{ text: string }> };
+    const read = (await pump.rpc('tools/call', { name: 'read_text_file', arguments: { path: join(root, 'notes.txt') } })) as {
+      content: Array<{ text: string }>;
+    };
     assert.equal(read.content[0]!.text, 'line one\nline two\n');
     // Outside the root is refused by the server (as a tool error), which is still an answer.
-    const outside = (await pump.rpc('tools/call', { name: 'read_text_file', arguments: { path: '/etc/hostname' } })) as { isError?: boolean; rpcError?: unknown };
+    const outside = (await pump.rpc('tools/call', { name: 'read_text_file', arguments: { path: '/etc/hostname' } })) as {
+      isError?: boolean;
+      rpcError?: unknown;
+    };
     assert.ok(outside.isError === true || outside.rpcError !== undefined, JSON.stringify(outside));
   });
 });

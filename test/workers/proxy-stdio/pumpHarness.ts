@@ -92,11 +92,11 @@ function attachClient(port: MessagePort): PumpHarness {
       return { ...reply.result, tools: JSON.parse(Buffer.from(reply.payload!).toString('utf8')) };
     },
     async rpc(method, params, options = {}) {
-      const reply = await client.requestWithPayload(
-        'rpc',
-        options.timeout_ms === undefined ? { method } : { method, timeout_ms: options.timeout_ms },
-        { timeout: 30_000, ...(params === undefined ? {} : { payload: Buffer.from(JSON.stringify(params)) }), ...(options.signal ? { signal: options.signal } : {}) },
-      );
+      const reply = await client.requestWithPayload('rpc', options.timeout_ms === undefined ? { method } : { method, timeout_ms: options.timeout_ms }, {
+        timeout: 30_000,
+        ...(params === undefined ? {} : { payload: Buffer.from(JSON.stringify(params)) }),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
       if (reply.result.error !== undefined) return { rpcError: reply.result.error };
       return JSON.parse(Buffer.from(reply.payload!).toString('utf8'));
     },

@@ -19,7 +19,10 @@ test('lines are split across reads and a long one is cut to 4 KiB', () => {
   for (let n = 0; n < 100; n++) r.write(Buffer.alloc(10_000, 'x'));
   r.write(Buffer.from('\nlast'));
   r.end();
-  assert.deepEqual(lines.map((l) => (l.length > 20 ? `x*${l.length}` : l)), ['first', 'second', `x*${STDERR_LINE_MAX_BYTES}`, 'last']);
+  assert.deepEqual(
+    lines.map((l) => (l.length > 20 ? `x*${l.length}` : l)),
+    ['first', 'second', `x*${STDERR_LINE_MAX_BYTES}`, 'last'],
+  );
 });
 
 test('a flood is rate-limited per window; the surplus is counted and reported once', () => {

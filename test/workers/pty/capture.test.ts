@@ -26,7 +26,11 @@ describe('capture writer', () => {
     assert.ok(Math.abs(cap.started_ms! - Date.now()) < 60_000);
     assert.deepEqual(
       cap.records.map((r) => [r.direction, r.bytes.toString()]),
-      [['in', 'echo hi\n'], ['out', 'echo hi\r\n'], ['out', 'hi\r\n$ ']],
+      [
+        ['in', 'echo hi\n'],
+        ['out', 'echo hi\r\n'],
+        ['out', 'hi\r\n$ '],
+      ],
     );
     for (let i = 1; i < cap.records.length; i++) assert.ok(cap.records[i]!.ns >= cap.records[i - 1]!.ns);
   });
@@ -44,7 +48,10 @@ describe('capture writer', () => {
     assert.ok(size > CaptureConstants.MAX_BYTES - 4095 - CaptureConstants.RECORD_HEADER_BYTES);
     assert.deepEqual({ bytes: w.status().bytes, full: w.status().full }, { bytes: size, full: true });
     const cap = parseCapture(readFileSync(w.path));
-    assert.ok(cap.records.every((r) => r.direction === 'out' && r.bytes.length === 4095 && r.bytes[0] === 0x62), 'only whole records of the new capture');
+    assert.ok(
+      cap.records.every((r) => r.direction === 'out' && r.bytes.length === 4095 && r.bytes[0] === 0x62),
+      'only whole records of the new capture',
+    );
     w.close();
   });
 
@@ -67,6 +74,9 @@ describe('capture writer', () => {
     for (const n of names) assert.match(n, /^[A-Za-z0-9_%-][A-Za-z0-9._%-]*\.tcap$/);
     const legacy = parseCapture(Buffer.from('plain output\r\n'));
     assert.equal(legacy.session_id, null);
-    assert.deepEqual(legacy.records.map((r) => [r.direction, r.bytes.toString()]), [['out', 'plain output\r\n']]);
+    assert.deepEqual(
+      legacy.records.map((r) => [r.direction, r.bytes.toString()]),
+      [['out', 'plain output\r\n']],
+    );
   });
 });

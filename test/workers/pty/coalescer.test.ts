@@ -10,7 +10,11 @@ const WINDOW_MS = 4;
 function setup(t: TestContext, maxBatchBytes = 1024) {
   t.mock.timers.enable({ apis: ['setTimeout'] });
   const sent: Array<{ text: string; offset: number }> = [];
-  const coalescer = new Coalescer({ windowMs: WINDOW_MS, maxBatchBytes, onFlush: (bytes, offset) => sent.push({ text: Buffer.from(bytes).toString(), offset }) });
+  const coalescer = new Coalescer({
+    windowMs: WINDOW_MS,
+    maxBatchBytes,
+    onFlush: (bytes, offset) => sent.push({ text: Buffer.from(bytes).toString(), offset }),
+  });
   let offset = 0;
   const push = (text: string): void => {
     coalescer.push(Buffer.from(text), offset);
@@ -23,7 +27,11 @@ describe('Coalescer', () => {
   test('only the chunk that ends a quiet window is marked first (it leaves the host without waiting for the tick)', (t) => {
     t.mock.timers.enable({ apis: ['setTimeout'] });
     const marks: Array<[string, boolean]> = [];
-    const coalescer = new Coalescer({ windowMs: WINDOW_MS, maxBatchBytes: 4, onFlush: (bytes, _offset, first) => marks.push([Buffer.from(bytes).toString(), first]) });
+    const coalescer = new Coalescer({
+      windowMs: WINDOW_MS,
+      maxBatchBytes: 4,
+      onFlush: (bytes, _offset, first) => marks.push([Buffer.from(bytes).toString(), first]),
+    });
     coalescer.push(Buffer.from('a'), 0);
     coalescer.push(Buffer.from('bcde'), 1); // reaches maxBatchBytes: sent now, as a batch
     coalescer.push(Buffer.from('f'), 5);

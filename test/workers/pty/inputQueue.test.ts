@@ -29,7 +29,13 @@ describe('InputQueue', () => {
 
   /** A raw, silent terminal whose program reads nothing for `delayS`, then copies its input to `out`. */
   function program(out: string, delayS: number, bytes: number): IPty {
-    const pty = spawn('/bin/sh', ['-c', `stty raw -echo; sleep ${delayS}; exec head -c ${bytes} > '${out}'`], { cols: 80, rows: 24, cwd: dir, env: baseEnv(), encoding: null });
+    const pty = spawn('/bin/sh', ['-c', `stty raw -echo; sleep ${delayS}; exec head -c ${bytes} > '${out}'`], {
+      cols: 80,
+      rows: 24,
+      cwd: dir,
+      env: baseEnv(),
+      encoding: null,
+    });
     ptys.push(pty);
     return pty;
   }
@@ -47,7 +53,11 @@ describe('InputQueue', () => {
     // A timer fires while most of it still waits: the writes returned without waiting for the program.
     const backlogWhileAsleep = await new Promise<number>((r) => setTimeout(() => r(queue.backlogBytes), 20));
     assert.ok(backlogWhileAsleep > size - 64 * 1024, `only ${backlogWhileAsleep} bytes queued: the kernel cannot have taken the rest`);
-    await waitFor(() => queue.backlogBytes === 0, 20_000, () => `${queue.backlogBytes} bytes still queued`);
+    await waitFor(
+      () => queue.backlogBytes === 0,
+      20_000,
+      () => `${queue.backlogBytes} bytes still queued`,
+    );
     await waitFor(
       () => {
         try {

@@ -58,7 +58,10 @@ test('a reader following total_lines sees every line exactly once', () => {
     }
   }
   seen.push(...log.read({ offset: cursor, limit: 100 }).lines);
-  assert.deepEqual(seen, Array.from({ length: 50 }, (_, i) => `l${i}`));
+  assert.deepEqual(
+    seen,
+    Array.from({ length: 50 }, (_, i) => `l${i}`),
+  );
 });
 
 test('limit 0 returns no lines but the cursor fields', () => {
@@ -86,7 +89,10 @@ test('long lines are bounded by characters too: the oldest go first, indexes kee
   assert.equal(log.oldestOffset, 7);
   const all = log.read({ offset: 0, limit: 100 });
   assert.deepEqual([all.offset, all.oldest_offset, all.total_lines], [7, 7, 10]);
-  assert.deepEqual(all.lines.map((l) => l[0]), ['7', '8', '9']);
+  assert.deepEqual(
+    all.lines.map((l) => l[0]),
+    ['7', '8', '9'],
+  );
   // Short lines after long ones: the count bound takes over again once the text fits.
   for (let i = 0; i < 200; i++) log.append('x');
   assert.equal(log.oldestOffset, 110);

@@ -14,7 +14,12 @@ import { loadNodePty, type ModuleLoader, NodePtySources } from '../../../workers
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 
-const fakePty = (name: string) => ({ spawn: () => { throw new Error(`${name} spawn called`); }, name });
+const fakePty = (name: string) => ({
+  spawn: () => {
+    throw new Error(`${name} spawn called`);
+  },
+  name,
+});
 
 function notFound(specifier: string): Error {
   return Object.assign(new Error(`Cannot find module '${specifier}'\nRequire stack:\n- somewhere`), { code: 'MODULE_NOT_FOUND' });
@@ -69,17 +74,20 @@ test('a module without spawn() is not taken for node-pty', () => {
 test('with neither, the error names the platform, both failures, the fallback prefix, the script to run and what the build needs', () => {
   const missingBinary = new Error('The @lydell/node-pty package currently does not support your platform: freebsd-x64\nmore detail');
   const { load } = loaderOf({ [PREBUILT_KEY]: missingBinary });
-  assert.throws(() => loadNodePty(load, 'freebsd-x64'), (err: Error) => {
-    assert.match(err.message, /^node-pty is not available on freebsd-x64: /);
-    assert.ok(err.message.includes('(The @lydell/node-pty package currently does not support your platform: freebsd-x64)'), err.message);
-    assert.ok(!err.message.includes('more detail'), 'only the first line of each failure');
-    assert.ok(err.message.includes("Cannot find module 'node-pty'"), err.message);
-    assert.ok(err.message.includes(NodePtySources.SOURCE_PREFIX), err.message);
-    assert.ok(err.message.includes(`node ${NodePtySources.FALLBACK_SCRIPT}`), err.message);
-    assert.match(err.message, /python3, make and a C\+\+ compiler/);
-    assert.equal(err.cause, missingBinary);
-    return true;
-  });
+  assert.throws(
+    () => loadNodePty(load, 'freebsd-x64'),
+    (err: Error) => {
+      assert.match(err.message, /^node-pty is not available on freebsd-x64: /);
+      assert.ok(err.message.includes('(The @lydell/node-pty package currently does not support your platform: freebsd-x64)'), err.message);
+      assert.ok(!err.message.includes('more detail'), 'only the first line of each failure');
+      assert.ok(err.message.includes("Cannot find module 'node-pty'"), err.message);
+      assert.ok(err.message.includes(NodePtySources.SOURCE_PREFIX), err.message);
+      assert.ok(err.message.includes(`node ${NodePtySources.FALLBACK_SCRIPT}`), err.message);
+      assert.match(err.message, /python3, make and a C\+\+ compiler/);
+      assert.equal(err.cause, missingBinary);
+      return true;
+    },
+  );
 });
 
 test('on this machine the real loader takes the prebuilt node-pty where a prebuild package exists for the platform', (t) => {
@@ -103,12 +111,14 @@ test('the loader looks for the source build where scripts/ptyFallback.mjs puts i
 
 test('workers/pty/nodePty.ts is the only importer of node-pty in supervisor/, workers/, shared/ and bridge/', () => {
   const importSpecifier = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+|\bexport\s+\*\s+from\s*)['"]([^'"]+)['"]/gm;
-  const isNodePty = (spec: string) => ['node-pty', '@lydell/node-pty'].some((name) => spec === name || spec.startsWith(`${name}/`) || spec.startsWith(`${name}-`));
-  const tsFiles = (dir: string): string[] => readdirSync(dir).flatMap((name) => {
-    const full = join(dir, name);
-    if (statSync(full).isDirectory()) return tsFiles(full);
-    return name.endsWith('.ts') ? [full] : [];
-  });
+  const isNodePty = (spec: string) =>
+    ['node-pty', '@lydell/node-pty'].some((name) => spec === name || spec.startsWith(`${name}/`) || spec.startsWith(`${name}-`));
+  const tsFiles = (dir: string): string[] =>
+    readdirSync(dir).flatMap((name) => {
+      const full = join(dir, name);
+      if (statSync(full).isDirectory()) return tsFiles(full);
+      return name.endsWith('.ts') ? [full] : [];
+    });
   const importers = ['supervisor', 'workers', 'shared', 'bridge']
     .flatMap((dir) => tsFiles(join(ROOT, dir)))
     .filter((file) => [...readFileSync(file, 'utf8').matchAll(importSpecifier)].some((m) => isNodePty(m[1]!)))

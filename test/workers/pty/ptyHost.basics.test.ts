@@ -124,11 +124,19 @@ describe('pty host: requests over the channel', () => {
     const { id } = await host.spawnSession();
     const r = host.record(id);
     await host.waitForText(id, PROMPT);
-    await waitFor(() => r.states.length === 2, 3_000, () => `states: ${r.states.join()}`);
+    await waitFor(
+      () => r.states.length === 2,
+      3_000,
+      () => `states: ${r.states.join()}`,
+    );
     assert.deepEqual(r.states, ['busy', 'idle']);
     await host.client.request('write', { session_id: id }, { payload: Buffer.from('echo a; sleep 0.2; echo b; sleep 0.2; echo c\r') });
     await host.waitForText(id, 'c\r\n');
-    await waitFor(() => r.states.length === 4, 3_000, () => `states: ${r.states.join()}`);
+    await waitFor(
+      () => r.states.length === 4,
+      3_000,
+      () => `states: ${r.states.join()}`,
+    );
     assert.deepEqual(r.states, ['busy', 'idle', 'busy', 'idle']);
     await host.client.request('kill', { session_id: id });
     await host.waitForExit(id);

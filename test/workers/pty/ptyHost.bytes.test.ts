@@ -159,7 +159,11 @@ describe('pty host: bytes arrive exactly', () => {
       assert.equal(r.exit, undefined, 'the child is blocked, not gone');
 
       await host.client.request('resume', { session_id: id });
-      await waitFor(() => r.bytes.length > seen, 10_000, () => 'no output after resume');
+      await waitFor(
+        () => r.bytes.length > seen,
+        10_000,
+        () => 'no output after resume',
+      );
       writeFileSync(stop, '');
       const exit = await host.waitForExit(id, 30_000);
       assert.equal(exit.exit_code, 0);
@@ -184,6 +188,10 @@ describe('pty host: bytes arrive exactly', () => {
     await host.client.request('kill', { session_id: id });
     const exit = await host.waitForExit(id);
     assert.equal(exit.signal, 1);
-    await waitFor(() => host.record(id).text === 'before\r\n', 1_000, () => host.record(id).text);
+    await waitFor(
+      () => host.record(id).text === 'before\r\n',
+      1_000,
+      () => host.record(id).text,
+    );
   });
 });

@@ -37,7 +37,11 @@ describe('pty host: flow control towards the supervisor', () => {
   test('unacknowledged output holds the session near the window; acknowledging lets it finish byte-exact', async () => {
     host.setAcking(false);
     const { id } = await host.spawnSession({ args: ['-c', flood] });
-    await waitFor(() => host.record(id).bytes.length > WINDOW, 20_000, () => `only ${host.record(id).bytes.length} bytes arrived`);
+    await waitFor(
+      () => host.record(id).bytes.length > WINDOW,
+      20_000,
+      () => `only ${host.record(id).bytes.length} bytes arrived`,
+    );
     const held = await settled(host, id);
     assert.ok(held <= WINDOW + SLACK, `${held} bytes sent with ${WINDOW} unacknowledged allowed`);
     assert.equal(host.record(id).exit, undefined, 'the child waits on its PTY, it is not killed');
@@ -54,7 +58,11 @@ describe('pty host: flow control towards the supervisor', () => {
   test('a user pause outlasts the flow-control hold, and the hold outlasts a resume', async () => {
     host.setAcking(false);
     const { id } = await host.spawnSession({ args: ['-c', flood] });
-    await waitFor(() => host.record(id).bytes.length > WINDOW, 20_000, () => 'the window to fill');
+    await waitFor(
+      () => host.record(id).bytes.length > WINDOW,
+      20_000,
+      () => 'the window to fill',
+    );
     const held = await settled(host, id);
     await host.client.request('pause', { session_id: id });
     host.setAcking(true);

@@ -62,7 +62,10 @@ describe('pty host: readLog', () => {
     assert.equal(log.total_lines, 12_000);
     assert.ok(log.oldest_offset > 0, 'older lines were dropped');
     assert.equal(log.offset, log.oldest_offset, 'offset 0 clamps to the oldest line kept');
-    assert.deepEqual(log.lines, Array.from({ length: 5 }, (_, i) => String(log.oldest_offset + i + 1)));
+    assert.deepEqual(
+      log.lines,
+      Array.from({ length: 5 }, (_, i) => String(log.oldest_offset + i + 1)),
+    );
     const tail = await host.client.request('readLog', { session_id: id, limit: 2 });
     assert.deepEqual(tail.lines, ['11999', '12000']);
   });

@@ -156,7 +156,11 @@ export async function startPtyHost(): Promise<PtyHostHandle> {
     },
     async waitForExit(id, timeoutMs = 10_000) {
       const r = record(id);
-      await waitFor(() => r.exit !== undefined, timeoutMs, () => `session ${id} did not exit`);
+      await waitFor(
+        () => r.exit !== undefined,
+        timeoutMs,
+        () => `session ${id} did not exit`,
+      );
       return r.exit!;
     },
     async stop() {

@@ -27,7 +27,11 @@ function spawn(script: string): { session: PtySession; text: () => string } {
 
 test('a write or resize after the master was closed never reaches the PTY that reuses its fd number', async () => {
   const a = spawn("printf 'A-READY\\n'; exec sleep 30");
-  await waitFor(() => a.text().includes('A-READY'), 5_000, () => 'session A never started');
+  await waitFor(
+    () => a.text().includes('A-READY'),
+    5_000,
+    () => 'session A never started',
+  );
   const aFd = (a.session as unknown as { pty: { fd: number } }).pty.fd;
   // What node-pty does 200 ms after the child's exit when no EOF came: destroy the read stream.
   (a.session as unknown as { pty: { _socket: { destroy(): void } } }).pty._socket.destroy();
@@ -38,9 +42,17 @@ test('a write or resize after the master was closed never reaches the PTY that r
   assert.equal(a.session.exited, undefined, 'precondition: A has not reported its exit');
   a.session.write(Buffer.from('leak-from-A\r'));
   a.session.resize(10, 20);
-  await waitFor(() => b.text().includes('B-READY'), 5_000, () => 'session B never started');
+  await waitFor(
+    () => b.text().includes('B-READY'),
+    5_000,
+    () => 'session B never started',
+  );
   await sleep(300);
   assert.equal(b.text().includes('leak-from-A'), false, `A's keystrokes reached B: ${JSON.stringify(b.text())}`);
   b.session.write(Buffer.from('own-input\r'));
-  await waitFor(() => b.text().includes('own-input'), 5_000, () => `B does not echo its own input: ${JSON.stringify(b.text())}`);
+  await waitFor(
+    () => b.text().includes('own-input'),
+    5_000,
+    () => `B does not echo its own input: ${JSON.stringify(b.text())}`,
+  );
 });

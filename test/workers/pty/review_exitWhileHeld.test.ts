@@ -28,7 +28,11 @@ describe('pty host: output written just before an exit while not reading', () =>
     assert.equal(exit.exit_code, 3);
     const r = host.record(id);
     const expected = Array.from({ length: 300 }, (_, i) => `tail-${String(i + 1).padStart(5, '0')}\r\n`).join('');
-    await waitFor(() => r.text.endsWith(expected), 1_000, () => `last bytes: ${JSON.stringify(r.text.slice(-80))}`);
+    await waitFor(
+      () => r.text.endsWith(expected),
+      1_000,
+      () => `last bytes: ${JSON.stringify(r.text.slice(-80))}`,
+    );
     assert.equal(r.contiguousLength(), exit.total_written);
   });
 
@@ -40,12 +44,20 @@ describe('pty host: output written just before an exit while not reading', () =>
       const flood = PtyConstants.UNACKED_OUTPUT_BYTES + 10;
       const { id } = await host.spawnSession({ args: ['-c', `head -c ${flood} /dev/zero | tr '\\0' a; sleep 0.3; printf 'END-MARK\\n'; exit 3`] });
       const r = host.record(id);
-      await waitFor(() => r.bytes.length > PtyConstants.UNACKED_OUTPUT_BYTES, 20_000, () => `only ${r.bytes.length} bytes`);
+      await waitFor(
+        () => r.bytes.length > PtyConstants.UNACKED_OUTPUT_BYTES,
+        20_000,
+        () => `only ${r.bytes.length} bytes`,
+      );
       await sleep(1_000);
       host.setAcking(true);
       const exit = await host.waitForExit(id, 20_000);
       assert.equal(exit.exit_code, 3);
-      await waitFor(() => r.text.endsWith('END-MARK\r\n'), 2_000, () => `${r.bytes.length} bytes, last: ${JSON.stringify(r.text.slice(-40))}`);
+      await waitFor(
+        () => r.text.endsWith('END-MARK\r\n'),
+        2_000,
+        () => `${r.bytes.length} bytes, last: ${JSON.stringify(r.text.slice(-40))}`,
+      );
       assert.equal(r.contiguousLength(), exit.total_written);
       assert.equal(exit.total_written, flood + 'END-MARK\r\n'.length);
     } finally {

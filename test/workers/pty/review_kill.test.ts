@@ -48,7 +48,9 @@ describe('pty host: kill', () => {
   });
 
   test('a non-closing signal (SIGINT to a shell that traps it) does not undo a pause', async () => {
-    const { id } = await host.spawnSession({ args: ['-c', "trap 'echo got-int' INT; i=0; while [ $i -lt 3000 ]; do echo line$i; i=$((i+1)); sleep 0.005; done"] });
+    const { id } = await host.spawnSession({
+      args: ['-c', "trap 'echo got-int' INT; i=0; while [ $i -lt 3000 ]; do echo line$i; i=$((i+1)); sleep 0.005; done"],
+    });
     const r = host.record(id);
     await host.waitForText(id, 'line20\r\n');
     await host.client.request('pause', { session_id: id });

@@ -32,7 +32,14 @@ test('a mixed sample strips the same whole, one byte per read, and at every 2-wa
   const b = bytes(SAMPLE);
   for (const opts of [{}, { maxLineBytes: 16 }]) {
     const whole = strip([b], opts);
-    assert.deepEqual(strip(Array.from(b, (x) => Uint8Array.of(x)), opts), whole, `one byte per read ${JSON.stringify(opts)}`);
+    assert.deepEqual(
+      strip(
+        Array.from(b, (x) => Uint8Array.of(x)),
+        opts,
+      ),
+      whole,
+      `one byte per read ${JSON.stringify(opts)}`,
+    );
     for (let k = 0; k <= b.length; k++) assert.deepEqual(strip([b.subarray(0, k), b.subarray(k)], opts), whole, `split at ${k} ${JSON.stringify(opts)}`);
   }
   assert.deepEqual(strip([b]), {

@@ -56,7 +56,11 @@ describe('ScreenModel over an output ring', () => {
     ring.append(enc('\x1b[2;4Hhere'));
     const first = model.snapshot();
     assert.equal(model.active, true);
-    await waitFor(() => !model.active, 5_000, () => 'the idle grid was never dropped');
+    await waitFor(
+      () => !model.active,
+      5_000,
+      () => 'the idle grid was never dropped',
+    );
     assert.deepEqual(model.snapshot(), first);
     assert.equal(model.replayCount, 2);
     model.dispose();
@@ -130,7 +134,11 @@ describe('pty host: readScreen with real shells', () => {
     const alt = await screen(id);
     assert.equal(alt.alt_screen, true);
     assert.equal(alt.rows[1], '  alt-content');
-    assert.equal(alt.rows.some((r) => r.includes('primary-line')), false, 'the primary screen is hidden');
+    assert.equal(
+      alt.rows.some((r) => r.includes('primary-line')),
+      false,
+      'the primary screen is hidden',
+    );
     assert.deepEqual([alt.cursor_row, alt.cursor_col], [1, 13]);
     await type(id, '\r');
     let back = await screen(id);
@@ -141,7 +149,10 @@ describe('pty host: readScreen with real shells', () => {
     }
     assert.equal(back.alt_screen, false);
     assert.ok(back.rows.includes('primary-line'), JSON.stringify(back.rows));
-    assert.equal(back.rows.some((r) => r.includes('alt-content')), false);
+    assert.equal(
+      back.rows.some((r) => r.includes('alt-content')),
+      false,
+    );
     await host.client.request('kill', { session_id: id });
     await host.waitForExit(id);
   });

@@ -9,7 +9,6 @@ import { describe, test } from 'node:test';
 import { ScreenGrid } from '../../../workers/pty/screenGrid.js';
 import { prng } from '../../helpers/prng.js';
 
-
 function feed(rows: number, cols: number, input: string): ScreenGrid {
   const g = new ScreenGrid(rows, cols);
   g.write(Buffer.from(input));
@@ -43,7 +42,8 @@ function setup(k: Case, rand: () => number): string {
     else if (r < 0.55) s += '\r';
     else if (r < 0.65) s += '\n';
     else if (r < 0.8) s += cup();
-    else if (r < 0.87) s += '\x1b[P'; // DCH can leave the right half of a wide character in column 0
+    else if (r < 0.87)
+      s += '\x1b[P'; // DCH can leave the right half of a wide character in column 0
     else if (r < 0.94) s += '\x1b[@';
     else s += `\x1b[${1 + Math.floor(rand() * k.cols)}b`;
   }
@@ -56,7 +56,12 @@ function setup(k: Case, rand: () => number): string {
   }
   // The cursor row by zone, each as likely: line feeds move down to the bottom of the region and scroll
   // there, or below the region move down to the last row and stay.
-  const zones = [[0, top - 1], [top, bottom - 1], [bottom, bottom], [bottom + 1, k.rows - 1]].filter(([lo, hi]) => lo! <= hi!);
+  const zones = [
+    [0, top - 1],
+    [top, bottom - 1],
+    [bottom, bottom],
+    [bottom + 1, k.rows - 1],
+  ].filter(([lo, hi]) => lo! <= hi!);
   const [lo, hi] = pick(zones);
   s += `\x1b[${lo! + 1 + Math.floor(rand() * (hi! - lo! + 1))};${1 + Math.floor(rand() * k.cols)}H`;
   if (k.margins && rand() < 0.3) s += '\x1b7\x1b[?6h\x1b8'; // origin mode, the cursor kept where it was

@@ -151,11 +151,23 @@ function randomOp(rand: () => number, rows: number, cols: number): Op {
     let text = '';
     const length = 1 + int(cols + 3);
     for (let i = 0; i < length; i++) text += String.fromCharCode(0x20 + int(0x5f));
-    return { bytes: text, apply: (ref) => { for (const ch of text) ref.print(ch); } };
+    return {
+      bytes: text,
+      apply: (ref) => {
+        for (const ch of text) ref.print(ch);
+      },
+    };
   }
   if (r < 0.45) return { bytes: '\n', apply: (ref) => ref.lineFeed() };
   if (r < 0.52) return { bytes: '\r', apply: (ref) => ref.carriageReturn() };
-  if (r < 0.62) return { bytes: '\r\n', apply: (ref) => { ref.carriageReturn(); ref.lineFeed(); } };
+  if (r < 0.62)
+    return {
+      bytes: '\r\n',
+      apply: (ref) => {
+        ref.carriageReturn();
+        ref.lineFeed();
+      },
+    };
   if (r < 0.67) return { bytes: '\x1bM', apply: (ref) => ref.reverseIndex() };
   if (r < 0.73) {
     if (rand() < 0.2) return { bytes: '\x1b[r', apply: (ref) => ref.setRegion(undefined, undefined) };
@@ -198,7 +210,16 @@ function referenceView(ref: ReferenceScreen): string {
 describe('ScreenGrid scrolling through the row map', () => {
   test('matches a naive array-of-rows screen on random sequences (1×1, 1×N, N×1, regions, sizes to 24×80)', () => {
     const rand = prng(0x5c0011);
-    const sizes: Array<[number, number]> = [[24, 80], [50, 3], [3, 50], [1, 1], [1, 7], [1, 80], [7, 1], [40, 1]];
+    const sizes: Array<[number, number]> = [
+      [24, 80],
+      [50, 3],
+      [3, 50],
+      [1, 1],
+      [1, 7],
+      [1, 80],
+      [7, 1],
+      [40, 1],
+    ];
     for (let rows = 2; rows <= 8; rows++) for (let cols = 2; cols <= 10; cols += 2) sizes.push([rows, cols]);
     let compared = 0;
     for (const [rows, cols] of sizes) {

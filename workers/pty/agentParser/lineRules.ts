@@ -135,7 +135,8 @@ export function agentLineEvents(line: string, out: ParsedEvent[]): void {
   if (rate) out.push(rate);
   let m = USAGE.exec(line);
   if (m) out.push({ type: 'usage-limit', percentage: Math.min(100, Number(m[1])), limit_type: m[2] as 'weekly' | 'session' });
-  else if ((m = EXHAUSTED.exec(line)) && !looksLikeCode(line)) out.push(m[1] ? { type: 'usage-exhausted', reset_time: m[1].trim() } : { type: 'usage-exhausted' });
+  else if ((m = EXHAUSTED.exec(line)) && !looksLikeCode(line))
+    out.push(m[1] ? { type: 'usage-exhausted', reset_time: m[1].trim() } : { type: 'usage-exhausted' });
   if (!rate && !looksLikeCode(line)) {
     for (const rule of API_RULES) {
       if (rule.rx.test(line)) {

@@ -45,7 +45,11 @@ export function parseOsc(payload: string): OscSignal | null {
     const fields: Record<string, string> = {};
     for (const part of payload.slice(5).split(';')) {
       const eq = part.indexOf('=');
-      if (eq > 0 && eq < 32) fields[part.slice(0, eq).trim()] = part.slice(eq + 1).trim().slice(0, 200);
+      if (eq > 0 && eq < 32)
+        fields[part.slice(0, eq).trim()] = part
+          .slice(eq + 1)
+          .trim()
+          .slice(0, 200);
     }
     return { kind: 'hook', fields };
   }

@@ -56,7 +56,10 @@ describe('MCP Inspector 2.12 CLI over TCP with Basic Auth', () => {
     assert.equal(result.content.length, 1);
     assert.equal(result.content[0]!.type, 'text');
     const rows = JSON.parse(result.content[0]!.text) as Array<{ session_id: string }>;
-    assert.ok(rows.some((row) => row.session_id === sessionId), result.content[0]!.text);
+    assert.ok(
+      rows.some((row) => row.session_id === sessionId),
+      result.content[0]!.text,
+    );
   });
 
   it('an unknown action comes back as isError with the available actions (exit 5)', async () => {

@@ -174,10 +174,14 @@ describe('MCP SDK 1.x Client over TCP with Basic Auth', () => {
     assert.equal((await t.socket('PUT', '/config', JSON.stringify({ collapse_tools: true }))).status, 200);
     await until('notifications/tools/list_changed after collapse_tools on', async () => (listChanged.length > before ? true : undefined));
     const collapsed = (await client.listTools()).tools.map((tool) => tool.name);
-    for (const meta of ['search_tools', 'get_tool_schema', 'call_tool']) assert.ok(collapsed.includes(meta), `${meta} missing from the collapsed list: ${collapsed.join(', ')}`);
+    for (const meta of ['search_tools', 'get_tool_schema', 'call_tool'])
+      assert.ok(collapsed.includes(meta), `${meta} missing from the collapsed list: ${collapsed.join(', ')}`);
     assert.ok(!collapsed.includes('session'), 'session is still listed directly in collapsed mode');
     const found = record(payload((await client.callTool({ name: 'search_tools', arguments: { query: 'terminal session' } })) as CallToolResult));
-    assert.ok((found['results'] as Array<{ name: string }>).some((r) => r.name === 'session'), JSON.stringify(found));
+    assert.ok(
+      (found['results'] as Array<{ name: string }>).some((r) => r.name === 'session'),
+      JSON.stringify(found),
+    );
 
     const collapsedCount = listChanged.length;
     assert.equal((await t.socket('PUT', '/config', JSON.stringify({ collapse_tools: false }))).status, 200);

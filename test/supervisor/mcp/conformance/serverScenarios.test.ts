@@ -117,7 +117,10 @@ describe('MCP conformance suite 0.1.16: server scenarios', () => {
         const sse = checks.find((c) => c.id === 'server-sse-priming-event');
         assert.ok(contentType || sse, `neither the JSON nor the SSE branch ran: ${checks.map((c) => c.id).join(', ')}`);
       } else {
-        assert.ok(checks.some((c) => c.status === 'SUCCESS'), `${name}: no SUCCESS check`);
+        assert.ok(
+          checks.some((c) => c.status === 'SUCCESS'),
+          `${name}: no SUCCESS check`,
+        );
       }
     });
   }
@@ -139,7 +142,8 @@ describe('MCP conformance suite 0.1.16: server scenarios', () => {
       const reason = NOT_APPLICABLE[name];
       if (!reason && !v.passed) surprises.push(`${name} fails: ${v.problems.join(' | ')}`);
       if (reason && v.passed) surprises.push(`${name} passes now: drop it from NOT_APPLICABLE and the table above`);
-      if (reason && !v.passed && !v.problems.some((p) => reason.test(p))) surprises.push(`${name} fails for another reason than ${reason}: ${v.problems.join(' | ')}`);
+      if (reason && !v.passed && !v.problems.some((p) => reason.test(p)))
+        surprises.push(`${name} fails for another reason than ${reason}: ${v.problems.join(' | ')}`);
     }
     assert.deepEqual(surprises, []);
   });

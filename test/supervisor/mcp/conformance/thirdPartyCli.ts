@@ -38,7 +38,13 @@ function run(args: string[]): Promise<CliRun> {
     execFile(
       node22(),
       args,
-      { cwd: home, timeout: RUN_TIMEOUT_MS, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024, env: { ...process.env, HOME: home, MCP_CATALOG_PATH: join(home, 'mcp.json'), NO_COLOR: '1' } },
+      {
+        cwd: home,
+        timeout: RUN_TIMEOUT_MS,
+        killSignal: 'SIGKILL',
+        maxBuffer: 16 * 1024 * 1024,
+        env: { ...process.env, HOME: home, MCP_CATALOG_PATH: join(home, 'mcp.json'), NO_COLOR: '1' },
+      },
       (err, stdout, stderr) => {
         if (err && typeof err.code !== 'number') return reject(new Error(`${args[0]} did not finish (${err.signal ?? err.message}): ${stderr.slice(-500)}`));
         resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
@@ -51,7 +57,10 @@ function run(args: string[]): Promise<CliRun> {
  * `conformance server --url <url>` for one scenario or a whole suite ("active" by default, "all"
  * adds the pending ones), results in a temp dir; returns every scenario's checks by name.
  */
-export async function runConformance(url: string, which: { scenario: string } | { suite: 'active' | 'all' }): Promise<CliRun & { checks: Map<string, ConformanceCheck[]> }> {
+export async function runConformance(
+  url: string,
+  which: { scenario: string } | { suite: 'active' | 'all' },
+): Promise<CliRun & { checks: Map<string, ConformanceCheck[]> }> {
   const out = mkdtempSync(join(tmpdir(), 'tuicd-conformance-'));
   try {
     const selection = 'scenario' in which ? ['--scenario', which.scenario] : ['--suite', which.suite];

@@ -17,7 +17,11 @@ describe('agent tool, remote callers', () => {
 
   it('register, list_peers, send and inbox are local only; spawn has its own message', async () => {
     for (const action of ['register', 'list_peers', 'send', 'inbox']) {
-      assert.deepEqual(await call(tool, { action, to: 'x', message: 'y' }, REMOTE), { error: 'Agent messaging is restricted to localhost connections' }, action);
+      assert.deepEqual(
+        await call(tool, { action, to: 'x', message: 'y' }, REMOTE),
+        { error: 'Agent messaging is restricted to localhost connections' },
+        action,
+      );
     }
     assert.deepEqual(await call(tool, { action: 'spawn', prompt: 'x' }, REMOTE), { error: 'Agent spawning is restricted to localhost connections' });
   });

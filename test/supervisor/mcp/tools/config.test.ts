@@ -15,7 +15,16 @@ after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 const HASH = '$2b$12$abcdefghijklmnopqrstuuQ6l2n1bJYl4mFq7gq8mO1O9s1vXyZ2a';
 
 function caller(over: Partial<CallerContext> = {}): CallerContext {
-  return { isLoopback: true, listener: 'socket', mcpSessionId: null, tuicSession: null, boundSessionId: null, clientName: null, signal: new AbortController().signal, ...over };
+  return {
+    isLoopback: true,
+    listener: 'socket',
+    mcpSessionId: null,
+    tuicSession: null,
+    boundSessionId: null,
+    clientName: null,
+    signal: new AbortController().signal,
+    ...over,
+  };
 }
 const call = async (tool: NativeTool, args: Record<string, unknown>, c: CallerContext = caller()) => tool.handler(args, c);
 
@@ -54,7 +63,10 @@ test('save deep-merges a partial onto the file and keeps untouched siblings and 
 test('test_config_save_rejects_non_loopback, a type mismatch and a missing object, writing nothing', async () => {
   const { path, tool } = await setup();
   const before = readFileSync(path, 'utf8');
-  await assert.rejects(call(tool, { action: 'save', config: { collapse_tools: true } }, caller({ isLoopback: false, listener: 'tcp' })), /only available to local callers/);
+  await assert.rejects(
+    call(tool, { action: 'save', config: { collapse_tools: true } }, caller({ isLoopback: false, listener: 'tcp' })),
+    /only available to local callers/,
+  );
   await assert.rejects(call(tool, { action: 'save', config: { collapse_tools: 'yes' } }), /^ToolError: Invalid config: collapse_tools/);
   await assert.rejects(call(tool, { action: 'save' }), /requires 'config': an object/);
   await assert.rejects(call(tool, { action: 'save', config: [1] }), /requires 'config': an object/);

@@ -40,7 +40,12 @@ describe('ui confirm end to end', () => {
     const r = await t.socket(
       'POST',
       '/mcp',
-      JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'confirm-test', version: '1' } } }),
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: ++rpcId,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'confirm-test', version: '1' } },
+      }),
       { ...MCP_HEADERS, 'x-tuic-session': tuicSession },
     );
     assert.equal(r.status, 200, r.text);
@@ -50,7 +55,10 @@ describe('ui confirm end to end', () => {
   }
 
   function callTool(mcpSession: string, name: string, args: object) {
-    return t.socket('POST', '/mcp', JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method: 'tools/call', params: { name, arguments: args } }), { ...MCP_HEADERS, 'Mcp-Session-Id': mcpSession });
+    return t.socket('POST', '/mcp', JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method: 'tools/call', params: { name, arguments: args } }), {
+      ...MCP_HEADERS,
+      'Mcp-Session-Id': mcpSession,
+    });
   }
 
   const toolValue = (answer: { status: number; text: string; json(): any }) => {
@@ -59,7 +67,8 @@ describe('ui confirm end to end', () => {
     return { isError: body.result.isError as boolean, value: JSON.parse(body.result.content[0].text) };
   };
 
-  const answer = (requestId: string, confirmed: unknown) => t.socket('POST', '/mcp/confirm-response', JSON.stringify({ request_id: requestId, confirmed }), { 'Content-Type': 'application/json' });
+  const answer = (requestId: string, confirmed: unknown) =>
+    t.socket('POST', '/mcp/confirm-response', JSON.stringify({ request_id: requestId, confirmed }), { 'Content-Type': 'application/json' });
 
   async function boundAgent(): Promise<{ mcp: string; tuic: string; sessionId: string }> {
     const tuic = randomUUID();
@@ -109,7 +118,15 @@ describe('ui confirm end to end', () => {
     // Without the knob the server would hold the call for the full 300 s: fail fast and say why.
     let timer: NodeJS.Timeout | undefined;
     const notWired = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer ${CONFIRM_WINDOW_MS + 10_000} ms after a ${CONFIRM_WINDOW_MS} ms window: is TUIC_CONFIRM_TIMEOUT_MS wired into the ConfirmBroker?`)), CONFIRM_WINDOW_MS + 10_000);
+      timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `no answer ${CONFIRM_WINDOW_MS + 10_000} ms after a ${CONFIRM_WINDOW_MS} ms window: is TUIC_CONFIRM_TIMEOUT_MS wired into the ConfirmBroker?`,
+            ),
+          ),
+        CONFIRM_WINDOW_MS + 10_000,
+      );
     });
     const reply = await Promise.race([pending, notWired]).finally(() => clearTimeout(timer));
     // The handler's own body, not the HTTP layer's 408.

@@ -26,13 +26,28 @@ const SECRET = `ghp_${'Z9y8X7w6V5'.repeat(3)}123456`;
 const quiet = { info() {}, warn() {}, error() {} };
 
 function caller(): CallerContext {
-  return { isLoopback: true, listener: 'socket', mcpSessionId: null, tuicSession: null, boundSessionId: null, clientName: null, signal: new AbortController().signal };
+  return {
+    isLoopback: true,
+    listener: 'socket',
+    mcpSessionId: null,
+    tuicSession: null,
+    boundSessionId: null,
+    clientName: null,
+    signal: new AbortController().signal,
+  };
 }
 const call = async (tool: NativeTool, args: Record<string, unknown>) => tool.handler(args, caller()) as Promise<any>;
 
 test('debug sessions lists live sessions of a real pty host with their state; session_id filters by any address', async (t) => {
   const host = new PtyHost(new ProcessStarter({ entry: PTY_HOST_ENTRY, onOutput: () => {} }), quiet);
-  const sessions = new SessionService({ host, bus: new EventBus(), configDir: tempDir(), env: { ...process.env, ...shellHomeEnv() }, maxSessions: () => 10, defaultShell: () => '/bin/sh' });
+  const sessions = new SessionService({
+    host,
+    bus: new EventBus(),
+    configDir: tempDir(),
+    env: { ...process.env, ...shellHomeEnv() },
+    maxSessions: () => 10,
+    defaultShell: () => '/bin/sh',
+  });
   t.after(async () => {
     sessions.dispose();
     await host.stop();
@@ -48,7 +63,10 @@ test('debug sessions lists live sessions of a real pty host with their state; se
   assert.equal(typeof row.pid, 'number');
   assert.equal(typeof row.state, 'object');
   const byAlias = (await call(tool, { action: 'sessions', session_id: b.alias })).sessions;
-  assert.deepEqual(byAlias.map((s: any) => s.session_id), [b.session_id]);
+  assert.deepEqual(
+    byAlias.map((s: any) => s.session_id),
+    [b.session_id],
+  );
 });
 
 test('debug logs: newest first from the real log file, level/source filters, limit, secrets redacted', async () => {
@@ -64,10 +82,22 @@ test('debug logs: newest first from the real log file, level/source filters, lim
     await new Promise((r) => setTimeout(r, 20));
     logs = (await call(tool, { action: 'logs' })).logs;
   }
-  assert.deepEqual(logs.map((r) => r.msg), ['last-error', `leaked [REDACTED:github_pat]`, 'from-the-host', 'first-debug']);
-  assert.deepEqual((await call(tool, { action: 'logs', level: 'warn' })).logs.map((r: any) => r.msg), ['last-error', 'leaked [REDACTED:github_pat]']);
-  assert.deepEqual((await call(tool, { action: 'logs', source: 'pty-host' })).logs.map((r: any) => r.msg), ['from-the-host']);
-  assert.deepEqual((await call(tool, { action: 'logs', limit: 1 })).logs.map((r: any) => r.msg), ['last-error']);
+  assert.deepEqual(
+    logs.map((r) => r.msg),
+    ['last-error', `leaked [REDACTED:github_pat]`, 'from-the-host', 'first-debug'],
+  );
+  assert.deepEqual(
+    (await call(tool, { action: 'logs', level: 'warn' })).logs.map((r: any) => r.msg),
+    ['last-error', 'leaked [REDACTED:github_pat]'],
+  );
+  assert.deepEqual(
+    (await call(tool, { action: 'logs', source: 'pty-host' })).logs.map((r: any) => r.msg),
+    ['from-the-host'],
+  );
+  assert.deepEqual(
+    (await call(tool, { action: 'logs', limit: 1 })).logs.map((r: any) => r.msg),
+    ['last-error'],
+  );
   await assert.rejects(call(tool, { action: 'logs', level: 'loud' }), { message: "Invalid level 'loud'. Must be: trace, debug, info, warn, error, fatal" });
   await assert.rejects(call(tool, { action: 'logs', limit: 'all' }), /'limit' must be an integer/);
   log.flush();
@@ -90,5 +120,7 @@ test('debug help, agent_detection and invoke_js', async () => {
   assert.deepEqual(await call(tool, { action: 'help' }), { help: DEBUG_HELP });
   for (const action of tool.actions) assert.ok(DEBUG_HELP.includes(`action=${action}`), `help documents ${action}`);
   assert.deepEqual(await call(tool, { action: 'agent_detection' }), { sessions: [] });
-  await assert.rejects(call(tool, { action: 'invoke_js', script: '1+1' }), { message: 'invoke_js needs the desktop WebView and is not available in headless tuicd' });
+  await assert.rejects(call(tool, { action: 'invoke_js', script: '1+1' }), {
+    message: 'invoke_js needs the desktop WebView and is not available in headless tuicd',
+  });
 });

@@ -21,7 +21,16 @@ const TUIC = '0b7e3f55-1d2a-4c6e-8f00-5a1b2c3d4e5f';
 const SECRET = `ghp_${'A1b2C3d4E5'.repeat(3)}123456`;
 
 function caller(over: Partial<CallerContext> = {}): CallerContext {
-  return { isLoopback: true, listener: 'socket', mcpSessionId: null, tuicSession: null, boundSessionId: null, clientName: null, signal: new AbortController().signal, ...over };
+  return {
+    isLoopback: true,
+    listener: 'socket',
+    mcpSessionId: null,
+    tuicSession: null,
+    boundSessionId: null,
+    clientName: null,
+    signal: new AbortController().signal,
+    ...over,
+  };
 }
 const call = async (tool: NativeTool, args: Record<string, unknown>, c: CallerContext = caller()) => tool.handler(args, c);
 
@@ -59,7 +68,10 @@ test('an entry from a bound caller is journaled against its PTY cwd and tuic_ses
   assert.equal(lines.length, 1);
   const entry = JSON.parse(lines[0]!);
   assert.equal(entry.id, result.id);
-  assert.deepEqual({ ...entry, id: 'x', at_ms: 0 }, { id: 'x', at_ms: 0, kind: 'done', project: '/work/repo', agent: TUIC, text: 'tests pass', step: 'phase 1', session_id: PTY });
+  assert.deepEqual(
+    { ...entry, id: 'x', at_ms: 0 },
+    { id: 'x', at_ms: 0, kind: 'done', project: '/work/repo', agent: TUIC, text: 'tests pass', step: 'phase 1', session_id: PTY },
+  );
   assert.deepEqual(recorded, [{ entry }]);
   assert.equal(statSync(journalPath).mode & 0o777, 0o600);
   assert.deepEqual((await progressJournal.list({ project: '/work/repo' })).entries, [entry]);
@@ -139,7 +151,10 @@ test('journal: bounded per project with atomic compaction; survives a reload and
   await journal.append({ kind: 'done', project: '/b', agent: 'x', text: 'b0' });
   // 8 > 5 + 2 triggered one compaction down to the newest 5 of /a.
   const a = await journal.list({ project: '/a', limit: 100 });
-  assert.deepEqual(a.entries.map((e) => e.text), ['a7', 'a6', 'a5', 'a4', 'a3']);
+  assert.deepEqual(
+    a.entries.map((e) => e.text),
+    ['a7', 'a6', 'a5', 'a4', 'a3'],
+  );
   assert.equal(a.total, 5);
   assert.equal(readFileSync(path, 'utf8').trim().split('\n').length, 6);
   assert.equal(statSync(path).mode & 0o777, 0o600);
@@ -147,8 +162,14 @@ test('journal: bounded per project with atomic compaction; survives a reload and
   writeFileSync(path, readFileSync(path, 'utf8') + '{"id":"torn', { flag: 'w' });
   const reloaded = new ProgressJournal({ path, keepPerProject: 5, compactSlack: 2 });
   const all = await reloaded.list({ limit: 100 });
-  assert.deepEqual(all.entries.map((e) => e.text), ['b0', 'a7', 'a6', 'a5', 'a4', 'a3']);
-  assert.deepEqual((await reloaded.list({ limit: 2 })).entries.map((e) => e.text), ['b0', 'a7']);
+  assert.deepEqual(
+    all.entries.map((e) => e.text),
+    ['b0', 'a7', 'a6', 'a5', 'a4', 'a3'],
+  );
+  assert.deepEqual(
+    (await reloaded.list({ limit: 2 })).entries.map((e) => e.text),
+    ['b0', 'a7'],
+  );
 });
 
 test('GET /progress/list: newest first, filtered by project, limit validated', async () => {
@@ -159,9 +180,15 @@ test('GET /progress/list: newest first, filtered by project, limit validated', a
   assert.ok(route && route.method === 'GET' && route.pattern === '/progress/list');
   const get = async (qs: string) => (route.handler as (c: RequestContext) => Promise<any>)({ query: new URLSearchParams(qs) } as RequestContext);
   const page = (await get('project=/work/repo&limit=2')).body;
-  assert.deepEqual(page.entries.map((e: any) => e.text), ['three', 'two']);
+  assert.deepEqual(
+    page.entries.map((e: any) => e.text),
+    ['three', 'two'],
+  );
   assert.equal(page.total, 3);
-  assert.deepEqual((await get('')).body.entries.map((e: any) => e.text), ['elsewhere', 'three', 'two', 'one']);
+  assert.deepEqual(
+    (await get('')).body.entries.map((e: any) => e.text),
+    ['elsewhere', 'three', 'two', 'one'],
+  );
   for (const bad of ['limit=0', 'limit=101', 'limit=abc']) {
     await assert.rejects(get(bad), (e: unknown) => e instanceof HttpError && e.status === 400 && /limit must be an integer between 1 and 100/.test(e.message));
   }

@@ -35,7 +35,9 @@ describe('MCP repo tool through the SDK client', () => {
 
   async function connect(name: string): Promise<Client> {
     const client = new Client({ name, version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${t.tcpPort}/mcp`), { requestInit: { headers: { Authorization: AUTHORIZATION } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${t.tcpPort}/mcp`), { requestInit: { headers: { Authorization: AUTHORIZATION } } }),
+    );
     clients.push(client);
     return client;
   }
@@ -62,7 +64,10 @@ describe('MCP repo tool through the SDK client', () => {
   it('is listed, and list/status describe the registered repository', async () => {
     const client = await connect('plain-client');
     const { tools } = await client.listTools();
-    assert.ok(tools.some((tool) => tool.name === 'repo'), 'repo is in tools/list');
+    assert.ok(
+      tools.some((tool) => tool.name === 'repo'),
+      'repo is in tools/list',
+    );
     assert.match(client.getInstructions() ?? '', new RegExp(`- ${repo}`));
     const list = payload(await call(client, { action: 'list' }));
     assert.deepEqual(list.repos, [{ path: repo, name: 'tool-repo', registered: true }]);

@@ -58,7 +58,11 @@ describe('session tool over /mcp', () => {
     const mine = (await tool('session', { action: 'list' }, bound)).find((e: { session_id: string }) => e.session_id === id);
     assert.equal(mine.is_caller, true);
     assert.deepEqual(await tool('session', { action: 'close', session_id: id }, bound), { error: 'Cannot close own session. Use exit to terminate yourself.' });
-    assert.equal((await tool('session', { action: 'list' })).find((e: { session_id: string }) => e.session_id === id).is_caller, false, 'an unbound caller is not it');
+    assert.equal(
+      (await tool('session', { action: 'list' })).find((e: { session_id: string }) => e.session_id === id).is_caller,
+      false,
+      'an unbound caller is not it',
+    );
 
     const exitReceipt = await submitWhenIdle(id, 'exit 3');
     assert.equal(exitReceipt.submitted, true, JSON.stringify(exitReceipt));

@@ -158,7 +158,7 @@ describe('session action=submit', () => {
     // Output goes quiet while sleep runs: only the foreground job says the shell is not at its prompt.
     await new Promise<void>((resolve) => {
       const check = () => {
-        if (h.sessions.get(id).shell_state === 'idle' && !h.sessions.inputOf(h.sessions.get(id)).claimed) return resolve(), true;
+        if (h.sessions.get(id).shell_state === 'idle' && !h.sessions.inputOf(h.sessions.get(id)).claimed) return (resolve(), true);
         return false;
       };
       if (check()) return;
@@ -276,8 +276,12 @@ describe('session action=submit', () => {
     assert.equal(exited.reason, 'session_exited');
     assert.equal(exited.retry_safe, true);
 
-    assert.deepEqual(await call(h.session, { action: 'submit', session_id: created.session_id }), { error: "Action 'submit' requires a non-empty 'input' (the command)" });
-    assert.deepEqual(await call(h.session, { action: 'submit', session_id: created.session_id, input: '\n' }), { error: "Action 'submit' requires a non-empty 'input' (the command)" });
+    assert.deepEqual(await call(h.session, { action: 'submit', session_id: created.session_id }), {
+      error: "Action 'submit' requires a non-empty 'input' (the command)",
+    });
+    assert.deepEqual(await call(h.session, { action: 'submit', session_id: created.session_id, input: '\n' }), {
+      error: "Action 'submit' requires a non-empty 'input' (the command)",
+    });
     assert.deepEqual(await call(h.session, { action: 'submit', input: 'ls' }), { error: "Action 'submit' requires 'session_id'" });
   });
 });

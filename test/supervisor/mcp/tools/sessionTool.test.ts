@@ -95,7 +95,10 @@ describe('session tool', () => {
       assert.equal(waited.met, true, `wait via ${ref}`);
       const status = await call(h.session, { action: 'status', session_id: ref });
       assert.equal(status.session_id, record.session_id, `status via ${ref}`);
-      assert.equal((await call(h.session, { action: 'input', session_id: ref, input: `echo via-$((40+${ref === record.alias ? 3 : 2}))`, special_key: 'enter' })).ok, true);
+      assert.equal(
+        (await call(h.session, { action: 'input', session_id: ref, input: `echo via-$((40+${ref === record.alias ? 3 : 2}))`, special_key: 'enter' })).ok,
+        true,
+      );
       const out = await call(h.session, { action: 'output', session_id: ref });
       assert.equal(typeof out.cursor, 'number', `output via ${ref}`);
     }
@@ -105,7 +108,11 @@ describe('session tool', () => {
   it('refuses write and lifecycle actions to a remote caller; read actions stay open', async () => {
     const id = await idleShell(h);
     for (const action of ['create', 'submit', 'input', 'kill', 'close', 'pause', 'resume']) {
-      assert.deepEqual(await call(h.session, { action, session_id: id, input: 'echo no' }, REMOTE), { error: 'This session action is restricted to localhost connections' }, action);
+      assert.deepEqual(
+        await call(h.session, { action, session_id: id, input: 'echo no' }, REMOTE),
+        { error: 'This session action is restricted to localhost connections' },
+        action,
+      );
     }
     assert.ok(Array.isArray(await call(h.session, { action: 'list' }, REMOTE)));
     assert.equal((await call(h.session, { action: 'status', session_id: id }, REMOTE)).session_id, id);
@@ -122,7 +129,9 @@ describe('session tool', () => {
     assert.deepEqual(await call(h.session, { action: 'input', session_id: id }), {
       error: "Action 'input' requires 'input' (text), 'special_key', or 'pty_description'",
     });
-    assert.deepEqual(await call(h.session, { action: 'input', session_id: id, input: 'echo never', special_key: 'F13' }), { error: 'Unknown special key: F13' });
+    assert.deepEqual(await call(h.session, { action: 'input', session_id: id, input: 'echo never', special_key: 'F13' }), {
+      error: 'Unknown special key: F13',
+    });
     assert.deepEqual(await call(h.session, { action: 'input' }), { error: "Action 'input' requires 'session_id'" });
     assert.deepEqual(await call(h.session, { action: 'input', session_id: 'no-such-session', input: 'x' }), { error: 'Session not found' });
     assert.equal(h.sessions.inputOf(h.sessions.get(id)).composer.state, 'empty', 'the refused text never reached the composer');
@@ -131,7 +140,8 @@ describe('session tool', () => {
   it('pty_description: a string sets it, omitted keeps it, null or "" clears it; each change is published', async () => {
     const id = await idleShell(h);
     const describe = async () => (await call(h.session, { action: 'list' })).find((e: { session_id: string }) => e.session_id === id);
-    const changes = () => h.events.filter((e) => e.name === 'pty-description-changed' && (e.payload as { session_id: string }).session_id === id).map((e) => e.payload);
+    const changes = () =>
+      h.events.filter((e) => e.name === 'pty-description-changed' && (e.payload as { session_id: string }).session_id === id).map((e) => e.payload);
     assert.deepEqual(await call(h.session, { action: 'input', session_id: id, pty_description: 'review the parser' }), { ok: true });
     assert.equal((await describe()).pty_description, 'review the parser');
     await call(h.session, { action: 'input', session_id: id, special_key: 'ctrl+l' });
@@ -210,7 +220,10 @@ describe('session tool', () => {
 
     assert.deepEqual(await call(h.session, { action: 'output', session_id: id, format: 'html' }), { error: "'format' must be 'raw' or 'text', got 'html'" });
     assert.deepEqual(await call(h.session, { action: 'output', session_id: id, limit: 0 }), { error: "'limit' must be an integer >= 1, got 0" });
-    assert.deepEqual(await call(h.session, { action: 'output', session_id: 'no-such-session' }), { error: 'Session not found', reason: 'session_not_found_or_reaped' });
+    assert.deepEqual(await call(h.session, { action: 'output', session_id: 'no-such-session' }), {
+      error: 'Session not found',
+      reason: 'session_not_found_or_reaped',
+    });
   });
 
   it('tombstoned_session_output_returns_last_buffer_and_exit_code; status and list follow the exit', async () => {
@@ -226,7 +239,11 @@ describe('session tool', () => {
     assert.equal(raw.exit_code, 3);
     const status = await call(h.session, { action: 'status', session_id: id });
     assert.equal(status.exit_code, 3);
-    assert.equal((await call(h.session, { action: 'list' })).some((e: { session_id: string }) => e.session_id === id), false, 'list shows live sessions');
+    assert.equal(
+      (await call(h.session, { action: 'list' })).some((e: { session_id: string }) => e.session_id === id),
+      false,
+      'list shows live sessions',
+    );
     assert.match((await call(h.session, { action: 'input', session_id: id, input: 'x' })).error, /^Session has exited/);
   });
 
@@ -260,12 +277,14 @@ describe('session tool', () => {
     assert.deepEqual(await call(h.session, { action: 'resume', session_id: 'nope' }), { error: 'Session not found' });
   });
 
-  it('close: refuses the caller\'s own session by any address, publishes session-closed (closed), is idempotent', async () => {
+  it("close: refuses the caller's own session by any address, publishes session-closed (closed), is idempotent", async () => {
     const id = await idleShell(h);
     const alias = h.sessions.get(id).alias;
     const self = caller({ boundSessionId: id });
     for (const ref of [id, alias]) {
-      assert.deepEqual(await call(h.session, { action: 'close', session_id: ref }, self), { error: 'Cannot close own session. Use exit to terminate yourself.' });
+      assert.deepEqual(await call(h.session, { action: 'close', session_id: ref }, self), {
+        error: 'Cannot close own session. Use exit to terminate yourself.',
+      });
     }
     assert.equal(h.sessions.get(id).exit, null);
     assert.deepEqual(await call(h.session, { action: 'close', session_id: alias }, LOCAL), { ok: true });
@@ -298,7 +317,7 @@ describe('session tool', () => {
     assert.deepEqual(await call(h.session, { action: 'kill', session_id: id }), { ok: true }, 'killing an exited session is a no-op');
   });
 
-  it('process_stats lists each live session\'s shell with its memory', async () => {
+  it("process_stats lists each live session's shell with its memory", async () => {
     const id = await idleShell(h);
     const stats = await call(h.session, { action: 'process_stats' });
     const row = stats.processes.find((p: { session_id: string }) => p.session_id === id);
@@ -307,11 +326,18 @@ describe('session tool', () => {
     assert.equal(row.pid, h.sessions.get(id).pid);
     assert.equal(row.name, 'bash');
     assert.ok(row.rss_kb > 0);
-    assert.equal(stats.processes.some((p: { session_id: string }) => h.sessions.resolve(p.session_id)?.exit !== null), false, 'exited sessions are not listed');
+    assert.equal(
+      stats.processes.some((p: { session_id: string }) => h.sessions.resolve(p.session_id)?.exit !== null),
+      false,
+      'exited sessions are not listed',
+    );
   });
 
   it('unknown and missing actions list the available ones', async () => {
-    assert.match((await call(h.session, { action: 'explode' })).error, /^Unknown action 'explode' for tool 'session'\. Available: list, create, submit, input, output, status, wait, resize, close, kill, pause, resume, process_stats$/);
+    assert.match(
+      (await call(h.session, { action: 'explode' })).error,
+      /^Unknown action 'explode' for tool 'session'\. Available: list, create, submit, input, output, status, wait, resize, close, kill, pause, resume, process_stats$/,
+    );
     assert.match((await call(h.session, {})).error, /^Missing required 'action' for tool 'session'/);
   });
 });

@@ -65,7 +65,7 @@ describe('TaskRegistry', () => {
     assert.equal(unknown.status, 'failed');
     assert.equal(unknown.result, undefined, 'no exit status: no result rather than a null exit_code');
     assert.equal(unknown.error_detail, 'session ended without an exit status (pty_host_exited)');
-    assert.equal(other.status, 'working', 'another session\'s task is untouched');
+    assert.equal(other.status, 'working', "another session's task is untouched");
   });
 
   it('reap_expired_drops_only_past_ttl_tasks', () => {
@@ -122,7 +122,13 @@ describe('task tool on real sessions', () => {
     await call(h.session, { action: 'submit', session_id: id, input: 'exit 0' });
     await call(h.session, { action: 'wait', session_id: id, until: 'exited', timeout_ms: 20_000 });
     const done = await get(task.task_id);
-    assert.deepEqual(done, { task_id: task.task_id, status: 'completed', status_message: 'agent exited with code 0', result: { session_id: id, exit_code: 0 }, poll_interval_ms: 1000 });
+    assert.deepEqual(done, {
+      task_id: task.task_id,
+      status: 'completed',
+      status_message: 'agent exited with code 0',
+      result: { session_id: id, exit_code: 0 },
+      poll_interval_ms: 1000,
+    });
   });
 
   it('task_cancel_is_final_and_leaves_the_agent_running; a_cancelled_task_is_not_resurrected_by_the_session_exit', async () => {
@@ -161,7 +167,9 @@ describe('task tool on real sessions', () => {
     const byPending = h.tasks.create(id, 'mcp-pending-7');
     const stranger = caller({ tuicSession: 'someone-else', mcpSessionId: 'mcp-2' });
     assert.deepEqual(await get(byIdentity.task_id, stranger), { error: 'task_id is not owned by the calling identity' });
-    assert.deepEqual(await call(h.task, { action: 'cancel', task_id: byIdentity.task_id }, stranger), { error: 'task_id is not owned by the calling identity' });
+    assert.deepEqual(await call(h.task, { action: 'cancel', task_id: byIdentity.task_id }, stranger), {
+      error: 'task_id is not owned by the calling identity',
+    });
     assert.equal(byIdentity.status, 'working');
     // Spawned before binding an identity, polled after: the MCP session id still owns it.
     const bound = caller({ tuicSession: 'orchestrator-9', mcpSessionId: 'mcp-pending-7' });
@@ -174,9 +182,14 @@ describe('task tool on real sessions', () => {
     assert.deepEqual(await get('00000000-0000-0000-0000-000000000000'), { error: 'unknown or expired task_id' });
     assert.deepEqual(await call(h.task, { action: 'get' }, owner), { error: "Action 'get' requires 'task_id'" });
     const remoteOwner = caller({ tuicSession: 'orchestrator-1', isLoopback: false, listener: 'tcp' });
-    assert.deepEqual(await call(h.task, { action: 'cancel', task_id: task.task_id }, remoteOwner), { error: 'Task cancellation is restricted to localhost connections' });
+    assert.deepEqual(await call(h.task, { action: 'cancel', task_id: task.task_id }, remoteOwner), {
+      error: 'Task cancellation is restricted to localhost connections',
+    });
     assert.equal(task.status, 'working');
     assert.equal((await get(task.task_id, remoteOwner)).status, 'working');
-    assert.match((await call(h.task, { action: 'wait', task_id: task.task_id }, owner)).error, /^Unknown action 'wait' for tool 'task'\. Available: get, cancel$/);
+    assert.match(
+      (await call(h.task, { action: 'wait', task_id: task.task_id }, owner)).error,
+      /^Unknown action 'wait' for tool 'task'\. Available: get, cancel$/,
+    );
   });
 });

@@ -15,7 +15,16 @@ const PTY = 'pty-1';
 const TUIC = '6f1b6f0e-7f7c-4f53-9a55-3a8f5f0c2b11';
 
 function caller(over: Partial<CallerContext> = {}): CallerContext {
-  return { isLoopback: true, listener: 'socket', mcpSessionId: null, tuicSession: null, boundSessionId: null, clientName: null, signal: new AbortController().signal, ...over };
+  return {
+    isLoopback: true,
+    listener: 'socket',
+    mcpSessionId: null,
+    tuicSession: null,
+    boundSessionId: null,
+    clientName: null,
+    signal: new AbortController().signal,
+    ...over,
+  };
 }
 const bound = (over: Partial<CallerContext> = {}) => caller({ tuicSession: TUIC, boundSessionId: PTY, ...over });
 
@@ -39,7 +48,10 @@ test('toast_sound_resolves_to_a_notification_sound_or_silence', () => {
 });
 
 test('toast_sound_rejects_unknown_names', () => {
-  assert.throws(() => resolveToastSound('beep', 'info'), (e: unknown) => e instanceof ToolError && /Invalid sound 'beep'.*attention/.test(e.message));
+  assert.throws(
+    () => resolveToastSound('beep', 'info'),
+    (e: unknown) => e instanceof ToolError && /Invalid sound 'beep'.*attention/.test(e.message),
+  );
   assert.throws(() => resolveToastSound(3, 'info'), ToolError);
 });
 
@@ -47,7 +59,10 @@ test('ui_toast_puts_the_resolved_sound_on_the_bus (bound caller: origin session 
   const { events, tool } = setup();
   assert.deepEqual(await call(tool, { action: 'toast', title: 'Build', message: 'done', level: 'warn', sound: true }, bound()), { ok: true });
   assert.deepEqual(events, [
-    { name: 'mcp-toast', payload: { title: 'Build', message: 'done', level: 'warn', sound: 'warning', origin_session_id: TUIC, origin_repo_path: '/home/u/repo' } },
+    {
+      name: 'mcp-toast',
+      payload: { title: 'Build', message: 'done', level: 'warn', sound: 'warning', origin_session_id: TUIC, origin_repo_path: '/home/u/repo' },
+    },
   ]);
 });
 
@@ -61,7 +76,12 @@ test('ui_toast_includes_origin_repo_path_from_the_mcp_session_repo when not boun
   const bus = new EventBus();
   const seen: any[] = [];
   bus.on('mcp-toast', (_n, p) => seen.push(p));
-  const tool = createUiTool({ bus, confirmBroker: new ConfirmBroker({ bus }), sessionCwd: () => undefined, mcpRepoPath: (id) => (id === 'm1' ? '/srv/app' : undefined) });
+  const tool = createUiTool({
+    bus,
+    confirmBroker: new ConfirmBroker({ bus }),
+    sessionCwd: () => undefined,
+    mcpRepoPath: (id) => (id === 'm1' ? '/srv/app' : undefined),
+  });
   await call(tool, { action: 'toast', title: 't', sound: 'attention' }, caller({ mcpSessionId: 'm1' }));
   assert.deepEqual(seen, [{ title: 't', level: 'info', sound: 'attention', origin_repo_path: '/srv/app' }]);
 });
@@ -84,7 +104,14 @@ test('ui tab: publishes ui-tab with defaults and the origin session, for every a
   const { events, tool } = setup();
   assert.deepEqual(await call(tool, { action: 'tab', id: 't1', title: 'Doc', html: '<b>x</b>' }, bound()), { ok: true });
   assert.deepEqual(events[0], { name: 'ui-tab', payload: { id: 't1', title: 'Doc', html: '<b>x</b>', pinned: false, focus: true, origin_session_id: TUIC } });
-  for (const url of ['https://example.com/a', 'http://localhost:3000', 'file:///tmp/report.html', 'tuic://edit//Users/x/file.rs?line=42', 'tuic://edit/src/main.ts', 'tuic://open/README.md']) {
+  for (const url of [
+    'https://example.com/a',
+    'http://localhost:3000',
+    'file:///tmp/report.html',
+    'tuic://edit//Users/x/file.rs?line=42',
+    'tuic://edit/src/main.ts',
+    'tuic://open/README.md',
+  ]) {
     await call(tool, { action: 'tab', id: url, title: 'u', url, pinned: true, focus: false }, caller());
     assert.deepEqual(events.at(-1)?.payload, { id: url, title: 'u', url, pinned: true, focus: false });
   }
@@ -105,13 +132,18 @@ test('ui tab: refuses other schemes, html+url, neither, and a missing id/title',
 
 test('ui screenshot: a clear headless error', async () => {
   const { tool } = setup();
-  await assert.rejects(call(tool, { action: 'screenshot', id: 'p' }, caller()), (e: unknown) => e instanceof ToolError && /desktop WebView.*headless tuicd/.test(e.message));
+  await assert.rejects(
+    call(tool, { action: 'screenshot', id: 'p' }, caller()),
+    (e: unknown) => e instanceof ToolError && /desktop WebView.*headless tuicd/.test(e.message),
+  );
 });
 
 test('ui: missing and unknown action list the actions', async () => {
   const { tool } = setup();
   await assert.rejects(call(tool, {}, caller()), { message: "Missing required 'action' for tool 'ui'. Available: tab, toast, confirm, screenshot" });
-  await assert.rejects(call(tool, { action: 'popup' }, caller()), { message: "Unknown action 'popup' for tool 'ui'. Available: tab, toast, confirm, screenshot" });
+  await assert.rejects(call(tool, { action: 'popup' }, caller()), {
+    message: "Unknown action 'popup' for tool 'ui'. Available: tab, toast, confirm, screenshot",
+  });
 });
 
 test('ui confirm: remote callers and a missing title are refused before anything is published', async () => {
@@ -142,5 +174,8 @@ test('ui confirm: an aborted tool call (client gone, request timed out) resolves
   ac.abort();
   assert.equal(((await pending) as { confirmed: boolean }).confirmed, false);
   assert.equal(broker.size, 0);
-  assert.deepEqual(events.map((e) => e.name), ['mcp-confirm', 'mcp-confirm-resolved']);
+  assert.deepEqual(
+    events.map((e) => e.name),
+    ['mcp-confirm', 'mcp-confirm-resolved'],
+  );
 });

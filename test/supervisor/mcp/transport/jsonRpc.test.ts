@@ -8,8 +8,17 @@ import { errorResponse, MAX_BATCH_MESSAGES, parseBody, resultResponse } from '..
 describe('parseBody', () => {
   it('parses requests, notifications and client responses', () => {
     assert.deepEqual(parseBody('{"jsonrpc":"2.0","id":1,"method":"ping"}'), { kind: 'request', id: 1, method: 'ping', params: undefined });
-    assert.deepEqual(parseBody('{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x"}}'), { kind: 'request', id: 'a', method: 'tools/call', params: { name: 'x' } });
-    assert.deepEqual(parseBody('{"jsonrpc":"2.0","method":"notifications/initialized"}'), { kind: 'notification', method: 'notifications/initialized', params: undefined });
+    assert.deepEqual(parseBody('{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x"}}'), {
+      kind: 'request',
+      id: 'a',
+      method: 'tools/call',
+      params: { name: 'x' },
+    });
+    assert.deepEqual(parseBody('{"jsonrpc":"2.0","method":"notifications/initialized"}'), {
+      kind: 'notification',
+      method: 'notifications/initialized',
+      params: undefined,
+    });
     assert.deepEqual(parseBody('{"jsonrpc":"2.0","id":4,"result":{}}'), { kind: 'response', id: 4 });
   });
 
@@ -39,7 +48,9 @@ describe('parseBody', () => {
   }
 
   it('parses an array as a batch, each entry validated on its own (an invalid one answered in place)', () => {
-    const parsed = parseBody('[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},42,{"jsonrpc":"2.0","id":2,"result":{}}]');
+    const parsed = parseBody(
+      '[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},42,{"jsonrpc":"2.0","id":2,"result":{}}]',
+    );
     assert.equal(parsed.kind, 'batch');
     if (parsed.kind !== 'batch') return;
     assert.deepEqual(parsed.messages.slice(0, 2), [
@@ -72,7 +83,11 @@ describe('parseBody', () => {
 describe('response builders', () => {
   it('splice a pre-serialized result and build errors that parse back', () => {
     assert.deepEqual(JSON.parse(resultResponse('x"y', '{"tools":[]}')), { jsonrpc: '2.0', id: 'x"y', result: { tools: [] } });
-    assert.deepEqual(JSON.parse(errorResponse(null, -32601, 'Method not found: a')), { jsonrpc: '2.0', id: null, error: { code: -32601, message: 'Method not found: a' } });
+    assert.deepEqual(JSON.parse(errorResponse(null, -32601, 'Method not found: a')), {
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32601, message: 'Method not found: a' },
+    });
     assert.deepEqual(JSON.parse(errorResponse(2, -32000, 'm', { why: 1 })).error, { code: -32000, message: 'm', data: { why: 1 } });
   });
 });

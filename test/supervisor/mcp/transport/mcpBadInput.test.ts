@@ -19,7 +19,8 @@ describe('/mcp bad input (issue 14)', () => {
   });
   after(() => t.stop());
 
-  const post = (body: unknown, headers: Record<string, string> = {}) => t.socket('POST', '/mcp', typeof body === 'string' ? body : JSON.stringify(body), { ...JSON_HEADERS, ...headers });
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    t.socket('POST', '/mcp', typeof body === 'string' ? body : JSON.stringify(body), { ...JSON_HEADERS, ...headers });
   /** GET /mcp read as a stream, so a request the server wrongly serves as SSE fails the test instead of hanging it. */
   const getMcp = async (headers: Record<string, string>) => {
     const s = await McpStream.open({ socketPath: t.socketPath, headers: { ...headers, Accept: 'text/event-stream' } });
@@ -145,7 +146,11 @@ describe('/mcp bad input (issue 14)', () => {
         { 'Mcp-Session-Id': id },
       );
       assert.equal(r.status, 400);
-      assert.deepEqual(r.json(), { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: initialize must not be part of a JSON-RPC batch; send it alone' } });
+      assert.deepEqual(r.json(), {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32600, message: 'Invalid Request: initialize must not be part of a JSON-RPC batch; send it alone' },
+      });
     });
 
     it('a request speaking a newer revision gets a clear JSON-RPC error naming where the version came from', async () => {
@@ -158,13 +163,17 @@ describe('/mcp bad input (issue 14)', () => {
         id: null,
         error: {
           code: -32600,
-          message: 'Invalid Request: JSON-RPC batches exist only in MCP 2025-03-26; this request speaks 2025-11-25 (the version this session negotiated): send one JSON-RPC message per POST',
+          message:
+            'Invalid Request: JSON-RPC batches exist only in MCP 2025-03-26; this request speaks 2025-11-25 (the version this session negotiated): send one JSON-RPC message per POST',
         },
       });
       for (const version of ['2025-11-25', '2026-07-28']) {
         const byHeader = await post(batch, { 'MCP-Protocol-Version': version });
         assert.equal(byHeader.status, 400);
-        assert.equal(byHeader.json().error.message, `Invalid Request: JSON-RPC batches exist only in MCP 2025-03-26; this request speaks ${version} (the MCP-Protocol-Version header): send one JSON-RPC message per POST`);
+        assert.equal(
+          byHeader.json().error.message,
+          `Invalid Request: JSON-RPC batches exist only in MCP 2025-03-26; this request speaks ${version} (the MCP-Protocol-Version header): send one JSON-RPC message per POST`,
+        );
       }
     });
 
@@ -191,7 +200,11 @@ describe('/mcp bad input (issue 14)', () => {
       );
       const tooLong = await post(batch(101), { 'Mcp-Session-Id': id });
       assert.equal(tooLong.status, 400);
-      assert.deepEqual(tooLong.json(), { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: a batch of 101 messages; the limit is 100' } });
+      assert.deepEqual(tooLong.json(), {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32600, message: 'Invalid Request: a batch of 101 messages; the limit is 100' },
+      });
     });
   });
 

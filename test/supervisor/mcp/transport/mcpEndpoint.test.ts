@@ -196,7 +196,10 @@ describe('/mcp over the unix socket', () => {
   });
 
   it('always answers JSON whatever the Accept header lists', async () => {
-    const r = await t.socket('POST', '/mcp', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }), { 'Content-Type': 'application/json', Accept: 'text/event-stream' });
+    const r = await t.socket('POST', '/mcp', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }), {
+      'Content-Type': 'application/json',
+      Accept: 'text/event-stream',
+    });
     assert.equal(r.status, 200);
     assert.match(String(r.headers['content-type']), /^application\/json/);
   });
@@ -207,7 +210,11 @@ describe('/mcp over the unix socket', () => {
       assert.equal(r.status, 400);
       assert.equal(r.headers['www-authenticate'], undefined);
       assert.match(String(r.headers['content-type']), /^application\/json/);
-      assert.deepEqual(r.json(), { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: GET /mcp requires an Mcp-Session-Id header (call initialize first)' } });
+      assert.deepEqual(r.json(), {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32000, message: 'Bad Request: GET /mcp requires an Mcp-Session-Id header (call initialize first)' },
+      });
     });
 
     it('streams list_changed to every open stream when PUT /config changes a surface', async () => {
@@ -320,7 +327,9 @@ describe('/mcp over the unix socket', () => {
     const otherTools = (await rpc(t, 'tools/list', undefined, { 'Mcp-Session-Id': other.id })).json().result.tools.map((x: { name: string }) => x.name);
     assert.ok(otherTools.includes('session') && !otherTools.includes('search_tools'), otherTools.join());
     // The meta-tools dispatch for real through the catalog.
-    const viaMeta = (await rpc(t, 'tools/call', { name: 'call_tool', arguments: { tool_name: 'session', arguments: { action: 'list' } } }, { 'Mcp-Session-Id': grok.id })).json().result;
+    const viaMeta = (
+      await rpc(t, 'tools/call', { name: 'call_tool', arguments: { tool_name: 'session', arguments: { action: 'list' } } }, { 'Mcp-Session-Id': grok.id })
+    ).json().result;
     assert.equal(viaMeta.isError, false);
   });
 
@@ -356,7 +365,11 @@ describe('/mcp over the unix socket', () => {
     });
 
     it('ignores an invalid x-tuic-session and takes the project from initialize roots', async () => {
-      const { id } = await initialize(t, { clientInfo: { name: 'rooted-agent', version: '1' }, roots: [{ uri: `file://${work}` }] }, { 'x-tuic-session': 'not-a-uuid' });
+      const { id } = await initialize(
+        t,
+        { clientInfo: { name: 'rooted-agent', version: '1' }, roots: [{ uri: `file://${work}` }] },
+        { 'x-tuic-session': 'not-a-uuid' },
+      );
       await report(id, 'rooted report');
       const entry = await latestProgress();
       assert.equal(entry.agent, 'rooted-agent', 'the invalid identity was ignored');

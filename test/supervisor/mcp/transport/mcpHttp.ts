@@ -18,7 +18,12 @@ export function rpc(t: Tuicd, method: string, params?: object, headers: Record<s
 }
 
 export async function initialize(t: Tuicd, params: object = {}, headers: Record<string, string> = {}): Promise<{ id: string; answer: HttpAnswer }> {
-  const answer = await rpc(t, 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'test-client', version: '1' }, ...params }, headers);
+  const answer = await rpc(
+    t,
+    'initialize',
+    { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'test-client', version: '1' }, ...params },
+    headers,
+  );
   const id = answer.headers['mcp-session-id'];
   if (typeof id !== 'string') throw new Error(`initialize returned no Mcp-Session-Id: ${answer.status} ${answer.text}`);
   return { id, answer };

@@ -43,7 +43,12 @@ describe('MCP protocol session cap (max_mcp_sessions)', () => {
       const CONCURRENCY = 4;
       // Keep-alive, a few connections at once: the way a misbehaving client (or many) would hammer it.
       const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'flood', version: '1' } } });
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'flood', version: '1' } },
+      });
       const ids: string[] = [];
       let sent = 0;
       const worker = async () => {
@@ -65,7 +70,11 @@ describe('MCP protocol session cap (max_mcp_sessions)', () => {
       // One record per eviction, naming the session, the cap and the client; oldest first. The
       // server's creation order is the truth: with CONCURRENCY requests in flight, replies can reach
       // this client reordered by up to CONCURRENCY - 1 places, so only the boundary may differ.
-      const evicted = await until(() => evictions(t), (e) => e.length >= TOTAL - 10_000, 'every eviction logged');
+      const evicted = await until(
+        () => evictions(t),
+        (e) => e.length >= TOTAL - 10_000,
+        'every eviction logged',
+      );
       assert.equal(evicted.length, TOTAL - 10_000);
       assert.ok(ids.slice(0, CONCURRENCY).includes(evicted[0]!.session_id), 'the first evicted is one of the first created');
       assert.equal(evicted[0]!.max_mcp_sessions, 10_000);
@@ -77,7 +86,11 @@ describe('MCP protocol session cap (max_mcp_sessions)', () => {
       const boundary = TOTAL - 10_000;
       for (const [i, id] of ids.entries()) {
         if (Math.abs(i - boundary) < CONCURRENCY) continue;
-        assert.equal(evictedIds.has(id), i < boundary, `session #${i} ${i < boundary ? 'is among the oldest and was evicted' : 'is among the newest and was kept'}`);
+        assert.equal(
+          evictedIds.has(id),
+          i < boundary,
+          `session #${i} ${i < boundary ? 'is among the oldest and was evicted' : 'is among the newest and was kept'}`,
+        );
       }
 
       // The newest is still held: presenting it resumes it, with no new session and no eviction.

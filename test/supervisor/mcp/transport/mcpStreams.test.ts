@@ -78,7 +78,10 @@ describe('McpStreams', () => {
       const filler = 'x'.repeat(8 * 1024);
       for (let i = 0; i < 100; i++) streams.push('burst', { jsonrpc: '2.0', method: 'burst', params: { i, filler } });
       await s.waitForMethod('burst', 100);
-      assert.deepEqual(s.messages.map((m) => JSON.parse(m.data).params.i), Array.from({ length: 100 }, (_, i) => i));
+      assert.deepEqual(
+        s.messages.map((m) => JSON.parse(m.data).params.i),
+        Array.from({ length: 100 }, (_, i) => i),
+      );
     } finally {
       s.close();
     }

@@ -13,7 +13,12 @@ const USER = 'mcp-user';
 const PASSWORD = 'mcp password';
 const AUTH = 'Basic ' + Buffer.from(`${USER}:${PASSWORD}`).toString('base64');
 const PING = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
-const INITIALIZE = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'tcp-client', version: '1' } } });
+const INITIALIZE = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 2,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'tcp-client', version: '1' } },
+});
 
 describe('/mcp on TCP', () => {
   let t: Tuicd;
@@ -63,8 +68,18 @@ describe('/mcp on TCP', () => {
 
   it('accepts loopback, this machine’s names and addresses, with their own origins; not other IP literals', async () => {
     const port = t.tcpPort!;
-    const own = Object.values(networkInterfaces()).flatMap((list) => list ?? []).find((a) => a.family === 'IPv4' && !a.internal)?.address;
-    const hosts = [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${hostname()}:${port}`, `${hostname()}.local:${port}`, 'localhost', ...(own ? [`${own}:${port}`] : [])];
+    const own = Object.values(networkInterfaces())
+      .flatMap((list) => list ?? [])
+      .find((a) => a.family === 'IPv4' && !a.internal)?.address;
+    const hosts = [
+      `127.0.0.1:${port}`,
+      `localhost:${port}`,
+      `[::1]:${port}`,
+      `${hostname()}:${port}`,
+      `${hostname()}.local:${port}`,
+      'localhost',
+      ...(own ? [`${own}:${port}`] : []),
+    ];
     for (const host of hosts) {
       const r = await post(PING, { Host: host, Origin: `http://${host}` });
       assert.equal(r.status, 200, `${host}: ${r.text}`);
@@ -79,7 +94,11 @@ describe('/mcp on TCP', () => {
   it('guards GET and DELETE /mcp too', async () => {
     const del = await t.tcp('DELETE', '/mcp', undefined, { Authorization: AUTH, Host: 'evil.example.com', 'Mcp-Session-Id': 'x' });
     assert.equal(del.status, 403);
-    const stream = await McpStream.open({ host: '127.0.0.1', port: t.tcpPort!, headers: { Authorization: AUTH, Host: 'rebound.example.net', 'Mcp-Session-Id': 'x' } });
+    const stream = await McpStream.open({
+      host: '127.0.0.1',
+      port: t.tcpPort!,
+      headers: { Authorization: AUTH, Host: 'rebound.example.net', 'Mcp-Session-Id': 'x' },
+    });
     assert.equal(stream.status, 403);
     await stream.until(() => stream.ended, 'the refusal to end');
     const ok = await McpStream.open({ host: '127.0.0.1', port: t.tcpPort!, headers: { Authorization: AUTH, 'Mcp-Session-Id': 'tcp-stream' } });

@@ -164,7 +164,10 @@ describe('McpSessionStore', () => {
         assert.equal(store.size, 3 * limit + 12, 'the next 64 busy ones stepped over');
         store.create('new-3');
         // The third got past the busy run: every idle session before the last busy stretch it stepped over went.
-        assert.deepEqual(ids(store).filter((id) => !id.startsWith('busy-')), ['new-2', 'new-3']);
+        assert.deepEqual(
+          ids(store).filter((id) => !id.startsWith('busy-')),
+          ['new-2', 'new-3'],
+        );
         assert.equal(store.size, cap + 2);
         // Streams closed: the next insert evicts down to the cap exactly, least recently used first.
         for (const meta of store.values()) meta.has_sse_stream = false;

@@ -128,12 +128,17 @@ describe('ToolCatalog dispatch', () => {
     const bare = await call(c, 'throws_string', {}, caller);
     assert.equal(bare.isError, true);
     assert.deepEqual(payload(bare), { error: "Tool 'throws_string' failed: a bare string" });
-    assert.deepEqual(logged.map((l) => (l.obj as { tool: string }).tool), ['throws', 'rejects', 'throws_string']);
+    assert.deepEqual(
+      logged.map((l) => (l.obj as { tool: string }).tool),
+      ['throws', 'rejects', 'throws_string'],
+    );
   });
 
   it('names unknown tools with the available list, refuses disabled ones and unconfigured upstreams', async () => {
     const { c } = catalog({ disabledNativeTools: ['rejects', 'throws', 'throws_string'] });
-    assert.deepEqual(payload(await call(c, 'nope', {}, caller)), { error: "Unknown tool 'nope'. Available: echo, progress, refuses, search_tools, get_tool_schema, call_tool" });
+    assert.deepEqual(payload(await call(c, 'nope', {}, caller)), {
+      error: "Unknown tool 'nope'. Available: echo, progress, refuses, search_tools, get_tool_schema, call_tool",
+    });
     assert.deepEqual(payload(await call(c, 'rejects', {}, caller)), { error: "Tool 'rejects' is disabled by configuration" });
     assert.deepEqual(payload(await call(c, 'gh__create_issue', {}, caller)), { error: "Unknown upstream 'gh'" });
   });
@@ -189,12 +194,17 @@ describe('ToolCatalog per-project upstream allowlist', () => {
     const refused = await call(c, 'gh__create_issue', {}, project);
     assert.equal(refused.isError, true);
     assert.deepEqual(payload(refused), { error: "Upstream 'gh' is not enabled for this project" });
-    assert.deepEqual(payload(await call(c, 'call_tool', { tool_name: 'gh__create_issue' }, project)), { error: "Upstream 'gh' is not enabled for this project" });
+    assert.deepEqual(payload(await call(c, 'call_tool', { tool_name: 'gh__create_issue' }, project)), {
+      error: "Upstream 'gh' is not enabled for this project",
+    });
     assert.deepEqual(calls, [], 'nothing reached the hub');
     assert.equal((await call(c, 'fs__read_file', {}, project)).isError, false);
     assert.deepEqual(calls, ['fs/read_file']);
     const found = payload(await call(c, 'search_tools', { query: 'create issue github read file' }, project));
-    assert.deepEqual((found['results'] as Array<{ name: string }>).map((r) => r.name), ['fs__read_file']);
+    assert.deepEqual(
+      (found['results'] as Array<{ name: string }>).map((r) => r.name),
+      ['fs__read_file'],
+    );
     assert.equal((await call(c, 'get_tool_schema', { tool_name: 'gh__create_issue' }, project)).isError, true);
     assert.equal((await call(c, 'get_tool_schema', { tool_name: 'gh__create_issue' }, caller)).isError, false, 'no allowlist: every upstream');
   });

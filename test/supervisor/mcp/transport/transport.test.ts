@@ -16,7 +16,12 @@ const TUIC = '0b9c4a52-6f1e-4a57-9b1a-1c2d3e4f5a6b';
 describe('McpTransport', () => {
   const sessions = new McpSessionStore();
   let lastCaller: CallerContext | null = null;
-  const whoami = defineTool({ name: 'whoami', summary: 'Echoes the caller.', properties: {}, handler: (_args, caller) => ((lastCaller = caller), { ok: true }) });
+  const whoami = defineTool({
+    name: 'whoami',
+    summary: 'Echoes the caller.',
+    properties: {},
+    handler: (_args, caller) => ((lastCaller = caller), { ok: true }),
+  });
   const catalog = new ToolCatalog({ nativeTools: [whoami], settings: () => ({ collapseTools: false, disabledNativeTools: [], progressTracking: true }) });
   const logs: Array<Record<string, unknown>> = [];
   const transport = new McpTransport({
@@ -74,7 +79,14 @@ describe('McpTransport', () => {
     logs.length = 0;
     const { meta } = await init({ clientInfo: { name: 'logged' } });
     assert.equal(logs.length, 1);
-    assert.deepEqual(logs[0], { source: 'mcp_initialize', event: 'fresh', session_id: meta.id, protocol_version: '2025-11-25', listener: 'tcp', client_name: 'logged' });
+    assert.deepEqual(logs[0], {
+      source: 'mcp_initialize',
+      event: 'fresh',
+      session_id: meta.id,
+      protocol_version: '2025-11-25',
+      listener: 'tcp',
+      client_name: 'logged',
+    });
   });
 
   it('builds the caller from the request and the session: loopback, listener, identity and bound PTY', async () => {
@@ -129,7 +141,11 @@ describe('McpTransport and the session cap', () => {
       assert.equal(JSON.parse(String((await call).body)).result.isError, false);
       assert.equal(sessions.get(busy)!.in_flight, 0);
       const third = await init();
-      assert.deepEqual([...sessions.values()].map((m) => m.id), [third], 'idle again: both older ones evicted down to the cap');
+      assert.deepEqual(
+        [...sessions.values()].map((m) => m.id),
+        [third],
+        'idle again: both older ones evicted down to the cap',
+      );
     } finally {
       sessions.dispose();
     }

@@ -29,7 +29,10 @@ describe('choice prompt captures', () => {
       const expected = JSON.parse(fixture(`choice_prompts/${name}.json`).toString('utf8')) as ParsedEvent;
       assert.deepEqual(findChoicePrompt(text.split('\n')), expected);
       const events = assertSplitInvariant(screenBytes(text), 'claude');
-      assert.deepEqual(events.filter((e) => e.type === 'choice-prompt'), [expected]);
+      assert.deepEqual(
+        events.filter((e) => e.type === 'choice-prompt'),
+        [expected],
+      );
       // Drawn, not asked: the title's `?` is the prompt's, and no silence question is raised beside it.
       assert.deepEqual(types(events), ['choice-prompt']);
     });
@@ -48,7 +51,10 @@ describe('agent prompt captures (agent_prompts/scenario-matrix.json)', () => {
     const events = assertSplitInvariant(bytes, 'claude', 7);
     const question = events.find((e) => e.type === 'question');
     assert.deepEqual(question, { type: 'question', prompt_text: 'Claude is waiting for your input', confident: false });
-    assert.deepEqual(events.find((e) => e.type === 'progress'), { type: 'progress', state: 0, value: 0 });
+    assert.deepEqual(
+      events.find((e) => e.type === 'progress'),
+      { type: 'progress', state: 0, value: 0 },
+    );
     const status = events.find((e) => e.type === 'status-line');
     assert.deepEqual(status, { type: 'status-line', task_name: 'Leavening', full_line: '✢ Leavening… (3s · thinking with high effort)', time_info: '3s' });
     assert.ok(events.indexOf(question!) < events.indexOf(status!), 'the question comes before the status line that clears it');
@@ -84,7 +90,12 @@ describe('screens of agents in given states (terminal-stress/)', () => {
     const text = fixture('terminal-stress/codex-background-working.txt').toString('utf8');
     const events = assertSplitInvariant(screenBytes(text), 'codex');
     assert.deepEqual(events, [
-      { type: 'status-line', task_name: 'Working', full_line: '• Working (4s • esc to interrupt) · 1 background terminal running · /ps to view · /stop to close', time_info: '4s' },
+      {
+        type: 'status-line',
+        task_name: 'Working',
+        full_line: '• Working (4s • esc to interrupt) · 1 background terminal running · /ps to view · /stop to close',
+        time_info: '4s',
+      },
       { type: 'active-subtasks', count: 1, task_type: 'background terminal' },
       // Re-read when the frozen status line goes stale (10 s): the count still on screen is re-sent.
       { type: 'active-subtasks', count: 1, task_type: 'background terminal' },

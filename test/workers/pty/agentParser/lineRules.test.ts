@@ -4,7 +4,17 @@ import { describe, it } from 'node:test';
 
 import type { ParsedEvent } from '../../../../shared/protocol/parsedEvents.js';
 import { TextPipeline } from '../../../../workers/pty/textPipeline.js';
-import { LINE_TRIGGER, agentLineEvents, isStructuralMarker, looksLikeCode, markerOf, matchRateLimit, parseIntent, parseSuggest, sessionLineEvents } from '../../../../workers/pty/agentParser/lineRules.js';
+import {
+  LINE_TRIGGER,
+  agentLineEvents,
+  isStructuralMarker,
+  looksLikeCode,
+  markerOf,
+  matchRateLimit,
+  parseIntent,
+  parseSuggest,
+  sessionLineEvents,
+} from '../../../../workers/pty/agentParser/lineRules.js';
 import { replay } from './replayHarness.js';
 
 const triggered = (line: string): boolean => {
@@ -14,7 +24,11 @@ const triggered = (line: string): boolean => {
 
 describe('rate-limit table', () => {
   const cases: Array<[string, string, number]> = [
-    ['API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"Number of requests has exceeded your rate limit"}}', 'claude-http-429', 60_000],
+    [
+      'API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"Number of requests has exceeded your rate limit"}}',
+      'claude-http-429',
+      60_000,
+    ],
     ['API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}', 'claude-overloaded', 30_000],
     ['We are temporarily limiting requests to this model. Please try again later.', 'claude-overloaded-friendly', 30_000],
     ['openai.RateLimitError: Error code: 429', 'openai-http-429', 60_000],
@@ -82,7 +96,10 @@ describe('other agent lines', () => {
   it('API errors by kind; a rate limit is not also an API error', () => {
     assert.equal((events('API Error: 500 {"type":"error","error":{"type":"api_error"}}')[0] as { error_kind: string }).error_kind, 'server');
     assert.equal((events('API Error: 401 {"type":"error","error":{"type":"authentication_error"}}')[0] as { error_kind: string }).error_kind, 'auth');
-    assert.equal((events('⎿ API Error (Connection error.) · Retrying in 4 seconds… (attempt 3/10)')[0] as { pattern_name: string }).pattern_name, 'api-retrying');
+    assert.equal(
+      (events('⎿ API Error (Connection error.) · Retrying in 4 seconds… (attempt 3/10)')[0] as { pattern_name: string }).pattern_name,
+      'api-retrying',
+    );
     assert.deepEqual(
       events('API Error: 429 rate_limit_error').map((e) => e.type),
       ['rate-limit'],
@@ -91,8 +108,12 @@ describe('other agent lines', () => {
 
   it('plan files and session conflicts', () => {
     assert.deepEqual(events('Plan saved to ~/.claude/plans/curious-otter.md'), [{ type: 'plan-file', path: '~/.claude/plans/curious-otter.md' }]);
-    assert.deepEqual(events('No conversation found with session ID: 1b2c'), [{ type: 'agent-session-conflict', matched_text: 'No conversation found with session ID: 1b2c', kind: 'not-found' }]);
-    assert.deepEqual(events('Error: Session ID 1b2c is already in use'), [{ type: 'agent-session-conflict', matched_text: 'Session ID 1b2c is already in use', kind: 'in-use' }]);
+    assert.deepEqual(events('No conversation found with session ID: 1b2c'), [
+      { type: 'agent-session-conflict', matched_text: 'No conversation found with session ID: 1b2c', kind: 'not-found' },
+    ]);
+    assert.deepEqual(events('Error: Session ID 1b2c is already in use'), [
+      { type: 'agent-session-conflict', matched_text: 'Session ID 1b2c is already in use', kind: 'in-use' },
+    ]);
   });
 
   it('PR links from any session', () => {
@@ -117,7 +138,10 @@ describe('markers', () => {
   });
 
   it('suggest: bracketed, 2–4 items, nothing nested', () => {
-    assert.deepEqual(parseSuggest('[ Run the tests | Open a PR | Update the docs ]'), { type: 'suggest', items: ['Run the tests', 'Open a PR', 'Update the docs'] });
+    assert.deepEqual(parseSuggest('[ Run the tests | Open a PR | Update the docs ]'), {
+      type: 'suggest',
+      items: ['Run the tests', 'Open a PR', 'Update the docs'],
+    });
     assert.equal(parseSuggest('[ Only one ]'), null);
     assert.equal(parseSuggest('[ a | b | c | d | e ]'), null);
     assert.equal(parseSuggest('[ a | [b] | c ]'), null);
@@ -148,7 +172,10 @@ describe('markers', () => {
     r.input('next task\r');
     r.push('suggest: [ Run tests | Ship it ]\r\n');
     r.push('suggest: [ Review | Ship it ]\r\n');
-    assert.deepEqual(r.events.map((e) => (e as { items: string[] }).items[0]), ['Run tests', 'Review']);
+    assert.deepEqual(
+      r.events.map((e) => (e as { items: string[] }).items[0]),
+      ['Run tests', 'Review'],
+    );
   });
 });
 

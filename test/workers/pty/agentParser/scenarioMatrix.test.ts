@@ -82,14 +82,26 @@ describe('scenario matrix', () => {
 
   it('every scenario of the matrix is covered here', () => {
     const covered = [
-      'claude-ask-user-single-select', 'claude-ask-user-multi-select', 'claude-plan-picker-osc777', 'claude-generic-attention-completion',
-      'claude-permission-approval', 'codex-edit-approval', 'codex-question-answer-repaint-complete', 'codex-working-to-completed',
-      'codex-bare-enter', 'turn-timer-input-race', 'bottom-zone-question-mark', 'two-session-relay-isolation',
+      'claude-ask-user-single-select',
+      'claude-ask-user-multi-select',
+      'claude-plan-picker-osc777',
+      'claude-generic-attention-completion',
+      'claude-permission-approval',
+      'codex-edit-approval',
+      'codex-question-answer-repaint-complete',
+      'codex-working-to-completed',
+      'codex-bare-enter',
+      'turn-timer-input-race',
+      'bottom-zone-question-mark',
+      'two-session-relay-isolation',
     ];
     assert.deepEqual(matrix.scenarios.map((s) => s.id).sort(), covered.sort());
   });
 
-  for (const [id, screen] of [['claude-ask-user-single-select', askSingle], ['claude-ask-user-multi-select', askMulti]] as const) {
+  for (const [id, screen] of [
+    ['claude-ask-user-single-select', askSingle],
+    ['claude-ask-user-multi-select', askMulti],
+  ] as const) {
     it(`${id}: the question's options set awaiting_input; an option, an interrupt or the exit clear it`, () => {
       const s = scenario(id);
       assert.equal(s.set, 'awaiting_input');
@@ -157,11 +169,14 @@ describe('scenario matrix', () => {
     const open = (): Session => {
       const x = new Session('codex').out(codexEdit);
       assert.equal(x.awaiting, 'choice_prompt');
-      assert.deepEqual(x.signals.choice?.options.map((o) => [o.key, o.label, o.highlighted, o.destructive, o.hint]), [
-        ['1', 'Yes, proceed', true, false, 'y'],
-        ['2', "Yes, and don't ask again for these files", false, false, 'a'],
-        ['3', 'No, and tell Codex what to do differently', false, true, 'esc'],
-      ]);
+      assert.deepEqual(
+        x.signals.choice?.options.map((o) => [o.key, o.label, o.highlighted, o.destructive, o.hint]),
+        [
+          ['1', 'Yes, proceed', true, false, 'y'],
+          ['2', "Yes, and don't ask again for these files", false, false, 'a'],
+          ['3', 'No, and tell Codex what to do differently', false, true, 'esc'],
+        ],
+      );
       return x;
     };
     assert.equal(open().key('1').awaiting, 'none');
@@ -182,7 +197,11 @@ describe('scenario matrix', () => {
     x.key('yes\r');
     assert.equal(x.awaiting, 'none');
     // The transcript is repainted (scrolled a line) with the old question in it, then the turn completes.
-    x.quiet(600).out(`${CLEAR}• I found two config files.\n• Should I merge them into one?\n\n› yes\n\n• Merged into config.toml.\n\nsuggest: [ Run the tests | Commit ]\n\n› \n`).quiet(30_000);
+    x.quiet(600)
+      .out(
+        `${CLEAR}• I found two config files.\n• Should I merge them into one?\n\n› yes\n\n• Merged into config.toml.\n\nsuggest: [ Run the tests | Commit ]\n\n› \n`,
+      )
+      .quiet(30_000);
     assert.equal(x.awaiting, 'none');
     assert.deepEqual(x.signals.suggested, ['Run the tests', 'Commit']);
   });
@@ -230,7 +249,11 @@ describe('scenario matrix', () => {
   });
 
   it('bottom-zone-question-mark: a `?` in the composer or the footer is not a question', () => {
-    const x = new Session('claude').out(`${CLEAR}⏺ Tests pass.\n\n────────────────────────────────────────\n❯ what about windows?\n────────────────────────────────────────\n  ? for shortcuts\n`).quiet(30_000);
+    const x = new Session('claude')
+      .out(
+        `${CLEAR}⏺ Tests pass.\n\n────────────────────────────────────────\n❯ what about windows?\n────────────────────────────────────────\n  ? for shortcuts\n`,
+      )
+      .quiet(30_000);
     assert.equal(x.awaiting, 'none');
   });
 
