@@ -9,7 +9,7 @@ export interface CallToolResult {
 
 /** Wraps a native value; handlers omit absent optional fields themselves (JSON drops only `undefined`). */
 export function textEnvelope(value: unknown): CallToolResult {
-  const isError = typeof value === 'object' && value !== null && !Array.isArray(value) && Object.prototype.hasOwnProperty.call(value, 'error');
+  const isError = typeof value === 'object' && value !== null && !Array.isArray(value) && Object.hasOwn(value, 'error');
   return { content: [{ type: 'text', text: JSON.stringify(value) }], isError };
 }
 

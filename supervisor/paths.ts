@@ -20,7 +20,7 @@ export interface Paths {
 
 function xdgConfigHome(env: NodeJS.ProcessEnv): string {
   const xdg = env['XDG_CONFIG_HOME'];
-  return xdg && xdg.startsWith('/') ? xdg : join(homedir(), '.config');
+  return xdg?.startsWith('/') ? xdg : join(homedir(), '.config');
 }
 
 /** Instance names become file names: keep them tame. */

@@ -204,7 +204,7 @@ export class Supervisor {
       pushToStream: (id, message) => this.mcp.streams.push(id, message),
       channelCapable: (id) => {
         const meta = this.mcp.sessions.get(id);
-        return meta !== undefined && meta.is_claude_code && meta.has_sse_stream;
+        return meta?.is_claude_code === true && meta.has_sse_stream;
       },
       log,
     });

@@ -1,5 +1,5 @@
 /** Baseline: a bare node:http server answering GET /health on 127.0.0.1:0 and a unix socket. */
-import http from 'node:http';
+import type http from 'node:http';
 import { parseArgs } from 'node:util';
 
 import { healthBody, serveNodeHttpOnBoth } from './bareServer.js';

@@ -11,7 +11,7 @@
  * Also the reference server the conformance harness was validated against.
  */
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
+import type http from 'node:http';
 import { parseArgs } from 'node:util';
 
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';

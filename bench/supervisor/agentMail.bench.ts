@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
 
 import { errorText, failedRow, row, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
-import { percentile, fmt, goal } from './sessions/stats.js';
+import { percentile, goal } from './sessions/stats.js';
 import { createSession, deleteSession, startTuicd, type TuicdUnderTest } from './sessions/tuicd.js';
 import { fakeAgent, removeFakeAgent } from '../../test/fixtures/fakeAgent/fakeAgentLauncher.js';
 

@@ -44,4 +44,5 @@ export type ParsedEvent =
 export type ParsedEventType = ParsedEvent['type'];
 
 /** On the pty channel each event is checked for its tag only: both ends are built from this file. */
-export const ParsedEventSchema = Type.Object({ type: Type.String({ minLength: 1 }) }, { additionalProperties: true });
+/** Its static type is the full union above, so listeners on the supervisor side get ParsedEvent. */
+export const ParsedEventSchema = Type.Unsafe<ParsedEvent>(Type.Object({ type: Type.String({ minLength: 1 }) }, { additionalProperties: true }));

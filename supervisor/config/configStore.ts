@@ -156,7 +156,7 @@ export class ConfigStore implements Disposable {
             await undo();
             throw err;
           }
-          inFile.forEach((v, k) => inVault.set(k, v));
+          for (const [k, v] of inFile) inVault.set(k, v);
         }
         const doc = structuredClone(disk.doc);
         overlaySecrets(doc, inVault);

@@ -140,8 +140,9 @@ export const MAX_SAVE_DEPTH = 64;
 export function assertDepth(value: unknown, pointer = '', depth = 0): void {
   if (typeof value !== 'object' || value === null) return;
   if (depth >= MAX_SAVE_DEPTH) throw invalidConfig(pointer, `nests deeper than ${MAX_SAVE_DEPTH} levels`);
-  if (Array.isArray(value)) value.forEach((item, i) => assertDepth(item, `${pointer}/${i}`, depth + 1));
-  else for (const [key, child] of Object.entries(value)) assertDepth(child, `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`, depth + 1);
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) assertDepth(item, `${pointer}/${i}`, depth + 1);
+  } else for (const [key, child] of Object.entries(value)) assertDepth(child, `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`, depth + 1);
 }
 
 /**

@@ -1,7 +1,7 @@
 // The four config secrets: stripped on the way out (GET /config, MCP config get) and preserved on
 // the way in, so a client that round-trips a redacted config never wipes a secret by accident.
 
-import { isPlainObject, objectAt, type JsonObject } from './merge.js';
+import { objectAt, type JsonObject } from './merge.js';
 import type { ConfigSnapshot } from './schema.js';
 
 export interface SecretField {

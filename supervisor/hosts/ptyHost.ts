@@ -6,6 +6,7 @@ import { toDisposable } from '../../shared/disposable.js';
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { PtyProtocol } from '../../shared/protocol/pty.js';
 import type { PtyProtocolT } from '../../shared/protocol/pty.js';
+import type { EventListener, EventOf } from '../../shared/protocol/defineProtocol.js';
 import { OutputAcks } from './outputAcks.js';
 import type { StartedWorker, WorkerStarter } from './processStarter.js';
 import { Heartbeat } from './heartbeat.js';
@@ -24,7 +25,11 @@ export const PtyHostConstants = {
 } as const;
 
 type PtyClient = Client<PtyProtocolT>;
+/** The host → supervisor events a PtyHost relays, typed from the pty protocol's schemas. */
 type EventName = 'data' | 'exit' | 'state' | 'inputRefused' | 'parsed' | 'screenMode';
+export type PtyHostListener<E extends EventName> = EventListener<PtyProtocolT, E>;
+/** Listeners stored by event; each set holds listeners of its key's type (on() is the only writer). */
+type AnyListener = (data: never, payload: Uint8Array | undefined) => void;
 
 export interface HostLogger {
   info(obj: object, msg: string): void;
@@ -48,7 +53,7 @@ export class PtyHost implements Disposable {
   private running: Running | null = null;
   private starting: Promise<PtyClient> | null = null;
   private readonly restarts = new RestartBudget(PtyHostConstants.RESTART_BUDGET, PtyHostConstants.RESTART_WINDOW_MS);
-  private readonly listeners = new Map<EventName, Set<(data: any, payload?: Uint8Array) => void>>();
+  private readonly listeners = new Map<EventName, Set<AnyListener>>();
   private readonly exitListeners = new Set<(info: { pid: number; code: number | null; signal: string | null }) => void>();
   private disposed = false;
 
@@ -84,11 +89,15 @@ export class PtyHost implements Disposable {
     return this.starting;
   }
 
-  on(event: EventName, fn: (data: any, payload?: Uint8Array) => void): Disposable {
+  on<E extends EventName>(event: E, fn: PtyHostListener<E>): Disposable {
     let set = this.listeners.get(event);
     if (!set) this.listeners.set(event, (set = new Set()));
-    set.add(fn);
-    return toDisposable(() => set.delete(fn));
+    set.add(fn as AnyListener);
+    return toDisposable(() => set.delete(fn as AnyListener));
+  }
+
+  private emit<E extends EventName>(event: E, data: EventOf<PtyProtocolT, E>, payload?: Uint8Array): void {
+    for (const fn of this.listeners.get(event) ?? []) (fn as PtyHostListener<E>)(data, payload);
   }
 
   /** Fires when a running host dies unexpectedly; the owner closes the sessions it held. */
@@ -109,14 +118,12 @@ export class PtyHost implements Disposable {
     const worker = this.starter.start();
     const client = connect(worker.transport, PtyProtocol);
     for (const event of ['exit', 'state', 'inputRefused', 'parsed', 'screenMode'] as const) {
-      client.on(event, (data: unknown) => {
-        for (const fn of this.listeners.get(event) ?? []) fn(data);
-      });
+      client.on(event, (data) => this.emit(event, data));
     }
     const acks = new OutputAcks(client);
     client.on('data', (data, payload) => {
       try {
-        for (const fn of this.listeners.get('data') ?? []) fn(data, payload);
+        this.emit('data', data, payload);
       } finally {
         // Fanned out (viewers queue or drop on their own): the host may send this much more. Acked
         // even when a listener threw (the channel reports it): a lost ack would hold the session's

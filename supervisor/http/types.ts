@@ -63,6 +63,7 @@ export interface WsBehavior<U> {
   maxPayloadLength: number;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: routes with different socket data share one list; each route's callbacks agree on its own U
 export interface WsRoute<U = any> {
   pattern: string;
   ws: WsBehavior<U>;

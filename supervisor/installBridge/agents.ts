@@ -39,7 +39,7 @@ export interface AgentEnv {
 export function agentEnv(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): AgentEnv {
   const home = env['HOME'] || homedir();
   const xdg = env['XDG_CONFIG_HOME'];
-  return { home, xdgConfigHome: xdg && xdg.startsWith('/') ? xdg : join(home, '.config'), platform, path: env['PATH'] ?? '' };
+  return { home, xdgConfigHome: xdg?.startsWith('/') ? xdg : join(home, '.config'), platform, path: env['PATH'] ?? '' };
 }
 
 /** Claude Code rejects a stdio entry with missing or null args/env in some versions: both always present. */

@@ -84,7 +84,7 @@ function setTextually(text: string, parent: string, key: string, value: unknown)
   const parentPair = findPair(root, parent);
   const step = indentStep(text, root);
   if (parentPair === undefined) {
-    const rootCol = root && root.items[0] ? col(text, keyStart(root.items[0])) : 0;
+    const rootCol = root?.items[0] ? col(text, keyStart(root.items[0])) : 0;
     return appendLines(text, render({ [parent]: { [key]: value } }, step, ' '.repeat(rootCol)), eol, false);
   }
   const map = blockMapValue(parentPair);

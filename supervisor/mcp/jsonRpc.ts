@@ -97,7 +97,7 @@ export function parseBody(body: Buffer | string): ParsedBody {
 export function validateMessage(value: unknown): ParsedMessage {
   if (!isPlainObject(value)) return invalid(null, JsonRpcCode.INVALID_REQUEST, 'Invalid Request: a message must be a JSON-RPC 2.0 object');
 
-  const hasId = Object.prototype.hasOwnProperty.call(value, 'id');
+  const hasId = Object.hasOwn(value, 'id');
   const rawId = value['id'];
   if (hasId && rawId !== null && !validId(rawId)) {
     return invalid(null, JsonRpcCode.INVALID_REQUEST, "Invalid Request: 'id' must be a string or a number");

@@ -255,7 +255,7 @@ export class McpTransport {
     const init = {
       client_name: clientName,
       is_claude_code: CLAUDE_CLIENT_PATTERN.test(clientName ?? '') || CLAUDE_CLIENT_PATTERN.test(userAgent),
-      requires_meta_tools: clientName !== null && clientName.startsWith(GROK_CLIENT_PREFIX),
+      requires_meta_tools: clientName?.startsWith(GROK_CLIENT_PREFIX),
       repo_path: repoPathOf(params),
       // An invalid identity is ignored, not refused: the connection still works, just unbound.
       tuic_session: tuicHeader !== undefined && UUID_PATTERN.test(tuicHeader) ? tuicHeader : null,

@@ -181,9 +181,7 @@ export class ProgressJournal {
         const parsed: unknown = JSON.parse(line);
         // A torn last line (crash mid-append) or a foreign line is skipped, never fatal.
         if (isEntry(parsed)) this.entries.push(parsed);
-      } catch {
-        continue;
-      }
+      } catch {}
     }
     for (const e of this.entries) this.perProject.set(e.project, (this.perProject.get(e.project) ?? 0) + 1);
     if ([...this.perProject.values()].some((n) => n > this.keepPerProject)) await this.compact();

@@ -27,10 +27,8 @@ export interface WarmState {
   error?: string;
 }
 
-export interface RepoSettingsLookup {
-  /** The merged repo-settings entry (repo-defaults underneath) for a repository. */
-  (repoPath: string): Promise<{ setup_script?: string; warm_artifacts?: boolean }>;
-}
+/** The merged repo-settings entry (repo-defaults underneath) for a repository. */
+export type RepoSettingsLookup = (repoPath: string) => Promise<{ setup_script?: string; warm_artifacts?: boolean }>;
 
 export interface WorktreeDeps {
   bus: EventBus;

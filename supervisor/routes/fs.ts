@@ -67,7 +67,7 @@ function expandTilde(p: string): string {
 /** `src/a.ts:12:3` → path, line, col (the forms compilers and grep print). */
 function splitPosition(candidate: string): { path: string; line?: number; col?: number } {
   const m = /^(.*?)(?::(\d+))?(?::(\d+))?:?$/.exec(candidate);
-  if (!m || !m[1]) return { path: candidate };
+  if (!m?.[1]) return { path: candidate };
   return { path: m[1], ...(m[2] ? { line: Number(m[2]) } : {}), ...(m[3] ? { col: Number(m[3]) } : {}) };
 }
 

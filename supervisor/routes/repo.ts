@@ -139,7 +139,7 @@ export function repoRoutes(pool: WorkPool): Route[] {
     }
     const full = await containedPath([repo], join(repo, file));
     const st = await stat(full).catch(() => null);
-    if (!st || !st.isFile()) throw new HttpError(404, `no such file: ${quoteClientInput(file)}`);
+    if (!st?.isFile()) throw new HttpError(404, `no such file: ${quoteClientInput(file)}`);
     if (st.size > FILE_READ_CAP_BYTES) throw new HttpError(413, `file is ${st.size} bytes; the cap is ${FILE_READ_CAP_BYTES}`);
     return json({ content: await readFile(full, 'utf8') });
   });

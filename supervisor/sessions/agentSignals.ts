@@ -152,8 +152,8 @@ export function applyInput(s: AgentSignals, bytes: Uint8Array): boolean {
   if (bytes.length === 0) return false;
   const enter = bytes.includes(0x0d) || bytes.includes(0x0a);
   const single = bytes.length === 1 ? bytes[0]! : -1;
-  const escape = single === 0x1b;
-  const picks = enter || escape || bytes.includes(0x03) || (single >= 0x30 && single <= 0x39);
+  const isEscape = single === 0x1b;
+  const picks = enter || isEscape || bytes.includes(0x03) || (single >= 0x30 && single <= 0x39);
   let changed = false;
   if (s.question !== null) {
     s.question = null;
@@ -163,7 +163,7 @@ export function applyInput(s: AgentSignals, bytes: Uint8Array): boolean {
     s.choice = null;
     changed = true;
   }
-  if (s.slashMenu !== null && (enter || escape)) {
+  if (s.slashMenu !== null && (enter || isEscape)) {
     s.slashMenu = null;
     changed = true;
   }

@@ -127,20 +127,20 @@ export class SessionService {
       lineCount: async (sessionId) => (await this.readLog(sessionId, undefined, 0)).total_lines,
       markers: opts.markers ?? (() => ({ intents: true, suggests: true })),
     });
-    opts.host.on('parsed', (e: { session_id: string; events: ParsedEvent[] }) => {
+    opts.host.on('parsed', (e) => {
       const record = this.sessions.get(e.session_id);
       if (record) this.agents.parsed(record, e.events);
     });
-    opts.host.on('screenMode', (e: { session_id: string; alt_screen: boolean }) => {
+    opts.host.on('screenMode', (e) => {
       const record = this.sessions.get(e.session_id);
       if (!record || record.alt_screen === e.alt_screen) return;
       record.alt_screen = e.alt_screen;
       this.publishState(record);
     });
-    opts.host.on('data', (e: { session_id: string; offset: number }, payload?: Uint8Array) => this.onData(e, payload));
-    opts.host.on('exit', (e: { session_id: string; exit_code: number | null; signal: number | null; total_written: number }) => this.onExit(e));
-    opts.host.on('state', (e: { session_id: string; shell_state: ShellStateName }) => this.onState(e));
-    opts.host.on('inputRefused', (e: { session_id: string; from?: number }) => this.inputRefused(e.session_id, e.from));
+    opts.host.on('data', (e, payload) => this.onData(e, payload));
+    opts.host.on('exit', (e) => this.onExit(e));
+    opts.host.on('state', (e) => this.onState(e));
+    opts.host.on('inputRefused', (e) => this.inputRefused(e.session_id, e.from));
     opts.host.onHostExited(() => this.onHostExited());
   }
 

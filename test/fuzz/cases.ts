@@ -1461,7 +1461,7 @@ function badAuthHeader(r: Rng, ctx: FuzzCtx): { header: string | null; what: str
   ])();
 }
 
-function rawGarbage(r: Rng, ctx: FuzzCtx, host: string, auth: string | null): { bytes: Buffer; what: string } {
+function rawGarbage(r: Rng, _ctx: FuzzCtx, host: string, auth: string | null): { bytes: Buffer; what: string } {
   const a = auth ? `Authorization: ${auth}\r\n` : '';
   const h = `Host: ${host}\r\n`;
   const body = '{"level":"info","source":"fuzz","message":"raw"}';

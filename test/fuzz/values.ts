@@ -128,6 +128,7 @@ const SHORT_STRINGS: readonly string[] = [
   '%zz',
   '%ff',
   '%s%s%s%n',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a template-injection probe, sent as a literal string
   '${7*7}',
   '{{7*7}}',
   '<script>alert(1)</script>',

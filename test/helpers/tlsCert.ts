@@ -5,7 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { request as httpRequestFn } from 'node:http';
+import type { request as httpRequestFn } from 'node:http';
 import { request as httpsRequestFn, type RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

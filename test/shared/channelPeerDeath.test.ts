@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 
 import { connect } from '../../shared/channel.js';
 import { encodeEnvelope, FRAME_PREFIX_BYTES, Kind, writeFramePrefix } from '../../shared/codec.js';
-import { ErrorCode, SupervisorError } from '../../shared/errors.js';
+import { ErrorCode, type SupervisorError } from '../../shared/errors.js';
 import { createLinkedPair } from '../../shared/transports/inMemory.js';
 import { streamTransport } from '../../shared/transports/stream.js';
 import { serveTest, TestProtocol } from '../fixtures/channelProtocol.js';

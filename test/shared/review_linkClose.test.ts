@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
 
 import { connect } from '../../shared/channel.js';
-import { ErrorCode, SupervisorError } from '../../shared/errors.js';
+import { ErrorCode, type SupervisorError } from '../../shared/errors.js';
 import { workerTransport } from '../../shared/transports/messagePort.js';
 import { streamTransport } from '../../shared/transports/stream.js';
 import { TestProtocol } from '../fixtures/channelProtocol.js';

@@ -7,7 +7,7 @@ import { MessageChannel } from 'node:worker_threads';
 
 import { connect } from '../../shared/channel.js';
 import { encodeEnvelope, Kind } from '../../shared/codec.js';
-import { ErrorCode, SupervisorError } from '../../shared/errors.js';
+import { ErrorCode, type SupervisorError } from '../../shared/errors.js';
 import { createLinkedPair } from '../../shared/transports/inMemory.js';
 import { messagePortTransport } from '../../shared/transports/messagePort.js';
 import { streamTransport } from '../../shared/transports/stream.js';

@@ -13,7 +13,9 @@ import { Tuicd } from '../helpers/tuicdProcess.js';
 const MCP_HEADERS = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
 
 const dirs: string[] = [];
-after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 async function report(t: Tuicd, text: string): Promise<void> {
   const r = await t.socket(

@@ -24,7 +24,7 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   const res = await fetch(path, init);
   if (res.status === 401) toLogin();
   const text = await res.text();
-  let parsed: unknown = undefined;
+  let parsed: unknown;
   try {
     parsed = text ? JSON.parse(text) : undefined;
   } catch {

@@ -49,7 +49,7 @@ export class Feed {
       if (source.readyState === EventSource.CLOSED) setTimeout(() => this.connect(), POLL_MS);
       this.onChange();
     };
-    const on = (name: string, fn: (data: any) => void) => source.addEventListener(name, (e) => fn(JSON.parse((e as MessageEvent<string>).data)));
+    const on = <T>(name: string, fn: (data: T) => void) => source.addEventListener(name, (e) => fn(JSON.parse((e as MessageEvent<string>).data) as T));
     on('session-state-changed', (d: { session_id: string; state: SessionState }) => {
       const row = this.sessions.get(d.session_id);
       if (!row) return this.queueRefetch();

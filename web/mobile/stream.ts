@@ -9,6 +9,7 @@ export interface StreamHandlers {
   /** Raw mode: output bytes, in order. */
   bytes?(data: Uint8Array): void;
   /** A JSON frame (log, state, parsed, resync, exit, closed…). */
+  // biome-ignore lint/suspicious/noExplicitAny: viewer frames are read field by field by each view, which checks what it uses
   frame(frame: Record<string, any>): void;
   /** Link state, for the status line. */
   status(state: 'live' | 'reconnecting' | 'ended'): void;
@@ -85,6 +86,7 @@ export class SessionStream {
         this.handlers.bytes?.(bytes);
         return;
       }
+      // biome-ignore lint/suspicious/noExplicitAny: as in StreamHandlers.frame
       const frame = JSON.parse(e.data) as Record<string, any>;
       // The ring no longer held [from, to): go on from `to` (the handler shows the gap).
       if (frame['type'] === 'resync') this.offset = frame['to'];

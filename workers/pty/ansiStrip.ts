@@ -35,7 +35,7 @@ export interface AnsiStripperOptions {
   onOsc?: (payload: string) => void;
 }
 
-const enum S {
+enum S {
   Ground,
   Esc,
   EscInt,
@@ -45,7 +45,7 @@ const enum S {
   Str,
   StrEsc,
 }
-const enum B {
+enum B {
   LF = 0x0a,
   CR = 0x0d,
   CAN = 0x18,

@@ -18,7 +18,7 @@ export const GridConstants = {
   MAX_PARAMS: 16,
 } as const;
 
-const enum S {
+enum S {
   Ground,
   Esc,
   EscSkip,
@@ -465,7 +465,7 @@ export class ScreenGrid {
 
   private csiByte(b: number): void {
     if (b >= 0x30 && b <= 0x39) {
-      if (this.param < 100_000) this.param = (this.param < 0 ? 0 : this.param) * 10 + (b - 0x30);
+      if (this.param < 100_000) this.param = Math.max(this.param, 0) * 10 + (b - 0x30);
     } else if (b === 0x3b || b === 0x3a) this.nextParam();
     else if (b >= 0x3c && b <= 0x3f) this.priv = this.priv || b;
     else if (b >= 0x40 && b <= 0x7e) {

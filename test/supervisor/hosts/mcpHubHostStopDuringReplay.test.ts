@@ -6,7 +6,6 @@ import { setImmediate as tick } from 'node:timers/promises';
 import { test } from 'node:test';
 import type { Worker } from 'node:worker_threads';
 
-import type { McpHubHost } from '../../../supervisor/hosts/mcpHubHost.js';
 import type { UpstreamServer } from '../../../supervisor/upstreams/upstreamConfig.js';
 import { startHubHost } from '../../helpers/hubHost.js';
 

@@ -33,7 +33,9 @@ test('a pty host still starting when stop() is called does not outlive the stop'
   const noop = () => {};
   const host = new PtyHost(starter, { info: noop, warn: noop, error: noop });
   // Should the stop leave it behind, the test still ends it (else this test process would wait for it).
-  t.after(() => started.forEach((w) => (alive(w.pid) ? process.kill(w.pid, 'SIGKILL') : undefined)));
+  t.after(() => {
+    for (const w of started) if (alive(w.pid)) process.kill(w.pid, 'SIGKILL');
+  });
   const client = host.client().catch((err: unknown) => err); // spawns the host; its handshake is in flight
   assert.equal(started.length, 1);
   await host.stop();

@@ -272,7 +272,7 @@ test('a cross-origin redirect is stopped before the other origin sees any reques
 
   // Same for the handshake of a fresh client.
   const fresh = makeUpstream(f.url, { name: 'redir' });
-  f.intercept = (req, res) => {
+  f.intercept = (_req, res) => {
     res.writeHead(308, { location: `${other.origin}/mcp` }).end();
     return true;
   };

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { ErrorCode, SupervisorError } from '../../../shared/errors.js';
+import { ErrorCode, type SupervisorError } from '../../../shared/errors.js';
 import { type PtyHostHandle, sleep, startPtyHost, waitFor } from './ptyHostHarness.js';
 
 const PROMPT = '$ ';

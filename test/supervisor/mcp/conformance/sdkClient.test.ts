@@ -91,7 +91,7 @@ describe('MCP SDK 1.x Client over TCP with Basic Auth', () => {
     assert.equal(client.getServerVersion()?.name, 'tuicommander');
     assert.equal(client.getServerCapabilities()?.tools?.listChanged, true);
     const instructions = client.getInstructions();
-    assert.ok(instructions && instructions.includes('TUICommander'), `instructions: ${instructions?.slice(0, 200)}`);
+    assert.ok(instructions?.includes('TUICommander'), `instructions: ${instructions?.slice(0, 200)}`);
     assert.match(transport.sessionId ?? '', /^[0-9a-f-]{36}$/);
   });
 

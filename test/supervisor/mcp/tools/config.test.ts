@@ -10,7 +10,9 @@ import { createConfigTool } from '../../../../supervisor/mcp/tools/config.js';
 import type { CallerContext, NativeTool } from '../../../../supervisor/mcp/tools/nativeTool.js';
 
 const dirs: string[] = [];
-after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 const HASH = '$2b$12$abcdefghijklmnopqrstuuQ6l2n1bJYl4mFq7gq8mO1O9s1vXyZ2a';
 

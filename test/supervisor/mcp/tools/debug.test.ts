@@ -14,7 +14,9 @@ import { SessionService } from '../../../../supervisor/sessions/sessionService.j
 import { shellHomeEnv } from '../../../helpers/testHome.js';
 
 const dirs: string[] = [];
-after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 const tempDir = () => {
   const d = mkdtempSync(join(tmpdir(), 'tuicd-debugtool-'));
   dirs.push(d);

@@ -14,7 +14,9 @@ import { PROGRESS_JOURNAL_FILE, ProgressJournal } from '../../../../supervisor/p
 import { progressRoutes } from '../../../../supervisor/routes/progress.js';
 
 const dirs: string[] = [];
-after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 const PTY = 'pty-7';
 const TUIC = '0b7e3f55-1d2a-4c6e-8f00-5a1b2c3d4e5f';

@@ -32,7 +32,7 @@ export async function initialize(t: Tuicd, params: object = {}, headers: Record<
 /** A GET /mcp stream: the shared SSE test reader, aimed at /mcp, that can wait for JSON-RPC methods. */
 export class McpStream extends SseClient {
   static override open<T extends SseClient>(this: new () => T, opts: RequestOptions): Promise<T> {
-    return SseClient.open.call(this, { path: '/mcp', ...opts }) as Promise<T>;
+    return SseClient.open.call(McpStream, { path: '/mcp', ...opts }) as Promise<T>;
   }
 
   get messages(): SseEvent[] {

@@ -202,7 +202,7 @@ describe('McpSessionStore', () => {
           if (i % 3 === 0) store.touch(`s-${i >> 1}`);
         }
       } finally {
-        names.forEach((name, i) => (proto[name] = saved[i]!));
+        for (const [i, name] of names.entries()) proto[name] = saved[i]!;
         store.dispose();
       }
       assert.equal(iterations, 0);
