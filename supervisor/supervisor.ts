@@ -84,6 +84,7 @@ import { githubRoutes } from './routes/github.js';
 import { worktreeRoutes } from './routes/worktrees.js';
 import { repoConfigRoutes } from './routes/repoConfig.js';
 import { fsRoutes } from './routes/fs.js';
+import { openApiRoute } from './routes/openapi.js';
 
 const REPO_DEFAULTS_FILE = 'repo-defaults.json';
 
@@ -320,11 +321,20 @@ export class Supervisor {
     this.metrics.gauge('peers', 'Registered agent identities', () => this.peers.size);
     this.auth = new TcpAuth(() => this.authSettings());
     this.push = new PushService({ configDir: opts.paths.configDir, config: this.config, bus: this.bus, presence: this.presence, log: this.log });
+    const routes = this.routes();
+    const wsRoutes = [streamRoute(this.sessions, this.presence)];
+    routes.push(
+      openApiRoute(
+        VERSION,
+        () => routes,
+        () => wsRoutes,
+      ),
+    );
     this.http = new HttpServer({
       engine: opts.engine,
       guard: new RequestGuard({ settings: () => this.guardSettings(), boundHost: () => this.tcp?.binding.host ?? null }),
-      routes: this.routes(),
-      wsRoutes: [streamRoute(this.sessions, this.presence)],
+      routes,
+      wsRoutes,
       limits: () => {
         const s = this.config.get().services.server;
         return { maxBodyBytes: s.max_body_bytes, requestTimeoutMs: s.request_timeout_ms };

@@ -4,6 +4,7 @@ import { verify as bcryptVerify } from '@node-rs/bcrypt';
 
 import { AuthRateLimiter } from './authRateLimiter.js';
 import type { Reply } from './types.js';
+import { errorReply } from './errorReply.js';
 
 export const AUTH_REALM = 'TUICommander';
 const COOKIE_NAME = 'tui-session';
@@ -53,9 +54,9 @@ function cookieValue(cookieHeader: string | undefined): string | undefined {
   return undefined;
 }
 
-/** REFERENCE's refusal texts, in the JSON `{error}` shape every other error answer has. */
+/** A refusal in the `{error, code}` shape every other error answer has, with the Basic challenge. */
 function unauthorized(message: string): Reply {
-  return { status: 401, headers: { 'WWW-Authenticate': `Basic realm="${AUTH_REALM}"` }, body: { error: message } };
+  return errorReply('unauthorized', message, undefined, { 'WWW-Authenticate': `Basic realm="${AUTH_REALM}"` });
 }
 
 export type PasswordVerifier = (password: string, hash: string) => Promise<boolean>;
@@ -117,7 +118,7 @@ export class TcpAuth {
     // With no failure on record anywhere, nobody is locked out: the peer address is not needed.
     const wait = this.limiter.isEmpty ? 0 : this.limiter.retryAfterSecs(peer());
     if (wait > 0) {
-      return { ok: false, reply: { status: 429, headers: { 'Retry-After': String(wait) }, body: { error: 'Too many failed authentication attempts' } } };
+      return { ok: false, reply: errorReply('busy', 'Too many failed authentication attempts', undefined, { 'Retry-After': String(wait) }) };
     }
     const header = headers['authorization'];
     if (!header || !/^basic /i.test(header) || !s.username || !s.passwordHash) {
@@ -158,7 +159,7 @@ export class TcpAuth {
     const s = this.settings();
     const wait = this.limiter.retryAfterSecs(ip);
     if (wait > 0) {
-      return { ok: false, reply: { status: 429, headers: { 'Retry-After': String(wait) }, body: { error: 'Too many failed authentication attempts' } } };
+      return { ok: false, reply: errorReply('busy', 'Too many failed authentication attempts', undefined, { 'Retry-After': String(wait) }) };
     }
     if (!s.username || !s.passwordHash || !s.sessionToken) {
       const missing = [
@@ -168,13 +169,13 @@ export class TcpAuth {
       ]
         .filter(Boolean)
         .join(', ');
-      return { ok: false, reply: { status: 503, body: { error: `password login is not set up on this server: ${missing} missing` } } };
+      return { ok: false, reply: errorReply('unavailable', `password login is not set up on this server: ${missing} missing`) };
     }
     // Counted before bcrypt and forgiven on success, as in check(): a burst of guesses cannot slip past the limit.
     const attempt = this.limiter.recordFailure(ip);
     const passwordOk = await this.verifyPassword(password, s.passwordHash).catch(() => false);
     if (!(safeEqual(username, s.username) && passwordOk)) {
-      return { ok: false, reply: { status: 401, body: { error: 'Invalid credentials' } }, failure: true };
+      return { ok: false, reply: errorReply('unauthorized', 'Invalid credentials'), failure: true };
     }
     this.limiter.forgive(ip, attempt);
     return { ok: true, setCookie: this.cookie(s, secure) };

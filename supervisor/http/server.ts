@@ -4,7 +4,6 @@
  */
 import { STATUS_CODES } from 'node:http';
 
-import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import type { TcpAuth } from './auth.js';
 import { BodyParts } from './bodyParts.js';
 import { ASYNC_COMPRESSION_MIN_BYTES, COMPRESSION_MIN_BYTES, maybeCompress, maybeCompressAsync, type Compressed } from './compression.js';
@@ -17,11 +16,10 @@ import { readBody } from './requestBody.js';
 import type { RequestGuard } from './requestGuard.js';
 import { clipClientInput, quoteClientInput } from '../../shared/quoteClientInput.js';
 import { Router } from './router.js';
-import { HttpError, isStreamHandler } from './types.js';
+import { isStreamHandler } from './types.js';
+import { apiErrorReply, errorReply } from './errorReply.js';
+import { asApiError } from '../../shared/apiError.js';
 import type { Handler, HttpMethod, ListenerKind, Reply, RequestContext, Route, WsRoute } from './types.js';
-
-/** An error message longer than this is cut (with the count of what was left out). */
-const MAX_ERROR_MESSAGE_CHARS = 2000;
 
 /** JSON-RPC's implementation-defined server error, as /mcp answers its other refusals. */
 const JSON_RPC_SERVER_ERROR = -32000;
@@ -111,7 +109,7 @@ export class HttpServer {
         const extensions = req.getHeader('sec-websocket-extensions');
         const finish = () => {
           // A malformed %-escape names no session: the same 404 as on the REST routes, never a throw here.
-          if (params === undefined) return this.send(res, ex, { status: 404, body: { error: `no such endpoint: ${ex.path}` } });
+          if (params === undefined) return this.send(res, ex, errorReply('not_found', `no such endpoint: ${clipClientInput(ex.path)}`));
           let userData: unknown;
           try {
             userData = b.accept(ex);
@@ -228,7 +226,7 @@ export class HttpServer {
         body: { jsonrpc: '2.0', id: null, error: { code: JSON_RPC_SERVER_ERROR, message: refusal.message, data: { header: refusal.header } } },
       };
     }
-    return { status: 403, body: { error: refusal.message, header: refusal.header } };
+    return errorReply('forbidden', refusal.message, { header: refusal.header });
   }
 
   private route(la: ListenerApp, res: EngineResponse, ex: Exchange): void {
@@ -238,17 +236,17 @@ export class HttpServer {
       const refusal = this.guardRefusal(ex);
       if (refusal) return this.sendAfterBody(res, ex, refusal);
     }
-    if (!METHODS.has(method)) return this.sendAfterBody(res, ex, { status: 405, body: { error: `method ${quoteClientInput(method)} is not supported` } });
+    if (!METHODS.has(method)) return this.sendAfterBody(res, ex, errorReply('method_not_allowed', `method ${quoteClientInput(method)} is not supported`));
     if (method === 'OPTIONS') return this.sendAfterBody(res, ex, { status: 204, headers: preflightHeaders(la.kind, origin) });
 
     const match = this.router.match(method, path);
-    if (match.kind === 'not-found') return this.sendAfterBody(res, ex, { status: 404, body: { error: `no such endpoint: ${clipClientInput(path)}` } });
+    if (match.kind === 'not-found') return this.sendAfterBody(res, ex, errorReply('not_found', `no such endpoint: ${clipClientInput(path)}`));
     if (match.kind === 'method-not-allowed') {
-      return this.sendAfterBody(res, ex, {
-        status: 405,
-        headers: { Allow: match.allowed.join(', ') },
-        body: { error: `method ${method} not allowed on ${clipClientInput(path)}` },
-      });
+      return this.sendAfterBody(
+        res,
+        ex,
+        errorReply('method_not_allowed', `method ${method} not allowed on ${clipClientInput(path)}`, undefined, { Allow: match.allowed.join(', ') }),
+      );
     }
     ex.params = match.params;
     const route = match.route;
@@ -306,7 +304,7 @@ export class HttpServer {
     const timeoutMs = this.opts.limits().requestTimeoutMs;
     ex.timer = setTimeout(() => {
       ex.abort();
-      this.send(res, ex, { status: 408, body: { error: `request timed out after ${Math.round(timeoutMs / 1000)}s` } });
+      this.send(res, ex, errorReply('timeout', `request timed out after ${Math.round(timeoutMs / 1000)}s`));
     }, timeoutMs);
   }
 
@@ -332,15 +330,16 @@ export class HttpServer {
     if (bodyPromise) {
       const got = await bodyPromise;
       if (!got.ok) {
-        return this.send(res, ex, { status: 413, body: { error: `request body exceeds ${maxBodyBytes} bytes` } }, { close: !got.drained });
+        return this.send(res, ex, errorReply('payload_too_large', `request body exceeds ${maxBodyBytes} bytes`), { close: !got.drained });
       }
       ex.body = got.body;
     }
     if (notJson) {
-      return this.send(res, ex, {
-        status: 415,
-        body: { error: `Content-Type must be application/json, got ${quoteClientInput(ex.headers['content-type'] ?? '(none)')}` },
-      });
+      return this.send(
+        res,
+        ex,
+        errorReply('unsupported_media_type', `Content-Type must be application/json, got ${quoteClientInput(ex.headers['content-type'] ?? '(none)')}`),
+      );
     }
     let reply: Reply;
     try {
@@ -354,12 +353,10 @@ export class HttpServer {
 
   private errorReply(err: unknown, ctx: RequestContext): Reply {
     // Messages quote client input clipped at the source; this bounds any that a new one forgets.
-    if (err instanceof HttpError)
-      return { status: err.status, ...(err.headers ? { headers: err.headers } : {}), body: { error: clipClientInput(err.message, MAX_ERROR_MESSAGE_CHARS) } };
-    const internal = internalFailureReply(err);
-    if (internal) return internal;
+    const known = asApiError(err);
+    if (known) return apiErrorReply(known);
     this.opts.onHandlerError?.(err, ctx);
-    return { status: 500, body: { error: clipClientInput(err instanceof Error ? err.message : String(err), MAX_ERROR_MESSAGE_CHARS) } };
+    return errorReply('internal', err instanceof Error ? err.message : String(err));
   }
 
   private send(res: EngineResponse, ex: Exchange, reply: Reply, opt: { close?: boolean } = {}): void {
@@ -473,41 +470,8 @@ function writeHeaders(res: EngineResponse, headers: Record<string, string>, exce
   for (const key in headers) if (skip === undefined || !skip.has(key.toLowerCase())) res.writeHeader(key, headers[key]!);
 }
 
-/**
- * A worker behind the route that cannot answer is the server being unavailable, not a handler bug:
- * the pty host past its restart budget or shut down, a worker link that closed under a request
- * (its process died), a worker that did not answer in time.
- */
-const INTERNAL_FAILURE_STATUS: Partial<Record<string, number>> = {
-  [ErrorCode.WORKER_EXITED]: 503,
-  [ErrorCode.CHANNEL_CLOSED]: 503,
-  [ErrorCode.REQUEST_TIMEOUT]: 504,
-};
-
 /** The answer on a TCP listener that remote access was turned off under; the connection then closes. */
-const RETIRED_REPLY: Reply = { status: 403, body: { error: 'remote access was turned off; this listener no longer serves requests' } };
-
-/** A worker that died is restarted at once (within its restart budget): try again in a second. */
-const RESTART_RETRY_AFTER_S = 1;
-
-/**
- * The reply for a SupervisorError the table above names, with Retry-After: the error's own
- * retry_after_s (a spent restart budget), or for a worker that died under the request (its channel
- * closed) RESTART_RETRY_AFTER_S. A host that was shut down says nothing: the server is going away.
- */
-function internalFailureReply(err: unknown): Reply | undefined {
-  const status = err instanceof SupervisorError ? INTERNAL_FAILURE_STATUS[err.code] : undefined;
-  if (status === undefined) return undefined;
-  const given = ((err as SupervisorError).data as { retry_after_s?: unknown } | undefined)?.retry_after_s;
-  const retryAfterS =
-    typeof given === 'number' && Number.isInteger(given) && given >= 0
-      ? given
-      : (err as SupervisorError).code === ErrorCode.CHANNEL_CLOSED
-        ? RESTART_RETRY_AFTER_S
-        : undefined;
-  const headers = retryAfterS !== undefined ? { 'Retry-After': String(retryAfterS) } : undefined;
-  return { status, ...(headers ? { headers } : {}), body: { error: (err as Error).message } };
-}
+const RETIRED_REPLY: Reply = errorReply('forbidden', 'remote access was turned off; this listener no longer serves requests');
 
 const statusLines = new Map<number, string>();
 /** "200 OK" and friends, built once per status. */

@@ -109,7 +109,7 @@ export function openSse(res: EngineResponse, options: SseOptions, bus: EventBus)
     res
       .writeStatus('503 Service Unavailable')
       .writeHeader('Content-Type', 'application/json')
-      .end(JSON.stringify({ error: 'Server is shutting down' }));
+      .end(JSON.stringify({ error: 'Server is shutting down', code: 'unavailable' }));
     return undefined;
   }
 
@@ -182,11 +182,11 @@ export function applyEventTypesRequest(bus: EventBus, body: unknown): EventTypes
     return badRequest('types must be an array of strings');
   }
   if (!bus.setStreamFilter(streamId, types as string[] | null)) {
-    return { status: 404, body: JSON.stringify({ error: 'Stream not found' }) };
+    return { status: 404, body: JSON.stringify({ error: 'Stream not found', code: 'not_found' }) };
   }
   return { status: 204 };
 }
 
 function badRequest(message: string): EventTypesResult {
-  return { status: 400, body: JSON.stringify({ error: message }) };
+  return { status: 400, body: JSON.stringify({ error: message, code: 'invalid_input' }) };
 }

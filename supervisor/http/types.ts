@@ -1,6 +1,9 @@
 /** Shapes shared by the HTTP layer and the route modules; only stream handlers see an engine response. */
 
+import { ApiError } from '../../shared/apiError.js';
 import type { Cancellation } from '../../shared/cancellation.js';
+import { codeOfStatus } from './errorReply.js';
+import type { RouteSpec } from './routeSpec.js';
 import type { BodyParts } from './bodyParts.js';
 import type { EngineResponse, EngineSocket } from './engine/types.js';
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from '../../shared/jsonDepth.js';
@@ -67,6 +70,8 @@ export interface WsBehavior<U> {
 export interface WsRoute<U = any> {
   pattern: string;
   ws: WsBehavior<U>;
+  /** What GET /openapi.json says of the upgrade (kind 'ws'): its params, query and messages. */
+  spec?: RouteSpec;
 }
 
 export interface Route {
@@ -80,16 +85,19 @@ export interface Route {
   noBody?: boolean;
   /** Refusals the server makes for this route (Host/Origin guard) come as JSON-RPC errors (/mcp). */
   errorShape?: 'jsonrpc';
+  /** Its schemas and answers (routeSpec.ts): checked before the handler, published in GET /openapi.json. */
+  spec?: RouteSpec;
 }
 
-/** A thrown HttpError becomes a JSON `{error}` reply with its status. */
-export class HttpError extends Error {
+/**
+ * Deprecated: throw ApiError (shared/apiError.ts) with a code instead; this names a status and is
+ * kept only until the last throw site moves. It is an ApiError whose code the status stands for.
+ */
+export class HttpError extends ApiError {
   readonly status: number;
-  readonly headers: Record<string, string> | undefined;
   constructor(status: number, message: string, headers?: Record<string, string>) {
-    super(message);
+    super(codeOfStatus(status), message, headers ? { headers } : {});
     this.status = status;
-    this.headers = headers;
   }
 }
 
@@ -103,12 +111,12 @@ export function isStreamHandler(h: Handler | StreamHandler): h is StreamHandler 
 
 /** Parses a JSON body, turning bad JSON into a 400 that says so. */
 export function parseJsonBody<T = unknown>(ctx: RequestContext): T {
-  if (ctx.body.length === 0) throw new HttpError(400, 'request body is empty; expected JSON');
+  if (ctx.body.length === 0) throw new ApiError('invalid_input', 'request body is empty; expected JSON');
   const text = ctx.body.toString('utf8');
-  if (jsonNestsDeeperThan(text, MAX_JSON_DEPTH)) throw new HttpError(400, `request body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  if (jsonNestsDeeperThan(text, MAX_JSON_DEPTH)) throw new ApiError('invalid_input', `request body nests deeper than ${MAX_JSON_DEPTH} levels`);
   try {
     return JSON.parse(text) as T;
   } catch (err) {
-    throw new HttpError(400, `request body is not valid JSON: ${(err as Error).message}`);
+    throw new ApiError('invalid_input', `request body is not valid JSON: ${(err as Error).message}`);
   }
 }

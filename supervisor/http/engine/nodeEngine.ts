@@ -12,6 +12,7 @@ import { NodeRequest, pathOf } from './nodeRequest.js';
 import { NodeResponse } from './nodeResponse.js';
 import { NodeWebSocket } from './nodeWebSocket.js';
 import type { AppOptions, EngineApp, EngineListenSocket, EngineRequest, EngineResponse, EngineWsBehavior, HttpEngine, TlsCredentials } from './types.js';
+import { codeOfStatus } from '../errorReply.js';
 
 /** uWS closes an idle keep-alive connection after about 10 s; the same here. */
 const KEEP_ALIVE_TIMEOUT_MS = 10_000;
@@ -239,13 +240,13 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
 
 /** A JSON error on a ServerResponse nothing else answers. */
 function answerJson(res: ServerResponse, status: number, message: string): void {
-  const body = JSON.stringify({ error: message });
+  const body = JSON.stringify({ error: message, code: codeOfStatus(status) });
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
 }
 
 /** A JSON error written straight to a socket no request object owns, then the connection ends. */
 function answerRaw(socket: Socket, status: number, text: string, message: string): void {
-  const body = JSON.stringify({ error: message });
+  const body = JSON.stringify({ error: message, code: codeOfStatus(status) });
   socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   linger(socket);
 }
