@@ -1,7 +1,7 @@
 /**
  * A bounded lossy FIFO: it never blocks the producer. Full means the oldest items go; an item
  * above the single-item limit is discarded whole (never truncated). Used by the stdio upstream
- * pump (spec: 256 lines / 8 MiB / 16 MiB per line) and per-subscriber SSE queues.
+ * pump (256 lines / 8 MiB / 16 MiB per line) and per-subscriber SSE queues.
  */
 
 export interface BoundedQueueOptions<T> {
@@ -73,8 +73,8 @@ export class BoundedQueue<T> {
 
   /**
    * Appends `item`, evicting the oldest items until the limits hold. An item within the
-   * single-item limit is always kept, even alone above `maxBytes` (the spec's per-line limit,
-   * 16 MiB, is deliberately above its 8 MiB total).
+   * single-item limit is always kept, even alone above `maxBytes` (the stdio queue's per-line
+   * limit, 16 MiB, is deliberately above its 8 MiB total).
    */
   push(item: T): PushOutcome {
     const size = this.sizeOf(item);

@@ -110,7 +110,7 @@ const FRAME_MAGIC = 0xc1;
 export const FRAME_PREFIX_BYTES = 9;
 /** Headers are control data; anything near this is a desynchronised stream, not a message. */
 const MAX_HEADER_BYTES = 16 * 1024 * 1024;
-/** Above the spec's 16 MiB stdio line limit with room for a batch; larger means corruption. */
+/** Above the 16 MiB stdio line limit with room for a batch; larger means corruption. */
 const MAX_PAYLOAD_BYTES = 256 * 1024 * 1024;
 
 /** Writes the 9-byte prefix for a frame at `offset` of `target`. */

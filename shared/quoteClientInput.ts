@@ -15,7 +15,7 @@ export function quoteClientInput(value: unknown, max = MAX_QUOTED_CHARS): string
 }
 
 /**
- * `text` bare, cut the same way, for messages whose wording a spec fixes without quotes
+ * `text` bare, cut the same way, for messages whose fixed wording has no quotes
  * (`Method not found: <method>`); the JSON body escapes whatever it holds.
  */
 export function clipClientInput(text: string, max = MAX_QUOTED_CHARS): string {

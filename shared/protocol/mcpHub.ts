@@ -11,7 +11,7 @@ import { UpstreamServerSchema, UpstreamStatusSchema } from './upstreamServer.js'
 
 export const MCP_HUB_PROTOCOL_VERSION = 1;
 
-/** Every resilience constant of REFERENCE §7, in one place. */
+/** Every resilience constant of the proxy hub (circuit breaker, health checks, settle gate, tool names), in one place. */
 export const HubConstants = {
   /** CB_THRESHOLD: consecutive failures that open the circuit. */
   CB_THRESHOLD: 3,
@@ -32,7 +32,7 @@ export const HubConstants = {
 
 export const UpstreamMetricsSchema = Type.Object({ call_count: Type.Integer(), error_count: Type.Integer(), last_latency_ms: Type.Integer() });
 
-/** One row of GET /mcp/upstream-status (REFERENCE §1.6), plus the stdio child's pid. */
+/** One row of GET /mcp/upstream-status, plus the stdio child's pid. */
 export const UpstreamStatusRowSchema = Type.Object({
   name: Type.String(),
   status: UpstreamStatusSchema,

@@ -1,5 +1,5 @@
 /**
- * The output parser's events (REFERENCE §2.5, JSON tag `type`): found by the pty host, applied to a
+ * The output parser's events (JSON tag `type`): found by the pty host, applied to a
  * session's state by the supervisor, and published as `pty-parsed` and raw-mode `parsed` frames.
  */
 import { Type } from 'typebox';

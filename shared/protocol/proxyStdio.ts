@@ -17,7 +17,7 @@ import { defineProtocol } from './defineProtocol.js';
 
 export const PROXY_STDIO_PROTOCOL_VERSION = 1;
 
-/** Every limit of spec 004 "Stdio Client" and REFERENCE §7, in one place. */
+/** Every limit of the stdio upstream client (its stdout queue, respawn rate, shutdown, environment), in one place. */
 export const StdioLimits = {
   /** Bounded lossy stdout queue: at most this many lines … */
   QUEUE_MAX_LINES: 256,

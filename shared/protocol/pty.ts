@@ -12,7 +12,7 @@ export const PTY_PROTOCOL_VERSION = 5;
 
 /** Limits both sides rely on. */
 export const PtyConstants = {
-  /** REFERENCE Appendix A: rows and cols must be 1..500. */
+  /** Rows and cols must be 1..500. */
   MAX_TERMINAL_DIMENSION: 500,
   /** Raw output ring per session (OUTPUT_RING_BUFFER_CAPACITY): what catch-up and `output` read from. */
   OUTPUT_RING_BYTES: 2 * 1024 * 1024,
@@ -166,7 +166,7 @@ export const PtyProtocol = defineProtocol({
      * tag the event carried, so the supervisor can tell the viewer that typed it.
      */
     inputRefused: Type.Object({ ...SessionRef, from: Type.Optional(Type.Integer({ minimum: 0 })), backlog_bytes: Type.Integer({ minimum: 0 }) }),
-    /** Host → supervisor: what the output parser found (REFERENCE §2.5), in stream order. */
+    /** Host → supervisor: what the output parser found, in stream order. */
     parsed: Type.Object({ ...SessionRef, events: Type.Array(ParsedEventSchema, { minItems: 1 }) }),
     /** Host → supervisor: the program switched to or from the alternate screen (SessionState terminal_mode). */
     screenMode: Type.Object({ ...SessionRef, alt_screen: Type.Boolean() }),

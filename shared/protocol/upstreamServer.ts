@@ -36,7 +36,7 @@ export const UpstreamServerSchema = Type.Object({
 
 export type UpstreamServerWire = Static<typeof UpstreamServerSchema>;
 
-/** Wire statuses (REFERENCE §7). An entry starts `connecting` when enabled, else `disabled`. */
+/** Wire statuses of an upstream. An entry starts `connecting` when enabled, else `disabled`. */
 export const UpstreamStatusSchema = Type.Union([
   Type.Literal('connecting'),
   Type.Literal('ready'),
@@ -48,7 +48,7 @@ export const UpstreamStatusSchema = Type.Union([
 ]);
 export type UpstreamStatus = Static<typeof UpstreamStatusSchema>;
 
-/** The MCP revision the proxy speaks to upstreams (spec: every POST carries it; stdio offers it). */
+/** The MCP revision the proxy speaks to upstreams (every HTTP POST carries it; stdio offers it in initialize). */
 export const UPSTREAM_PROTOCOL_VERSION = '2025-11-25';
 /** clientInfo.name in upstream initialize, and the User-Agent product. */
 export const PROXY_CLIENT_NAME = 'tuicommander';

@@ -128,7 +128,7 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
   private readonly changeListeners = new Set<() => void>();
   private disposed = false;
 
-  /** The settle gate (REFERENCE §7): closed until boot connects settle; re-armed by a later connect. */
+  /** The settle gate: closed until boot connects settle; re-armed by a later connect. */
   private gateOpen = false;
   private readonly gateWaiters = new Set<() => void>();
 
@@ -250,7 +250,7 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
       const hub = await this.hub();
       try {
         await hub.request('reconnect', { name });
-        // A reconnect is a disconnect + connect (REFERENCE §1.6).
+        // A reconnect is a disconnect + connect, so it re-arms the gate too.
         this.rearmGate(this.registered.get(name));
       } catch (err) {
         if (err instanceof SupervisorError && err.code === ErrorCode.UPSTREAM_NOT_FOUND) throw new UpstreamNotFoundError(name);
@@ -403,7 +403,7 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
   }
 
   /**
-   * A connect after boot re-arms the settle gate (REFERENCE §7): the next tools/list waits for that
+   * A connect after boot re-arms the settle gate: the next tools/list waits for that
    * handshake (≤ 3 s). Not once stopped: stop() opened the gate for good.
    */
   private rearmGate(server: UpstreamServerWire | undefined): void {

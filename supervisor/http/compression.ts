@@ -1,7 +1,7 @@
-/** Response compression: brotli or gzip for bodies over the spec's threshold, when the client accepts it. */
+/** Response compression: brotli or gzip for bodies over 860 bytes, when the client accepts it. */
 import { brotliCompress, brotliCompressSync, constants, gzip, gzipSync } from 'node:zlib';
 
-/** The spec's CompressionLayer threshold: smaller bodies go out as they are. */
+/** Bodies of this size or smaller go out as they are. */
 export const COMPRESSION_MIN_BYTES = 860;
 /** Brotli's default quality (11) costs ~10x quality 4 for a few % size; responses are small JSON. */
 const BROTLI_QUALITY = 4;

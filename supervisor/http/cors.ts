@@ -5,10 +5,10 @@
  */
 import type { ListenerKind } from './types.js';
 
-/** Origins the local (socket) router accepts, as the spec's system does; http ones with any port. */
+/** Origins the local (socket) router accepts, as TUICommander does; http ones with any port. */
 const LOCAL_ORIGINS = new Set(['http://localhost', 'http://127.0.0.1', 'tauri://localhost', 'https://tauri.localhost']);
 const ALLOWED_METHODS = 'GET, POST, PUT, DELETE';
-/** Authorization and Content-Type per the spec; the MCP headers so browser MCP clients work too. */
+/** Authorization and Content-Type, as TUICommander allows; the MCP headers so browser MCP clients work too. */
 const ALLOWED_HEADERS = 'Authorization, Content-Type, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID';
 const EXPOSED_HEADERS = 'Mcp-Session-Id';
 const PREFLIGHT_MAX_AGE_S = '600';

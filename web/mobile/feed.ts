@@ -1,7 +1,7 @@
 /**
  * Keeps the session list and the pending confirms current: GET /sessions and /api/mobile/confirms
  * once, then `/events` (SSE) applies each change as it comes. While the SSE link is down the page
- * polls GET /sessions every 3 s (REFERENCE §1.15), and refetches everything when the link is back,
+ * polls GET /sessions every 3 s, and refetches everything when the link is back,
  * since events sent meanwhile are lost.
  */
 import { api } from './api.js';

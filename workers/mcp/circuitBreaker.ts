@@ -1,5 +1,5 @@
 /**
- * Per-upstream circuit breaker (REFERENCE §7): CB_THRESHOLD consecutive failures open it; each
+ * Per-upstream circuit breaker: CB_THRESHOLD consecutive failures open it; each
  * open backs off CB_BASE_MS × 2^(opens−1) capped at CB_MAX_MS; the open after CB_MAX_RETRIES
  * marks the upstream failed. Any success resets everything. Time is injected so tests need no sleeps.
  */

@@ -1,5 +1,5 @@
 /**
- * UpstreamRegistry (spec 004): every configured upstream with its client, status, cached tools,
+ * UpstreamRegistry: every configured upstream with its client, status, cached tools,
  * breaker and counters; routes proxied calls; runs the health checker; tracks the settle state the
  * supervisor's first tools/list waits on. Everything it tells the outside goes through `events`.
  */
@@ -329,8 +329,8 @@ export class UpstreamRegistry {
       // brought it back meanwhile (a stdio client restarts its child by itself), and a handshake
       // would restart the child under that call.
       if (entry.handshakeDue) return this.initialize(entry);
-      // REFERENCE §7: a failed check "records `last_error`, opens circuit / marks failed, emits status +
-      // tools-changed": a ready upstream is unlisted at once and the failure counts toward the breaker
+      // A failed check records `last_error`, opens the circuit or marks the upstream failed, and emits
+      // status and tools-changed: a ready upstream is unlisted at once and the failure counts toward the breaker
       // (which blocks calls from the third). The recovery probe is a handshake, scheduled by recordFailure.
       entry.handshakeDue = true;
       const wasReady = entry.status === 'ready';

@@ -1,4 +1,4 @@
-/** `{upstream}__{tool}` naming and the per-upstream allow/deny filter (spec 004 "Tool Namespace"). */
+/** `{upstream}__{tool}` naming and the per-upstream allow/deny filter. */
 import { HubConstants } from '../../shared/protocol/mcpHub.js';
 import type { UpstreamServerWire } from '../../shared/protocol/upstreamServer.js';
 

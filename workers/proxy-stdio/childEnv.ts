@@ -11,7 +11,7 @@ import { delimiter, join } from 'node:path';
 
 import { StdioLimits } from '../../shared/protocol/proxyStdio.js';
 
-/** Appended to PATH, in this order, when present and not already on it (REFERENCE §7). */
+/** Appended to PATH, in this order, when present and not already on it. */
 const EXTRA_PATH_DIRS = ['/usr/local/bin', '~/.cargo/bin', '~/.local/bin', '~/.bun/bin', '~/bin'];
 
 export interface ChildEnvOptions {

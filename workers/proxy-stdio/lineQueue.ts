@@ -1,5 +1,5 @@
 /**
- * The child's stdout cut into lines and held in a bounded LOSSY queue (spec 004 "Reading stdout"):
+ * The child's stdout cut into lines and held in a bounded LOSSY queue:
  * at most 256 lines and 8 MiB, the oldest dropped first; a line longer than 16 MiB is discarded
  * whole while it streams in, so no more than the limit of it is ever buffered. The reader never
  * waits on the consumer: blocking it would park the child on its stdout write, and a child that

@@ -1,5 +1,5 @@
 /**
- * The child's stdin, written so the caller can never be wedged by it (spec 004 "Writing stdin").
+ * The child's stdin, written so the caller can never be wedged by it.
  * Node never blocks on a pipe write: what the pipe does not take waits in the stream. So the
  * dangers are different from a blocking write but just as real: a child that stopped reading
  * would let that backlog grow without bound, and a request would wait forever for bytes that

@@ -1,6 +1,6 @@
 /**
  * Incremental ANSI/VT stripper: PTY bytes in, plain text lines out, whatever the chunk boundaries
- * (REFERENCE §2.4, issue #3 item 4). A byte machine: UTF-8 is decoded once per push, not per byte or line.
+ * (issue #3 item 4). A byte machine: UTF-8 is decoded once per push, not per byte or line.
  */
 
 /** Limits of the stripper; each guards memory or time against hostile or broken output. */

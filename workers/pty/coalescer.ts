@@ -1,7 +1,7 @@
 /**
  * Batches PTY output before it crosses the channel: the number of messages, not their size, is
- * what costs (PERFORMANCE.md "Crossing threads and processes"). The first chunk after a quiet
- * window leaves at once, so keystroke echo is not delayed by the window (PERFORMANCE.md "PTY").
+ * what costs. The first chunk after a quiet window leaves at once, so keystroke echo is not delayed
+ * by the window.
  */
 
 import type { Disposable } from '../../shared/disposable.js';

@@ -1,5 +1,5 @@
 /**
- * The bounded log of completed lines behind `readLog` (REFERENCE §1.1 format=log): absolute line
+ * The bounded log of completed lines behind `readLog` (GET /sessions/:id/output?format=log): absolute line
  * indexes that only grow, so a reader's cursor (`total_lines`) stays valid after old lines are dropped.
  */
 

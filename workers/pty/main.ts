@@ -18,7 +18,7 @@ const sock = new Socket({ fd: 3, readable: true, writable: true });
 let server: Server<PtyProtocolT> | undefined;
 const service = new PtyService(
   { emit: (event, data, options) => server?.emit(event, data, options) },
-  // Stripped, redacted lines for readLog: text leaves this process already clean (STYLE §2.1 rule 1).
+  // Stripped, redacted lines for readLog: text leaves this process already clean.
   { createTextLog: () => new TextPipeline() },
 );
 server = serve(streamTransport(sock, sock), PtyProtocol, service);

@@ -29,7 +29,7 @@ import type { TextSink } from './textPipeline.js';
 import type { ParsedEvent } from '../../shared/protocol/parsedEvents.js';
 
 export const PtySessionConstants = {
-  /** Output after the first chunk is held this long: 4095-byte reads at 25–50 k/s become ~250 messages/s (PERFORMANCE "PTY": 2–5 ms). */
+  /** Output after the first chunk is held this long: 4095-byte reads at 25–50 k/s become ~250 messages/s (the useful window is 2–5 ms). */
   COALESCE_WINDOW_MS: 4,
   /** A batch this big leaves without waiting for the window: the catch-up chunk size, so batches and reads line up. */
   COALESCE_MAX_BYTES: PtyConstants.CATCH_UP_CHUNK_BYTES,
@@ -263,7 +263,7 @@ export class PtySession implements Disposable {
     return this.exitListeners.add(listener);
   }
 
-  /** The output parser's events, per batch or timer (REFERENCE §2.5). */
+  /** The output parser's events, per batch or timer. */
   onParsed(listener: (events: ParsedEvent[]) => void): Disposable {
     return this.parsedListeners.add(listener);
   }

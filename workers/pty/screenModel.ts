@@ -2,8 +2,7 @@
  * The current screen of one session (issue #3 item 4), on demand: a ScreenGrid created on the first
  * read and fed from the raw output ring only when someone reads, with just the bytes that arrived
  * since the last read. A session nobody reads costs no parsing; a grid unread for IDLE_DROP_MS is
- * dropped (the next read replays the ring). PERFORMANCE.md "Text for agents": never per chunk for
- * every session.
+ * dropped (the next read replays the ring). Never a parse per chunk for every session.
  */
 
 import type { Disposable } from '../../shared/disposable.js';

@@ -2,7 +2,7 @@
 import { setPriority } from 'node:os';
 
 /**
- * Sessions run at nice +10 (REFERENCE §2.1; `TUIC_PTY_NICE` overrides, 0 disables) so hundreds of
+ * Sessions run at nice +10 (`TUIC_PTY_NICE` overrides, 0 disables) so hundreds of
  * busy agents never starve the supervisor and pty host that serve them. Children inherit it.
  */
 export function sessionNice(env: NodeJS.ProcessEnv = process.env): number {

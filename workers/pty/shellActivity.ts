@@ -1,6 +1,7 @@
 /**
- * Busy/idle of one shell from its output alone: busy on output, idle after SHELL_IDLE_MS of quiet
- * (REFERENCE §2.6), or held busy while the program shows it works. Costs one Date.now() per chunk and one timer per busy period, not per chunk.
+ * Busy/idle of one shell from its output alone: busy on output, idle after SHELL_IDLE_MS of quiet,
+ * or held busy while the program shows it works. Costs one Date.now() per chunk and one timer per busy
+ * period, not per chunk.
  */
 
 import type { Disposable } from '../../shared/disposable.js';

@@ -1,5 +1,5 @@
 /**
- * Rules for completed output lines (REFERENCE §2.5): rate limits with their code-line guard, usage
+ * Rules for completed output lines: rate limits with their code-line guard, usage
  * notices, API and tool errors, PR links, plan files, session conflicts and the intent/suggest markers.
  * Pure functions of one line; LINE_TRIGGER finds the few lines worth running them on.
  */
@@ -45,7 +45,7 @@ interface RateRule {
   retryMs: number;
 }
 
-/** First match wins (REFERENCE §2.5's table, in its order). */
+/** The rate-limit table: first match wins, in this order. */
 const RATE_RULES: readonly RateRule[] = [
   { name: 'claude-http-429', rx: /rate_limit_error/i, retryMs: 60_000 },
   { name: 'claude-overloaded', rx: /overloaded_error/i, retryMs: 30_000 },
@@ -65,7 +65,7 @@ const RETRY_SECONDS = /Retry-After:\s*(\d+)|Retry after (\d+) seconds?/i;
 
 /**
  * Lines that quote or write code rather than report an error: comments, declarations, assertions,
- * raw strings, indented quoted text, fences, bullets, tables and diff lines (§2.5's code-line guard).
+ * raw strings, indented quoted text, fences, bullets, tables and diff lines (the code-line guard).
  */
 export function looksLikeCode(line: string): boolean {
   const trimmed = line.trimStart();
@@ -193,7 +193,7 @@ export function parseSuggest(rest: string): Extract<ParsedEvent, { type: 'sugges
 
 /**
  * A line that is only a well-formed intent or suggest marker: agent protocol, not content. Log
- * lines served to clients show it blank (REFERENCE §2.4 strip_structural_tokens); the line stays,
+ * lines served to clients show it blank; the line stays,
  * so line offsets keep their meaning.
  */
 export function isStructuralMarker(line: string): boolean {

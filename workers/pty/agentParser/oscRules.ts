@@ -1,5 +1,5 @@
 /**
- * OSC strings the parser reads (REFERENCE §2.3 step 5): 777 notify bodies, 9;4 progress, 133 shell
+ * OSC strings the parser reads, handed over by the stripper as they end: 777 notify bodies, 9;4 progress, 133 shell
  * integration marks and 7770 agent hooks. Everything else (titles, cwd, hyperlinks) is not ours.
  */
 

@@ -1,5 +1,5 @@
 /**
- * One session's output parser (REFERENCE §2.5), in the pty host where every byte already passes.
+ * One session's output parser, in the pty host where every byte already passes.
  * Three inputs, three costs:
  * - completed lines, per batch: one regex pass finds the rare lines any rule could match (LINE_TRIGGER);
  * - OSC strings (777, 9;4, 133, 7770), handed over by the stripper as they end;
@@ -498,7 +498,10 @@ export class OutputParser {
     this.armQuiet();
   };
 
-  /** The candidate, if it is still a question after SILENCE_QUESTION_MS of quiet (§2.5's conditions). */
+  /**
+   * The candidate, if it is still a question after SILENCE_QUESTION_MS of quiet: an agent without
+   * hooks, past its startup, no status line for that long, and the text still among the last chat rows.
+   */
   private silenceQuestion(now: number): Question | null {
     const c = this.candidate!;
     this.candidate = null;

@@ -1,5 +1,5 @@
 /**
- * Rules for an agent's current screen (REFERENCE §2.5): where its input box is, numbered choice
+ * Rules for an agent's current screen: where its input box is, numbered choice
  * prompts, per-agent status lines, the active-subtask mode line, the slash menu, and which rows may
  * be a question. Screens, not lines: agents redraw these in place with cursor moves.
  */
@@ -188,7 +188,7 @@ export function findSlashMenu(rows: readonly string[], chrome: number): SlashMen
 
 /**
  * Whether a changed row ending in `?` may be the agent asking: not a comment, a diff line, an arrow
- * or a path (`->`, `=>`, `::`), nor a parenthesised aside `)?` (§2.5's filters).
+ * or a path (`->`, `=>`, `::`), nor a parenthesised aside `)?`.
  */
 export function isQuestionCandidate(row: string): boolean {
   const t = row.trim();
