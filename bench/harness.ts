@@ -1,7 +1,7 @@
 /** Shared shapes for every benchmark module: each one measures ours and a baseline in the same run. */
 import type { Baseline } from './baseline.js';
 
-/** The two machine regimes PERFORMANCE.md asks for: idle, and with one core kept busy by a spinner. */
+/** The two machine regimes every module runs in: idle, and with one core kept busy by a spinner. */
 export type Regime = 'idle' | 'busy';
 
 /** One line of the printed table. */

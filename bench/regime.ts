@@ -1,5 +1,5 @@
 /**
- * The "busy" regime of PERFORMANCE.md: one core kept busy by a bounded shell spinner
+ * The "busy" regime: one core kept busy by a bounded shell spinner
  * (`timeout N sh -c 'while :; do :; done'`), so idle-vCPU wake-up latency stops dominating.
  */
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: finds every compiled `*.bench.js` under dist/bench/, runs each idle and then with one
- * core busy (PERFORMANCE.md's two regimes), prints one table to stdout and writes .bench-out/last.json.
+ * core busy (the two regimes), prints one table to stdout and writes .bench-out/last.json.
  */
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -12,7 +12,7 @@ import { baselineReport, prepareBaseline, type Baseline } from './baseline.js';
 import { errorText, failedRow, rowError, rowNote, type BenchContext, type BenchModule, type BenchRow, type Regime } from './harness.js';
 import { backgroundCpuShare, BusyCore, FOREIGN_LOAD_WARN } from './regime.js';
 
-/** PERFORMANCE.md: ≥ 3 repetitions, median and spread. */
+/** At least 3 repetitions, reported as median and spread. */
 const DEFAULT_REPS = 3;
 /** A module still running after this long is abandoned (its row says so) so one hang cannot stall the run. */
 const MODULE_TIMEOUT_S = 900;

@@ -1,6 +1,6 @@
 /**
  * What the bare baseline servers share: a /health body built per request in the shape and size of
- * tuicd's (REFERENCE.md, ~350 bytes: build info, instance id, listeners), and their exit rules.
+ * tuicd's (~350 bytes: build info, instance id, listeners), and their exit rules.
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';

@@ -112,12 +112,12 @@ function peersFor(driver: Driver, { bare, bareSse, everythingHttp, hub, hubNode,
 
 /**
  * The goal a tuicd row is held to, by figure (the CPU goal is stated under load). The issue's "bare
- * SDK Streamable HTTP server" is the one PERFORMANCE.md measured in front of server-everything
- * (1.45–1.66 ms, 620–830 calls/s): here the SDK's transport serving server-everything itself, the
+ * SDK Streamable HTTP server" is the one measured in front of server-everything (1.45–1.66 ms,
+ * 620–830 calls/s): here the SDK's transport serving server-everything itself, the
  * ratio column. The minimal in-process echo server (JSON and SSE answers) proxies nothing, so its
  * ratio is reported beside it as the strictest reference. Under the SDK Client the client itself
  * takes about a core and every server runs at the client's pace: those rows are reported, and the
- * goals are judged on the raw-HTTP rows, as PERFORMANCE.md advises.
+ * goals are judged on the raw-HTTP rows.
  */
 function goalNote(driver: Driver, fig: Figure, r: BenchRow, series: Map<string, Series>): string | undefined {
   if (fig.callers !== CONCURRENT_CALLERS) return undefined;

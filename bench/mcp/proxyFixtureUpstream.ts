@@ -2,8 +2,8 @@
  * A stdio MCP server with N synthetic tools, for the proxy benches' large tool lists (argv:
  * `<tools> [offset]`): names and prose come from the search bench's deterministic corpus (entries
  * offset..offset+N-1, so several fixtures together hold distinct tools), input schemas of 2–6
- * documented properties in the shape real upstreams send (~800 B a tool, as the 190-tool list
- * REFERENCE §6.10 measured at 154,117 B). Newline JSON-RPC, no SDK: initialize, ping, tools/list
+ * documented properties in the shape real upstreams send (~800 B a tool: a real 190-tool list
+ * measured 154,117 B). Newline JSON-RPC, no SDK: initialize, ping, tools/list
  * (serialized once), tools/call (echoes its arguments). Exits when stdin closes.
  */
 import { createInterface } from 'node:readline';

@@ -12,7 +12,7 @@ import { textEnvelope } from '../../shared/mcpEnvelope.js';
 import { createMetaTools } from '../../supervisor/mcp/tools/meta.js';
 import type { CallerContext, ToolDefinition } from '../../supervisor/mcp/tools/nativeTool.js';
 
-/** The spec sizes the index for the full native + upstream corpus; 190 tools measured live, 1,000 is headroom. */
+/** The index is sized for the full native + upstream corpus; 190 tools measured live, 1,000 is headroom. */
 const CORPUS_TOOLS = 1_000;
 const RESULT_LIMIT = 10;
 /** Per repetition, for each variant. */

@@ -1,5 +1,5 @@
 /**
- * The MCP surfaces (spec "Measuring the surfaces", issue #4 item 7): the bytes of every surface a
+ * The MCP surfaces (issue #4 item 7): the bytes of every surface a
  * client receives — instructions, each tool's definition, tools/list classic and collapsed — and
  * how long tools/list takes over POST /mcp in each mode, against GET /health on the same connection.
  * Bytes are exact and do not depend on the regime, so they are reported in the idle regime only.

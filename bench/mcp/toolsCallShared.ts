@@ -1,6 +1,6 @@
 /** What the tools/call bench's servers and drivers share: the request, and the bare server's answer. */
 
-/** The bare server's `session action=list` answer: two rows in the shape of tuicd's list (REFERENCE §6.1), for two idle shells. */
+/** The bare server's `session action=list` answer: two rows in the shape of tuicd's list, for two idle shells. */
 export const BARE_SESSION_ROWS = [
   { session_id: '7f3c2a9e-1b4d-4c8a-9e2f-5a6b7c8d9e01', is_caller: false, cwd: '/tmp/tuicd-bench-a', foreground_process: 'bash', shell_state: 'idle' },
   { session_id: '0c1d2e3f-4a5b-4c6d-8e7f-901a2b3c4d5e', is_caller: false, cwd: '/tmp/tuicd-bench-b', foreground_process: 'bash', shell_state: 'idle' },
@@ -45,7 +45,7 @@ export function requestBody(id: number, values: { method: string; tool: string; 
 /** A tools/call result that reports a tool error (the answer is a JSON-RPC result all the same). */
 export const IS_ERROR_MARK = '"isError":true';
 
-/** The protocol version both sides negotiate (REFERENCE §1.14: tuicd echoes it). */
+/** The protocol version both sides negotiate (tuicd echoes the version the client asks for). */
 export const PROTOCOL_VERSION = '2025-11-25';
 
 /** Nearest-rank percentile of an ascending array (NaN when empty). */

@@ -25,7 +25,7 @@ import { tuiOutput } from './fixtures/tuiOutput.js';
 const { Terminal } = xtermHeadless;
 
 const INPUT_BYTES = { full: 4 * 1024 * 1024, quick: 512 * 1024 };
-/** PERFORMANCE.md: ~90 % of node-pty reads are exactly 4095 bytes. */
+/** ~90 % of node-pty reads are exactly 4095 bytes. */
 const READ_BYTES = 4095;
 const COLS = 120;
 const ROWS = 40;

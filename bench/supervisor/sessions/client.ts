@@ -254,7 +254,7 @@ function openBarePty(script: string): IPty {
     rows: 24,
     cwd: '/tmp',
     env: { ...process.env, TERM: 'xterm-256color' } as Record<string, string>,
-    // Buffers, as tuicd's pty host reads them (PERFORMANCE.md: 1.27× strings when CPU-bound).
+    // Buffers, as tuicd's pty host reads them (1.27× the throughput of strings when CPU-bound).
     encoding: null,
   });
 }

@@ -95,7 +95,7 @@ function looksLikeCode(line: string): boolean {
   );
 }
 
-/** REFERENCE §2.5's rate-limit table, in its order (first match wins). */
+/** The parser's rate-limit table, in its order (first match wins). */
 const RATE = [
   /rate_limit_error/i,
   /overloaded_error/i,

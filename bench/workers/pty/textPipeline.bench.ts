@@ -16,13 +16,13 @@ import { agentOutput } from './fixtures/agentOutput.js';
 
 /** Input size: a few MB of output, as an agent session produces in minutes; quick runs only smoke-test. */
 const INPUT_BYTES = { full: 4 * 1024 * 1024, quick: 512 * 1024 };
-/** PERFORMANCE.md: ~90 % of node-pty reads are exactly 4095 bytes. */
+/** ~90 % of node-pty reads are exactly 4095 bytes. */
 const READ_BYTES = 4095;
 /** Redaction-alone baseline input: stripped text handed over in pieces of about one read. */
 const PIECE_CHARS = 4096;
 
 /**
- * The naive baseline: REFERENCE §3 written as one regex per rule (with `/i` where it says case-insensitive),
+ * The naive baseline: the redaction rules written as one regex each (with `/i` where a rule is case-insensitive),
  * plus the vendor prefixes of issue #3, applied one after another.
  */
 const BASELINE_RULES: Array<[RegExp, string]> = [
