@@ -1,4 +1,4 @@
-/** shared/ is a leaf: no native, process or server modules (STYLE.md 2.1 rule 3). */
+/** shared/ is a leaf: no native, process or server modules. */
 
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';

@@ -39,7 +39,7 @@ test('an item over the single-item limit is discarded whole and counted; the res
   assert.deepEqual(q.drain(), ['ok', '12345']);
 });
 
-test('the spec limits: a line above the total but within the per-line limit is kept alone', () => {
+test('the stdio queue limits: a line above the total but within the per-line limit is kept alone', () => {
   const MiB = 1024 * 1024;
   const q = new BoundedQueue<Uint8Array>({ maxItems: 256, maxBytes: 8 * MiB, maxItemBytes: 16 * MiB, sizeOf: (b) => b.length });
   q.push(new Uint8Array(MiB));

@@ -1,4 +1,4 @@
-/** Secret redaction: one positive example per kind, the REFERENCE §3 non-goals, PEM blocks, linear time. */
+/** Secret redaction: one positive example per kind, look-alikes it must keep (hashes, checksums, plain settings), PEM blocks, linear time. */
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,6 +1,6 @@
 /**
  * Bad input to the monitoring and per-project allowlist routes is the client's mistake: a 400 with
- * REFERENCE §1's wording, never a 500 and never a saved entry.
+ * a message naming what is wrong, never a 500 and never a saved entry.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * /agents (REFERENCE §1.7) and agent action=detect against stand-in agent programs on tuicd's PATH:
+ * /agents and agent action=detect against stand-in agent programs on tuicd's PATH:
  * versions, the no-alt-screen flag from --help, the 2 s probe deadline, detect-all without probes,
  * launch args for native scrollback, conversation ids on disk, and 501 for what needs a desktop.
  */

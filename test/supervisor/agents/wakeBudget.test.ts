@@ -1,4 +1,4 @@
-/** The orchestrator wake's budget (spec "Inter-Agent Messaging"), its rules one by one. */
+/** The orchestrator wake's budget, its rules one by one. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 

@@ -24,7 +24,7 @@ async function freshPath(contents?: string): Promise<string> {
   return path;
 }
 
-test('missing file loads the REFERENCE §5.2 defaults and creates nothing', async () => {
+test('missing file loads the defaults and creates nothing', async () => {
   const dir = join(root, 'never-created');
   const store = new ConfigStore({ path: join(dir, 'config.json') });
   const config = await store.load();
@@ -71,7 +71,7 @@ test('missing file loads the REFERENCE §5.2 defaults and creates nothing', asyn
   assert.equal(store.get(), config);
 });
 
-test('a file without mcp_server_enabled reads it as true (not the seed serde quirk)', async () => {
+test('a file without mcp_server_enabled reads it as true (a missing flag is not read as false)', async () => {
   const store = new ConfigStore({ path: await freshPath('{"mcp_port": 4000}') });
   const config = await store.load();
   assert.equal(config.mcp_server_enabled, true);

@@ -30,7 +30,7 @@ async function readDisk(path: string): Promise<any> {
   return JSON.parse(await readFile(path, 'utf8'));
 }
 
-test('a partial save keeps untouched fields (the spec bug: auth save must not turn remote access off)', async () => {
+test('a partial save keeps untouched fields (an auth save must not turn remote access off)', async () => {
   const { store, path } = await freshStore({ services: { server: { enabled: true, port: 7000 } }, collapse_tools: true });
   await store.update({ services: { auth: { username: 'x' } } });
   const disk = await readDisk(path);

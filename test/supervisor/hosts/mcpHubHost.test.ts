@@ -121,10 +121,9 @@ test('a proxied call cancelled by its caller ends in the hub at once; the upstre
 });
 
 /*
- * REFERENCE §7: "connecting a new upstream after boot re-arms the gate"; §1.6: POST
- * /mcp/upstreams/reconnect "Emits status `connecting`, disconnects, reconnects" (in the system the
- * spec describes, reconnect is disconnect_upstream + connect_upstream, and connect_upstream is where
- * the gate is re-armed for an enabled upstream). So the next tools/list after a manual reconnect
+ * Connecting a new upstream after boot re-arms the settle gate, and POST /mcp/upstreams/reconnect
+ * (status `connecting`, then disconnect and reconnect) is a disconnect plus a connect, the connect
+ * re-arming the gate for an enabled upstream. So the next tools/list after a manual reconnect
  * waits for its handshake instead of serving a list without it.
  */
 test('a manual reconnect re-arms the settle gate: the next list waits for the handshake; a disabled upstream does not arm it', async (t) => {

@@ -108,7 +108,7 @@ describe('bad input answers (fuzzer findings)', { timeout: 90_000 }, () => {
     assert.ok(repo.text.length < 600, `${repo.text.length} bytes`);
   });
 
-  it('auth refusals are JSON, with the reference texts', async () => {
+  it('auth refusals are JSON, with their fixed texts', async () => {
     const none = await t.tcp('GET', '/config');
     assert.equal(none.status, 401);
     assert.match(String(none.headers['content-type']), /application\/json/);

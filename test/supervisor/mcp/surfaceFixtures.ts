@@ -82,7 +82,7 @@ export function callerContext(overrides: Partial<CallerContext> = {}): CallerCon
   };
 }
 
-/** The spec's measurement fixtures: `.empty` is no repos, sessions or peers; `.loaded` is 8 repos, 12 sessions, 6 peers. */
+/** The measurement fixtures: `.empty` is no repos, sessions or peers; `.loaded` is 8 repos, 12 sessions, 6 peers. */
 export function instructionContext(surface: InstructionContext['surface'], load: 'empty' | 'loaded'): InstructionContext {
   const base = { version: '0.1.0', surface, progressTracking: true, intentMarkers: true, suggestFollowups: true };
   if (load === 'empty') return { ...base, sessions: [], repos: [], peerCount: 0 };
@@ -102,10 +102,10 @@ export function collapsedDefinitions(natives: readonly NativeTool[]): ToolDefini
 }
 
 /**
- * Every surface a client receives, as the exact text it receives (spec "Measuring the surfaces"):
+ * Every surface a client receives, as the exact text it receives:
  * instructions for both surfaces and both fixtures, each native and meta tool's definition, and
- * the tools/list result of each surface. Classic lists every registered tool, as the spec's
- * fixture does (production hides config and debug by default).
+ * the tools/list result of each surface. Classic lists every registered tool, as the baseline
+ * measurement's fixture did (production hides config and debug by default).
  */
 export function surfaceTexts(): Record<string, string> {
   const natives = nativeTools();

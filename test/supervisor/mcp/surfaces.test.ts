@@ -1,5 +1,5 @@
 /**
- * mcp_instruction_surface_bytes_stay_within_budget (spec "Measuring the surfaces"): every surface a
+ * mcp_instruction_surface_bytes_stay_within_budget: every surface a
  * client receives, measured in bytes against a ceiling. Nothing here reads the host, so the figures
  * reproduce. To get the texts themselves (e.g. for a token count):
  *
@@ -13,21 +13,21 @@ import { test } from 'node:test';
 import { collapsedDefinitions, nativeTools, surfaceTexts, WEATHER_TOOL } from './surfaceFixtures.js';
 
 /**
- * Byte ceilings. Where the spec measured the same surface ("After" column, 2026-09-13) that figure
+ * Byte ceilings. Where the baseline measurement of 2026-09-13 has the same surface, its figure
  * is the ceiling; elsewhere ~10 % above what was measured here when the ceiling was set.
  */
 const CEILINGS: Readonly<Record<string, number>> = {
-  // Spec: 1,373 B; +5 % slack for a longer version string or a reworded rule.
+  // Baseline: 1,373 B; +5 % slack for a longer version string or a reworded rule.
   'instructions.classic.empty': 1_440,
   'instructions.classic.loaded': 2_445,
   'instructions.collapsed.empty': 1_417,
   'instructions.collapsed.loaded': 2_489,
   'tools/list.collapsed': 2_758,
   // Measured here: 9,343 B for seven tools, 12,753 B with agent, 14,510 B once spawn took env, keep_open,
-  // print_mode and output_format (issue 17), 17,010 B with repo (issue 19); the spec's 24,409 B covers
+  // print_mode and output_format (issue 17), 17,010 B with repo (issue 19); the baseline's 24,409 B covers
   // the same tools and more.
   'tools/list.classic': 18_000,
-  // Spec figures for the tools it measured.
+  // The baseline's figures for the tools it measured.
   'schema.session': 5_105,
   'schema.ui': 3_689,
   'schema.agent': 7_013,
@@ -45,7 +45,7 @@ const CEILINGS: Readonly<Record<string, number>> = {
   'schema.debug': 1_150,
 };
 
-/** What one connection pays: instructions plus tools/list (spec "After" column). */
+/** What one connection pays: instructions plus tools/list (the baseline's figures). */
 const CONNECTION_CEILINGS = {
   classic: 25_782,
   collapsed: 4_175,

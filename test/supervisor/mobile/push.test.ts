@@ -1,5 +1,5 @@
 /**
- * Web push (REFERENCE §1.13) against a loopback HTTPS push-service stub: the payload tuicd sends is
+ * Web push against a loopback HTTPS push-service stub: the payload tuicd sends is
  * decrypted here with the subscription's own keys, the VAPID signature checked with the public key
  * the page gets; bad subscriptions are refused by name; a 410 removes its subscription. The push
  * triggers (edges of awaiting input / completed / rate limit, ui confirm), the 30 s per-session limit

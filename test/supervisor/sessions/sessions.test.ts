@@ -94,7 +94,7 @@ describe('terminal sessions', () => {
     );
   });
 
-  it('refuses bad input with the spec error shapes', async () => {
+  it('refuses bad input with a 400 that says what is wrong', async () => {
     const bad = await t.socket('POST', '/sessions', JSON.stringify({ rows: 0, cwd: work }));
     assert.equal(bad.status, 400);
     assert.equal(bad.json().error, 'rows must be between 1 and 500, got 0');

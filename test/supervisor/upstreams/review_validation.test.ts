@@ -1,5 +1,5 @@
 // validate_upstream_config reports InvalidHeaders once per offending header, before the OAuth
-// client_id check of the same server (the joined 400 message must read as the seed's does).
+// client_id check of the same server (the joined 400 message lists the errors in that order).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 

@@ -1,4 +1,4 @@
-// mcp-upstreams.json: shapes, defaults and every validation rule of REFERENCE §5.4, messages word for word.
+// mcp-upstreams.json: shapes, defaults and every validation rule, messages word for word.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 

@@ -239,11 +239,11 @@ test('a connect that keeps failing retries, opens the circuit, and is failed aft
 });
 
 /*
- * A failed health check of a ready upstream (REFERENCE §7, health checker): "Failure records
- * `last_error`, opens circuit / marks failed, emits status + tools-changed"; tools/list lists only
- * ready upstreams (spec: "Non-Ready upstreams are silently omitted"). The breaker itself opens on
- * "3 consecutive failures", so a call is still let through until then, and "A successful tool call
- * or health check resets the failure count and closes the circuit." The recovery probe re-runs the
+ * A failed health check of a ready upstream records `last_error`, opens the circuit or marks the
+ * upstream failed, and emits status and tools-changed; tools/list lists only ready upstreams (the
+ * others are silently omitted). The breaker itself opens on 3 consecutive failures, so a call is
+ * still let through until then, and a successful tool call or health check resets the failure count
+ * and closes the circuit. The recovery probe re-runs the
  * handshake (a dead stdio child is respawned, an HTTP session opened again).
  */
 test('health_check_failure_records_last_error: the upstream leaves ready at once (unlisted, status + tools-changed), then the recovery probe re-runs the handshake', async (t) => {

@@ -1,4 +1,4 @@
-/** The stdout line queue: the spec's three limits (256 lines, 8 MiB, 16 MiB per line), lossy drop-oldest, framing. */
+/** The stdout line queue: its three limits (256 lines, 8 MiB, 16 MiB per line), lossy drop-oldest, framing. */
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -14,7 +14,7 @@ function drain(queue: LineQueue): string[] {
   return out;
 }
 
-test('the limits are the spec limits', () => {
+test('the limits are 256 lines, 8 MiB, 16 MiB per line', () => {
   assert.equal(StdioLimits.QUEUE_MAX_LINES, 256);
   assert.equal(StdioLimits.QUEUE_MAX_BYTES, 8 * MiB);
   assert.equal(StdioLimits.MAX_LINE_BYTES, 16 * MiB);

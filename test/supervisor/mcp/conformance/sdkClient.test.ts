@@ -21,7 +21,7 @@ const PASSWORD = 'sdk client password';
 const AUTHORIZATION = 'Basic ' + Buffer.from(`${USER}:${PASSWORD}`).toString('base64');
 const WAIT_MS = 10_000;
 
-/** The one text item of a native result, parsed (REFERENCE §1.14: compact JSON text). */
+/** The one text item of a native result (compact JSON text), parsed. */
 function payload(r: CallToolResult): unknown {
   assert.equal(r.content.length, 1, `one content item: ${JSON.stringify(r.content)}`);
   const item = r.content[0]!;

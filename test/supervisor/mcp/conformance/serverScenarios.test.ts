@@ -112,7 +112,7 @@ describe('MCP conformance suite 0.1.16: server scenarios', () => {
       assertPassed(name, checks);
       if (name === 'server-sse-polling') {
         // The suite only probes priming events and Last-Event-ID resumption on an SSE answer; tuicd
-        // answers a POST in the body as JSON (REFERENCE §1.14), which it records as not applicable.
+        // answers a POST in the body as JSON, which it records as not applicable.
         const contentType = checks.find((c) => c.id === 'server-sse-content-type');
         const sse = checks.find((c) => c.id === 'server-sse-priming-event');
         assert.ok(contentType || sse, `neither the JSON nor the SSE branch ran: ${checks.map((c) => c.id).join(', ')}`);

@@ -30,7 +30,7 @@ describe('session tool', () => {
     assert.deepEqual(translateSpecialKey('Ctrl+C'), Buffer.from([0x03]));
     assert.deepEqual(translateSpecialKey('up'), Buffer.from('\x1b[A'));
     assert.deepEqual(translateSpecialKey('delete'), Buffer.from('\x1b[3~'));
-    assert.equal(Object.keys(SPECIAL_KEYS).length, 21, 'REFERENCE §2.10 lists 21 keys');
+    assert.equal(Object.keys(SPECIAL_KEYS).length, 21, '21 special keys');
     assert.throws(() => translateSpecialKey('F13'), /^Error: Unknown special key: F13$/);
     assert.throws(() => translateSpecialKey('constructor'), /Unknown special key: constructor/);
   });
@@ -204,7 +204,7 @@ describe('session tool', () => {
     const lastRow = async () => (await h.sessions.readScreen(id)).rows.filter((r) => r !== '').at(-1) ?? '';
     await waitFor(async () => /[#$]\s*$/.test(await lastRow()), 'the prompt after second-49');
     const limited = await call(h.session, { action: 'output', session_id: id, limit: 1 });
-    // A tail read is limit scrollback lines, then the non-empty rows of the current screen (REFERENCE §6.1).
+    // A tail read is limit scrollback lines, then the non-empty rows of the current screen.
     const screenRows = (await h.sessions.readScreen(id)).rows.filter((r) => r !== '');
     const limitedRows = limited.data.split('\n');
     assert.deepEqual(limitedRows.slice(-screenRows.length), screenRows, 'the tail ends with the screen rows');
@@ -247,7 +247,7 @@ describe('session tool', () => {
     assert.match((await call(h.session, { action: 'input', session_id: id, input: 'x' })).error, /^Session has exited/);
   });
 
-  it('status: the §6.1 shape with optional fields omitted; an unknown id is named', async () => {
+  it('status: the session row with optional fields omitted; an unknown id is named', async () => {
     const id = await idleShell(h);
     const status = await call(h.session, { action: 'status', session_id: id });
     assert.equal(status.session_id, id);

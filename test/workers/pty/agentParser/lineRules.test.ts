@@ -1,4 +1,4 @@
-/** The line rules of REFERENCE §2.5: the rate-limit table in order, the code-line guard, usage, errors, links and markers. */
+/** The parser's line rules: the rate-limit table in order, the code-line guard, usage, errors, links and markers. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
