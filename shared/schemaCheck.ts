@@ -48,7 +48,8 @@ function invalidInput(schema: TSchema, v: Validator, value: unknown, where: Loca
 }
 
 function describeFailure(root: TSchema, errors: SchemaError[], value: unknown, where: Location): { field: string; message: string } {
-  let e = errors[0];
+  // A field sent with the wrong type is named before one left out: it is what the caller got wrong.
+  let e = errors.find((x) => x.keyword !== 'required') ?? errors[0];
   if (e === undefined) return { field: '', message: `${subjectOf(where)} does not match its schema` };
   // A branch of a union failed: report the union (its choices), not one branch's const.
   const union = e.schemaPath.lastIndexOf('/anyOf/');

@@ -421,6 +421,11 @@ export class Supervisor {
     refresh();
   }
 
+  /** The routes both listeners serve (GET /openapi.json documents exactly these). */
+  routeTable(): ReturnType<HttpServer['routeTable']> {
+    return this.http.routeTable();
+  }
+
   /** The one line printed at start: where clients find us. */
   describe(): string {
     let tcp = '';

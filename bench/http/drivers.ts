@@ -59,14 +59,22 @@ export function parseWrk(text: string): Omit<Measurement, 'serverCpuS'> {
 }
 
 /** Runs loadgen.js in its own process against the target's unix socket. */
-export async function runLoadgen(target: Target, warmupMs: number, durationMs: number): Promise<Measurement> {
+/** A request other than GET /health, sent on every connection. */
+export interface LoadgenRequest {
+  method: string;
+  path: string;
+  body?: string;
+}
+
+export async function runLoadgen(target: Target, warmupMs: number, durationMs: number, req?: LoadgenRequest, connections = CONNECTIONS): Promise<Measurement> {
   const script = fileURLToPath(new URL('./loadgen.js', import.meta.url));
   const args = [
     script,
     '--socket',
     target.at.socketPath,
+    ...(req ? ['--method', req.method, '--path', req.path, ...(req.body === undefined ? [] : ['--body', req.body])] : []),
     '--connections',
-    String(CONNECTIONS),
+    String(connections),
     '--warmup-ms',
     String(warmupMs),
     '--duration-ms',

@@ -18,6 +18,9 @@ const { values } = parseArgs({
     host: { type: 'string', default: '127.0.0.1' },
     port: { type: 'string' },
     path: { type: 'string', default: '/health' },
+    method: { type: 'string', default: 'GET' },
+    /** A JSON body sent with every request (POST routes). */
+    body: { type: 'string' },
     connections: { type: 'string', default: '64' },
     'warmup-ms': { type: 'string', default: '500' },
     'duration-ms': { type: 'string', default: '2000' },
@@ -38,7 +41,12 @@ export interface LoadgenResult {
   firstError?: string;
 }
 
-const request = Buffer.from(`GET ${values.path} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+const request =
+  values.body === undefined
+    ? Buffer.from(`${values.method} ${values.path} HTTP/1.1\r\nHost: localhost\r\n\r\n`)
+    : Buffer.from(
+        `${values.method} ${values.path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(values.body)}\r\n\r\n${values.body}`,
+      );
 let responses = 0;
 let non2xx = 0;
 let errors = 0;

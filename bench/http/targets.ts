@@ -44,7 +44,7 @@ export function tuicdMainPath(): string {
   return process.env['TUICD_BENCH_MAIN'] ?? fileURLToPath(new URL('../../supervisor/main.js', import.meta.url));
 }
 
-async function startTuicd(
+export async function startTuicd(
   name: VariantName,
   engine: TuicdEngine | undefined,
   tmpDir: string,
@@ -98,7 +98,7 @@ async function startProcess(name: VariantName, command: string, args: string[], 
  * The older build of --baseline-ref on uWS, and the current tuicd's engine confirmed from /health too:
  * a current / baseline ratio must compare builds, not engines.
  */
-async function startBaseline(b: Baseline, tmpDir: string): Promise<Target> {
+export async function startBaseline(b: Baseline, tmpDir: string): Promise<Target> {
   if ('error' in b) throw new Error(b.error);
   const engine = baselineEngine(b);
   const t = await startTuicd(b.label as VariantName, engine, tmpDir, b.mainPath, 'tuicd-config-baseline');
@@ -117,7 +117,7 @@ async function startBaseline(b: Baseline, tmpDir: string): Promise<Target> {
   }
 }
 
-async function confirmUws(t: Target): Promise<Target> {
+export async function confirmUws(t: Target): Promise<Target> {
   try {
     await requireUws(t.name, t.at.socketPath, t.engineName);
     return t;

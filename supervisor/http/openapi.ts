@@ -115,6 +115,8 @@ function operation(method: string, pattern: string, spec: RouteSpec, isPublic: b
   if (params.length > 0) op['parameters'] = params;
   if (spec.body) {
     op['requestBody'] = { required: !('emptyBody' in spec), content: { 'application/json': { schema: jsonSchema(spec.body) } } };
+    // JSON-RPC (/mcp) refuses a bad body in its own error shape, not with invalid_input.
+    if (spec.bodyCheckedByHandler) op['x-body-checked-by'] = 'handler';
   }
   const responses: Json = {};
   for (const [status, answer] of Object.entries(spec.answers)) responses[status] = answerObject(Number(status), answer);

@@ -77,6 +77,11 @@ export class HttpServer {
     for (const r of opts.routes) this.router.add(r);
   }
 
+  /** Every route both listeners serve, as registered. */
+  routeTable(): { routes: readonly Route[]; wsRoutes: readonly WsRoute[] } {
+    return { routes: this.opts.routes, wsRoutes: this.opts.wsRoutes ?? [] };
+  }
+
   /** `tls`: the TCP listener serves TLS and plain HTTP on its one port. */
   createApp(kind: ListenerKind, tls?: TlsCredentials): ListenerApp {
     if (tls && kind !== 'tcp') throw new Error('TLS is for the TCP listener only');

@@ -76,10 +76,10 @@ describe('handler failures cost one answer or one socket, never the server', { t
   it('a stream that throws as it starts gets a 500, with and without auth', async () => {
     const open = await get(tcp.port, '/stream-public');
     assert.equal(open.status, 500);
-    assert.deepEqual(JSON.parse(open.body), { error: 'public stream failed' });
+    assert.deepEqual(JSON.parse(open.body), { error: 'public stream failed', code: 'internal' });
     const authed = await get(tcp.port, '/stream-authed', true);
     assert.equal(authed.status, 500);
-    assert.deepEqual(JSON.parse(authed.body), { error: 'authed stream failed' });
+    assert.deepEqual(JSON.parse(authed.body), { error: 'authed stream failed', code: 'internal' });
     assert.equal((await get(tcp.port, '/ok')).status, 200);
   });
 

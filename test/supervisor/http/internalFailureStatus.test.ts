@@ -55,7 +55,7 @@ describe('HTTP status of internal failures', () => {
     const budget = await get('/budget');
     assert.equal(budget.status, 503);
     assert.equal(budget.headers['retry-after'], '42');
-    assert.deepEqual(budget.json(), { error: 'pty host started 5 times in the last minute; next try in 42s' });
+    assert.deepEqual(budget.json(), { error: 'pty host started 5 times in the last minute; next try in 42s', code: 'unavailable' });
 
     const shut = await get('/shut');
     assert.equal(shut.status, 503);

@@ -22,7 +22,7 @@ describe('node engine: answers Node would give in other shapes', { timeout: 30_0
   it('a TCP request without Host reaches the guard: 403 JSON naming Host', async () => {
     const r = await raw(t.tcpPort!, 'GET /health HTTP/1.1\r\nConnection: close\r\n\r\n');
     assert.equal(r.status, 403);
-    assert.deepEqual(JSON.parse(r.body), { error: 'Host header is missing', header: 'Host' });
+    assert.deepEqual(JSON.parse(r.body), { error: 'Host header is missing', code: 'forbidden', header: 'Host' });
   });
 
   it('an Expect other than 100-continue is a 417 in JSON', async () => {
@@ -53,7 +53,7 @@ describe('node engine: answers Node would give in other shapes', { timeout: 30_0
       );
       assert.equal(r.error, undefined, `attempt ${i + 1}: ${r.error}`);
       assert.match(r.text, /^HTTP\/1\.1 431 /, `attempt ${i + 1}`);
-      assert.deepEqual(JSON.parse(r.text.slice(r.text.indexOf('\r\n\r\n') + 4)), { error: 'request headers too large' });
+      assert.deepEqual(JSON.parse(r.text.slice(r.text.indexOf('\r\n\r\n') + 4)), { error: 'request headers too large', code: 'invalid_input' });
     }
   });
 });

@@ -60,7 +60,7 @@ describe('remote access turned off under an open connection', { timeout: 30_000 
     const answer = await next;
     if (engine === 'uws') {
       assert.equal(answer?.status, 403);
-      assert.deepEqual(JSON.parse(answer!.body), { error: 'remote access was turned off; this listener no longer serves requests' });
+      assert.deepEqual(JSON.parse(answer!.body), { error: 'remote access was turned off; this listener no longer serves requests', code: 'forbidden' });
     } else {
       assert.equal(answer, null, `the node engine closes idle connections with the listener, got ${JSON.stringify(answer)}`);
     }

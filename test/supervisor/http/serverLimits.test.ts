@@ -124,7 +124,7 @@ describe('server limits (socket and TCP)', () => {
   it('answers 404 JSON for an unknown path and 405 with Allow for a wrong method', async () => {
     const nf = await t.socket('GET', '/sessions-nope/x');
     assert.equal(nf.status, 404);
-    assert.deepEqual(nf.json(), { error: 'no such endpoint: /sessions-nope/x' });
+    assert.deepEqual(nf.json(), { error: 'no such endpoint: /sessions-nope/x', code: 'not_found' });
     const na = await t.socket('DELETE', '/health');
     assert.equal(na.status, 405);
     assert.equal(na.headers['allow'], 'GET');
@@ -136,7 +136,7 @@ describe('server limits (socket and TCP)', () => {
       `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`;
     const viaSocket = await rawRequest({ path: t.socketPath }, upgrade(''), Buffer.alloc(0));
     assert.equal(viaSocket.status, 404);
-    assert.deepEqual(JSON.parse(viaSocket.text), { error: 'no such endpoint: /sessions/%E0%A4%A/stream' });
+    assert.deepEqual(JSON.parse(viaSocket.text), { error: 'no such endpoint: /sessions/%E0%A4%A/stream', code: 'not_found' });
     const tcp = { host: '127.0.0.1', port: t.tcpPort! };
     assert.equal((await rawRequest(tcp, upgrade(''), Buffer.alloc(0))).status, 401, 'credentials are checked before the path');
     assert.equal((await rawRequest(tcp, upgrade(`Authorization: ${basic}\r\n`), Buffer.alloc(0))).status, 404);

@@ -26,7 +26,7 @@ describe('unknown HTTP methods', { timeout: 30_000 }, () => {
     for (const method of ['TRACE', 'CONNECT']) {
       const r = await raw(t.socketPath, method);
       assert.equal(r.status, 405, method);
-      assert.deepEqual(JSON.parse(r.body), { error: `method "${method}" is not supported` });
+      assert.deepEqual(JSON.parse(r.body), { error: `method "${method}" is not supported`, code: 'method_not_allowed' });
     }
   });
 
