@@ -1,7 +1,7 @@
-/** The GitHub CLI, when it is installed and logged in; every GitHub route goes through it or answers 503. */
+/** The GitHub CLI, when it is installed and logged in; every GitHub route goes through it or is refused as unavailable. */
 import { execFile } from 'node:child_process';
 
-import { HttpError } from '../http/types.js';
+import { ApiError } from '../../shared/apiError.js';
 
 /** How long a "gh is (not) usable" answer is trusted: a `gh auth login` is picked up within this. */
 const PROBE_TTL_MS = 60_000;
@@ -34,7 +34,7 @@ export class GhCli {
 
   constructor(private readonly env: NodeJS.ProcessEnv) {}
 
-  /** null when gh can be used; otherwise why not, in words for the 503. */
+  /** null when gh can be used; otherwise why not, in words for the caller. */
   async problem(cwd: string): Promise<string | null> {
     if (this.probe && Date.now() - this.probe.at < PROBE_TTL_MS) return this.probe.problem;
     const r = await run(cwd, ['auth', 'status'], this.env);
@@ -47,12 +47,12 @@ export class GhCli {
     return problem;
   }
 
-  /** Runs gh in the repository; 503 when gh is unusable, 502 when GitHub (through gh) refuses. */
+  /** Runs gh in the repository; `unavailable` when gh is unusable, `bad_gateway` when GitHub (through gh) refuses. */
   async call(cwd: string, args: readonly string[], input?: string): Promise<string> {
     const problem = await this.problem(cwd);
-    if (problem) throw new HttpError(503, problem);
+    if (problem) throw new ApiError('unavailable', problem);
     const r = await run(cwd, args, this.env, input);
-    if (r.code !== 0) throw new HttpError(502, `gh ${args.slice(0, 2).join(' ')} failed: ${(r.stderr || r.stdout).trim()}`);
+    if (r.code !== 0) throw new ApiError('bad_gateway', `gh ${args.slice(0, 2).join(' ')} failed: ${(r.stderr || r.stdout).trim()}`);
     return r.stdout;
   }
 

@@ -1,4 +1,4 @@
-/** Read-side git queries behind the /repo routes (REFERENCE §1.4): each is one or two `git` runs, parsed. */
+/** Read-side git queries behind the /repo routes: each is one or two `git` runs, parsed. */
 import { readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 

@@ -1,82 +1,78 @@
-/** Repository path arguments of the /repo, /worktrees and /fs routes: validated the same way everywhere (400). */
+/**
+ * The checks on repository and file path arguments no schema can make: traversal, an existing
+ * directory, staying inside the repository. The shapes (a string, absolute, how long) are the
+ * routes' schemas (repoSchemas.ts); these run on what passed them, and on the repo tool's arguments,
+ * which no schema checked (so a repository path's absoluteness is checked here again).
+ */
 import { statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 
-import { HttpError } from '../http/types.js';
+import { ApiError } from '../../shared/apiError.js';
 import { quoteClientInput } from '../../shared/quoteClientInput.js';
 
-const MAX_PATH_CHARS = 4096;
+/** The longest path a route takes (the schemas' maxLength too). */
+export const MAX_PATH_CHARS = 4096;
 
 /** True when a path has a `..` segment: it must be refused before any resolution hides it. */
 export function hasDotDot(path: string): boolean {
   return path.split(/[\\/]/).includes('..');
 }
 
-/** REFERENCE §1 validate_path_string: required, no traversal, absolute; then it must be a directory. */
-export function repoPathArg(value: unknown, key = 'path'): string {
-  if (typeof value !== 'string' || value === '') throw new HttpError(400, `'${key}' is required (an absolute repository path)`);
-  if (value.includes('\0') || hasDotDot(value)) throw new HttpError(400, 'Path traversal is not allowed');
-  if (!isAbsolute(value)) throw new HttpError(400, `'${key}' must be an absolute path, got ${quoteClientInput(value)}`);
-  if (value.length > MAX_PATH_CHARS) throw new HttpError(400, `'${key}' must be at most ${MAX_PATH_CHARS} characters`);
+/** Where a refused argument came from, as the error names it. */
+export type ArgLocation = 'query' | 'body' | 'arguments';
+
+const invalid = (key: string, message: string, where?: ArgLocation) =>
+  new ApiError('invalid_input', message, { extra: where ? { field: key, in: where } : { field: key } });
+
+/**
+ * A repository path: no traversal, absolute, an existing directory; answered resolved. Refused
+ * (invalid_input) otherwise. `..` and NUL are refused before anything resolves the path.
+ */
+export function checkRepoPath(value: string, key = 'path', where?: ArgLocation): string {
+  if (value.includes('\0') || hasDotDot(value)) throw invalid(key, 'Path traversal is not allowed', where);
+  if (!isAbsolute(value)) throw invalid(key, `'${key}' must be an absolute path, got ${quoteClientInput(value)}`, where);
   let isDir = false;
   try {
     isDir = statSync(value).isDirectory();
   } catch {
     /* answered below */
   }
-  if (!isDir) throw new HttpError(400, `'${key}' is not an existing directory: ${quoteClientInput(value)}`);
+  if (!isDir) throw invalid(key, `'${key}' is not an existing directory: ${quoteClientInput(value)}`, where);
   return resolve(value);
 }
 
-/** The first of several accepted spellings (`path`, `repoPath`, `repo_path`) that is present. */
-export function pick(source: { get(k: string): string | null } | Record<string, unknown>, keys: readonly string[]): { key: string; value: unknown } {
-  for (const k of keys) {
-    const v =
-      'get' in source && typeof source.get === 'function' ? (source as { get(k: string): string | null }).get(k) : (source as Record<string, unknown>)[k];
-    if (v !== undefined && v !== null) return { key: k, value: v };
-  }
-  return { key: keys[0]!, value: undefined };
+/** A repository path from input no schema checked (the repo tool's arguments): required, bounded, then checkRepoPath. */
+export function repoPathArg(value: unknown, key = 'path'): string {
+  if (typeof value !== 'string' || value === '') throw invalid(key, `'${key}' is required (an absolute repository path)`);
+  if (value.length > MAX_PATH_CHARS) throw invalid(key, `'${key}' must be at most ${MAX_PATH_CHARS} characters`);
+  return checkRepoPath(value, key);
 }
 
 /** The spellings a repository path arrives under, the usual one first. */
 export const REPO_PATH_KEYS = ['path', 'repoPath', 'repo_path'] as const;
 
-/** The repository path from a query or a JSON body, under the first of `keys` present, validated (400). */
-export function repoPathFrom(source: Parameters<typeof pick>[0], keys: readonly string[] = REPO_PATH_KEYS): string {
-  const { key, value } = pick(source, keys);
-  return repoPathArg(value, key);
+/**
+ * The first of several accepted spellings (`path`, `repoPath`, `repo_path`) that is present, or a
+ * refusal naming the first spelling: one of them is required, which a schema cannot say per field.
+ */
+export function firstOf(input: Readonly<Record<string, unknown>>, keys: readonly string[], where: ArgLocation, what: string): { key: string; value: string } {
+  for (const key of keys) {
+    const value = input[key];
+    if (typeof value === 'string') return { key, value };
+  }
+  const key = keys[0]!;
+  throw invalid(key, `'${key}' is required (${what})`, where);
 }
 
-export function stringArg(value: unknown, key: string): string {
-  if (typeof value !== 'string' || value === '') throw new HttpError(400, `'${key}' is required (a non-empty string)`);
+/** The repository path of a checked query or body, under the first of `keys` present, validated. */
+export function repoPathFrom(input: Readonly<Record<string, unknown>>, where: ArgLocation, keys: readonly string[] = REPO_PATH_KEYS): string {
+  const { key, value } = firstOf(input, keys, where, 'an absolute repository path');
+  return checkRepoPath(value, key, where);
+}
+
+/** A path relative to the repository (a file argument): no traversal, not absolute, no NUL (forbidden otherwise). */
+export function relativeFile(value: string, key: string): string {
+  if (value.includes('\0') || hasDotDot(value)) throw new ApiError('forbidden', `'${key}' escapes the repository (path traversal is not allowed)`);
+  if (isAbsolute(value)) throw new ApiError('forbidden', `'${key}' must be relative to the repository`);
   return value;
-}
-
-export function stringListArg(value: unknown, key: string): string[] {
-  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string' && v !== ''))
-    throw new HttpError(400, `'${key}' must be an array of non-empty strings`);
-  return value as string[];
-}
-
-/** A path relative to the repository (a file argument): no traversal, not absolute, no NUL. */
-export function relativeFileArg(value: unknown, key: string): string {
-  const s = stringArg(value, key);
-  if (s.includes('\0') || hasDotDot(s)) throw new HttpError(403, `'${key}' escapes the repository (path traversal is not allowed)`);
-  if (isAbsolute(s)) throw new HttpError(403, `'${key}' must be relative to the repository`);
-  return s;
-}
-
-export function intArg(raw: string | null | undefined, key: string, dflt: number, min: number, max: number): number {
-  if (raw === null || raw === undefined || raw === '') return dflt;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max)
-    throw new HttpError(400, `'${key}' must be an integer between ${min} and ${max}, got ${quoteClientInput(raw)}`);
-  return n;
-}
-
-export function boolArg(raw: unknown, key: string, dflt: boolean): boolean {
-  if (raw === null || raw === undefined || raw === '') return dflt;
-  if (raw === true || raw === 'true' || raw === '1') return true;
-  if (raw === false || raw === 'false' || raw === '0') return false;
-  throw new HttpError(400, `'${key}' must be true or false, got ${quoteClientInput(raw)}`);
 }

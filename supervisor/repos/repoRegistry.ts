@@ -1,10 +1,12 @@
 /**
- * The repositories tuicd knows: those registered in repositories.json (the client's file, REFERENCE
- * §1.5) plus those discovered from live sessions' working directories. MCP instructions list them,
- * `repo action=list` returns them, and they are the roots of the fs traversal gate.
+ * The repositories tuicd knows: those registered in repositories.json (the client's file, saved
+ * through PUT /config/repositories) plus those discovered from live sessions' working directories.
+ * MCP instructions list them, `repo action=list` returns them, and they are the roots of the fs
+ * traversal gate.
  */
 import { basename, isAbsolute, resolve } from 'node:path';
 
+import { ApiError } from '../../shared/apiError.js';
 import type { EventBus } from '../events/eventBus.js';
 import { DomainConfigFile, type JsonObject } from './domainConfigFile.js';
 import { toplevelOf } from './gitRunner.js';
@@ -34,10 +36,10 @@ export function registeredPaths(file: JsonObject): string[] {
 function validateRepositories(value: JsonObject): void {
   const repos = value['repos'];
   if (repos !== undefined && (typeof repos !== 'object' || repos === null))
-    throw new Error("'repos' must be an object keyed by repository path, or an array of paths");
+    throw new ApiError('invalid_input', "'repos' must be an object keyed by repository path, or an array of paths");
   for (const p of registeredPaths(value)) {
     if (!isAbsolute(p) || p.includes('\0') || p.split(/[\\/]/).includes('..'))
-      throw new Error(`repository path must be absolute without '..': ${JSON.stringify(p).slice(0, 200)}`);
+      throw new ApiError('invalid_input', `repository path must be absolute without '..': ${JSON.stringify(p).slice(0, 200)}`);
   }
 }
 

@@ -1,9 +1,9 @@
 /**
- * Linked worktrees (REFERENCE §1.9, spec "Worktrees"): one shared core behind HTTP /worktrees and
- * the MCP `repo` tool. Worktrees live beside their repository in `<repo>__wt/<branch>`; the
- * workspace id is that directory's name. Removal never loses work silently: a dirty checkout is
- * refused without force, and a branch is deleted only when one of the removal rules proves its
- * commits are in the base branch (in_sync, ancestry, patch_equivalence), else kept or force-deleted.
+ * Linked worktrees: one shared core behind HTTP /worktrees and the MCP `repo` tool. Worktrees live
+ * beside their repository in `<repo>__wt/<branch>`; the workspace id is that directory's name.
+ * Removal never loses work silently: a dirty checkout is refused without force, and a branch is
+ * deleted only when one of the removal rules proves its commits are in the base branch (in_sync,
+ * ancestry, patch_equivalence), else kept or force-deleted.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -12,7 +12,7 @@ import { cp } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 
 import type { EventBus } from '../events/eventBus.js';
-import { HttpError } from '../http/types.js';
+import { ApiError } from '../../shared/apiError.js';
 import { quoteClientInput } from '../../shared/quoteClientInput.js';
 import { directoryNameFor, generateBranchName } from './branchNames.js';
 import { currentBranch, porcelainStatus, worktreeList, type StatusEntry, type WorktreeEntry } from './gitQueries.js';
@@ -76,7 +76,7 @@ export interface RemoveResult {
   discarded_files: string[];
 }
 
-/** `sh -c` in a directory, output captured; no timeout (REFERENCE §1.9 run-script). */
+/** `sh -c` in a directory, output captured; no timeout. */
 export function runScript(script: string, cwd: string): Promise<ScriptResult> {
   return new Promise((resolvePromise) => {
     execFile('sh', ['-c', script], { cwd, maxBuffer: 16 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {
@@ -116,9 +116,10 @@ export class WorktreeManager {
     try {
       common = (await git(path, ['rev-parse', '--path-format=absolute', '--git-common-dir'])).trim();
     } catch (err) {
-      throw new HttpError(400, `not a git repository: ${quoteClientInput(path)} (${(err as Error).message})`);
+      throw new ApiError('invalid_input', `not a git repository: ${quoteClientInput(path)} (${(err as Error).message})`);
     }
-    if (basename(common) !== '.git') throw new HttpError(400, `bare repositories have no main checkout to create worktrees beside: ${quoteClientInput(path)}`);
+    if (basename(common) !== '.git')
+      throw new ApiError('invalid_input', `bare repositories have no main checkout to create worktrees beside: ${quoteClientInput(path)}`);
     return dirname(common);
   }
 
@@ -139,20 +140,20 @@ export class WorktreeManager {
 
   private async createIn(repo: string, branch: string, req: CreateRequest): Promise<CreatedWorktree> {
     if (branch.startsWith('-') || (await gitExitCode(repo, ['check-ref-format', '--branch', branch])) !== 0)
-      throw new HttpError(400, `not a valid branch name: ${quoteClientInput(branch)}`);
+      throw new ApiError('invalid_input', `not a valid branch name: ${quoteClientInput(branch)}`);
     const baseRef = req.base_ref ?? 'HEAD';
     if (baseRef.startsWith('-') || (await gitExitCode(repo, ['rev-parse', '--verify', '-q', `${baseRef}^{commit}`])) !== 0)
-      throw new HttpError(400, `base_ref does not name a commit: ${quoteClientInput(baseRef)}`);
+      throw new ApiError('invalid_input', `base_ref does not name a commit: ${quoteClientInput(baseRef)}`);
     // Stale-worktree recovery: a checkout deleted by hand still holds its branch until pruned.
     await git(repo, ['worktree', 'prune']);
     const path = join(this.baseDirOf(repo), directoryNameFor(branch));
-    if (existsSync(path)) throw new HttpError(409, `a worktree directory already exists: ${path}`);
+    if (existsSync(path)) throw new ApiError('conflict', `a worktree directory already exists: ${path}`);
     const branchExists = (await gitExitCode(repo, ['show-ref', '--verify', '-q', `refs/heads/${branch}`])) === 0;
     try {
       if (branchExists) await git(repo, ['worktree', 'add', '-q', path, branch]);
       else await git(repo, ['worktree', 'add', '-q', '-b', branch, path, baseRef]);
     } catch (err) {
-      if (err instanceof GitError) throw new HttpError(409, err.message);
+      if (err instanceof GitError) throw new ApiError('conflict', err.message);
       throw err;
     }
     this.knownPaths.add(path);
@@ -257,7 +258,7 @@ export class WorktreeManager {
   private async find(repoPath: string, workspaceId: string): Promise<{ repo: string; wt: WorktreeEntry }> {
     const repo = await this.mainRepoOf(repoPath);
     const wt = (await this.linked(repo)).find((w) => basename(w.path) === workspaceId || w.branch === workspaceId);
-    if (!wt) throw new HttpError(404, `no worktree ${quoteClientInput(workspaceId)} in ${repo}`);
+    if (!wt) throw new ApiError('not_found', `no worktree ${quoteClientInput(workspaceId)} in ${repo}`);
     return { repo, wt };
   }
 
@@ -324,14 +325,14 @@ export class WorktreeManager {
     const present = existsSync(wt.path);
     const entries = present ? await porcelainStatus(wt.path) : [];
     if (opts.expectedFingerprint !== undefined && fingerprint(entries) !== opts.expectedFingerprint) {
-      throw new HttpError(409, 'the worktree changed since its lifecycle was read (dirty fingerprint differs); read it again');
+      throw new ApiError('conflict', 'the worktree changed since its lifecycle was read (dirty fingerprint differs); read it again');
     }
     if (entries.length > 0 && !opts.force) {
       const shown = entries
         .slice(0, 10)
         .map((e) => e.path)
         .join(', ');
-      throw new HttpError(409, `worktree has uncommitted work (${entries.length} file(s): ${shown}); pass force=true to discard it`);
+      throw new ApiError('conflict', `worktree has uncommitted work (${entries.length} file(s): ${shown}); pass force=true to discard it`);
     }
     const status = wt.branch ? await this.commitStatus(repo, wt.branch) : null;
     const args = ['worktree', 'remove'];

@@ -1,40 +1,63 @@
 /**
- * The /fs routes of REFERENCE §1.10. Repository-relative routes keep every path inside their
- * repository; the absolute ("external") routes pass the deny_unless_in_roots gate (fs/rootGate.ts)
- * against the known repositories, so `..`, NUL, relative paths, symlinks out and look-alike siblings
- * are a 403 before anything is read or written. Content search runs on the piscina pool.
+ * The /fs routes. Repository-relative routes keep every path inside their repository; the absolute
+ * ("external") routes pass the deny_unless_in_roots gate (fs/rootGate.ts) against the known
+ * repositories, so `..`, NUL, relative paths, symlinks out and look-alike siblings are forbidden
+ * (403) before anything is read or written. Content search runs on the piscina pool.
  */
 import { appendFile, copyFile, cp, lstat, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 
-import { HttpError, json, parseJsonBody } from '../http/types.js';
-import type { Handler, HttpMethod, Reply, RequestContext, Route } from '../http/types.js';
-import { isPlainObject } from '../config/merge.js';
-import type { WorkPool } from '../pool/workPool.js';
-import { searchRegExp } from '../pool/poolTasks.js';
-import { git } from '../repos/gitRunner.js';
-import { boolArg, hasDotDot, intArg, relativeFileArg, repoPathFrom, stringArg, stringListArg } from '../repos/repoArgs.js';
-import { containedPath, denyUnlessInRoots } from '../fs/rootGate.js';
-import { quoteClientInput } from '../../shared/quoteClientInput.js';
+import type { TObject, TSchema } from 'typebox';
+import { Type } from 'typebox';
 
-/** Spec Security Model: remote clients get the standard 10 MB read cap, loopback editors 250 MB. */
+import { ApiError } from '../../shared/apiError.js';
+import { quoteClientInput } from '../../shared/quoteClientInput.js';
+import { defineRoute, type RouteDeclaration } from '../http/routeSpec.js';
+import { json } from '../http/types.js';
+import type { Reply, RequestContext, Route } from '../http/types.js';
+import { ContentSearchSchema, FileContentSchema, FsEntrySchema, GitignoreSchema, StatSchema, TerminalPathSchema, TransferSchema } from '../fs/fsSchemas.js';
+import { containedPath, denyUnlessInRoots } from '../fs/rootGate.js';
+import { searchRegExp } from '../pool/poolTasks.js';
+import type { WorkPool } from '../pool/workPool.js';
+import { git } from '../repos/gitRunner.js';
+import { hasDotDot, relativeFile, repoPathFrom } from '../repos/repoArgs.js';
+import { boundedInt, flag, nonEmpty, OkAnswer, relativeFilePath, repoPathFields, stringList } from '../repos/repoSchemas.js';
+import { failure } from './repo.js';
+
+/** Remote clients get the standard 10 MB read cap, loopback editors 250 MB. */
 export const READ_CAP_REMOTE_BYTES = 10 * 1024 * 1024;
 export const READ_CAP_LOCAL_BYTES = 250 * 1024 * 1024;
 const REPO_KEYS = ['repoPath', 'repo_path', 'path'] as const;
+/** For the routes whose own `path` field names a file in the repository. */
+const REPO_KEYS_BESIDE_PATH = ['repoPath', 'repo_path'] as const;
+const MAX_TERMINAL_CANDIDATES = 1000;
 
-type Body = Record<string, unknown>;
-
-function bodyOf(ctx: RequestContext): Body {
-  const body = parseJsonBody(ctx);
-  if (!isPlainObject(body)) throw new HttpError(400, 'request body must be a JSON object');
-  return body as Body;
+/** An /fs route (tag fs). */
+function fsRoute<P extends TObject | undefined = undefined, Q extends TObject | undefined = undefined, B extends TSchema | undefined = undefined>(
+  decl: Omit<RouteDeclaration<P, Q, B>, 'tag'>,
+): Route {
+  return defineRoute<P, Q, B>({ ...decl, tag: 'fs' });
 }
 
-/** A file inside a repository: validated as relative, then contained (symlinks included). */
-async function repoFile(repo: string, value: unknown, key: string): Promise<string> {
-  const rel = value === '' || value === undefined || value === null ? '' : relativeFileArg(value, key);
-  return containedPath([repo], join(repo, rel));
+/** A path through the deny_unless_in_roots gate: checked there, so only its presence here. */
+const gatedPath = (key: string, description: string) =>
+  Type.String({
+    minLength: 1,
+    description: `${description} Absolute, inside a known repository (registered, a session's, or one of their worktrees); anything else is forbidden (403).`,
+    errorMessage: `'${key}' is required (an absolute path)`,
+  });
+
+const forbidden = failure('The path leaves its repository, or every known one (`..`, NUL, a relative path, a symlink out).');
+const readFailures = {
+  403: forbidden,
+  404: failure('No such file.'),
+  413: failure("The file is over this listener's read cap."),
+};
+
+/** A file inside a repository ('' or absent: the repository itself): relative, then contained (symlinks included). */
+async function repoFile(repo: string, rel: string | undefined, key: string): Promise<string> {
+  return containedPath([repo], join(repo, rel ? relativeFile(rel, key) : ''));
 }
 
 /**
@@ -43,16 +66,16 @@ async function repoFile(repo: string, value: unknown, key: string): Promise<stri
  */
 const POOL_READ_MIN_BYTES = 1024 * 1024;
 
-/** `{content, size}` for a file within `cap` bytes; 404 absent, 400 not a file, 413 over the cap. */
+/** `{content, size}` for a file within `cap` bytes; not_found absent, invalid_input not a file, payload_too_large over the cap. */
 async function readCapped(pool: WorkPool, path: string, cap: number): Promise<Reply> {
   const st = await stat(path).catch(() => null);
-  if (!st) throw new HttpError(404, `no such file: ${quoteClientInput(path)}`);
-  if (!st.isFile()) throw new HttpError(400, `not a file: ${quoteClientInput(path)}`);
-  if (st.size > cap) throw new HttpError(413, `file is ${st.size} bytes; this listener's read cap is ${cap} bytes`);
+  if (!st) throw new ApiError('not_found', `no such file: ${quoteClientInput(path)}`);
+  if (!st.isFile()) throw new ApiError('invalid_input', `not a file: ${quoteClientInput(path)}`);
+  if (st.size > cap) throw new ApiError('payload_too_large', `file is ${st.size} bytes; this listener's read cap is ${cap} bytes`);
   if (st.size <= POOL_READ_MIN_BYTES) return json({ content: await readFile(path, 'utf8'), size: st.size });
   const read = await pool.readFileJson(path, cap);
   // It grew past the cap between the stat and the read.
-  if ('over' in read) throw new HttpError(413, `file is ${read.over} bytes; this listener's read cap is ${cap} bytes`);
+  if ('over' in read) throw new ApiError('payload_too_large', `file is ${read.over} bytes; this listener's read cap is ${cap} bytes`);
   return { status: 200, headers: { 'Content-Type': 'application/json' }, body: read.json };
 }
 
@@ -85,196 +108,334 @@ async function resolveTerminalPath(cwd: string, candidate: string): Promise<Reco
   };
 }
 
-function absoluteArg(value: unknown, key: string): string {
-  const s = stringArg(value, key);
-  if (s.includes('\0') || hasDotDot(s)) throw new HttpError(403, `Access denied: '${key}' contains '..' or NUL`);
-  if (!isAbsolute(s)) throw new HttpError(400, `'${key}' must be an absolute path`);
-  return s;
+/** An absolute path outside the gate (stat, transfer sources): traversal is forbidden, a relative path invalid. */
+function absoluteArg(value: string, key: string, where: 'query' | 'body'): string {
+  if (value.includes('\0') || hasDotDot(value)) throw new ApiError('forbidden', `Access denied: '${key}' contains '..' or NUL`);
+  if (!isAbsolute(value)) throw new ApiError('invalid_input', `'${key}' must be an absolute path`, { extra: { field: key, in: where } });
+  return value;
 }
 
-export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[] {
-  const routes: Route[] = [];
-  const add = (method: HttpMethod, pattern: string, handler: Handler) => routes.push({ method, pattern, handler });
-  const queryRepo = (ctx: RequestContext) => repoPathFrom(ctx.query, REPO_KEYS);
-  const bodyRepo = (body: Body) => repoPathFrom(body, REPO_KEYS);
+const RepoFileQuery = Type.Object({ ...repoPathFields(REPO_KEYS), file: relativeFilePath('file') });
+const GatedPathQuery = Type.Object({ path: gatedPath('path', 'The file.') });
+const content = Type.String({ description: 'The new content (UTF-8).', errorMessage: "'content' must be a string" });
+const MoveBody = Type.Object({ ...repoPathFields(REPO_KEYS), from: relativeFilePath('from'), to: relativeFilePath('to') });
+const AbsMoveBody = Type.Object({ from: gatedPath('from', 'The source.'), to: gatedPath('to', 'The destination.') });
 
-  add('GET', '/fs/list', async (ctx) => {
-    const repo = queryRepo(ctx);
-    const dir = await repoFile(repo, ctx.query.get('subdir'), 'subdir');
-    const names = (await readdir(dir, { withFileTypes: true })).filter((d) => d.name !== '.git');
-    const rels = names.map((d) => relative(repo, join(dir, d.name)));
-    // One `git check-ignore` for the whole directory, not one per entry.
-    const ignored = new Set(
-      rels.length === 0 ? [] : (await git(repo, ['check-ignore', '-z', '--stdin'], { input: rels.join('\0') }).catch(() => '')).split('\0').filter(Boolean),
-    );
-    const entries = await Promise.all(
-      names.map(async (d, i) => {
-        const st = await lstat(join(dir, d.name)).catch(() => null);
-        return {
-          name: d.name,
-          path: rels[i],
-          is_dir: d.isDirectory(),
-          size: st?.size ?? 0,
-          modified_at: st ? Math.floor(st.mtimeMs) : null,
-          is_ignored: ignored.has(rels[i]!),
-        };
+export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[] {
+  const moveOrCopy = (mode: 'rename' | 'copy') =>
+    fsRoute({
+      method: 'POST',
+      pattern: `/fs/${mode}`,
+      summary: mode === 'rename' ? 'Move or rename a file or directory within a repository' : 'Copy a file or directory within a repository',
+      body: MoveBody,
+      answers: { 200: OkAnswer, 403: forbidden, 404: failure('No such source.') },
+      handler: async ({ body }) => {
+        const repo = repoPathFrom(body, 'body', REPO_KEYS);
+        const from = await repoFile(repo, body.from, 'from');
+        const to = await repoFile(repo, body.to, 'to');
+        if (from === repo || to === repo) throw new ApiError('forbidden', 'the repository root cannot be moved or overwritten');
+        await transferOne(from, to, mode === 'rename' ? 'move' : 'copy');
+        return json({ ok: true });
+      },
+    });
+  const absMoveOrCopy = (mode: 'move' | 'copy') =>
+    fsRoute({
+      method: 'POST',
+      pattern: `/fs/${mode}-abs`,
+      summary:
+        mode === 'move'
+          ? 'Move a file or directory between absolute paths inside known repositories'
+          : 'Copy a file or directory between absolute paths inside known repositories',
+      body: AbsMoveBody,
+      answers: { 200: OkAnswer, 403: forbidden, 404: failure('No such source.') },
+      handler: async ({ body }) => {
+        const from = await denyUnlessInRoots(body.from, 'from', roots());
+        const to = await denyUnlessInRoots(body.to, 'to', roots());
+        await transferOne(from, to, mode);
+        return json({ ok: true });
+      },
+    });
+
+  return [
+    fsRoute({
+      method: 'GET',
+      pattern: '/fs/list',
+      summary: "A repository directory's entries (not .git), directories first, with git's ignored flag",
+      query: Type.Object({
+        ...repoPathFields(REPO_KEYS),
+        subdir: Type.Optional(Type.String({ description: 'A directory relative to the repository; empty or absent: its root.' })),
       }),
-    );
-    entries.sort((a, b) => (a.is_dir === b.is_dir ? a.name.localeCompare(b.name) : a.is_dir ? -1 : 1));
-    return json(entries);
-  });
-  add('GET', '/fs/search', async (ctx) => {
-    const repo = queryRepo(ctx);
-    return json(await pool.searchFiles(repo, stringArg(ctx.query.get('query'), 'query'), intArg(ctx.query.get('limit'), 'limit', 50, 1, 1000)));
-  });
-  add('GET', '/fs/search-content', async (ctx) => {
-    const repo = queryRepo(ctx);
-    const q = {
-      query: stringArg(ctx.query.get('query'), 'query'),
-      caseSensitive: boolArg(ctx.query.get('caseSensitive'), 'caseSensitive', false),
-      useRegex: boolArg(ctx.query.get('useRegex'), 'useRegex', false),
-      wholeWord: boolArg(ctx.query.get('wholeWord'), 'wholeWord', false),
-    };
-    try {
-      searchRegExp(q); // a bad regex is the caller's 400, said here rather than from a worker
-    } catch (err) {
-      throw new HttpError(400, `invalid regular expression: ${(err as Error).message}`);
-    }
-    return json(await pool.searchContent(repo, q, intArg(ctx.query.get('limit'), 'limit', 200, 1, 10_000)));
-  });
-  add('GET', '/fs/read', async (ctx) => {
-    const repo = queryRepo(ctx);
-    return readCapped(pool, await repoFile(repo, stringArg(ctx.query.get('file'), 'file'), 'file'), READ_CAP_REMOTE_BYTES);
-  });
-  add('GET', '/fs/read-editor', async (ctx) => {
-    const repo = queryRepo(ctx);
-    return readCapped(pool, await repoFile(repo, stringArg(ctx.query.get('file'), 'file'), 'file'), editorCap(ctx));
-  });
-  add('GET', '/fs/read-external', async (ctx) => readCapped(pool, await denyUnlessInRoots(ctx.query.get('path'), 'path', roots()), READ_CAP_REMOTE_BYTES));
-  add('GET', '/fs/read-editor-external', async (ctx) => readCapped(pool, await denyUnlessInRoots(ctx.query.get('path'), 'path', roots()), editorCap(ctx)));
-  add('POST', '/fs/write', async (ctx) => {
-    const body = bodyOf(ctx);
-    const repo = bodyRepo(body);
-    const target = await repoFile(repo, stringArg(body['file'], 'file'), 'file');
-    if (typeof body['content'] !== 'string') throw new HttpError(400, "'content' must be a string");
-    await mkdir(dirname(target), { recursive: true });
-    await writeFile(target, body['content']);
-    return json({ ok: true });
-  });
-  add('POST', '/fs/write-external', async (ctx) => {
-    const body = bodyOf(ctx);
-    const target = await denyUnlessInRoots(body['path'], 'path', roots());
-    if (typeof body['content'] !== 'string') throw new HttpError(400, "'content' must be a string");
-    await writeFile(target, body['content']);
-    return json({ ok: true });
-  });
-  add('POST', '/fs/mkdir', async (ctx) => {
-    const body = bodyOf(ctx);
-    const repo = bodyRepo(body);
-    await mkdir(await repoFile(repo, stringArg(body['dir'], 'dir'), 'dir'), { recursive: true });
-    return json({ ok: true });
-  });
-  add('POST', '/fs/delete', async (ctx) => {
-    const body = bodyOf(ctx);
-    const repo = bodyRepo(body);
-    const target = await repoFile(repo, stringArg(body['path'], 'path'), 'path');
-    if (target === repo) throw new HttpError(403, 'refusing to delete the repository root');
-    const st = await lstat(target).catch(() => null);
-    if (!st) throw new HttpError(404, `no such file or directory: ${quoteClientInput(body['path'])}`);
-    await rm(target, { recursive: st.isDirectory(), force: false });
-    return json({ ok: true });
-  });
-  const moveOrCopy =
-    (mode: 'rename' | 'copy'): Handler =>
-    async (ctx) => {
-      const body = bodyOf(ctx);
-      const repo = bodyRepo(body);
-      const from = await repoFile(repo, stringArg(body['from'], 'from'), 'from');
-      const to = await repoFile(repo, stringArg(body['to'], 'to'), 'to');
-      if (from === repo || to === repo) throw new HttpError(403, 'the repository root cannot be moved or overwritten');
-      await transferOne(from, to, mode === 'rename' ? 'move' : 'copy');
-      return json({ ok: true });
-    };
-  add('POST', '/fs/rename', moveOrCopy('rename'));
-  add('POST', '/fs/copy', moveOrCopy('copy'));
-  const absMoveOrCopy =
-    (mode: 'move' | 'copy'): Handler =>
-    async (ctx) => {
-      const body = bodyOf(ctx);
-      const from = await denyUnlessInRoots(body['from'], 'from', roots());
-      const to = await denyUnlessInRoots(body['to'], 'to', roots());
-      await transferOne(from, to, mode);
-      return json({ ok: true });
-    };
-  add('POST', '/fs/copy-abs', absMoveOrCopy('copy'));
-  add('POST', '/fs/move-abs', absMoveOrCopy('move'));
-  add('POST', '/fs/transfer', async (ctx) => {
-    const body = bodyOf(ctx);
-    const destDir = await denyUnlessInRoots(body['destDir'], 'destDir', roots());
-    const mode = body['mode'];
-    if (mode !== 'move' && mode !== 'copy') throw new HttpError(400, "'mode' must be move or copy");
-    const allowRecursive = boolArg(body['allowRecursive'], 'allowRecursive', false);
-    const sources = stringListArg(body['paths'], 'paths').map((p, i) => absoluteArg(p, `paths[${i}]`));
-    const moved: string[] = [];
-    const errors: Array<{ path: string; error: string }> = [];
-    for (const src of sources) {
-      try {
-        const st = await lstat(src);
-        if (st.isDirectory() && !allowRecursive) throw new Error('is a directory (allowRecursive is false)');
-        const to = join(destDir, basename(src));
-        if (await lstat(to).catch(() => null)) throw new Error(`destination exists: ${to}`);
-        await transferOne(src, to, mode);
-        moved.push(to);
-      } catch (err) {
-        errors.push({ path: src, error: (err as Error).message });
-      }
-    }
-    return json({ transferred: moved, errors });
-  });
-  add('POST', '/fs/gitignore', async (ctx) => {
-    const body = bodyOf(ctx);
-    const repo = bodyRepo(body);
-    const pattern = stringArg(body['pattern'], 'pattern');
-    if (/[\r\n\0]/.test(pattern)) throw new HttpError(400, "'pattern' must be one line");
-    const file = join(repo, '.gitignore');
-    const existing = await readFile(file, 'utf8').catch(() => '');
-    if (existing.split(/\r?\n/).includes(pattern)) return json({ ok: true, added: false });
-    await appendFile(file, (existing === '' || existing.endsWith('\n') ? '' : '\n') + pattern + '\n');
-    return json({ ok: true, added: true });
-  });
-  add('GET', '/fs/stat', async (ctx) => {
-    const path = absoluteArg(ctx.query.get('path'), 'path');
-    const st = await stat(path).catch(() => null);
-    return json(
-      st
-        ? { exists: true, is_dir: st.isDirectory(), size: st.size, modified_at: Math.floor(st.mtimeMs) }
-        : { exists: false, is_dir: false, size: 0, modified_at: null },
-    );
-  });
-  add('GET', '/fs/resolve-terminal-path', async (ctx) => {
-    const cwd = stringArg(ctx.query.get('cwd'), 'cwd');
-    const result = await resolveTerminalPath(cwd, stringArg(ctx.query.get('candidate'), 'candidate'));
-    return result === null ? { status: 200, headers: { 'Content-Type': 'application/json' }, body: 'null' } : json(result);
-  });
-  add('POST', '/fs/resolve-terminal-paths', async (ctx) => {
-    const body = bodyOf(ctx);
-    const cwd = stringArg(body['cwd'], 'cwd');
-    const candidates = body['candidates'];
-    if (!Array.isArray(candidates) || candidates.length > 1000 || !candidates.every((c) => typeof c === 'string'))
-      throw new HttpError(400, "'candidates' must be an array of at most 1000 strings");
-    return json(await Promise.all((candidates as string[]).map((c) => resolveTerminalPath(cwd, c))));
-  });
-  add('POST', '/fs/warm-index', async (ctx) => {
-    // Listing once on the pool brings the tree into the page cache for the searches that follow.
-    void pool.listFiles(bodyRepo(bodyOf(ctx))).catch(() => undefined);
-    return json({ ok: true });
-  });
-  return routes;
+      answers: { 200: Type.Array(FsEntrySchema), 403: forbidden },
+      handler: async ({ query }) => {
+        const repo = repoPathFrom(query, 'query', REPO_KEYS);
+        const dir = await repoFile(repo, query.subdir, 'subdir');
+        const names = (await readdir(dir, { withFileTypes: true })).filter((d) => d.name !== '.git');
+        const rels = names.map((d) => relative(repo, join(dir, d.name)));
+        // One `git check-ignore` for the whole directory, not one per entry.
+        const ignored = new Set(
+          rels.length === 0 ? [] : (await git(repo, ['check-ignore', '-z', '--stdin'], { input: rels.join('\0') }).catch(() => '')).split('\0').filter(Boolean),
+        );
+        const entries = await Promise.all(
+          names.map(async (d, i) => {
+            const st = await lstat(join(dir, d.name)).catch(() => null);
+            return {
+              name: d.name,
+              path: rels[i],
+              is_dir: d.isDirectory(),
+              size: st?.size ?? 0,
+              modified_at: st ? Math.floor(st.mtimeMs) : null,
+              is_ignored: ignored.has(rels[i]!),
+            };
+          }),
+        );
+        entries.sort((a, b) => (a.is_dir === b.is_dir ? a.name.localeCompare(b.name) : a.is_dir ? -1 : 1));
+        return json(entries);
+      },
+    }),
+    fsRoute({
+      method: 'GET',
+      pattern: '/fs/search',
+      summary: 'Files whose path matches a query (tracked, and untracked but not ignored)',
+      query: Type.Object({
+        ...repoPathFields(REPO_KEYS),
+        query: nonEmpty('query', 'Looked for in the file paths.'),
+        limit: Type.Optional(boundedInt('limit', 1, 1000, 'At most this many (default 50).')),
+      }),
+      answers: { 200: Type.Array(Type.String({ description: 'Relative to the repository.' })) },
+      handler: async ({ query }) => json(await pool.searchFiles(repoPathFrom(query, 'query', REPO_KEYS), query.query, query.limit ?? 50)),
+    }),
+    fsRoute({
+      method: 'GET',
+      pattern: '/fs/search-content',
+      summary: "Lines matching a text or regular expression in the repository's files (.gitignore honoured, binaries skipped)",
+      query: Type.Object({
+        ...repoPathFields(REPO_KEYS),
+        query: nonEmpty('query', 'The text, or a regular expression with `useRegex`.'),
+        caseSensitive: Type.Optional(flag('caseSensitive', 'Default false.')),
+        useRegex: Type.Optional(flag('useRegex', 'The query is a JavaScript regular expression (default false).')),
+        wholeWord: Type.Optional(flag('wholeWord', 'Match whole words only (default false).')),
+        limit: Type.Optional(boundedInt('limit', 1, 10_000, 'At most this many matches (default 200).')),
+      }),
+      answers: { 200: ContentSearchSchema },
+      handler: async ({ query }) => {
+        const repo = repoPathFrom(query, 'query', REPO_KEYS);
+        const q = { query: query.query, caseSensitive: query.caseSensitive ?? false, useRegex: query.useRegex ?? false, wholeWord: query.wholeWord ?? false };
+        try {
+          searchRegExp(q); // a bad regex is the caller's to fix, said here rather than from a worker
+        } catch (err) {
+          throw new ApiError('invalid_input', `invalid regular expression: ${(err as Error).message}`, { extra: { field: 'query', in: 'query' } });
+        }
+        return json(await pool.searchContent(repo, q, query.limit ?? 200));
+      },
+    }),
+    fsRoute({
+      method: 'GET',
+      pattern: '/fs/read',
+      summary: 'A file of a repository as text (10 MB cap)',
+      query: RepoFileQuery,
+      answers: { 200: FileContentSchema, ...readFailures },
+      handler: async ({ query }) => {
+        const repo = repoPathFrom(query, 'query', REPO_KEYS);
+        return readCapped(pool, await repoFile(repo, query.file, 'file'), READ_CAP_REMOTE_BYTES);
+      },
+    }),
+    fsRoute({
+      method: 'GET',
+      pattern: '/fs/read-editor',
+      summary: 'A file of a repository as text, for an editor (250 MB cap on loopback, 10 MB for remote callers)',
+      query: RepoFileQuery,
+      answers: { 200: FileContentSchema, ...readFailures },
+      handler: async ({ query }, ctx) => {
+        const repo = repoPathFrom(query, 'query', REPO_KEYS);
+        return readCapped(pool, await repoFile(repo, query.file, 'file'), editorCap(ctx));
+      },
+    }),
+    fsRoute({
+      method: 'GET',
+      pattern: '/fs/read-external',
+      summary: 'A file by absolute path inside a known repository, as text (10 MB cap)',
+      query: GatedPathQuery,
+      answers: { 200: FileContentSchema, ...readFailures },
+      handler: async ({ query }) => readCapped(pool, await denyUnlessInRoots(query.path, 'path', roots()), READ_CAP_REMOTE_BYTES),
+    }),
+    fsRoute({
+      method: 'GET',
+      pattern: '/fs/read-editor-external',
+      summary: 'A file by absolute path inside a known repository, for an editor (250 MB cap on loopback, 10 MB for remote callers)',
+      query: GatedPathQuery,
+      answers: { 200: FileContentSchema, ...readFailures },
+      handler: async ({ query }, ctx) => readCapped(pool, await denyUnlessInRoots(query.path, 'path', roots()), editorCap(ctx)),
+    }),
+    fsRoute({
+      method: 'POST',
+      pattern: '/fs/write',
+      summary: 'Write a file of a repository (its directories are created)',
+      body: Type.Object({ ...repoPathFields(REPO_KEYS), file: relativeFilePath('file'), content }),
+      answers: { 200: OkAnswer, 403: forbidden },
+      handler: async ({ body }) => {
+        const repo = repoPathFrom(body, 'body', REPO_KEYS);
+        const target = await repoFile(repo, body.file, 'file');
+        await mkdir(dirname(target), { recursive: true });
+        await writeFile(target, body.content);
+        return json({ ok: true });
+      },
+    }),
+    fsRoute({
+      method: 'POST',
+      pattern: '/fs/write-external',
+      summary: 'Write a file by absolute path inside a known repository',
+      body: Type.Object({ path: gatedPath('path', 'The file.'), content }),
+      answers: { 200: OkAnswer, 403: forbidden },
+      handler: async ({ body }) => {
+        await writeFile(await denyUnlessInRoots(body.path, 'path', roots()), body.content);
+        return json({ ok: true });
+      },
+    }),
+    fsRoute({
+      method: 'POST',
+      pattern: '/fs/mkdir',
+      summary: 'Create a directory (and its parents) in a repository',
+      body: Type.Object({ ...repoPathFields(REPO_KEYS), dir: relativeFilePath('dir') }),
+      answers: { 200: OkAnswer, 403: forbidden },
+      handler: async ({ body }) => {
+        const repo = repoPathFrom(body, 'body', REPO_KEYS);
+        await mkdir(await repoFile(repo, body.dir, 'dir'), { recursive: true });
+        return json({ ok: true });
+      },
+    }),
+    fsRoute({
+      method: 'POST',
+      pattern: '/fs/delete',
+      summary: 'Delete a file or directory (recursively) of a repository; never the repository itself',
+      body: Type.Object({ ...repoPathFields(REPO_KEYS_BESIDE_PATH), path: relativeFilePath('path') }),
+      answers: { 200: OkAnswer, 403: forbidden, 404: failure('No such file or directory.') },
+      handler: async ({ body }) => {
+        const repo = repoPathFrom(body, 'body', REPO_KEYS_BESIDE_PATH);
+        const target = await repoFile(repo, body.path, 'path');
+        if (target === repo) throw new ApiError('forbidden', 'refusing to delete the repository root');
+        const st = await lstat(target).catch(() => null);
+        if (!st) throw new ApiError('not_found', `no such file or directory: ${quoteClientInput(body.path)}`);
+        await rm(target, { recursive: st.isDirectory(), force: false });
+        return json({ ok: true });
+      },
+    }),
+    moveOrCopy('rename'),
+    moveOrCopy('copy'),
+    absMoveOrCopy('copy'),
+    absMoveOrCopy('move'),
+    fsRoute({
+      method: 'POST',
+      pattern: '/fs/transfer',
+      summary: 'Move or copy files into a directory inside a known repository; each path succeeds or fails on its own',
+      body: Type.Object({
+        destDir: gatedPath('destDir', 'The directory they go into.'),
+        mode: Type.Union([Type.Literal('move'), Type.Literal('copy')], { errorMessage: "'mode' must be move or copy" }),
+        allowRecursive: Type.Optional(flag('allowRecursive', 'Directories too (default false).')),
+        paths: stringList('paths', 'Absolute source paths; `..` and NUL are forbidden.'),
+      }),
+      answers: { 200: TransferSchema, 403: forbidden },
+      handler: async ({ body }) => {
+        const destDir = await denyUnlessInRoots(body.destDir, 'destDir', roots());
+        const sources = body.paths.map((p, i) => absoluteArg(p, `paths[${i}]`, 'body'));
+        const moved: string[] = [];
+        const errors: Array<{ path: string; error: string }> = [];
+        for (const src of sources) {
+          try {
+            const st = await lstat(src);
+            if (st.isDirectory() && body.allowRecursive !== true) throw new Error('is a directory (allowRecursive is false)');
+            const to = join(destDir, basename(src));
+            if (await lstat(to).catch(() => null)) throw new Error(`destination exists: ${to}`);
+            await transferOne(src, to, body.mode);
+            moved.push(to);
+          } catch (err) {
+            errors.push({ path: src, error: (err as Error).message });
+          }
+        }
+        return json({ transferred: moved, errors });
+      },
+    }),
+    fsRoute({
+      method: 'POST',
+      pattern: '/fs/gitignore',
+      summary: "Add a pattern to the repository's .gitignore (once)",
+      body: Type.Object({
+        ...repoPathFields(REPO_KEYS),
+        pattern: Type.String({
+          minLength: 1,
+          description: 'One line.',
+          errorMessage: "'pattern' is required (a non-empty string)",
+          allOf: [{ pattern: '^[^\\r\\n\\u0000]*$', errorMessage: "'pattern' must be one line" }],
+        }),
+      }),
+      answers: { 200: GitignoreSchema },
+      handler: async ({ body }) => {
+        const repo = repoPathFrom(body, 'body', REPO_KEYS);
+        const pattern = body.pattern;
+        const file = join(repo, '.gitignore');
+        const existing = await readFile(file, 'utf8').catch(() => '');
+        if (existing.split(/\r?\n/).includes(pattern)) return json({ ok: true, added: false });
+        await appendFile(file, (existing === '' || existing.endsWith('\n') ? '' : '\n') + pattern + '\n');
+        return json({ ok: true, added: true });
+      },
+    }),
+    fsRoute({
+      method: 'GET',
+      pattern: '/fs/stat',
+      summary: 'Whether an absolute path exists, and its kind, size and modification time',
+      query: Type.Object({ path: nonEmpty('path', 'Absolute; `..` and NUL are forbidden.') }),
+      answers: { 200: StatSchema, 403: forbidden },
+      handler: async ({ query }) => {
+        const st = await stat(absoluteArg(query.path, 'path', 'query')).catch(() => null);
+        return json(
+          st
+            ? { exists: true, is_dir: st.isDirectory(), size: st.size, modified_at: Math.floor(st.mtimeMs) }
+            : { exists: false, is_dir: false, size: 0, modified_at: null },
+        );
+      },
+    }),
+    fsRoute({
+      method: 'GET',
+      pattern: '/fs/resolve-terminal-path',
+      summary: 'A path printed in a terminal (`src/a.ts:12:3`) resolved against a directory, or null when nothing is there',
+      query: Type.Object({ cwd: nonEmpty('cwd', 'The directory the path is relative to (`~` expanded).'), candidate: nonEmpty('candidate', 'The text seen.') }),
+      answers: { 200: Type.Union([TerminalPathSchema, Type.Null()]) },
+      handler: async ({ query }) => {
+        const result = await resolveTerminalPath(query.cwd, query.candidate);
+        return result === null ? { status: 200, headers: { 'Content-Type': 'application/json' }, body: 'null' } : json(result);
+      },
+    }),
+    fsRoute({
+      method: 'POST',
+      pattern: '/fs/resolve-terminal-paths',
+      summary: 'Several terminal paths resolved at once, in order (null where nothing is there)',
+      body: Type.Object({
+        cwd: nonEmpty('cwd', 'The directory the paths are relative to (`~` expanded).'),
+        candidates: Type.Array(Type.String({ errorMessage: `'candidates' must be an array of at most ${MAX_TERMINAL_CANDIDATES} strings` }), {
+          maxItems: MAX_TERMINAL_CANDIDATES,
+          errorMessage: `'candidates' must be an array of at most ${MAX_TERMINAL_CANDIDATES} strings`,
+        }),
+      }),
+      answers: { 200: Type.Array(Type.Union([TerminalPathSchema, Type.Null()])) },
+      handler: async ({ body }) => json(await Promise.all(body.candidates.map((c) => resolveTerminalPath(body.cwd, c)))),
+    }),
+    fsRoute({
+      method: 'POST',
+      pattern: '/fs/warm-index',
+      summary: "Bring a repository's file tree into the page cache for the searches that follow (answers at once)",
+      body: Type.Object(repoPathFields(REPO_KEYS)),
+      answers: { 200: OkAnswer },
+      handler: ({ body }) => {
+        // Listing once on the pool brings the tree into the page cache for the searches that follow.
+        void pool.listFiles(repoPathFrom(body, 'body', REPO_KEYS)).catch(() => undefined);
+        return json({ ok: true });
+      },
+    }),
+  ];
 }
 
 async function transferOne(from: string, to: string, mode: 'move' | 'copy'): Promise<void> {
   const st = await lstat(from).catch(() => null);
-  if (!st) throw new HttpError(404, `no such file or directory: ${quoteClientInput(from)}`);
+  if (!st) throw new ApiError('not_found', `no such file or directory: ${quoteClientInput(from)}`);
   await mkdir(dirname(to), { recursive: true });
   if (mode === 'move') await rename(from, to);
   else if (st.isDirectory()) await cp(from, to, { recursive: true, errorOnExist: true, force: false });

@@ -1,36 +1,77 @@
 /**
- * GitHub routes of REFERENCE §1.4, through `gh` (repos/ghCli.ts: 503 when it is missing or logged
- * out), and the AI-backed routes, which a headless tuicd without a provider answers with 501.
+ * GitHub routes, through `gh` (repos/ghCli.ts: unavailable (503) when it is missing or logged out,
+ * bad_gateway (502) when GitHub refuses), and the AI-backed routes, which a headless tuicd without a
+ * provider refuses as not_implemented (501).
  */
-import { HttpError, json, parseJsonBody } from '../http/types.js';
-import type { Handler, HttpMethod, RequestContext, Route } from '../http/types.js';
-import { isPlainObject } from '../config/merge.js';
+import type { Static, TObject, TSchema } from 'typebox';
+import { Type } from 'typebox';
+
+import { ApiError } from '../../shared/apiError.js';
+import { defineRoute, type RouteDeclaration } from '../http/routeSpec.js';
+import { json } from '../http/types.js';
+import type { Route } from '../http/types.js';
 import type { GhCli } from '../repos/ghCli.js';
-import { intArg, repoPathArg, repoPathFrom, stringArg, stringListArg } from '../repos/repoArgs.js';
+import { CheckListSchema, GithubRepoSchema, IssueListSchema, MergedPrListSchema, PostedReviewSchema, PullRequestListSchema } from '../repos/githubSchemas.js';
+import { checkRepoPath, REPO_PATH_KEYS, repoPathFrom } from '../repos/repoArgs.js';
+import { absolutePath, boundedInt, flag, nonEmpty, OkAnswer, repoPathFields, stringList } from '../repos/repoSchemas.js';
+import { failure, RepoQuery } from './repo.js';
 
 const PR_FIELDS = 'number,title,state,headRefName,headRefOid,baseRefName,url,isDraft,author,mergeable,reviewDecision,statusCheckRollup,updatedAt';
 const ISSUE_FIELDS = 'number,title,state,url,labels,assignees,author,updatedAt';
-const MERGE_METHODS = ['merge', 'squash', 'rebase'];
-/** REFERENCE §1.4 `issue_filter`: which issues /repo/issues lists. */
-const ISSUE_FILTERS: Record<string, string[]> = { assigned: ['--assignee', '@me'], created: ['--author', '@me'], mentioned: ['--mention', '@me'], all: [] };
-
-type Body = Record<string, unknown>;
-
-function bodyOf(ctx: RequestContext): Body {
-  const body = parseJsonBody(ctx);
-  if (!isPlainObject(body)) throw new HttpError(400, 'request body must be a JSON object');
-  return body as Body;
-}
-
-function numberArg(value: unknown, key: string): number {
-  const n = typeof value === 'string' ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) throw new HttpError(400, `'${key}' must be a positive integer`);
-  return n;
-}
-
-const REVIEW_EVENTS = ['COMMENT', 'APPROVE', 'REQUEST_CHANGES'];
+/** Which issues /repo/issues lists, by `filter`. */
+const ISSUE_FILTERS = { assigned: ['--assignee', '@me'], created: ['--author', '@me'], mentioned: ['--mention', '@me'], all: [] } as const;
 /** More inline comments than a reviewer writes by hand; keeps one request's payload bounded. */
 const MAX_REVIEW_COMMENTS = 500;
+
+/** A pull request or issue number. */
+const positive = (key: string, description: string) => Type.Integer({ minimum: 1, description, errorMessage: `'${key}' must be a positive integer` });
+
+const ghDown = failure('gh is not installed or not logged in on the machine running tuicd (`error` says which).');
+const ghRefused = failure("GitHub (through gh) refused: `error` carries gh's words.");
+/** What every route that runs gh may answer beside its own. */
+const ghAnswers = { 502: ghRefused, 503: ghDown };
+
+/** A GitHub route (tag repos). */
+function ghRoute<P extends TObject | undefined = undefined, Q extends TObject | undefined = undefined, B extends TSchema | undefined = undefined>(
+  decl: Omit<RouteDeclaration<P, Q, B>, 'tag'>,
+): Route {
+  return defineRoute<P, Q, B>({ ...decl, tag: 'repos' });
+}
+
+const Side = Type.Union([Type.Literal('LEFT'), Type.Literal('RIGHT')], { description: 'The side of the diff (default RIGHT).' });
+
+const ReviewBody = Type.Object({
+  ...repoPathFields(REPO_PATH_KEYS),
+  prNumber: positive('prNumber', 'The pull request.'),
+  event: Type.Optional(
+    Type.Union([Type.Literal('COMMENT'), Type.Literal('APPROVE'), Type.Literal('REQUEST_CHANGES')], {
+      description: 'COMMENT (default), APPROVE or REQUEST_CHANGES.',
+      errorMessage: "'event' must be one of COMMENT, APPROVE, REQUEST_CHANGES",
+    }),
+  ),
+  body: Type.Optional(
+    Type.String({ description: "The review's text; a COMMENT or REQUEST_CHANGES review needs it or a comment.", errorMessage: "'body' must be a string" }),
+  ),
+  comments: Type.Optional(
+    Type.Array(
+      Type.Object({
+        path: Type.String({ minLength: 1, description: 'The file, relative to the repository.' }),
+        line: Type.Integer({ minimum: 1, description: 'The (last) line commented on.' }),
+        body: Type.String({ minLength: 1 }),
+        side: Type.Optional(Side),
+        startLine: Type.Optional(Type.Integer({ minimum: 1, description: 'A multi-line comment: its first line, below `line`.' })),
+      }),
+      {
+        description: `Inline comments, at most ${MAX_REVIEW_COMMENTS}.`,
+        errorMessage: "'comments' must be an array",
+        allOf: [{ maxItems: MAX_REVIEW_COMMENTS, errorMessage: `'comments' may hold at most ${MAX_REVIEW_COMMENTS} entries` }],
+      },
+    ),
+  ),
+  commitId: Type.Optional(
+    Type.String({ pattern: '^[0-9a-fA-F]{7,64}$', description: 'The commit the review is of.', errorMessage: "'commitId' must be a commit SHA" }),
+  ),
+});
 
 interface ReviewComment {
   path: string;
@@ -41,158 +82,291 @@ interface ReviewComment {
   start_side?: 'LEFT' | 'RIGHT';
 }
 
-/** The GitHub "create a review" payload from POST /repo/post-pr-review's body, checked field by field. */
-function reviewPayload(body: Body): { event: string; body: string; comments: ReviewComment[]; commit_id?: string } {
-  const event = body['event'] ?? 'COMMENT';
-  if (typeof event !== 'string' || !REVIEW_EVENTS.includes(event)) throw new HttpError(400, `'event' must be one of ${REVIEW_EVENTS.join(', ')}`);
-  const text = body['body'] ?? '';
-  if (typeof text !== 'string') throw new HttpError(400, "'body' must be a string");
-  const raw = body['comments'] ?? [];
-  if (!Array.isArray(raw)) throw new HttpError(400, "'comments' must be an array");
-  if (raw.length > MAX_REVIEW_COMMENTS) throw new HttpError(400, `'comments' may hold at most ${MAX_REVIEW_COMMENTS} entries`);
-  if (event !== 'APPROVE' && text.trim() === '' && raw.length === 0) throw new HttpError(400, `a ${event} review needs a 'body' or at least one comment`);
-  const comments = raw.map((c: unknown, i): ReviewComment => {
+/** The GitHub "create a review" payload: what the schema cannot say is checked here. */
+function reviewPayload(body: Static<typeof ReviewBody>): { event: string; body: string; comments: ReviewComment[]; commit_id?: string } {
+  const event = body.event ?? 'COMMENT';
+  const text = body.body ?? '';
+  const raw = body.comments ?? [];
+  if (event !== 'APPROVE' && text.trim() === '' && raw.length === 0)
+    throw new ApiError('invalid_input', `a ${event} review needs a 'body' or at least one comment`);
+  const comments = raw.map((c, i): ReviewComment => {
     const where = `comments[${i}]`;
-    if (!isPlainObject(c)) throw new HttpError(400, `'${where}' must be an object`);
-    const entry = c as Body;
-    const side = entry['side'] ?? 'RIGHT';
-    if (side !== 'LEFT' && side !== 'RIGHT') throw new HttpError(400, `'${where}.side' must be LEFT or RIGHT`);
-    const out: ReviewComment = {
-      path: stringArg(entry['path'], `${where}.path`),
-      line: numberArg(entry['line'], `${where}.line`),
-      body: stringArg(entry['body'], `${where}.body`),
-      side,
-    };
-    if (entry['startLine'] !== undefined) {
-      const start = numberArg(entry['startLine'], `${where}.startLine`);
-      if (start >= out.line) throw new HttpError(400, `'${where}.startLine' must be below '${where}.line'`);
-      out.start_line = start;
+    const side = c.side ?? 'RIGHT';
+    const out: ReviewComment = { path: c.path, line: c.line, body: c.body, side };
+    if (c.startLine !== undefined) {
+      if (c.startLine >= out.line)
+        throw new ApiError('invalid_input', `'${where}.startLine' must be below '${where}.line'`, { extra: { field: `${where}.startLine` } });
+      out.start_line = c.startLine;
       out.start_side = side;
     }
     return out;
   });
   const payload: { event: string; body: string; comments: ReviewComment[]; commit_id?: string } = { event, body: text, comments };
-  if (body['commitId'] !== undefined) {
-    const sha = stringArg(body['commitId'], 'commitId');
-    if (!/^[0-9a-f]{7,64}$/i.test(sha)) throw new HttpError(400, "'commitId' must be a commit SHA");
-    payload.commit_id = sha;
-  }
+  if (body.commitId !== undefined) payload.commit_id = body.commitId;
   return payload;
 }
 
 export function githubRoutes(gh: GhCli): Route[] {
-  const routes: Route[] = [];
-  const add = (method: HttpMethod, pattern: string, handler: Handler) => routes.push({ method, pattern, handler });
-  const qRepo = (ctx: RequestContext) => repoPathFrom(ctx.query);
-  const bRepo = (body: Body) => repoPathFrom(body);
-
-  const prs: Handler = async (ctx) => {
-    const state = ctx.query.get('include_merged') === 'true' ? 'all' : 'open';
-    return json(await gh.json(qRepo(ctx), ['pr', 'list', '--state', state, '--limit', '100', '--json', PR_FIELDS]));
-  };
-  add('GET', '/repo/prs', prs);
-  add('GET', '/repo/pr-statuses', prs);
-  add('POST', '/repo/prs/batch', async (ctx) => {
-    const body = bodyOf(ctx);
-    const paths = stringListArg(body['paths'], 'paths').map((p, i) => repoPathArg(p, `paths[${i}]`));
-    const state = body['include_merged'] === true ? 'all' : 'open';
-    const out: Record<string, unknown> = {};
-    for (const p of paths) out[p] = await gh.json(p, ['pr', 'list', '--state', state, '--limit', '100', '--json', PR_FIELDS]);
-    return json(out);
-  });
-  const github: Handler = async (ctx) =>
-    json(await gh.json(qRepo(ctx), ['repo', 'view', '--json', 'name,owner,url,defaultBranchRef,isPrivate,viewerPermission']));
-  add('GET', '/repo/github', github);
-  add('GET', '/repo/github-status', github);
-  const ci: Handler = async (ctx) => {
-    const repo = qRepo(ctx);
-    const pr = ctx.query.get('pr');
-    return json(await gh.json(repo, ['pr', 'checks', ...(pr ? [String(numberArg(pr, 'pr'))] : []), '--json', 'name,state,bucket,link,workflow']));
-  };
-  add('GET', '/repo/ci', ci);
-  add('GET', '/repo/ci-checks', ci);
-  add('GET', '/repo/issues', async (ctx) => {
-    const filter = ctx.query.get('filter') ?? 'assigned';
-    const args = ISSUE_FILTERS[filter];
-    if (!args) throw new HttpError(400, `'filter' must be one of ${Object.keys(ISSUE_FILTERS).join(', ')}`);
-    return json(
-      await gh.json(qRepo(ctx), ['issue', 'list', ...args, '--limit', String(intArg(ctx.query.get('limit'), 'limit', 50, 1, 500)), '--json', ISSUE_FIELDS]),
-    );
-  });
-  for (const verb of ['close', 'reopen'] as const) {
-    add('POST', `/repo/issues/${verb}`, async (ctx) => {
-      const body = bodyOf(ctx);
-      await gh.call(bRepo(body), ['issue', verb, String(numberArg(body['issue_number'], 'issue_number'))]);
-      return json({ ok: true });
+  const prs = (pattern: string) =>
+    ghRoute({
+      method: 'GET',
+      pattern,
+      summary: 'Open pull requests (merged and closed too with `include_merged`), at most 100',
+      query: Type.Object({ ...repoPathFields(REPO_PATH_KEYS), include_merged: Type.Optional(flag('include_merged', 'Every state, not only open.')) }),
+      answers: { 200: PullRequestListSchema, ...ghAnswers },
+      handler: async ({ query }) =>
+        json(
+          await gh.json(repoPathFrom(query, 'query'), [
+            'pr',
+            'list',
+            '--state',
+            query.include_merged === true ? 'all' : 'open',
+            '--limit',
+            '100',
+            '--json',
+            PR_FIELDS,
+          ]),
+        ),
     });
-  }
-  add('POST', '/repo/merge-pr', async (ctx) => {
-    const body = bodyOf(ctx);
-    const repo = bRepo(body);
-    const pr = String(numberArg(body['prNumber'], 'prNumber'));
-    const method = body['mergeMethod'] ?? 'merge';
-    if (typeof method !== 'string' || !MERGE_METHODS.includes(method)) throw new HttpError(400, `'mergeMethod' must be one of ${MERGE_METHODS.join(', ')}`);
-    const sha = stringArg(body['expectedHeadSha'], 'expectedHeadSha');
-    try {
-      await gh.call(repo, ['pr', 'merge', pr, `--${method}`, '--match-head-commit', sha]);
-    } catch (err) {
-      if (err instanceof HttpError && err.status === 502 && /head|match/i.test(err.message)) throw new HttpError(409, `PR head changed: ${err.message}`);
-      throw err;
-    }
-    const merged = await gh.json<{ mergeCommit?: { oid?: string } }>(repo, ['pr', 'view', pr, '--json', 'mergeCommit']);
-    return json({ sha: merged?.mergeCommit?.oid ?? null });
-  });
-  add('POST', '/repo/approve-pr', async (ctx) => {
-    const body = bodyOf(ctx);
-    await gh.call(bRepo(body), ['pr', 'review', String(numberArg(body['prNumber'], 'prNumber')), '--approve']);
-    return json({ ok: true });
-  });
-  add('GET', '/repo/pr-diff', async (ctx) =>
-    json({ diff: await gh.call(qRepo(ctx), ['pr', 'diff', String(numberArg(ctx.query.get('pr') ?? ctx.query.get('prNumber'), 'pr'))]) }),
-  );
-  add('POST', '/repo/create-pr', async (ctx) => {
-    const body = bodyOf(ctx);
-    const args = ['pr', 'create', '--title', stringArg(body['title'], 'title'), '--body', typeof body['body'] === 'string' ? body['body'] : ''];
-    if (typeof body['base'] === 'string') args.push('--base', body['base']);
-    if (typeof body['head'] === 'string') args.push('--head', body['head']);
-    if (body['draft'] === true) args.push('--draft');
-    return json({ url: (await gh.call(bRepo(body), args)).trim() });
-  });
-  add('POST', '/repo/create-issue', async (ctx) => {
-    const body = bodyOf(ctx);
-    const url = await gh.call(bRepo(body), [
-      'issue',
-      'create',
-      '--title',
-      stringArg(body['title'], 'title'),
-      '--body',
-      typeof body['body'] === 'string' ? body['body'] : '',
-    ]);
-    return json({ url: url.trim() });
-  });
-  add('POST', '/repo/post-pr-review', async (ctx) => {
-    const body = bodyOf(ctx);
-    const pr = numberArg(body['prNumber'], 'prNumber');
-    const review = reviewPayload(body);
-    // gh fills {owner}/{repo} from the repository's GitHub remote; the payload goes in on stdin.
-    const posted = await gh.json<{ id?: number; html_url?: string; state?: string }>(
-      bRepo(body),
-      ['api', '--method', 'POST', `repos/{owner}/{repo}/pulls/${pr}/reviews`, '--input', '-'],
-      JSON.stringify(review),
-    );
-    return json({ id: posted?.id ?? null, url: posted?.html_url ?? null, state: posted?.state ?? null, comments: review.comments.length });
-  });
-  add('GET', '/repo/merged-prs', async (ctx) =>
-    json(await gh.json(qRepo(ctx), ['pr', 'list', '--state', 'merged', '--limit', '200', '--json', 'number,title,mergedAt,author,url,labels'])),
-  );
-
+  const github = (pattern: string) =>
+    ghRoute({
+      method: 'GET',
+      pattern,
+      summary: "The repository's GitHub side: name, owner, URL, default branch, visibility, the viewer's permission",
+      query: RepoQuery,
+      answers: { 200: GithubRepoSchema, ...ghAnswers },
+      handler: async ({ query }) =>
+        json(await gh.json(repoPathFrom(query, 'query'), ['repo', 'view', '--json', 'name,owner,url,defaultBranchRef,isPrivate,viewerPermission'])),
+    });
+  const ci = (pattern: string) =>
+    ghRoute({
+      method: 'GET',
+      pattern,
+      summary: "CI checks of a pull request (default: the current branch's)",
+      query: Type.Object({ ...repoPathFields(REPO_PATH_KEYS), pr: Type.Optional(positive('pr', 'The pull request.')) }),
+      answers: { 200: CheckListSchema, ...ghAnswers },
+      handler: async ({ query }) =>
+        json(
+          await gh.json(repoPathFrom(query, 'query'), [
+            'pr',
+            'checks',
+            ...(query.pr === undefined ? [] : [String(query.pr)]),
+            '--json',
+            'name,state,bucket,link,workflow',
+          ]),
+        ),
+    });
+  const issueState = (verb: 'close' | 'reopen') =>
+    ghRoute({
+      method: 'POST',
+      pattern: `/repo/issues/${verb}`,
+      summary: verb === 'close' ? 'Close an issue' : 'Reopen an issue',
+      body: Type.Object({ ...repoPathFields(REPO_PATH_KEYS), issue_number: positive('issue_number', 'The issue.') }),
+      answers: { 200: OkAnswer, ...ghAnswers },
+      handler: async ({ body }) => {
+        await gh.call(repoPathFrom(body, 'body'), ['issue', verb, String(body.issue_number)]);
+        return json({ ok: true });
+      },
+    });
   // AI-backed: a headless tuicd has no model provider to call.
-  const notAvailable: Handler = () => {
-    throw new HttpError(501, 'not available in headless tuicd: this route needs an AI provider, and none is configured');
-  };
-  add('POST', '/repo/pr-review', notAvailable);
-  add('POST', '/ai/review/pr', notAvailable);
-  add('GET', '/repo/changelog', notAvailable);
-  add('POST', '/repo/conflict-assist', notAvailable);
-  return routes;
+  const notAvailable = (method: 'GET' | 'POST', pattern: string, summary: string) =>
+    ghRoute({
+      method,
+      pattern,
+      summary: `${summary} (needs an AI provider: always not_implemented in headless tuicd)`,
+      answers: { 501: failure('Not available in headless tuicd: this route needs an AI provider, and none is configured.') },
+      handler: () => {
+        throw new ApiError('not_implemented', 'not available in headless tuicd: this route needs an AI provider, and none is configured');
+      },
+    });
+
+  return [
+    prs('/repo/prs'),
+    prs('/repo/pr-statuses'),
+    ghRoute({
+      method: 'POST',
+      pattern: '/repo/prs/batch',
+      summary: "Several repositories' pull requests, keyed by path",
+      body: Type.Object({
+        paths: stringList('paths', 'Absolute repository paths.', { items: absolutePath('paths[]', 'An existing directory.') }),
+        include_merged: Type.Optional(flag('include_merged', 'Every state, not only open.')),
+      }),
+      answers: { 200: Type.Record(Type.String(), PullRequestListSchema), ...ghAnswers },
+      handler: async ({ body }) => {
+        const paths = body.paths.map((p, i) => checkRepoPath(p, `paths[${i}]`, 'body'));
+        const state = body.include_merged === true ? 'all' : 'open';
+        const out: Record<string, unknown> = {};
+        for (const p of paths) out[p] = await gh.json(p, ['pr', 'list', '--state', state, '--limit', '100', '--json', PR_FIELDS]);
+        return json(out);
+      },
+    }),
+    github('/repo/github'),
+    github('/repo/github-status'),
+    ci('/repo/ci'),
+    ci('/repo/ci-checks'),
+    ghRoute({
+      method: 'GET',
+      pattern: '/repo/issues',
+      summary: 'Issues assigned to, created by or mentioning the gh user, or all',
+      query: Type.Object({
+        ...repoPathFields(REPO_PATH_KEYS),
+        filter: Type.Optional(
+          Type.Union(
+            Object.keys(ISSUE_FILTERS).map((f) => Type.Literal(f)),
+            {
+              description: 'assigned (default), created, mentioned or all.',
+              errorMessage: `'filter' must be one of ${Object.keys(ISSUE_FILTERS).join(', ')}`,
+            },
+          ),
+        ),
+        limit: Type.Optional(boundedInt('limit', 1, 500, 'How many (default 50).')),
+      }),
+      answers: { 200: IssueListSchema, ...ghAnswers },
+      handler: async ({ query }) => {
+        const filter = ISSUE_FILTERS[(query.filter ?? 'assigned') as keyof typeof ISSUE_FILTERS];
+        return json(await gh.json(repoPathFrom(query, 'query'), ['issue', 'list', ...filter, '--limit', String(query.limit ?? 50), '--json', ISSUE_FIELDS]));
+      },
+    }),
+    issueState('close'),
+    issueState('reopen'),
+    ghRoute({
+      method: 'POST',
+      pattern: '/repo/merge-pr',
+      summary: 'Merge a pull request, only if its head is still the commit the caller reviewed',
+      body: Type.Object({
+        ...repoPathFields(REPO_PATH_KEYS),
+        prNumber: positive('prNumber', 'The pull request.'),
+        mergeMethod: Type.Optional(
+          Type.Union([Type.Literal('merge'), Type.Literal('squash'), Type.Literal('rebase')], {
+            description: 'merge (default), squash or rebase.',
+            errorMessage: "'mergeMethod' must be one of merge, squash, rebase",
+          }),
+        ),
+        expectedHeadSha: nonEmpty('expectedHeadSha', 'The head commit the caller saw; a moved head is a conflict and nothing is merged.'),
+      }),
+      answers: {
+        200: Type.Object({ sha: Type.Union([Type.String({ description: 'The merge commit.' }), Type.Null()]) }),
+        409: failure('The pull request head changed since `expectedHeadSha`; nothing was merged.'),
+        ...ghAnswers,
+      },
+      handler: async ({ body }) => {
+        const repo = repoPathFrom(body, 'body');
+        const pr = String(body.prNumber);
+        try {
+          await gh.call(repo, ['pr', 'merge', pr, `--${body.mergeMethod ?? 'merge'}`, '--match-head-commit', body.expectedHeadSha]);
+        } catch (err) {
+          if (err instanceof ApiError && err.code === 'bad_gateway' && /head|match/i.test(err.message))
+            throw new ApiError('conflict', `PR head changed: ${err.message}`);
+          throw err;
+        }
+        const merged = await gh.json<{ mergeCommit?: { oid?: string } }>(repo, ['pr', 'view', pr, '--json', 'mergeCommit']);
+        return json({ sha: merged?.mergeCommit?.oid ?? null });
+      },
+    }),
+    ghRoute({
+      method: 'POST',
+      pattern: '/repo/approve-pr',
+      summary: 'Approve a pull request',
+      body: Type.Object({ ...repoPathFields(REPO_PATH_KEYS), prNumber: positive('prNumber', 'The pull request.') }),
+      answers: { 200: OkAnswer, ...ghAnswers },
+      handler: async ({ body }) => {
+        await gh.call(repoPathFrom(body, 'body'), ['pr', 'review', String(body.prNumber), '--approve']);
+        return json({ ok: true });
+      },
+    }),
+    ghRoute({
+      method: 'GET',
+      pattern: '/repo/pr-diff',
+      summary: "A pull request's diff",
+      query: Type.Object({
+        ...repoPathFields(REPO_PATH_KEYS),
+        pr: Type.Optional(positive('pr', 'The pull request (or `prNumber`; one is required).')),
+        prNumber: Type.Optional(positive('pr', 'Another spelling of `pr`.')),
+      }),
+      answers: { 200: Type.Object({ diff: Type.String() }), ...ghAnswers },
+      handler: async ({ query }) => {
+        const repo = repoPathFrom(query, 'query');
+        const pr = query.pr ?? query.prNumber;
+        if (pr === undefined) throw new ApiError('invalid_input', "'pr' must be a positive integer", { extra: { field: 'pr', in: 'query' } });
+        return json({ diff: await gh.call(repo, ['pr', 'diff', String(pr)]) });
+      },
+    }),
+    ghRoute({
+      method: 'POST',
+      pattern: '/repo/create-pr',
+      summary: 'Open a pull request; its URL',
+      body: Type.Object({
+        ...repoPathFields(REPO_PATH_KEYS),
+        title: nonEmpty('title'),
+        body: Type.Optional(Type.String({ description: "The pull request's description." })),
+        base: Type.Optional(Type.String({ description: 'The branch to merge into (default: the repository default).' })),
+        head: Type.Optional(Type.String({ description: 'The branch to merge (default: the current one).' })),
+        draft: Type.Optional(Type.Boolean()),
+      }),
+      answers: { 200: Type.Object({ url: Type.String() }), ...ghAnswers },
+      handler: async ({ body }) => {
+        const args = ['pr', 'create', '--title', body.title, '--body', body.body ?? ''];
+        if (body.base !== undefined) args.push('--base', body.base);
+        if (body.head !== undefined) args.push('--head', body.head);
+        if (body.draft === true) args.push('--draft');
+        return json({ url: (await gh.call(repoPathFrom(body, 'body'), args)).trim() });
+      },
+    }),
+    ghRoute({
+      method: 'POST',
+      pattern: '/repo/create-issue',
+      summary: 'Open an issue; its URL',
+      body: Type.Object({
+        ...repoPathFields(REPO_PATH_KEYS),
+        title: nonEmpty('title'),
+        body: Type.Optional(Type.String({ description: "The issue's text." })),
+      }),
+      answers: { 200: Type.Object({ url: Type.String() }), ...ghAnswers },
+      handler: async ({ body }) => {
+        const url = await gh.call(repoPathFrom(body, 'body'), ['issue', 'create', '--title', body.title, '--body', body.body ?? '']);
+        return json({ url: url.trim() });
+      },
+    }),
+    ghRoute({
+      method: 'POST',
+      pattern: '/repo/post-pr-review',
+      summary: 'Post one review of a pull request with its inline comments',
+      body: ReviewBody,
+      answers: { 200: PostedReviewSchema, ...ghAnswers },
+      handler: async ({ body }) => {
+        const review = reviewPayload(body);
+        // gh fills {owner}/{repo} from the repository's GitHub remote; the payload goes in on stdin.
+        const posted = await gh.json<{ id?: number; html_url?: string; state?: string }>(
+          repoPathFrom(body, 'body'),
+          ['api', '--method', 'POST', `repos/{owner}/{repo}/pulls/${body.prNumber}/reviews`, '--input', '-'],
+          JSON.stringify(review),
+        );
+        return json({ id: posted?.id ?? null, url: posted?.html_url ?? null, state: posted?.state ?? null, comments: review.comments.length });
+      },
+    }),
+    ghRoute({
+      method: 'GET',
+      pattern: '/repo/merged-prs',
+      summary: 'Merged pull requests, at most 200',
+      query: RepoQuery,
+      answers: { 200: MergedPrListSchema, ...ghAnswers },
+      handler: async ({ query }) =>
+        json(
+          await gh.json(repoPathFrom(query, 'query'), [
+            'pr',
+            'list',
+            '--state',
+            'merged',
+            '--limit',
+            '200',
+            '--json',
+            'number,title,mergedAt,author,url,labels',
+          ]),
+        ),
+    }),
+    notAvailable('POST', '/repo/pr-review', 'An AI review of a pull request'),
+    notAvailable('POST', '/ai/review/pr', 'An AI review of a pull request'),
+    notAvailable('GET', '/repo/changelog', 'An AI-written changelog'),
+    notAvailable('POST', '/repo/conflict-assist', 'AI help with a merge conflict'),
+  ];
 }

@@ -1,111 +1,194 @@
-/** /worktrees routes (REFERENCE §1.9) over the shared WorktreeManager core the MCP `repo` tool also uses. */
+/** /worktrees routes over the shared WorktreeManager core the MCP `repo` tool also uses. */
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
-import { HttpError, json, parseJsonBody } from '../http/types.js';
-import type { RequestContext, Route } from '../http/types.js';
-import { isPlainObject } from '../config/merge.js';
-import { generateBranchName } from '../repos/branchNames.js';
-import { boolArg, repoPathArg, repoPathFrom, stringArg } from '../repos/repoArgs.js';
-import { runScript, type WorktreeManager } from '../repos/worktrees.js';
+import type { Static, TObject, TSchema } from 'typebox';
+import { Type } from 'typebox';
+
+import { ApiError } from '../../shared/apiError.js';
 import { quoteClientInput } from '../../shared/quoteClientInput.js';
+import { defineRoute, type RouteDeclaration } from '../http/routeSpec.js';
+import { json } from '../http/types.js';
+import type { Route } from '../http/types.js';
+import { generateBranchName } from '../repos/branchNames.js';
+import { firstOf, repoPathFrom } from '../repos/repoArgs.js';
+import { flag, nonEmpty, repoPathFields } from '../repos/repoSchemas.js';
+import {
+  CreatedWorktreeSchema,
+  FinalizeAnswer,
+  LifecycleSchema,
+  RemoveResultSchema,
+  ScriptResultSchema,
+  WorktreeListEntrySchema,
+  WorktreePathsSchema,
+} from '../repos/worktreeSchemas.js';
+import { runScript, type WorktreeManager } from '../repos/worktrees.js';
+import { failure } from './repo.js';
 
-type Body = Record<string, unknown>;
-
-function bodyOf(ctx: RequestContext): Body {
-  const body = parseJsonBody(ctx);
-  if (!isPlainObject(body)) throw new HttpError(400, 'request body must be a JSON object');
-  return body as Body;
+/** A /worktrees route (tag repos). */
+function worktreeRoute<P extends TObject | undefined = undefined, Q extends TObject | undefined = undefined, B extends TSchema | undefined = undefined>(
+  decl: Omit<RouteDeclaration<P, Q, B>, 'tag'>,
+): Route {
+  return defineRoute<P, Q, B>({ ...decl, tag: 'repos' });
 }
 
-function optionalString(value: unknown, key: string): string | undefined {
-  if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value !== 'string') throw new HttpError(400, `'${key}' must be a string`);
-  return value;
-}
+/** A string the caller may leave out, send as null or as '' (all three: not given). */
+const optionalText = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Null()], { description }));
+const given = (value: string | null | undefined): string | undefined => (value === null || value === '' ? undefined : value);
+
+const REMOVE_REPO_KEYS = ['repoPath', 'repo_path', 'path'] as const;
+
+const removeOptions = {
+  ...repoPathFields(REMOVE_REPO_KEYS),
+  force: Type.Optional(flag('force', 'Remove a checkout with uncommitted work (discarding it), and an unmerged branch (default false).')),
+  deleteBranch: Type.Optional(
+    flag('deleteBranch', "Delete the worktree's branch when a removal rule shows its commits are in the base branch (default true)."),
+  ),
+  overrideLock: Type.Optional(flag('overrideLock', 'Remove a locked worktree too (default false).')),
+  expectedFingerprint: Type.Optional(Type.String({ description: "The lifecycle's dirty_fingerprint: a checkout changed since is not removed (409)." })),
+};
+const RemoveQuery = Type.Object(removeOptions);
+const RemoveByQuery = Type.Object({
+  ...removeOptions,
+  workspaceId: Type.Optional(nonEmpty('workspaceId', 'The worktree (its directory name or its branch); `branch` is another spelling. One is required.')),
+  branch: Type.Optional(nonEmpty('workspaceId', 'Another spelling of `workspaceId`.')),
+});
+
+const noWorktree = failure('No such worktree in the repository.');
+const removalRefused = failure('The checkout has uncommitted work (pass force), or changed since `expectedFingerprint`.');
 
 export function worktreeRoutes(manager: WorktreeManager, knownRepos: () => readonly string[]): Route[] {
-  const repoFromQuery = (ctx: RequestContext, keys: readonly string[]) => repoPathFrom(ctx.query, keys);
-  const remove = async (ctx: RequestContext, workspaceId: string) => {
-    const repo = repoFromQuery(ctx, ['repoPath', 'repo_path', 'path']);
-    const force = boolArg(ctx.query.get('force'), 'force', false);
-    return json(
-      await manager.remove(repo, workspaceId, {
-        force,
-        deleteBranch: boolArg(ctx.query.get('deleteBranch'), 'deleteBranch', true),
-        overrideLock: boolArg(ctx.query.get('overrideLock'), 'overrideLock', false),
-        expectedFingerprint: ctx.query.get('expectedFingerprint') ?? undefined,
+  const remove = async (query: Static<typeof RemoveQuery>, workspaceId: string) =>
+    json(
+      await manager.remove(repoPathFrom(query, 'query', REMOVE_REPO_KEYS), workspaceId, {
+        force: query.force ?? false,
+        deleteBranch: query.deleteBranch ?? true,
+        overrideLock: query.overrideLock ?? false,
+        expectedFingerprint: query.expectedFingerprint,
       }),
     );
-  };
+  const removeSummary = "Remove a worktree's checkout, and its branch when its commits are in the base branch";
   return [
-    { method: 'GET', pattern: '/worktrees', handler: async () => json(await manager.list(knownRepos())) },
-    {
+    worktreeRoute({
+      method: 'GET',
+      pattern: '/worktrees',
+      summary: 'Linked worktrees of every known repository (registered, or with a session in it)',
+      answers: { 200: Type.Array(WorktreeListEntrySchema) },
+      handler: async () => json(await manager.list(knownRepos())),
+    }),
+    worktreeRoute({
       method: 'POST',
       pattern: '/worktrees',
-      handler: async (ctx) => {
-        const body = bodyOf(ctx);
+      summary: 'Create a worktree beside the repository (`<repo>__wt/<branch>`) on a new or existing branch',
+      body: Type.Object({
+        ...repoPathFields(['base_repo', 'baseRepo']),
+        branch_name: optionalText('The branch (new from `base_ref`, or existing); absent: a generated name. `branchName` is another spelling.'),
+        branchName: optionalText('Another spelling of `branch_name`.'),
+        base_ref: optionalText('What a new branch starts from (default HEAD). `baseRef` is another spelling.'),
+        baseRef: optionalText('Another spelling of `base_ref`.'),
+      }),
+      answers: { 201: CreatedWorktreeSchema, 409: failure('The worktree directory exists already, or git refused to add it.') },
+      handler: async ({ body }) => {
         const created = await manager.create({
-          base_repo: repoPathArg(body['base_repo'] ?? body['baseRepo'], 'base_repo'),
-          branch_name: optionalString(body['branch_name'] ?? body['branchName'], 'branch_name'),
-          base_ref: optionalString(body['base_ref'] ?? body['baseRef'], 'base_ref'),
+          base_repo: repoPathFrom(body, 'body', ['base_repo', 'baseRepo']),
+          branch_name: given(body.branch_name ?? body.branchName),
+          base_ref: given(body.base_ref ?? body.baseRef),
         });
         return json(created, 201);
       },
-    },
-    {
+    }),
+    worktreeRoute({
       method: 'DELETE',
       pattern: '/worktrees',
-      handler: async (ctx) => remove(ctx, stringArg(ctx.query.get('workspaceId') ?? ctx.query.get('branch'), 'workspaceId')),
-    },
-    { method: 'DELETE', pattern: '/worktrees/:workspaceId', handler: async (ctx) => remove(ctx, ctx.params['workspaceId']!) },
-    {
+      summary: removeSummary,
+      query: RemoveByQuery,
+      answers: { 200: RemoveResultSchema, 404: noWorktree, 409: removalRefused },
+      handler: async ({ query }) => remove(query, firstOf(query, ['workspaceId', 'branch'], 'query', 'a non-empty string').value),
+    }),
+    worktreeRoute({
+      method: 'DELETE',
+      pattern: '/worktrees/:workspaceId',
+      summary: removeSummary,
+      params: Type.Object({ workspaceId: Type.String({ description: 'The worktree: its directory name or its branch.' }) }),
+      query: RemoveQuery,
+      answers: { 200: RemoveResultSchema, 404: noWorktree, 409: removalRefused },
+      handler: async ({ params, query }) => remove(query, params.workspaceId),
+    }),
+    worktreeRoute({
       method: 'GET',
       pattern: '/worktrees/dir',
-      handler: async (ctx) => json({ dir: manager.baseDirOf(await manager.mainRepoOf(repoFromQuery(ctx, ['repoPath', 'path']))) }),
-    },
-    { method: 'GET', pattern: '/worktrees/paths', handler: async (ctx) => json(await manager.paths(repoFromQuery(ctx, ['path', 'repoPath']))) },
-    {
+      summary: "The directory a repository's worktrees live in",
+      query: Type.Object(repoPathFields(['repoPath', 'path'])),
+      answers: { 200: Type.Object({ dir: Type.String() }) },
+      handler: async ({ query }) => json({ dir: manager.baseDirOf(await manager.mainRepoOf(repoPathFrom(query, 'query', ['repoPath', 'path']))) }),
+    }),
+    worktreeRoute({
+      method: 'GET',
+      pattern: '/worktrees/paths',
+      summary: "A repository's linked worktrees by workspace id",
+      query: Type.Object(repoPathFields(['path', 'repoPath'])),
+      answers: { 200: WorktreePathsSchema },
+      handler: async ({ query }) => json(await manager.paths(repoPathFrom(query, 'query', ['path', 'repoPath']))),
+    }),
+    worktreeRoute({
       method: 'GET',
       pattern: '/worktrees/lifecycle',
-      handler: async (ctx) => json(await manager.lifecycle(repoFromQuery(ctx, ['repoPath', 'path']), stringArg(ctx.query.get('workspaceId'), 'workspaceId'))),
-    },
-    {
+      summary: 'What removing a worktree would do: dirty and untracked files, whether its commits are merged, live sessions in it',
+      query: Type.Object({ ...repoPathFields(['repoPath', 'path']), workspaceId: nonEmpty('workspaceId', 'The worktree: its directory name or its branch.') }),
+      answers: { 200: LifecycleSchema, 404: noWorktree },
+      handler: async ({ query }) => json(await manager.lifecycle(repoPathFrom(query, 'query', ['repoPath', 'path']), query.workspaceId)),
+    }),
+    worktreeRoute({
       method: 'POST',
       pattern: '/worktrees/generate-name',
-      handler: (ctx) => {
-        const body = ctx.body.length === 0 ? {} : bodyOf(ctx);
-        const existing = body['existing_names'] ?? [];
-        if (!Array.isArray(existing) || !existing.every((n) => typeof n === 'string')) throw new HttpError(400, "'existing_names' must be an array of strings");
-        return json({ name: generateBranchName(existing as string[]) });
-      },
-    },
-    {
+      summary: 'A fresh branch name (adjective-noun) not among `existing_names`',
+      body: Type.Object({
+        existing_names: Type.Optional(
+          Type.Array(Type.String({ errorMessage: "'existing_names' must be an array of strings" }), {
+            description: 'Names to avoid.',
+            errorMessage: "'existing_names' must be an array of strings",
+          }),
+        ),
+      }),
+      emptyBody: {},
+      answers: { 200: Type.Object({ name: Type.String() }) },
+      handler: ({ body }) => json({ name: generateBranchName(body.existing_names ?? []) }),
+    }),
+    worktreeRoute({
       method: 'POST',
       pattern: '/worktrees/finalize',
-      handler: async (ctx) => {
-        const body = bodyOf(ctx);
-        const repo = repoPathArg(body['repoPath'] ?? body['repo_path'], 'repoPath');
-        const id = stringArg(body['workspaceId'] ?? body['branchName'], 'workspaceId');
-        const action = body['action'];
-        if (action !== 'archive' && action !== 'delete') throw new HttpError(400, "'action' must be archive or delete");
-        return json(
-          await manager.finalize(repo, id, action, boolArg(body['force'], 'force', false), optionalString(body['expectedFingerprint'], 'expectedFingerprint')),
-        );
+      summary: 'Finish with a worktree: archive (remove the checkout, keep the branch) or delete (both; an unmerged one asks first unless forced)',
+      body: Type.Object({
+        ...repoPathFields(['repoPath', 'repo_path']),
+        workspaceId: Type.Optional(
+          nonEmpty('workspaceId', 'The worktree (its directory name or its branch); `branchName` is another spelling. One is required.'),
+        ),
+        branchName: Type.Optional(nonEmpty('workspaceId', 'Another spelling of `workspaceId`.')),
+        action: Type.Union([Type.Literal('archive'), Type.Literal('delete')], { errorMessage: "'action' must be archive or delete" }),
+        force: Type.Optional(flag('force', 'Delete without asking, uncommitted work and unmerged commits included (default false).')),
+        expectedFingerprint: optionalText("The lifecycle's dirty_fingerprint: a checkout changed since is not removed (409)."),
+      }),
+      answers: { 200: FinalizeAnswer, 404: noWorktree, 409: removalRefused },
+      handler: async ({ body }) => {
+        const repo = repoPathFrom(body, 'body', ['repoPath', 'repo_path']);
+        const id = firstOf(body, ['workspaceId', 'branchName'], 'body', 'a non-empty string').value;
+        return json(await manager.finalize(repo, id, body.action, body.force ?? false, given(body.expectedFingerprint)));
       },
-    },
-    {
+    }),
+    worktreeRoute({
       method: 'POST',
       pattern: '/worktrees/run-script',
-      handler: async (ctx) => {
-        const body = bodyOf(ctx);
-        const script = stringArg(body['script'], 'script');
-        const raw = stringArg(body['cwd'], 'cwd');
+      summary: 'Run a shell script in a directory (`~` expanded); its exit code and output',
+      body: Type.Object({ script: nonEmpty('script', 'Run with `sh -c`, no timeout.'), cwd: nonEmpty('cwd', 'The directory; `~` and `~/…` are expanded.') }),
+      answers: { 200: ScriptResultSchema, 500: failure('The working directory does not exist.') },
+      handler: async ({ body }) => {
+        const raw = body.cwd;
         const cwd = raw === '~' ? homedir() : raw.startsWith('~/') ? join(homedir(), raw.slice(2)) : raw;
-        if (!existsSync(cwd)) return json({ error: `Working directory does not exist: ${quoteClientInput(cwd)}` }, 500);
-        return json(await runScript(script, cwd));
+        // Answered 500 (`internal`), as this route always has.
+        if (!existsSync(cwd)) throw new ApiError('internal', `Working directory does not exist: ${quoteClientInput(cwd)}`);
+        return json(await runScript(body.script, cwd));
       },
-    },
+    }),
   ];
 }

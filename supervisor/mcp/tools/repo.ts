@@ -6,7 +6,7 @@
  */
 import { Type } from 'typebox';
 
-import { HttpError } from '../../http/types.js';
+import { ApiError } from '../../../shared/apiError.js';
 import type { ProgressJournal } from '../../progress/progressJournal.js';
 import type { SessionService } from '../../sessions/sessionService.js';
 import type { GhCli } from '../../repos/ghCli.js';
@@ -212,7 +212,7 @@ export function createRepoTool(deps: RepoToolDeps): NativeTool {
         return await handlers[action]!(args, caller);
       } catch (err) {
         // Route-layer refusals (bad path, 409 dirty worktree, 503 no gh) read the same over MCP.
-        if (err instanceof HttpError) throw new ToolError(err.message, { status: err.status });
+        if (err instanceof ApiError) throw new ToolError(err.message, { ...err.extra, code: err.code });
         throw err;
       }
     },

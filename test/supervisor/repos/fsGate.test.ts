@@ -75,6 +75,7 @@ describe('fs routes: the deny_unless_in_roots gate and repository containment', 
       for (const h of hostile) {
         const r = await t.socket('GET', `${route}?path=${h.query}`);
         assert.equal(r.status, 403, `${h.name}: ${r.text}`);
+        assert.equal(r.json().code, 'forbidden', h.name);
         assert.doesNotMatch(r.text, /top secret/);
       }
     });
@@ -85,6 +86,7 @@ describe('fs routes: the deny_unless_in_roots gate and repository containment', 
       const target = h.body.replace(/secret\.txt$/, 'new.txt');
       const r = await post('/fs/write-external', { path: target, content: 'pwned' });
       assert.equal(r.status, 403, `${h.name}: ${r.text}`);
+      assert.equal(r.json().code, 'forbidden', h.name);
     }
     for (const h of hostile) assert.equal((await post('/fs/write-external', { path: h.body, content: 'pwned' })).status, 403, h.name);
     untouched();
@@ -132,6 +134,7 @@ describe('fs routes: the deny_unless_in_roots gate and repository containment', 
     for (const [route, body] of bodies) {
       const r = await post(route, body);
       assert.equal(r.status, 403, `${route} ${JSON.stringify(body)}: ${r.text}`);
+      assert.equal(r.json().code, 'forbidden');
     }
     assert.equal(existsSync(join(sb.root, 'newdir')), false);
     untouched();

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 
-import { HttpError, type RequestContext } from '../../../supervisor/http/types.js';
+import { ApiError } from '../../../shared/apiError.js';
+import type { RequestContext } from '../../../supervisor/http/types.js';
 import { WorkPool } from '../../../supervisor/pool/workPool.js';
 import { fsRoutes, READ_CAP_REMOTE_BYTES } from '../../../supervisor/routes/fs.js';
 import { gitSandbox, type GitSandbox } from '../../helpers/gitRepo.js';
@@ -64,6 +65,7 @@ describe('fs reads: caps, pool reads, compression off the loop', () => {
   it('over 10 MB: /fs/read refuses (413), read-editor on the socket reads it (250 MB cap)', async () => {
     const refused = await t.socket('GET', `/fs/read?repoPath=${q(repo)}&file=large.txt`);
     assert.equal(refused.status, 413);
+    assert.equal(refused.json().code, 'payload_too_large');
     assert.match(refused.json().error, new RegExp(`read cap is ${READ_CAP_REMOTE_BYTES} bytes`));
     const editor = await t.socket('GET', `/fs/read-editor?repoPath=${q(repo)}&file=large.txt`);
     assert.equal(editor.status, 200);
@@ -103,7 +105,7 @@ describe('fs reads: caps, pool reads, compression off the loop', () => {
       ] as const) {
         await assert.rejects(
           call(pattern, query, false),
-          (err: unknown) => err instanceof HttpError && err.status === 413 && err.message.includes(`read cap is ${READ_CAP_REMOTE_BYTES} bytes`),
+          (err: unknown) => err instanceof ApiError && err.code === 'payload_too_large' && err.message.includes(`read cap is ${READ_CAP_REMOTE_BYTES} bytes`),
           `${pattern} remote`,
         );
         const local = await call(pattern, query, true);

@@ -7,6 +7,9 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 
+import { validatorOf } from '../../../shared/schemaCheck.js';
+import type { GhCli } from '../../../supervisor/repos/ghCli.js';
+import { githubRoutes } from '../../../supervisor/routes/github.js';
 import { fakeGh, type FakeGh } from '../../fixtures/fakeGh/fakeGhLauncher.js';
 import { gitSandbox, type GitSandbox } from '../../helpers/gitRepo.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
@@ -43,6 +46,30 @@ describe('GitHub routes through gh', () => {
     assert.ok(call.args.includes('--json'));
   });
 
+  it("answers what the routes declare, gh's JSON passed through", async () => {
+    const declared = githubRoutes({} as GhCli);
+    const q = encodeURIComponent(repo);
+    const check = async (method: 'GET' | 'POST', pattern: string, path: string, body?: unknown) => {
+      const r = method === 'GET' ? await t.socket('GET', path) : await post(path, body);
+      assert.equal(r.status, 200, `${path}: ${r.text}`);
+      const schema = declared.find((d) => d.method === method && d.pattern === pattern)?.spec?.answers[200];
+      assert.ok(schema, `${pattern} declares its answer`);
+      const v = validatorOf(schema as never);
+      assert.ok(v.Check(r.json()), `${pattern}: ${JSON.stringify([...v.Errors(r.json())].slice(0, 3))}`);
+    };
+    await check('GET', '/repo/prs', `/repo/prs?path=${q}&include_merged=true`);
+    await check('GET', '/repo/pr-statuses', `/repo/pr-statuses?repoPath=${q}`);
+    await check('GET', '/repo/merged-prs', `/repo/merged-prs?path=${q}`);
+    await check('POST', '/repo/prs/batch', '/repo/prs/batch', { paths: [repo] });
+    assert.deepEqual(
+      gh
+        .calls()
+        .find((c) => c.args.includes('all'))
+        ?.args.slice(0, 4),
+      ['pr', 'list', '--state', 'all'],
+    );
+  });
+
   it('merge-pr passes expectedHeadSha to gh; a moved head is 409 and nothing is reported merged', async () => {
     const moved = await post('/repo/merge-pr', {
       repoPath: repo,
@@ -51,6 +78,7 @@ describe('GitHub routes through gh', () => {
       expectedHeadSha: 'fedcba9876543210fedcba9876543210fedcba98',
     });
     assert.equal(moved.status, 409, moved.text);
+    assert.equal(moved.json().code, 'conflict');
     assert.match(moved.json().error, /PR head changed: .*Head branch was modified/);
     const merged = await post('/repo/merge-pr', { repoPath: repo, prNumber: 7, mergeMethod: 'squash', expectedHeadSha: HEAD });
     assert.equal(merged.status, 200, merged.text);
@@ -88,24 +116,35 @@ describe('GitHub routes through gh', () => {
   });
 
   it('post-pr-review refuses a malformed review before calling gh, and passes on what GitHub refuses (502)', async () => {
-    const bad: Array<[unknown, RegExp]> = [
-      [{ repoPath: repo, body: 'x' }, /'prNumber' must be a positive integer/],
-      [{ repoPath: repo, prNumber: 7, event: 'MERGE', body: 'x' }, /'event' must be one of COMMENT, APPROVE, REQUEST_CHANGES/],
-      [{ repoPath: repo, prNumber: 7 }, /a COMMENT review needs a 'body' or at least one comment/],
-      [{ repoPath: repo, prNumber: 7, comments: {} }, /'comments' must be an array/],
-      [{ repoPath: repo, prNumber: 7, comments: [{ path: 'a.ts', body: 'x' }] }, /'comments\[0\]\.line' must be a positive integer/],
-      [{ repoPath: repo, prNumber: 7, comments: [{ path: '', line: 1, body: 'x' }] }, /'comments\[0\]\.path' is required/],
-      [{ repoPath: repo, prNumber: 7, comments: [{ path: 'a.ts', line: 3, startLine: 3, body: 'x' }] }, /'comments\[0\]\.startLine' must be below/],
-      [{ repoPath: repo, prNumber: 7, comments: [{ path: 'a.ts', line: 3, side: 'UP', body: 'x' }] }, /'comments\[0\]\.side' must be LEFT or RIGHT/],
-      [{ repoPath: repo, prNumber: 7, body: 'x', commitId: 'HEAD~1' }, /'commitId' must be a commit SHA/],
-      [{ repoPath: repo, prNumber: 7, comments: Array.from({ length: 501 }, () => ({ path: 'a.ts', line: 1, body: 'x' })) }, /at most 500/],
-      [{ repoPath: 'relative/dir', prNumber: 7, body: 'x' }, /absolute/],
+    // [body, error, the field a schema failure names (null: refused after the schema check)]
+    const bad: Array<[unknown, RegExp, string | null]> = [
+      [{ repoPath: repo, body: 'x' }, /^prNumber is required$/, 'prNumber'],
+      [{ repoPath: repo, prNumber: '7', body: 'x' }, /'prNumber' must be a positive integer/, 'prNumber'],
+      [{ repoPath: repo, prNumber: 0, body: 'x' }, /'prNumber' must be a positive integer/, 'prNumber'],
+      [{ repoPath: repo, prNumber: 7, event: 'MERGE', body: 'x' }, /'event' must be one of COMMENT, APPROVE, REQUEST_CHANGES/, 'event'],
+      [{ repoPath: repo, prNumber: 7 }, /a COMMENT review needs a 'body' or at least one comment/, null],
+      [{ repoPath: repo, prNumber: 7, comments: {} }, /'comments' must be an array/, 'comments'],
+      [{ repoPath: repo, prNumber: 7, comments: [{ path: 'a.ts', body: 'x' }] }, /^comments\[0\]\.line is required$/, 'comments[0].line'],
+      [{ repoPath: repo, prNumber: 7, comments: [{ path: 'a.ts', line: 1.5, body: 'x' }] }, /^comments\[0\]\.line must be an integer$/, 'comments[0].line'],
+      [{ repoPath: repo, prNumber: 7, comments: [{ path: '', line: 1, body: 'x' }] }, /^comments\[0\]\.path must not be empty$/, 'comments[0].path'],
+      [{ repoPath: repo, prNumber: 7, comments: [{ path: 'a.ts', line: 3, startLine: 3, body: 'x' }] }, /'comments\[0\]\.startLine' must be below/, null],
+      [
+        { repoPath: repo, prNumber: 7, comments: [{ path: 'a.ts', line: 3, side: 'UP', body: 'x' }] },
+        /^comments\[0\]\.side must be one of: LEFT, RIGHT$/,
+        'comments[0].side',
+      ],
+      [{ repoPath: repo, prNumber: 7, body: 'x', commitId: 'HEAD~1' }, /'commitId' must be a commit SHA/, 'commitId'],
+      [{ repoPath: repo, prNumber: 7, comments: Array.from({ length: 501 }, () => ({ path: 'a.ts', line: 1, body: 'x' })) }, /at most 500/, 'comments'],
+      [{ repoPath: 'relative/dir', prNumber: 7, body: 'x' }, /'repoPath' must be an absolute path, got "relative\/dir"/, 'repoPath'],
     ];
     const callsBefore = gh.calls().length;
-    for (const [body, message] of bad) {
+    for (const [body, message, field] of bad) {
       const r = await post('/repo/post-pr-review', body);
-      assert.equal(r.status, 400, `${JSON.stringify(body).slice(0, 120)}: ${r.text}`);
-      assert.match(r.json().error, message);
+      const what = `${JSON.stringify(body).slice(0, 120)}: ${r.text}`;
+      assert.equal(r.status, 400, what);
+      assert.match(r.json().error, message, what);
+      assert.equal(r.json().code, 'invalid_input', what);
+      if (field !== null) assert.deepEqual({ field: r.json().field, in: r.json().in }, { field, in: 'body' }, what);
     }
     assert.equal(gh.calls().length, callsBefore, 'gh was never called for a refused review');
 
@@ -115,6 +154,7 @@ describe('GitHub routes through gh', () => {
 
     const offDiff = await post('/repo/post-pr-review', { repoPath: repo, prNumber: 7, comments: [{ path: 'a.ts', line: 5000, body: 'x' }] });
     assert.equal(offDiff.status, 502, offDiff.text);
+    assert.equal(offDiff.json().code, 'bad_gateway');
     assert.match(offDiff.json().error, /HTTP 422/);
   });
 });

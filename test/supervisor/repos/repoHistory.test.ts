@@ -132,6 +132,7 @@ describe('git panel routes against real git', () => {
     commitAs(repo, 'Test User', 'conflicting');
     const conflict = await post('/repo/stash/pop', { repoPath: repo, index: 0 });
     assert.equal(conflict.status, 409, conflict.text);
+    assert.equal(conflict.json().code, 'conflict');
     assert.match(conflict.json().error, /CONFLICT/);
     assert.equal((await get(`/repo/stash?path=${q(repo)}`)).length, 1);
     sb.git(repo, 'reset', '-q', '--hard');
@@ -145,9 +146,19 @@ describe('git panel routes against real git', () => {
       ['first'],
     );
 
-    for (const index of [-1, 1.5, '0', undefined]) assert.equal((await post('/repo/stash/pop', { repoPath: repo, index })).status, 400, String(index));
+    for (const index of [-1, 1.5, '0']) {
+      const r = await post('/repo/stash/pop', { repoPath: repo, index });
+      assert.deepEqual(r.json(), { error: "'index' must be a non-negative integer", code: 'invalid_input', field: 'index', in: 'body' }, String(index));
+    }
+    assert.deepEqual((await post('/repo/stash/pop', { repoPath: repo })).json(), {
+      error: 'index is required',
+      code: 'invalid_input',
+      field: 'index',
+      in: 'body',
+    });
     const missing = await post('/repo/stash/drop', { repoPath: repo, index: 7 });
     assert.equal(missing.status, 400, missing.text);
+    assert.equal(missing.json().code, 'invalid_input');
   });
 
   it('panel-context counts staged, unstaged, untracked and stashes, with the upstream', async () => {
@@ -201,6 +212,7 @@ describe('git panel routes against real git', () => {
     for (const path of [live, repo, join(sb.root, 'nowhere')]) {
       const r = await post('/repo/remove-orphan', { repoPath: repo, path });
       assert.equal(r.status, 400, r.text);
+      assert.equal(r.json().code, 'invalid_input');
       assert.match(r.json().error, /not an orphan/);
     }
     assert.deepEqual(await ok('/repo/remove-orphan', { repoPath: repo, path: gone }), { ok: true });
@@ -213,28 +225,42 @@ describe('git panel routes against real git', () => {
     assert.equal(sb.git(repo, 'branch', '--list', 'gone').trim(), 'gone');
   });
 
-  it('refuses bad input with 400 JSON', async () => {
+  it('refuses bad input with 400 JSON: invalid_input, naming the field a schema refused', async () => {
     const repo = join(sb.root, 'history');
-    const cases: Array<[string, string] | [string, string, unknown]> = [
-      ['GET', `/repo/file-history?path=${q(repo)}`],
-      ['GET', `/repo/file-blame?path=${q(repo)}`],
-      ['GET', `/repo/file-blame?path=${q(repo)}&file=b.txt&ref=${q('-p')}`],
-      ['GET', `/repo/file-history?path=${q(repo)}&file=b.txt&count=abc`],
-      ['GET', `/repo/file-blame?path=${q(repo)}&file=no-such.txt`],
-      ['GET', `/repo/stash?path=${q(sb.root)}`],
-      ['GET', `/repo/panel-context?path=${q(sb.root)}`],
-      ['GET', `/repo/file-history?path=${q(sb.root)}&file=a.txt`],
-      ['GET', `/repo/orphan-worktrees?repoPath=${q(sb.root)}`],
-      ['GET', '/repo/panel-context?path=relative'],
-      ['POST', '/repo/stash/drop', { repoPath: repo, index: -1 }],
-      ['POST', '/repo/stash', { repoPath: sb.root }],
-      ['POST', '/repo/stash', { repoPath: repo, message: 5 }],
-      ['POST', '/repo/remove-orphan', { repoPath: repo }],
+    const notRepo = { error: `not a git repository: ${sb.root}`, code: 'invalid_input' };
+    const schema = (error: string, field: string, where: 'query' | 'body') => ({ error, code: 'invalid_input', field, in: where });
+    const cases: Array<[string, string, unknown, unknown]> = [
+      ['GET', `/repo/file-history?path=${q(repo)}`, undefined, schema('file is required', 'file', 'query')],
+      ['GET', `/repo/file-blame?path=${q(repo)}`, undefined, schema('file is required', 'file', 'query')],
+      ['GET', `/repo/file-blame?path=${q(repo)}&file=b.txt&ref=${q('-p')}`, undefined, schema("'ref' must not start with '-'", 'ref', 'query')],
+      ['GET', `/repo/file-history?path=${q(repo)}&file=b.txt&count=abc`, undefined, schema(`'count' must be an integer, got "abc"`, 'count', 'query')],
+      ['GET', `/repo/file-blame?path=${q(repo)}&file=no-such.txt`, undefined, null],
+      ['GET', `/repo/stash?path=${q(sb.root)}`, undefined, notRepo],
+      ['GET', `/repo/panel-context?path=${q(sb.root)}`, undefined, notRepo],
+      ['GET', `/repo/file-history?path=${q(sb.root)}&file=a.txt`, undefined, notRepo],
+      ['GET', `/repo/orphan-worktrees?repoPath=${q(sb.root)}`, undefined, { error: `not a git repository: ${sb.root}`, code: 'invalid_input' }],
+      ['GET', '/repo/panel-context?path=relative', undefined, schema(`'path' must be an absolute path, got "relative"`, 'path', 'query')],
+      ['POST', '/repo/stash/drop', { repoPath: repo, index: -1 }, schema("'index' must be a non-negative integer", 'index', 'body')],
+      ['POST', '/repo/stash', { repoPath: sb.root }, { error: 'not a git repository: the given path', code: 'invalid_input' }],
+      ['POST', '/repo/stash', { repoPath: repo, message: 5 }, schema("'message' must be a string", 'message', 'body')],
+      [
+        'POST',
+        '/repo/stash',
+        { repoPath: repo, include_untracked: 'yes' },
+        schema(`'include_untracked' must be true or false, got "yes"`, 'include_untracked', 'body'),
+      ],
+      ['POST', '/repo/remove-orphan', { repoPath: repo }, schema('path is required', 'path', 'body')],
+      ['POST', '/repo/remove-orphan', { path: '/x' }, schema("'repoPath' is required (an absolute repository path)", 'repoPath', 'body')],
     ];
-    for (const [method, path, body] of cases) {
+    for (const [method, path, body, expected] of cases) {
       const r = method === 'GET' ? await t.socket('GET', path) : await post(path, body);
-      assert.equal(r.status, 400, `${method} ${path} ${JSON.stringify(body)}: ${r.text}`);
-      assert.equal(typeof r.json().error, 'string', r.text);
+      const what = `${method} ${path} ${JSON.stringify(body)}: ${r.text}`;
+      assert.equal(r.status, 400, what);
+      if (expected === null) {
+        // git's own words, whatever its version says
+        assert.equal(r.json().code, 'invalid_input', what);
+        assert.equal(typeof r.json().error, 'string', what);
+      } else assert.deepEqual(r.json(), expected, what);
     }
   });
 });

@@ -49,8 +49,24 @@ describe('repositories and the /repo routes against real git', () => {
   it('registers repositories: validated PUT, GET back, event, and the MCP instructions list them', async () => {
     const bad = await put('/config/repositories', { repos: { 'relative/path': {} } });
     assert.equal(bad.status, 400, bad.text);
+    assert.equal(bad.json().code, 'invalid_input');
     assert.match(bad.json().error, /absolute/);
-    assert.equal((await put('/config/repositories', '[1,2]')).status, 400);
+    const notObject = await put('/config/repositories', '[1,2]');
+    assert.equal(notObject.status, 400);
+    assert.deepEqual(notObject.json(), { error: 'repositories.json must be a JSON object', code: 'invalid_input', field: '', in: 'body' });
+    const badRepos = await put('/config/repositories', { repos: 'x' });
+    assert.deepEqual(badRepos.json(), {
+      error: "'repos' must be an object keyed by repository path, or an array of paths",
+      code: 'invalid_input',
+      field: 'repos',
+      in: 'body',
+    });
+    assert.deepEqual((await put('/config/repo-defaults', '"x"')).json(), {
+      error: 'repo-defaults.json must be a JSON object',
+      code: 'invalid_input',
+      field: '',
+      in: 'body',
+    });
     assert.doesNotMatch((await get('/mcp/instructions')).instructions, /web-app/);
     const ok = await put('/config/repositories', { repos: { [repo]: { displayName: 'Web' } }, groups: [] });
     assert.equal(ok.status, 200, ok.text);
@@ -88,11 +104,51 @@ describe('repositories and the /repo routes against real git', () => {
     assert.equal(summary.branch, 'main');
     assert.equal(summary.changed_files, 0);
     assert.deepEqual((await get(`/repo/structure?path=${q(repo)}`)).worktree_paths, { main: repo });
-    assert.equal((await t.socket('GET', `/repo/info?path=relative`)).status, 400);
-    assert.equal((await t.socket('GET', `/repo/info?path=${q(repo + '/../x')}`)).status, 400);
+    assert.deepEqual((await t.socket('GET', `/repo/info?path=relative`)).json(), {
+      error: `'path' must be an absolute path, got "relative"`,
+      code: 'invalid_input',
+      field: 'path',
+      in: 'query',
+    });
+    assert.deepEqual((await t.socket('GET', `/repo/info?path=${q(repo + '/../x')}`)).json(), {
+      error: 'Path traversal is not allowed',
+      code: 'invalid_input',
+      field: 'path',
+      in: 'query',
+    });
+    assert.deepEqual((await t.socket('GET', `/repo/info?repoPath=${q(join(repo, 'README.md'))}`)).json(), {
+      error: `'repoPath' is not an existing directory: ${JSON.stringify(join(repo, 'README.md'))}`,
+      code: 'invalid_input',
+      field: 'repoPath',
+      in: 'query',
+    });
+    assert.deepEqual((await t.socket('GET', '/repo/info')).json(), {
+      error: "'path' is required (an absolute repository path)",
+      code: 'invalid_input',
+      field: 'path',
+      in: 'query',
+    });
+    assert.deepEqual((await t.socket('GET', `/repo/recent-commits?path=${q(repo)}&count=101`)).json(), {
+      error: `'count' must be an integer between 1 and 100, got "101"`,
+      code: 'invalid_input',
+      field: 'count',
+      in: 'query',
+    });
+    assert.deepEqual((await t.socket('GET', `/repo/diff?path=${q(repo)}&scope=both`)).json(), {
+      error: `'scope' must be staged, unstaged or all, got "both"`,
+      code: 'invalid_input',
+      field: 'scope',
+      in: 'query',
+    });
+    assert.deepEqual((await t.socket('GET', `/repo/commit-log?path=${q(repo)}&ref=--output=x`)).json(), {
+      error: "'ref' must not start with '-'",
+      code: 'invalid_input',
+      field: 'ref',
+      in: 'query',
+    });
     const notRepo = await t.socket('GET', `/repo/diff-stats?path=${q(sb.root)}`);
     assert.equal(notRepo.status, 400);
-    assert.match(notRepo.json().error, /not a git repository/);
+    assert.deepEqual(notRepo.json(), { error: `not a git repository: ${sb.root}`, code: 'invalid_input' });
   });
 
   it('stages, unstages, discards and commits; renames a branch; checks out a remote branch', async () => {
@@ -112,19 +168,53 @@ describe('repositories and the /repo routes against real git', () => {
     const commit = await post('/repo/commit', { repoPath: repo, message: 'change main' });
     assert.equal(commit.status, 200, commit.text);
     assert.equal(sb.git(repo, 'log', '-1', '--format=%s').trim(), 'change main');
-    assert.equal((await post('/repo/commit', { repoPath: repo })).status, 400);
-    assert.equal((await post('/repo/stage', { repoPath: repo, files: ['../outside'] })).status, 403);
+    assert.deepEqual((await post('/repo/commit', { repoPath: repo })).json(), {
+      error: 'message is required',
+      code: 'invalid_input',
+      field: 'message',
+      in: 'body',
+    });
+    assert.deepEqual((await post('/repo/commit', { repoPath: repo, message: 7 })).json(), {
+      error: "'message' is required (a non-empty string)",
+      code: 'invalid_input',
+      field: 'message',
+      in: 'body',
+    });
+    const outside = await post('/repo/stage', { repoPath: repo, files: ['../outside'] });
+    assert.equal(outside.status, 403);
+    assert.deepEqual(outside.json(), { error: "'files[0]' escapes the repository (path traversal is not allowed)", code: 'forbidden' });
+    assert.deepEqual((await post('/repo/stage', { repoPath: repo, files: 'a.txt' })).json(), {
+      error: "'files' must be an array of non-empty strings",
+      code: 'invalid_input',
+      field: 'files',
+      in: 'body',
+    });
 
     assert.equal((await post('/repo/branch/rename', { path: repo, old_name: 'feature-x', new_name: 'feature-y' })).status, 200);
     assert.equal(sb.git(repo, 'branch', '--list', 'feature-y').trim(), 'feature-y');
-    assert.equal((await post('/repo/branch/rename', { path: repo, old_name: 'feature-y', new_name: 'bad..name' })).status, 400);
+    assert.deepEqual((await post('/repo/branch/rename', { path: repo, old_name: 'feature-y', new_name: 'bad..name' })).json(), {
+      error: 'not a valid branch name: "bad..name"',
+      code: 'invalid_input',
+    });
 
     const upstream = sb.initRepo('upstream', { 'u.txt': 'u\n' });
     sb.git(upstream, 'branch', 'remote-work');
     sb.git(repo, 'remote', 'add', 'origin', upstream);
     sb.git(repo, 'fetch', '-q', 'origin');
     assert.deepEqual(await get(`/repo/remote-url?path=${q(repo)}`), { url: upstream });
-    const co = await post('/repo/checkout-remote', { repoPath: repo, branchName: 'origin/remote-work' });
+    assert.deepEqual((await post('/repo/checkout-remote', { repoPath: repo, branchName: '-b' })).json(), {
+      error: "'branchName' must not start with '-'",
+      code: 'invalid_input',
+      field: 'branchName',
+      in: 'body',
+    });
+    assert.deepEqual((await post('/repo/checkout-remote', { repoPath: repo })).json(), {
+      error: "'branchName' is required (a non-empty string)",
+      code: 'invalid_input',
+      field: 'branchName',
+      in: 'body',
+    });
+    const co = await post('/repo/checkout-remote', { repoPath: repo, branch_name: 'origin/remote-work' });
     assert.equal(co.status, 200, co.text);
     assert.equal(sb.git(repo, 'rev-parse', '--abbrev-ref', 'HEAD').trim(), 'remote-work');
     sb.git(repo, 'checkout', '-q', 'main');
@@ -139,21 +229,50 @@ describe('repositories and the /repo routes against real git', () => {
     for (const args of [['push'], ['config', 'core.editor', 'x'], ['-c', 'core.pager=sh', 'log'], ['diff', '--output=/tmp/x'], ['grep', '-O', 'x']]) {
       const r = await post('/repo/run-git', { repoPath: repo, args });
       assert.equal(r.status, 400, `${args.join(' ')}: ${r.text}`);
+      assert.equal(r.json().code, 'invalid_input');
     }
+    assert.deepEqual((await post('/repo/run-git', { repoPath: repo, args: [] })).json(), {
+      error: "'args' must be a non-empty array of strings",
+      code: 'invalid_input',
+      field: 'args',
+      in: 'body',
+    });
   });
 
   it('GitHub routes say clearly that gh is missing or logged out (503); AI routes are 501', async () => {
     for (const path of [`/repo/prs?path=${q(repo)}`, `/repo/issues?path=${q(repo)}`, `/repo/ci?path=${q(repo)}`]) {
       const r = await t.socket('GET', path);
       assert.equal(r.status, 503, `${path}: ${r.text}`);
+      assert.equal(r.json().code, 'unavailable');
       assert.match(r.json().error, /GitHub CLI \(gh\)|gh auth login/);
     }
     const merge = await post('/repo/merge-pr', { repoPath: repo, prNumber: 1, mergeMethod: 'squash', expectedHeadSha: 'abc' });
     assert.equal(merge.status, 503);
-    assert.equal((await post('/repo/merge-pr', { repoPath: repo, prNumber: 1, mergeMethod: 'yolo', expectedHeadSha: 'abc' })).status, 400);
-    const ai = await post('/repo/pr-review', { repoPath: repo, prNumber: 1 });
-    assert.equal(ai.status, 501);
-    assert.match(ai.json().error, /not available in headless tuicd/);
+    assert.deepEqual((await post('/repo/merge-pr', { repoPath: repo, prNumber: 1, mergeMethod: 'yolo', expectedHeadSha: 'abc' })).json(), {
+      error: "'mergeMethod' must be one of merge, squash, rebase",
+      code: 'invalid_input',
+      field: 'mergeMethod',
+      in: 'body',
+    });
+    assert.deepEqual((await t.socket('GET', `/repo/issues?path=${q(repo)}&filter=mine`)).json(), {
+      error: "'filter' must be one of assigned, created, mentioned, all",
+      code: 'invalid_input',
+      field: 'filter',
+      in: 'query',
+    });
+    for (const [method, path] of [
+      ['POST', '/repo/pr-review'],
+      ['POST', '/ai/review/pr'],
+      ['GET', '/repo/changelog'],
+      ['POST', '/repo/conflict-assist'],
+    ] as const) {
+      const ai = method === 'GET' ? await t.socket('GET', path) : await post(path, { repoPath: repo, prNumber: 1 });
+      assert.equal(ai.status, 501, path);
+      assert.deepEqual(ai.json(), {
+        error: 'not available in headless tuicd: this route needs an AI provider, and none is configured',
+        code: 'not_implemented',
+      });
+    }
   });
 
   it('the watcher reports working-tree changes and HEAD moves of a registered repository', async () => {
@@ -215,6 +334,7 @@ describe('repositories and the /repo routes against real git', () => {
       const badRegex = await t.socket('GET', `${base}${q('(unclosed')}&useRegex=true`);
       assert.equal(badRegex.status, 400);
       assert.match(badRegex.json().error, /invalid regular expression/);
+      assert.deepEqual({ code: badRegex.json().code, field: badRegex.json().field }, { code: 'invalid_input', field: 'query' });
       assert.deepEqual(await get(`/fs/search?repoPath=${q(bigRepo)}&query=file19999`), ['pkg39/file19999.ts']);
     } finally {
       for (const id of sessions) await t.socket('DELETE', `/sessions/${id}`);

@@ -123,6 +123,7 @@ describe('worktrees: two agents in parallel checkouts of one repository', () => 
     assert.deepEqual(life.untracked_files, ['scratch.txt']);
     const refused = await t.socket('DELETE', `/worktrees/agent-two?repoPath=${q(repo)}`);
     assert.equal(refused.status, 409, refused.text);
+    assert.equal(refused.json().code, 'conflict');
     assert.match(refused.json().error, /uncommitted work .*scratch\.txt.*force=true/);
     assert.ok(existsSync(join(two.path, 'scratch.txt')), 'nothing removed');
     const forced = await t.socket('DELETE', `/worktrees/agent-two?repoPath=${q(repo)}&force=true&deleteBranch=true`);
@@ -159,16 +160,49 @@ describe('worktrees: two agents in parallel checkouts of one repository', () => 
   it('answers bad input with a clear 400 and reports failed creations', async () => {
     const relative = await post('/worktrees', { base_repo: 'app', branch_name: 'x' });
     assert.equal(relative.status, 400);
-    assert.match(relative.json().error, /absolute/);
+    assert.deepEqual(relative.json(), { error: `'base_repo' must be an absolute path, got "app"`, code: 'invalid_input', field: 'base_repo', in: 'body' });
+    assert.deepEqual((await post('/worktrees', { branch_name: 'x' })).json(), {
+      error: "'base_repo' is required (an absolute repository path)",
+      code: 'invalid_input',
+      field: 'base_repo',
+      in: 'body',
+    });
+    assert.deepEqual((await post('/worktrees', { base_repo: repo, branch_name: 7 })).json().field, 'branch_name');
     const badName = await post('/worktrees', { base_repo: repo, branch_name: 'bad..name' });
     assert.equal(badName.status, 400);
-    assert.match(badName.json().error, /not a valid branch name/);
+    assert.deepEqual(badName.json(), { error: 'not a valid branch name: "bad..name"', code: 'invalid_input' });
     const badRef = await post('/worktrees', { base_repo: repo, branch_name: 'ok-name', base_ref: 'no-such-ref' });
     assert.equal(badRef.status, 400);
-    assert.match(badRef.json().error, /base_ref does not name a commit/);
+    assert.deepEqual(badRef.json(), { error: 'base_ref does not name a commit: "no-such-ref"', code: 'invalid_input' });
     await events.waitFor((e) => e.event === 'worktree-create-failed' && JSON.parse(e.data).branch === 'ok-name');
     const missing = await t.socket('DELETE', `/worktrees/nope?repoPath=${q(repo)}`);
     assert.equal(missing.status, 404);
+    assert.deepEqual(missing.json(), { error: `no worktree "nope" in ${repo}`, code: 'not_found' });
+    assert.deepEqual((await t.socket('DELETE', `/worktrees/nope?repoPath=${q(repo)}&force=maybe`)).json(), {
+      error: `'force' must be true or false, got "maybe"`,
+      code: 'invalid_input',
+      field: 'force',
+      in: 'query',
+    });
+    assert.deepEqual((await t.socket('DELETE', `/worktrees?repoPath=${q(repo)}`)).json(), {
+      error: "'workspaceId' is required (a non-empty string)",
+      code: 'invalid_input',
+      field: 'workspaceId',
+      in: 'query',
+    });
+    assert.deepEqual((await post('/worktrees/finalize', { repoPath: repo, workspaceId: 'nope', action: 'keep' })).json(), {
+      error: "'action' must be archive or delete",
+      code: 'invalid_input',
+      field: 'action',
+      in: 'body',
+    });
+    assert.deepEqual((await post('/worktrees/generate-name', { existing_names: ['a', 1] })).json(), {
+      error: "'existing_names' must be an array of strings",
+      code: 'invalid_input',
+      field: 'existing_names[1]',
+      in: 'body',
+    });
+    assert.match((await t.socket('POST', '/worktrees/generate-name')).json().name, /^[a-z]+-[a-z]+/, 'an empty body takes every default');
     const generated = await post('/worktrees', { base_repo: repo });
     assert.equal(generated.status, 201, generated.text);
     assert.match(generated.json().branch, /^[a-z]+-[a-z]+/);
@@ -179,6 +213,7 @@ describe('worktrees: two agents in parallel checkouts of one repository', () => 
     assert.deepEqual(ok, { exit_code: 3, stdout: 'hi\n', stderr: 'oops\n' });
     const missing = await post('/worktrees/run-script', { script: 'true', cwd: join(repo, 'nope') });
     assert.equal(missing.status, 500);
+    assert.equal(missing.json().code, 'internal');
     assert.match(missing.json().error, /Working directory does not exist/);
   });
 });
