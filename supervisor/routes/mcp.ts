@@ -104,7 +104,9 @@ const NativeToolDoc = Type.Object(
 );
 
 const ToolsDocAnswer = Type.Object({
-  tools: Type.Array(NativeToolDoc, { description: 'The native tools /mcp lists now (tools/list, classic surface), in its order; disabled tools are left out.' }),
+  tools: Type.Array(NativeToolDoc, {
+    description: 'The native tools /mcp lists now (tools/list, classic surface), in its order; disabled tools are left out.',
+  }),
 });
 
 /** A native tool's actions: the `action` enum its declaration generated (mcp/tools/nativeTool.ts defineTool). */
@@ -148,7 +150,10 @@ export function mcpRoutes(service: McpService, deps: McpRouteDeps): Route[] {
       body: McpPostBody,
       bodyCheckedByHandler: true,
       answers: {
-        200: { description: 'The JSON-RPC response, or an array of them for a batch.', schema: Type.Union([JsonRpcResponseSchema, Type.Array(JsonRpcResponseSchema)]) },
+        200: {
+          description: 'The JSON-RPC response, or an array of them for a batch.',
+          schema: Type.Union([JsonRpcResponseSchema, Type.Array(JsonRpcResponseSchema)]),
+        },
         202: null,
         400: jsonRpcRefusal('Not JSON, not JSON-RPC, a bad batch, a malformed Mcp-Session-Id or an unsupported MCP-Protocol-Version: a JSON-RPC error.'),
         404: disabledAnswer,

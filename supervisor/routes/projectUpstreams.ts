@@ -23,7 +23,8 @@ const JSON_NULL: Reply = { status: 200, headers: { 'Content-Type': 'application/
 function checkRepoPath(value: string): void {
   const field = { extra: { field: 'repoPath', in: 'body' } };
   if (value.includes('..') || value.includes('\0')) throw new ApiError('invalid_input', 'Path traversal is not allowed', field);
-  if (!isAbsolute(value)) throw new ApiError('invalid_input', `Path must be absolute: 'repoPath' must be an absolute path, got ${quoteClientInput(value)}`, field);
+  if (!isAbsolute(value))
+    throw new ApiError('invalid_input', `Path must be absolute: 'repoPath' must be an absolute path, got ${quoteClientInput(value)}`, field);
 }
 
 export function projectUpstreamsRoutes(projects: ProjectUpstreams): Route[] {
@@ -33,7 +34,8 @@ export function projectUpstreamsRoutes(projects: ProjectUpstreams): Route[] {
       pattern: '/config/project-mcp-upstreams',
       tag: 'hub',
       summary: 'Set which upstreams MCP sessions working in a repository may list and call',
-      description: 'Saved to repo-settings.json, where it wins over the repository\'s own `.tuic.json`; open GET /mcp streams hear `notifications/tools/list_changed`.',
+      description:
+        "Saved to repo-settings.json, where it wins over the repository's own `.tuic.json`; open GET /mcp streams hear `notifications/tools/list_changed`.",
       body: ProjectUpstreamsBody,
       emptyBody: {},
       answers: { 200: NullAnswer },

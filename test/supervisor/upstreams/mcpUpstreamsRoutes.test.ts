@@ -334,7 +334,12 @@ describe('/mcp/upstreams routes', () => {
       }
       const bad = JSON.stringify({ name: 'Omega', token: BEARER });
       const r = await httpRequest(
-        { socketPath: closed.path, method: 'POST', path: '/mcp/upstreams/credential', headers: { 'Content-Type': 'application/json', 'Content-Length': String(bad.length) } },
+        {
+          socketPath: closed.path,
+          method: 'POST',
+          path: '/mcp/upstreams/credential',
+          headers: { 'Content-Type': 'application/json', 'Content-Length': String(bad.length) },
+        },
         bad,
       );
       assert.equal(r.status, 400);

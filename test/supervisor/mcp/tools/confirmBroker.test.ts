@@ -128,8 +128,14 @@ test('POST /mcp/confirm-response: the first answer counts, a second or an unknow
     body: { ok: true, ignored: 'unknown', message: 'no pending confirm request x' },
   });
   assert.equal(status(JSON.stringify({ confirmed: true })), 'invalid_input request_id is required (request_id)');
-  assert.equal(status(JSON.stringify({ request_id: '', confirmed: true })), 'invalid_input request_id is required (the id from the mcp-confirm event) (request_id)');
-  assert.equal(status(JSON.stringify({ request_id: { id }, confirmed: true })), 'invalid_input request_id is required (the id from the mcp-confirm event) (request_id)');
+  assert.equal(
+    status(JSON.stringify({ request_id: '', confirmed: true })),
+    'invalid_input request_id is required (the id from the mcp-confirm event) (request_id)',
+  );
+  assert.equal(
+    status(JSON.stringify({ request_id: { id }, confirmed: true })),
+    'invalid_input request_id is required (the id from the mcp-confirm event) (request_id)',
+  );
   assert.equal(status(JSON.stringify({ request_id: id, confirmed: 'yes' })), 'invalid_input confirmed must be a boolean, got yes (confirmed)');
   assert.equal(status(JSON.stringify({ request_id: id, confirmed: [true] })), 'invalid_input confirmed must be a boolean, got [true] (confirmed)');
   assert.equal(status(JSON.stringify({ request_id: id })), 'invalid_input confirmed is required (confirmed)');

@@ -17,7 +17,12 @@ interface ToolDoc {
 /** The `- name: …` lines under `Actions:` in a tool description (nativeTool.ts ACTION_LINE). */
 function actionLines(description: string): string[] {
   const block = description.split('\n\n').find((part) => part.startsWith('Actions:\n'));
-  return block === undefined ? [] : block.split('\n').slice(1).map((line) => /^- ([^:]+):/.exec(line)?.[1] ?? `unparsed: ${line}`);
+  return block === undefined
+    ? []
+    : block
+        .split('\n')
+        .slice(1)
+        .map((line) => /^- ([^:]+):/.exec(line)?.[1] ?? `unparsed: ${line}`);
 }
 
 describe('GET /mcp/tools.json', () => {
@@ -69,7 +74,8 @@ describe('GET /mcp/tools.json', () => {
   });
 
   it('follows the config as tools/list does: a tool enabled or disabled there is in or out here too', async () => {
-    const put = async (body: object) => assert.equal((await t.socket('PUT', '/config', JSON.stringify(body), { 'Content-Type': 'application/json' })).status, 200);
+    const put = async (body: object) =>
+      assert.equal((await t.socket('PUT', '/config', JSON.stringify(body), { 'Content-Type': 'application/json' })).status, 200);
     const listedNames = async () => (await toolsList()).map((tool) => tool.name).filter((name) => !name.includes('__'));
     try {
       await put({ disabled_native_tools: [] });
