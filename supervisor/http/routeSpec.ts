@@ -57,6 +57,10 @@ export interface RouteDeclaration<P extends TObject | undefined, Q extends TObje
   body?: B;
   /** Served without auth on TCP (only /health). */
   public?: boolean;
+  /** Skip reading a body even for a method that has one. */
+  noBody?: boolean;
+  /** Refusals the server makes before the handler come as JSON-RPC errors (/mcp). */
+  errorShape?: 'jsonrpc';
   handler: (input: RouteInput<P, Q, B>, ctx: RequestContext) => Reply | Promise<Reply>;
 }
 
@@ -67,17 +71,20 @@ export interface StreamRouteDeclaration<Q extends TObject | undefined> extends O
   query?: Q;
   handler: StreamHandler;
   noBody?: boolean;
+  /** Refusals the server makes before the handler come as JSON-RPC errors (/mcp). */
+  errorShape?: 'jsonrpc';
 }
 
 /** Declares a JSON route: the handler runs only on input its schemas accept. */
 export function defineRoute<P extends TObject | undefined = undefined, Q extends TObject | undefined = undefined, B extends TSchema | undefined = undefined>(
   decl: RouteDeclaration<P, Q, B>,
 ): Route {
-  const { method, pattern, handler, public: isPublic, params, query, body, ...doc } = decl;
+  const { method, pattern, handler, public: isPublic, noBody, errorShape, params, query, body, ...doc } = decl;
   const spec: RouteSpec = { ...doc, ...(params ? { params } : {}), ...(query ? { query } : {}), ...(body ? { body } : {}) };
   const checkParams = params ? checker(params, 'path') : null;
   const checkQuery = query ? queryChecker(query) : null;
-  const checkBody = body ? checker(body, 'body') : null;
+  // A body the handler reads itself (JSON-RPC) is only documented here.
+  const checkBody = body && !decl.bodyCheckedByHandler ? checker(body, 'body') : null;
   const emptyBody = decl.emptyBody;
   const hasEmptyDefault = 'emptyBody' in decl;
   const run: Handler = (ctx) => {
@@ -88,14 +95,22 @@ export function defineRoute<P extends TObject | undefined = undefined, Q extends
     } as RouteInput<P, Q, B>;
     return handler(input, ctx);
   };
-  return { method, pattern, handler: run, spec, ...(isPublic ? { public: true } : {}) };
+  return {
+    method,
+    pattern,
+    handler: run,
+    spec,
+    ...(isPublic ? { public: true } : {}),
+    ...(noBody ? { noBody: true } : {}),
+    ...(errorShape ? { errorShape } : {}),
+  };
 }
 
 /** Declares a streaming route (SSE): the query is checked before the stream starts. */
 export function defineStreamRoute<Q extends TObject | undefined = undefined>(decl: StreamRouteDeclaration<Q>): Route {
-  const { method, pattern, handler, noBody, query, ...doc } = decl;
+  const { method, pattern, handler, noBody, errorShape, query, ...doc } = decl;
   const spec: RouteSpec = { ...doc, kind: doc.kind ?? 'sse', ...(query ? { query } : {}) };
-  return { method, pattern, handler, spec, ...(noBody ? { noBody: true } : {}) };
+  return { method, pattern, handler, spec, ...(noBody ? { noBody: true } : {}), ...(errorShape ? { errorShape } : {}) };
 }
 
 /**

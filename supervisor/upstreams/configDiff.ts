@@ -1,6 +1,7 @@
 /**
- * `apply_config_diff` (REFERENCE §5.4) as a plan: which upstreams a save must disconnect, connect or
- * reconnect. Unchanged servers are not in the plan at all, so their processes keep running.
+ * What a save of mcp-upstreams.json changes in the running hub, as a plan: which upstreams to
+ * disconnect, connect or reconnect. Unchanged servers are not in the plan at all, so their
+ * processes keep running.
  */
 import { jsonEqual } from '../config/merge.js';
 import type { UpstreamConfig, UpstreamServer } from './upstreamConfig.js';
@@ -12,7 +13,7 @@ export interface UpstreamDiffPlan {
   reconnect: Array<{ before: UpstreamServer; after: UpstreamServer; clearStoredAuth: boolean }>;
 }
 
-/** Any field change reconnects (headers included, as the newest docs have it). */
+/** Any field change reconnects, a change of headers included. */
 function changed(a: UpstreamServer, b: UpstreamServer): boolean {
   return !jsonEqual(a, b);
 }

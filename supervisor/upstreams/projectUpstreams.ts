@@ -1,6 +1,6 @@
 /**
- * The per-project upstream allowlist (REFERENCE §7 "Tool aggregation", §1.6): which upstream
- * servers an MCP session working in a repository (its initialize `roots[0]`) may list and call.
+ * The per-project upstream allowlist: which upstream servers an MCP session working in a
+ * repository (its initialize `roots[0]`) may list and call.
  *
  * Where it comes from, first match wins:
  *  1. `mcp_upstreams` of the repository's entry in `<configDir>/repo-settings.json` (a map keyed by

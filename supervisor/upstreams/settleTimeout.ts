@@ -1,5 +1,5 @@
 /**
- * How long the first tools/list waits for saved upstreams to connect (REFERENCE §7: 3 s). Test
+ * How long the first tools/list waits for saved upstreams to connect (3 s by default). Test
  * knob `TUIC_SETTLE_TIMEOUT_MS`: a loaded CI box can take longer than 3 s to start an upstream,
  * and a test about what the gate lets through must not depend on that.
  */

@@ -1,5 +1,5 @@
 /**
- * `mcp-upstreams.json` (REFERENCE §5.4): the saved list of upstream MCP servers the hub proxies.
+ * `mcp-upstreams.json`: the saved list of upstream MCP servers the hub proxies.
  * Shapes and defaults only; `validateUpstreamConfig` checks the rules that span fields and servers.
  */
 

@@ -5,6 +5,7 @@
  */
 import type { UpstreamDiffPlan } from './configDiff.js';
 import type { UpstreamStatusRow } from './upstreamStatus.js';
+import { ApiError } from '../../shared/apiError.js';
 import { clipClientInput } from '../../shared/quoteClientInput.js';
 
 export interface UpstreamControl {
@@ -16,9 +17,10 @@ export interface UpstreamControl {
   status(): Promise<UpstreamStatusRow[]>;
 }
 
-/** `Upstream '<name>' not found` (HTTP 404). */
-export class UpstreamNotFoundError extends Error {
+/** `Upstream '<name>' not found`: no upstream of that name is registered (`not_found`). */
+export class UpstreamNotFoundError extends ApiError {
   constructor(readonly upstream: string) {
-    super(`Upstream '${clipClientInput(upstream)}' not found`);
+    super('not_found', `Upstream '${clipClientInput(upstream)}' not found`);
+    this.name = 'UpstreamNotFoundError';
   }
 }

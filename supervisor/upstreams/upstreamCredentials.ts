@@ -1,8 +1,8 @@
 /**
- * Upstream secrets live in the credential store, never in mcp-upstreams.json (REFERENCE §5.4
- * "Credentials"): a Bearer token under the upstream's name, a custom header's value under
- * `<name>/header/<credential_ref>`. The file keeps `auth: {type: "bearer", token: ""}`, so a token
- * that reaches a save (a client sending one, or a file written by hand) is moved out here first.
+ * Upstream secrets live in the credential store, never in mcp-upstreams.json: a Bearer token under
+ * the upstream's name, a custom header's value under `<name>/header/<credential_ref>`. The file
+ * keeps `auth: {type: "bearer", token: ""}`, so a token that reaches a save (a client sending one,
+ * or a file written by hand) is moved out here first.
  */
 import type { CredentialStore } from '../secrets/credentialStore.js';
 import type { UpstreamConfig } from './upstreamConfig.js';

@@ -1,14 +1,20 @@
 /**
- * The `{base, config}` save of mcp-upstreams.json (REFERENCE §5.4): what the client changed between
+ * The `{base, config}` save of mcp-upstreams.json: what the client changed between
  * the copy it loaded (`base`) and the one it sends (`desired`) is applied to the file as it is *now*
  * (`latest`), server by server, keyed by id. So a UI holding a stale copy cannot undo a concurrent
  * OAuth token update or drop a server another process added. Pure: works on raw JSON servers.
  */
+import { ApiError } from '../../shared/apiError.js';
 import { deepMerge, isPlainObject, jsonMergeDelta } from '../config/merge.js';
 import type { JsonObject } from '../config/merge.js';
 
-/** Two saves added a server with the same id: reported, and the file is left as it was. */
-export class UpstreamConflictError extends Error {}
+/** Two saves added a server with the same id: reported (`conflict`), and the file is left as it was. */
+export class UpstreamConflictError extends ApiError {
+  constructor(message: string) {
+    super('conflict', message);
+    this.name = 'UpstreamConflictError';
+  }
+}
 
 function byId(servers: readonly unknown[], what: string): Map<string, JsonObject> {
   const map = new Map<string, JsonObject>();

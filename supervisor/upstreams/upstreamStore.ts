@@ -1,5 +1,5 @@
 /**
- * Owns `<configDir>/mcp-upstreams.json` (REFERENCE §5.4): load (never creates or overwrites), and
+ * Owns `<configDir>/mcp-upstreams.json`: load (never creates or overwrites), and
  * the `{base, config}` save: under the cross-process file lock re-read the latest file, apply the
  * client's three-way delta, validate, move Bearer tokens to the credential store, write atomically.
  *
@@ -11,6 +11,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
+import { ApiError, asApiError } from '../../shared/apiError.js';
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { atomicWriteFile } from '../config/atomicWrite.js';
 import { withFileLock } from '../config/fileLock.js';
@@ -20,6 +21,7 @@ import { BearerTokenStoreError, storeBearerTokens, takeBearerTokens, withoutBear
 import { parseUpstreamConfig, UPSTREAMS_FILE, UpstreamShapeError, type UpstreamConfig } from './upstreamConfig.js';
 import { applyUpstreamDelta } from './upstreamDelta.js';
 import { validateUpstreamConfig, type ValidationContext } from './validateUpstreams.js';
+import { clipClientInput } from '../../shared/quoteClientInput.js';
 
 /** Upstream commands, URLs and OAuth client ids: owner read/write only, like config.json. */
 const FILE_MODE = 0o600;
@@ -53,26 +55,38 @@ export interface UpstreamSaveResult {
   plan: UpstreamDiffPlan;
 }
 
-/** Two saves added a server with the same id; the file is left as it was (HTTP 409: the caller reloads). */
-export class UpstreamIdConflictError extends Error {
+/** Two saves added a server with the same id; the file is left as it was (`conflict`: the caller reloads). */
+export class UpstreamIdConflictError extends ApiError {
   constructor(readonly id: string) {
-    super(`Upstream id '${id}' was added concurrently; reload before adding it again`);
+    super('conflict', `Upstream id '${clipClientInput(id)}' was added concurrently; reload before adding it again`);
+    this.name = 'UpstreamIdConflictError';
   }
 }
 
-/** The save is on disk but the hub refused the plan (it is then out of step until the next save or restart). */
-export class UpstreamApplyError extends Error {
+/**
+ * The save is on disk but the hub refused the plan (it is then out of step until the next save or
+ * restart). Its code is the hub failure's: a hub that is down or restarting is `unavailable` (with
+ * the Retry-After it knows), a call that timed out `upstream_timeout`, anything else `internal`.
+ */
+export class UpstreamApplyError extends ApiError {
   constructor(
     readonly result: UpstreamSaveResult,
     cause: unknown,
   ) {
-    super(`The upstream config was saved, but applying it to the running hub failed: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    const known = asApiError(cause);
+    super(
+      known?.code ?? 'internal',
+      `The upstream config was saved, but applying it to the running hub failed: ${(cause as Error)?.message ?? String(cause)}`,
+      known?.retryAfterS === undefined ? {} : { retryAfterS: known.retryAfterS },
+    );
+    this.name = 'UpstreamApplyError';
+    this.cause = cause;
   }
 }
 
-/** A request the caller must fix (HTTP 400); CONFIG_INVALID, like config.json's refusals. */
-function invalid(message: string): SupervisorError {
-  return new SupervisorError(ErrorCode.CONFIG_INVALID, message);
+/** A request the caller must fix: `invalid_input`, nothing written. */
+function invalid(message: string): ApiError {
+  return new ApiError('invalid_input', message);
 }
 
 function serversOf(envelope: unknown, what: 'base' | 'requested'): unknown[] {
@@ -88,7 +102,7 @@ function checkIds(servers: readonly unknown[], what: 'base' | 'requested' | 'cur
   for (const [i, server] of servers.entries()) {
     const id = isPlainObject(server) ? server['id'] : undefined;
     if (typeof id !== 'string' || id === '') throw invalid(`${INVALID_PREFIX}${what}.servers[${i}] needs a non-empty string id`);
-    if (ids.has(id)) throw invalid(`Duplicate upstream id '${id}' in ${what} configuration`);
+    if (ids.has(id)) throw invalid(`Duplicate upstream id '${clipClientInput(id)}' in ${what} configuration`);
     ids.add(id);
   }
   return ids;
@@ -157,7 +171,7 @@ export class UpstreamStore {
   }
 
   /**
-   * Applies `requested − base` to the latest file. Refusals: CONFIG_INVALID (`Invalid upstream
+   * Applies `requested − base` to the latest file. Refusals: invalid_input (`Invalid upstream
    * config: …` with every rule violation, or `Duplicate upstream id …`; nothing written),
    * UpstreamIdConflictError, CONFIG_CORRUPT for an unreadable file, CONFIG_IO_FAILED for lock or
    * write failures, UpstreamApplyError when the file was saved but the hub refused the plan.
@@ -262,7 +276,7 @@ export class UpstreamStore {
 
   /** Lock, read and write failures become CONFIG_IO_FAILED naming the file; refusals pass through. */
   private ioError(action: string, err: unknown): Error {
-    if (err instanceof SupervisorError || err instanceof UpstreamIdConflictError || err instanceof BearerTokenStoreError) return err;
+    if (err instanceof SupervisorError || err instanceof ApiError || err instanceof BearerTokenStoreError) return err;
     const cause = err as NodeJS.ErrnoException;
     return new SupervisorError(ErrorCode.CONFIG_IO_FAILED, `Could not ${action} ${this.path}: ${cause?.message ?? String(err)}`, {
       path: this.path,

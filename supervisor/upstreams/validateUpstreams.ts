@@ -1,7 +1,8 @@
 /**
- * Rules over a whole `mcp-upstreams.json` (REFERENCE §5.4, messages word for word). Every error is
- * collected, so one save tells the user everything that is wrong; a server with an empty name gets
- * only that error (its other checks would all be noise about a server nobody can address).
+ * Rules over a whole `mcp-upstreams.json`; the messages are part of the API (clients show them as
+ * they are). Every error is collected, so one save tells the user everything that is wrong; a
+ * server with an empty name gets only that error (its other checks would all be noise about a
+ * server nobody can address).
  */
 import { isSelfReferential } from '../../shared/selfReference.js';
 import type { UpstreamConfig, UpstreamServer } from './upstreamConfig.js';
@@ -42,7 +43,7 @@ function invalidHeaderCount(server: UpstreamServer): number {
   let invalid = 0;
   for (const h of server.headers ?? []) {
     const name = h.name.toLowerCase();
-    // Short-circuits like the seed: a header refused for an earlier reason takes no name or ref.
+    // Short-circuits: a header refused for an earlier reason takes no name or ref.
     const refused =
       !HEADER_TOKEN.test(h.name) ||
       RESERVED_HEADERS.has(name) ||
@@ -78,7 +79,7 @@ export function validateUpstreamConfig(config: UpstreamConfig, ctx: ValidationCo
     } else if (!NAME_PATTERN.test(server.name)) {
       errors.push(`Name '${clipClientInput(server.name)}' is invalid: must contain only lowercase letters, digits, hyphens, and underscores`);
     } else if (server.name.includes('__') || server.name.endsWith('_')) {
-      // Beyond REFERENCE's rule: tools are named `{upstream}__{tool}` and split on the first `__`, so
+      // Beyond the name pattern: tools are named `{upstream}__{tool}` and split on the first `__`, so
       // `a_` + `echo` (`a___echo`) or `a__b` + `echo` would route to upstream `a`.
       errors.push(`Name '${clipClientInput(server.name)}' is invalid: must not contain '__' or end with '_' (tool names are '<upstream>__<tool>')`);
     }

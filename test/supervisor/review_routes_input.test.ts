@@ -33,7 +33,7 @@ describe('route input review', () => {
   it('project-mcp-upstreams validates repoPath like validate_path_string and saves nothing it refuses', async () => {
     const settingsFile = join(t.configDir, 'repo-settings.json');
     const cases: [unknown, string][] = [
-      [undefined, 'path is required'],
+      [undefined, 'repoPath is required'],
       ['', 'path is required'],
       [7, 'path is required'],
       ['/tmp/repo/../elsewhere', 'Path traversal is not allowed'],

@@ -204,7 +204,7 @@ describe('proxy hub with real upstreams', () => {
     assert.deepEqual(await upstreamsListed(a), ['everything', 'fs']);
 
     for (const [body, message] of [
-      [{}, "missing 'repoPath'"],
+      [{}, 'repoPath is required'],
       [{ repoPath: 'relative/path' }, 'must be an absolute path'],
       [{ repoPath: repoA, upstreamNames: 'fs' }, "'upstreamNames' must be an array"],
     ] as const) {

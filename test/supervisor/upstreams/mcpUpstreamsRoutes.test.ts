@@ -159,6 +159,7 @@ describe('/mcp/upstreams routes', () => {
       error:
         "Invalid upstream config: Name 'Beta' is invalid: must contain only lowercase letters, digits, hyphens, and underscores; " +
         `URL 'http://127.0.0.1:${OWN_PORT}' points to this TUIC instance (circular proxy)`,
+      code: 'invalid_input',
     });
     // A huge name is refused by length and quoted to 200 characters, not echoed whole.
     const huge = await call('PUT', '/mcp/upstreams', { base: { servers }, config: { servers: [...servers, http('h1', 'h'.repeat(500_000))] } });
@@ -167,16 +168,25 @@ describe('/mcp/upstreams routes', () => {
     assert.match(huge.json().error, /Name 'h{200}… \(499800 more characters\)' is invalid: must be at most 64 characters/);
     const dup = await call('PUT', '/mcp/upstreams', { base: { servers }, config: { servers: [...servers, http('d1'), http('d1', 'delta')] } });
     assert.equal(dup.status, 400);
-    assert.deepEqual(dup.json(), { error: "Duplicate upstream id 'd1' in requested configuration" });
-    for (const [body, error] of [
-      [{ config: { servers: [] } }, "missing 'base'"],
-      [{ base: { servers: [] } }, "missing 'config'"],
+    assert.deepEqual(dup.json(), { error: "Duplicate upstream id 'd1' in requested configuration", code: 'invalid_input' });
+    // The body's shape is checked before the store sees it: the field is named, the wording kept.
+    for (const [body, field, error] of [
+      [{ config: { servers: [] } }, 'base', 'base is required'],
+      [{ base: { servers: [] } }, 'config', 'config is required'],
+      [undefined, 'base', 'base is required'],
+      [{ base: ['wrong'], config: { servers: [] } }, 'base', 'Invalid upstream config: base must be an object with servers'],
+      [{ base: { servers: [] }, config: 'x' }, 'config', 'Invalid upstream config: requested must be an object with servers'],
+      [{ base: { servers: [] }, config: { servers: 'x' } }, 'config.servers', 'Invalid upstream config: requested.servers must be an array'],
+      [{ base: { servers: {} }, config: { servers: [] } }, 'base.servers', 'Invalid upstream config: base.servers must be an array'],
     ] as const) {
       const r = await call('PUT', '/mcp/upstreams', body);
-      assert.equal(r.status, 400);
-      assert.deepEqual(r.json(), { error });
+      assert.equal(r.status, 400, JSON.stringify(body));
+      assert.deepEqual(r.json(), { error, code: 'invalid_input', field, in: 'body' });
     }
-    assert.equal((await call('PUT', '/mcp/upstreams', '{"base":')).status, 400);
+    const notJson = await call('PUT', '/mcp/upstreams', '{"base":');
+    assert.equal(notJson.status, 400);
+    assert.equal(notJson.json().code, 'invalid_input');
+    assert.match(notJson.json().error, /^request body is not valid JSON/);
     assert.equal(fileText(), before);
     assert.equal(control.plans.length, plans, 'nothing applied to the hub');
   });
@@ -187,7 +197,7 @@ describe('/mcp/upstreams routes', () => {
     assert.equal((await call('PUT', '/mcp/upstreams', { base: seen, config: { servers: [...seen.servers, http('e1', 'epsilon')] } })).status, 200);
     const conflict = await call('PUT', '/mcp/upstreams', { base: seen, config: { servers: [...seen.servers, http('e1', 'eta')] } });
     assert.equal(conflict.status, 409);
-    assert.deepEqual(conflict.json(), { error: "Upstream id 'e1' was added concurrently; reload before adding it again" });
+    assert.deepEqual(conflict.json(), { error: "Upstream id 'e1' was added concurrently; reload before adding it again", code: 'conflict' });
     assert.equal(JSON.parse(fileText()).servers.find((s: { id: string }) => s.id === 'e1').name, 'epsilon', 'the first add is kept');
 
     control.failApply = 'hub worker is not running';
@@ -195,6 +205,7 @@ describe('/mcp/upstreams routes', () => {
     const failed = await call('PUT', '/mcp/upstreams', { base: latest, config: { servers: [...latest.servers, http('z1', 'zeta')] } });
     assert.equal(failed.status, 500);
     assert.match(failed.json().error, /saved, but applying it to the running hub failed: hub worker is not running/);
+    assert.equal(failed.json().code, 'internal');
     assert.ok(fileText().includes('"zeta"'));
 
     // A hub past its restart budget is the server being unavailable for a while, not a failure: 503 + Retry-After.
@@ -203,6 +214,7 @@ describe('/mcp/upstreams routes', () => {
     const later = await call('PUT', '/mcp/upstreams', { base: current, config: { servers: [...current.servers, http('y1', 'ypsilon')] } });
     assert.equal(later.status, 503, later.text);
     assert.equal(later.headers['retry-after'], '7');
+    assert.equal(later.json().code, 'unavailable');
     assert.match(later.json().error, /saved, but applying it to the running hub failed: the upstream hub starts again in 7s/);
     assert.ok(fileText().includes('"ypsilon"'));
   });
@@ -214,13 +226,19 @@ describe('/mcp/upstreams routes', () => {
     assert.deepEqual(control.reconnects, ['alpha']);
     const missing = await call('POST', '/mcp/upstreams/reconnect', { name: 'nope' });
     assert.equal(missing.status, 404);
-    assert.deepEqual(missing.json(), { error: "Upstream 'nope' not found" });
-    for (const body of [{}, { name: '' }, { name: 7 }]) {
+    assert.deepEqual(missing.json(), { error: "Upstream 'nope' not found", code: 'not_found' });
+    for (const [body, error] of [
+      [{}, 'name is required'],
+      [undefined, 'name is required'],
+      [{ name: '' }, "missing 'name'"],
+      [{ name: 7 }, "missing 'name'"],
+      [{ name: ['alpha'] }, "missing 'name'"],
+    ] as const) {
       const r = await call('POST', '/mcp/upstreams/reconnect', body);
-      assert.equal(r.status, 400);
-      assert.deepEqual(r.json(), { error: "missing 'name'" });
+      assert.equal(r.status, 400, JSON.stringify(body));
+      assert.deepEqual(r.json(), { error, code: 'invalid_input', field: 'name', in: 'body' });
     }
-    assert.deepEqual((await call('POST', '/mcp/upstreams/reconnect')).json(), { error: "missing 'name'" });
+    assert.deepEqual(control.reconnects, ['alpha'], 'a refused body reconnects nothing');
   });
 
   it('GET /mcp/upstream-status returns the hub rows', async () => {
@@ -239,28 +257,42 @@ describe('/mcp/upstreams routes', () => {
     assert.equal(await credentials.get(`omega/header/${HEADER_REF}`), HEADER_VALUE);
     assert.equal(await credentials.get('omega'), BEARER, 'the header value has its own account');
 
-    const refusals: Array<[unknown, string]> = [
-      [{ token: HEADER_VALUE }, "missing 'name'"],
-      [{ name: 'Omega', token: HEADER_VALUE }, "Name 'Omega' is invalid: must contain only lowercase letters, digits, hyphens, and underscores"],
-      [{ name: 'omega' }, "missing 'token'"],
+    const refusals: Array<[unknown, string, string]> = [
+      [{ token: HEADER_VALUE }, 'name', 'name is required'],
+      [{ name: 7, token: HEADER_VALUE }, 'name', "missing 'name'"],
+      [{ name: '', token: HEADER_VALUE }, 'name', "missing 'name'"],
+      [{ name: 'Omega', token: HEADER_VALUE }, 'name', "Name 'Omega' is invalid: must contain only lowercase letters, digits, hyphens, and underscores"],
+      [{ name: 'omega' }, 'token', 'token is required'],
+      [{ name: 'omega', token: '' }, 'token', "missing 'token'"],
+      [{ name: 'omega', token: { value: HEADER_VALUE } }, 'token', "missing 'token'"],
       [
         { name: 'omega', token: HEADER_VALUE, header: { name: 'X-Api-Key', credential_ref: 'not-a-uuid' } },
+        'header',
         "'header' must be {name, credential_ref} with a UUID credential_ref",
       ],
+      [{ name: 'omega', token: HEADER_VALUE, header: 'X-Api-Key' }, 'header', "'header' must be {name, credential_ref} with a UUID credential_ref"],
       // Bounded: a 1 MB token is not stored, a 1 MB name is not echoed.
-      [{ name: 'omega', token: 't'.repeat(64 * 1024 + 1) }, "'token' must be at most 65536 bytes"],
-      [{ name: 'o'.repeat(1_000_000), token: HEADER_VALUE }, `Name '${'o'.repeat(200)}… (999800 more characters)' is invalid: must be at most 64 characters`],
+      [{ name: 'omega', token: 't'.repeat(64 * 1024 + 1) }, 'token', "'token' must be at most 65536 bytes"],
+      // Bytes, not characters: 40,000 three-byte characters are 120,000 bytes.
+      [{ name: 'omega', token: '€'.repeat(40_000) }, 'token', "'token' must be at most 65536 bytes"],
+      [
+        { name: 'o'.repeat(1_000_000), token: HEADER_VALUE },
+        'name',
+        `Name '${'o'.repeat(200)}… (999800 more characters)' is invalid: must be at most 64 characters`,
+      ],
       [
         { name: 'O'.repeat(60) + '!', token: HEADER_VALUE },
+        'name',
         `Name '${'O'.repeat(60)}!' is invalid: must contain only lowercase letters, digits, hyphens, and underscores`,
       ],
     ];
-    for (const [body, error] of refusals) {
+    for (const [body, field, error] of refusals) {
       const r = await call('POST', '/mcp/upstreams/credential', body);
-      assert.equal(r.status, 400);
-      assert.deepEqual(r.json(), { error });
+      assert.equal(r.status, 400, JSON.stringify(body).slice(0, 200));
+      assert.deepEqual(r.json(), { error, code: 'invalid_input', field, in: 'body' });
       assert.equal(r.text.includes(HEADER_VALUE), false);
     }
+    assert.equal(await credentials.get('omega'), BEARER, 'no refused body stored anything');
 
     const del = await call('DELETE', '/mcp/upstreams/credential', { name: 'omega', header });
     assert.equal(del.status, 200);
@@ -269,7 +301,52 @@ describe('/mcp/upstreams routes', () => {
     assert.equal(await credentials.get('omega'), BEARER);
     assert.equal((await call('DELETE', '/mcp/upstreams/credential', { name: 'omega' })).status, 200);
     assert.equal(await credentials.get('omega'), null);
-    assert.equal((await call('DELETE', '/mcp/upstreams/credential', {})).status, 400);
+    for (const [body, field, error] of [
+      [{}, 'name', 'name is required'],
+      [{ name: 42 }, 'name', "missing 'name'"],
+      [{ name: 'omega', header: ['X-Api-Key'] }, 'header', "'header' must be {name, credential_ref} with a UUID credential_ref"],
+    ] as const) {
+      const r = await call('DELETE', '/mcp/upstreams/credential', body);
+      assert.equal(r.status, 400, JSON.stringify(body));
+      assert.deepEqual(r.json(), { error, code: 'invalid_input', field, in: 'body' });
+    }
+  });
+
+  it('credential routes answer 503 unavailable while no credential store is open; a bad body is still refused first', async () => {
+    const server = new HttpServer({
+      engine: testEngine(),
+      routes: mcpUpstreamsRoutes({ store, control, credentials: () => null, ownPort: () => OWN_PORT }),
+      limits: () => ({ maxBodyBytes: 1024 * 1024, requestTimeoutMs: 10_000 }),
+      auth: testTcpAuth(),
+    });
+    const closed = await bindUnix(server.createApp('socket').app, join(dir, 'closed.sock'));
+    try {
+      for (const [method, body] of [
+        ['POST', { name: 'omega', token: BEARER }],
+        ['DELETE', { name: 'omega' }],
+      ] as const) {
+        const text = JSON.stringify(body);
+        const headers = { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(text)) };
+        const r = await httpRequest({ socketPath: closed.path, method, path: '/mcp/upstreams/credential', headers }, text);
+        assert.equal(r.status, 503, `${method}: ${r.text}`);
+        assert.deepEqual(r.json(), { error: 'no credential store is open', code: 'unavailable' });
+        assert.equal(r.text.includes(BEARER), false);
+      }
+      const bad = JSON.stringify({ name: 'Omega', token: BEARER });
+      const r = await httpRequest(
+        {
+          socketPath: closed.path,
+          method: 'POST',
+          path: '/mcp/upstreams/credential',
+          headers: { 'Content-Type': 'application/json', 'Content-Length': String(bad.length) },
+        },
+        bad,
+      );
+      assert.equal(r.status, 400);
+      assert.equal(r.json().field, 'name');
+    } finally {
+      closeUnix(closed);
+    }
   });
 
   it('on TCP every route sits behind the listener’s auth: an unauthenticated save is refused and writes nothing', async () => {

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
+import { ApiError } from '../../../shared/apiError.js';
 import { ErrorCode, SupervisorError } from '../../../shared/errors.js';
 import { CredentialStore, STORE_ENV } from '../../../supervisor/secrets/credentialStore.js';
 import type { UpstreamDiffPlan } from '../../../supervisor/upstreams/configDiff.js';
@@ -94,7 +95,7 @@ test('validation collects every error with the exact text and writes nothing', a
     ],
   };
   await assert.rejects(store.save({ servers: [] }, requested, ctx), (err: unknown) => {
-    assert.ok(err instanceof SupervisorError && err.code === ErrorCode.CONFIG_INVALID);
+    assert.ok(err instanceof ApiError && err.code === 'invalid_input');
     assert.equal(
       err.message,
       'Invalid upstream config: ' +
@@ -133,7 +134,7 @@ test('duplicate ids are refused naming where they are: base, requested or curren
   const doubled = JSON.stringify({ servers: [http('c'), http('c', { name: 'c2' })] });
   writeFileSync(fileOf(dir), doubled);
   await assert.rejects(store.save({ servers: [] }, { servers: [http('d')] }, ctx), (err: unknown) => {
-    assert.ok(err instanceof SupervisorError && err.code === ErrorCode.CONFIG_INVALID);
+    assert.ok(err instanceof ApiError && err.code === 'invalid_input');
     assert.equal(err.message, "Duplicate upstream id 'c' in current configuration");
     return true;
   });
@@ -155,6 +156,7 @@ test('two processes: a stale save keeps the concurrent addition, and the same id
   const written = readFileSync(fileOf(dir), 'utf8');
   await assert.rejects(b.save({ servers: [http('theirs')] }, { servers: [http('theirs'), http('mine', { name: 'other' })] }, ctx), (err: unknown) => {
     assert.ok(err instanceof UpstreamIdConflictError);
+    assert.equal(err.code, 'conflict');
     assert.equal(err.message, "Upstream id 'mine' was added concurrently; reload before adding it again");
     return true;
   });
@@ -293,6 +295,7 @@ test('a hub that refuses the plan fails the save after the write, and the next s
     (err: unknown) => {
       assert.ok(err instanceof UpstreamApplyError);
       assert.match(err.message, /saved, but applying it to the running hub failed: hub is down/);
+      assert.equal(err.code, 'internal', 'an unknown hub failure is ours');
       assert.deepEqual(
         err.result.plan.connect.map((s) => s.id),
         ['a'],

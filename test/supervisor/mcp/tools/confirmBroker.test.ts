@@ -3,7 +3,7 @@ import { test } from 'node:test';
 
 import { EventBus } from '../../../../supervisor/events/eventBus.js';
 import type { RequestContext } from '../../../../supervisor/http/types.js';
-import { HttpError } from '../../../../supervisor/http/types.js';
+import { ApiError } from '../../../../shared/apiError.js';
 import { ConfirmBroker } from '../../../../supervisor/mcp/confirmBroker.js';
 import { mcpConfirmRoutes } from '../../../../supervisor/routes/mcpConfirm.js';
 
@@ -114,8 +114,8 @@ test('POST /mcp/confirm-response: the first answer counts, a second or an unknow
     try {
       handler(post(body));
     } catch (e) {
-      assert.ok(e instanceof HttpError);
-      return `${e.status} ${e.message}`;
+      assert.ok(e instanceof ApiError);
+      return `${e.code} ${e.message}${e.extra['field'] === undefined ? '' : ` (${String(e.extra['field'])})`}`;
     }
     return 'no error';
   };
@@ -127,9 +127,19 @@ test('POST /mcp/confirm-response: the first answer counts, a second or an unknow
     status: 200,
     body: { ok: true, ignored: 'unknown', message: 'no pending confirm request x' },
   });
-  assert.match(status(JSON.stringify({ confirmed: true })), /^400 request_id is required/);
-  assert.match(status(JSON.stringify({ request_id: id, confirmed: 'yes' })), /^400 confirmed must be a boolean/);
-  assert.match(status('[1]'), /^400 body must be a JSON object/);
-  assert.match(status('{'), /^400 request body is not valid JSON/);
+  assert.equal(status(JSON.stringify({ confirmed: true })), 'invalid_input request_id is required (request_id)');
+  assert.equal(
+    status(JSON.stringify({ request_id: '', confirmed: true })),
+    'invalid_input request_id is required (the id from the mcp-confirm event) (request_id)',
+  );
+  assert.equal(
+    status(JSON.stringify({ request_id: { id }, confirmed: true })),
+    'invalid_input request_id is required (the id from the mcp-confirm event) (request_id)',
+  );
+  assert.equal(status(JSON.stringify({ request_id: id, confirmed: 'yes' })), 'invalid_input confirmed must be a boolean, got yes (confirmed)');
+  assert.equal(status(JSON.stringify({ request_id: id, confirmed: [true] })), 'invalid_input confirmed must be a boolean, got [true] (confirmed)');
+  assert.equal(status(JSON.stringify({ request_id: id })), 'invalid_input confirmed is required (confirmed)');
+  assert.match(status('[1]'), /^invalid_input body must be a JSON object/);
+  assert.match(status('{'), /^invalid_input request body is not valid JSON/);
   assert.equal(broker.size, 0);
 });

@@ -384,9 +384,13 @@ describe('/mcp over the unix socket', () => {
     try {
       const p = await rpc(t, 'ping');
       assert.equal(p.status, 404);
-      assert.deepEqual(p.json(), { error: 'no such endpoint: /mcp' });
-      assert.equal((await t.socket('GET', '/mcp', undefined, { 'Mcp-Session-Id': id })).status, 404);
-      assert.equal((await t.socket('DELETE', '/mcp', undefined, { 'Mcp-Session-Id': id })).status, 404);
+      assert.deepEqual(p.json(), { error: 'no such endpoint: /mcp', code: 'not_found' });
+      const stream = await t.socket('GET', '/mcp', undefined, { 'Mcp-Session-Id': id });
+      assert.equal(stream.status, 404);
+      assert.deepEqual(stream.json(), { error: 'no such endpoint: /mcp', code: 'not_found' });
+      const del = await t.socket('DELETE', '/mcp', undefined, { 'Mcp-Session-Id': id });
+      assert.equal(del.status, 404);
+      assert.deepEqual(del.json(), { error: 'no such endpoint: /mcp', code: 'not_found' });
       assert.equal((await t.socket('GET', '/health')).status, 200);
       assert.equal((await t.socket('GET', '/sessions')).status, 200);
       assert.equal((await t.socket('GET', '/mcp/status')).json().enabled, false);
