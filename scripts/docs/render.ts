@@ -42,8 +42,12 @@ function content(answer: Json): { type: string; schema: unknown } | undefined {
 
 const isErrorRef = (schema: unknown): boolean => isObject(schema) && schema['$ref'] === '#/components/schemas/Error';
 
-/** For each error status, the description most routes give it: those are listed once, not per route. */
+/**
+ * For each error status, the description most routes give it, when at least a quarter of the
+ * routes (and two) give it: those are listed once, not per route.
+ */
 function commonErrors(ops: readonly Operation[]): Map<string, string> {
+  const threshold = Math.max(2, Math.ceil(ops.length / 4));
   const counts = new Map<string, Map<string, number>>();
   for (const { op } of ops) {
     for (const [status, answer] of Object.entries(isObject(op['responses']) ? op['responses'] : {})) {
@@ -57,7 +61,7 @@ function commonErrors(ops: readonly Operation[]): Map<string, string> {
   const common = new Map<string, string>();
   for (const [status, byText] of [...counts].sort(([a], [b]) => Number(a) - Number(b))) {
     const [best] = [...byText].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
-    if (best) common.set(status, best[0]);
+    if (best && best[1] >= threshold) common.set(status, best[0]);
   }
   return common;
 }
