@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 import { failedRow, median, row, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
 import { benchUws, uwsUnavailable, type BenchUws } from '../http/engines.js';
-import { EventBus } from '../../supervisor/events/eventBus.js';
+import { EventBus, type UntypedEvents } from '../../supervisor/events/eventBus.js';
 import { openSse, parseSseQuery, type SseStream } from '../../supervisor/http/sse.js';
 
 /** The subscriber count issue #2 sizes the bus for. */
@@ -69,7 +69,7 @@ interface RunResult {
 }
 
 async function runOnce(uws: BenchUws, stalled: boolean, publishMs: number): Promise<RunResult> {
-  const bus = new EventBus();
+  const bus = new EventBus<UntypedEvents>();
   const streams: SseStream[] = [];
   const app = uws.App().get('/events', (res, req) => {
     const stream = openSse(res, parseSseQuery(req.getQuery() ?? ''), bus);

@@ -1,17 +1,20 @@
 /**
- * The one event bus every supervisor feature publishes on (issue #2 item 8): each event is
- * serialized once into SSE bytes and fanned out to bounded per-subscriber queues and in-process listeners.
+ * The one event bus every supervisor feature publishes on: each event is serialized once into SSE
+ * bytes and fanned out to bounded per-subscriber queues and in-process listeners. It is typed by an
+ * event map (name → payload), by default tuicd's own (eventMap.ts): publishing a name the map does
+ * not have, or a payload of the wrong shape, does not compile.
  */
 
 import type { Disposable } from '../../shared/disposable.js';
 import { toDisposable } from '../../shared/disposable.js';
+import type { TuicdEvents } from './eventMap.js';
 import { Subscriber, queueLimits } from './subscriber.js';
 import type { DropCounters, EventFilter, EventSink, QueueLimits, Subscription } from './subscriber.js';
 
 export type { EventFilter, EventSink, Subscription } from './subscriber.js';
 export { SUBSCRIBER_QUEUE_MAX_BYTES, SUBSCRIBER_QUEUE_MAX_EVENTS } from './subscriber.js';
 
-/** Live streams whose filter `POST /events/types` can replace (REFERENCE §1.2: cap 64 tracked streams). */
+/** Live streams whose filter `POST /events/types` can replace; past it the oldest registration is forgotten. */
 export const MAX_TRACKED_STREAMS = 64;
 
 /** Longest accepted `stream_id`; clients send a UUID (36 chars), so anything far longer is abuse. */
@@ -20,8 +23,36 @@ export const MAX_STREAM_ID_CHARS = 128;
 /** Name passed to `on()` to hear every event. */
 export const ALL_EVENTS = '*';
 
-/** An in-process listener; `id` is the same id SSE clients see. */
-export type EventListener = (name: string, payload: unknown, id: number) => void;
+/**
+ * What an event map looks like: event name → payload type. A payload that may be left out (null,
+ * undefined or unknown) is sent as `data: null`.
+ */
+export type EventMap = object;
+
+/** A map that takes any name and payload: for exercising the bus itself (tests, benchmarks). */
+export type UntypedEvents = Record<string, unknown>;
+
+/** Names of a map's events. */
+export type EventNameOf<M extends EventMap> = keyof M & string;
+
+/** A published payload is shared by every listener and already serialized: nobody may change it. */
+export type DeepReadonly<T> = T extends (infer U)[]
+  ? readonly DeepReadonly<U>[]
+  : T extends readonly (infer U)[]
+    ? readonly DeepReadonly<U>[]
+    : T extends object
+      ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+      : T;
+
+/** `publish(name, payload)` arguments: the payload may be omitted when the event has none. */
+type PayloadArgs<P> = [P] extends [null | undefined] ? [payload?: P] : unknown extends P ? [payload?: P] : [payload: DeepReadonly<P>];
+
+/** An in-process listener for `name` (or for every event with `'*'`); `id` is the same id SSE clients see. */
+export type EventListener<M extends EventMap = TuicdEvents, K extends EventNameOf<M> = EventNameOf<M>> = (
+  name: K,
+  payload: DeepReadonly<M[K]>,
+  id: number,
+) => void;
 
 export interface EventBusOptions {
   /** Per-subscriber event cap before `lagged`. Default SUBSCRIBER_QUEUE_MAX_EVENTS (256). */
@@ -61,13 +92,13 @@ function assertEventName(name: string): void {
   }
 }
 
-export class EventBus implements Disposable {
+export class EventBus<M extends EventMap = TuicdEvents> implements Disposable {
   private readonly subscribers = new Set<Subscriber>();
   /** Subscribers with queued events and a writable transport, flushed together once per tick. */
   private readonly dirty = new Set<Subscriber>();
   /** Insertion-ordered, so the oldest registration is evicted first when the cap is reached. */
   private readonly streams = new Map<string, Subscriber>();
-  private readonly listeners = new Map<string, Set<EventListener>>();
+  private readonly listeners = new Map<string, Set<EventListener<M>>>();
   private readonly counters = { published: 0, serializations: 0, droppedEvents: 0, laggedNotices: 0 };
   private readonly limits: QueueLimits;
   private readonly maxTrackedStreams: number;
@@ -87,7 +118,8 @@ export class EventBus implements Disposable {
    * Assigns the next id, serializes at most once, queues for matching subscribers, then calls
    * listeners. Never waits on any subscriber. Returns the id (0 once the bus is disposed).
    */
-  publish(name: string, payload?: unknown): number {
+  publish<K extends EventNameOf<M>>(name: K, ...args: PayloadArgs<M[K]>): number {
+    const payload: unknown = args[0];
     assertEventName(name);
     if (this.disposed) return 0;
     const id = this.lastId + 1;
@@ -132,12 +164,15 @@ export class EventBus implements Disposable {
   }
 
   /** In-process listener for one event name, or `'*'` for all of them. */
-  on(name: string, listener: EventListener): Disposable {
+  on<K extends EventNameOf<M>>(name: K, listener: EventListener<M, K>): Disposable;
+  on(name: typeof ALL_EVENTS, listener: EventListener<M>): Disposable;
+  on(name: string, listener: EventListener<M, never>): Disposable {
     let set = this.listeners.get(name);
     if (!set) this.listeners.set(name, (set = new Set()));
-    set.add(listener);
+    const fn = listener as EventListener<M>;
+    set.add(fn);
     return toDisposable(() => {
-      set.delete(listener);
+      set.delete(fn);
       if (set.size === 0 && this.listeners.get(name) === set) this.listeners.delete(name);
     });
   }
@@ -203,7 +238,7 @@ export class EventBus implements Disposable {
       if (!set) continue;
       for (const listener of set) {
         try {
-          listener(name, payload, id);
+          listener(name as EventNameOf<M>, payload as DeepReadonly<M[EventNameOf<M>]>, id);
         } catch (error) {
           this.onListenerError(error, name);
         }

@@ -6,8 +6,8 @@
 import type { Disposable } from '../../shared/disposable.js';
 
 /**
- * Events a subscriber may hold before it is declared lagged. 256 is the seed's broadcast capacity
- * (REFERENCE §1.2), so a client lags here exactly when it would have lagged there.
+ * Events a subscriber may hold before it is declared lagged: 256, the capacity of TUICommander's own
+ * event broadcast, so a client lags here exactly when it would have lagged there.
  */
 export const SUBSCRIBER_QUEUE_MAX_EVENTS = 256;
 

@@ -1,18 +1,17 @@
 /**
- * `GET /events` and `POST /events/types` (REFERENCE §1.2): turns a uWS response into an EventBus
- * subscriber that is fed corked, coalesced writes and honours uWS backpressure.
+ * `GET /events`: turns an engine response into an EventBus subscriber that is fed corked,
+ * coalesced writes and honours the transport's backpressure (docs/http-api.md, tag events).
  */
 
 import type { EngineResponse } from './engine/types.js';
 import { DisposableStore, toDisposable } from '../../shared/disposable.js';
 import type { Disposable } from '../../shared/disposable.js';
-import type { EventBus, EventSink, Subscription } from '../events/eventBus.js';
-import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from '../../shared/jsonDepth.js';
+import type { EventBus, EventMap, EventSink, Subscription } from '../events/eventBus.js';
 
-/** Reconnect delay EventSource clients are told to use (REFERENCE Appendix A: SSE retry 5 s). */
+/** Reconnect delay EventSource clients are told to use (the stream's first line, `retry: 5000`). */
 export const SSE_RETRY_MS = 5_000;
 
-/** Comment sent so proxies and clients see traffic on a quiet stream (REFERENCE Appendix A: 15 s). */
+/** Comment sent so proxies and clients see traffic on a quiet stream: `: ping` every 15 s. */
 export const SSE_KEEP_ALIVE_MS = 15_000;
 
 const RETRY_BYTES = Buffer.from(`retry: ${SSE_RETRY_MS}\n\n`);
@@ -25,7 +24,7 @@ export const PING_BYTES = Buffer.from(': ping\n\n');
  */
 export const DRAIN_NUDGE_BYTES = Buffer.from(':\n\n');
 
-/** The SSE headers; compression is never applied to this route (REFERENCE §1.0). */
+/** The SSE headers; compression is never applied to an event stream (it would hold events back). */
 const SSE_HEADERS: ReadonlyArray<readonly [string, string]> = [
   ['Content-Type', 'text/event-stream'],
   ['Cache-Control', 'no-cache'],
@@ -96,7 +95,7 @@ export function parseTypes(raw: string | null): Set<string> | null {
  * not settable from JS), so a client that stops reading entirely is disconnected then; a slow
  * one that keeps reading gets `lagged` and stays.
  */
-export function openSse(res: EngineResponse, options: SseOptions, bus: EventBus): SseStream | undefined {
+export function openSse<M extends EventMap>(res: EngineResponse, options: SseOptions, bus: EventBus<M>): SseStream | undefined {
   const store = new DisposableStore();
   let open = true;
   res.onAborted(() => {
@@ -151,42 +150,4 @@ export function openSse(res: EngineResponse, options: SseOptions, bus: EventBus)
     },
   };
   return stream;
-}
-
-/** What the `POST /events/types` route writes back. */
-export interface EventTypesResult {
-  status: 204 | 400 | 404;
-  /** JSON error body for 400/404, `{"error": "..."}` as everywhere else (REFERENCE §1.0). */
-  body?: string;
-}
-
-/**
- * `POST /events/types {stream_id, types}`: replaces a live stream's filter. `body` is the parsed
- * JSON or its raw text/bytes. `types: null` means all events, `[]` none.
- */
-export function applyEventTypesRequest(bus: EventBus, body: unknown): EventTypesResult {
-  let parsed = body;
-  if (typeof body === 'string' || body instanceof Uint8Array) {
-    try {
-      const text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
-      if (jsonNestsDeeperThan(text, MAX_JSON_DEPTH)) return badRequest(`body nests deeper than ${MAX_JSON_DEPTH} levels`);
-      parsed = JSON.parse(text);
-    } catch {
-      return badRequest('body must be JSON');
-    }
-  }
-  if (typeof parsed !== 'object' || parsed === null) return badRequest('body must be a JSON object');
-  const { stream_id: streamId, types } = parsed as { stream_id?: unknown; types?: unknown };
-  if (typeof streamId !== 'string' || streamId.length === 0) return badRequest('stream_id is required');
-  if (types !== null && !(Array.isArray(types) && types.every((t) => typeof t === 'string'))) {
-    return badRequest('types must be an array of strings');
-  }
-  if (!bus.setStreamFilter(streamId, types as string[] | null)) {
-    return { status: 404, body: JSON.stringify({ error: 'Stream not found', code: 'not_found' }) };
-  }
-  return { status: 204 };
-}
-
-function badRequest(message: string): EventTypesResult {
-  return { status: 400, body: JSON.stringify({ error: message, code: 'invalid_input' }) };
 }

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 
 import type { Disposable } from '../../shared/disposable.js';
 import type { EventBus } from '../events/eventBus.js';
+import type { EventPayload } from '../events/eventMap.js';
 import { CONFIRM_TIMEOUT_MS } from './deadlines.js';
 
 export const ConfirmConstants = {
@@ -77,12 +78,12 @@ export class ConfirmBroker implements Disposable {
         clearTimeout(timer);
         req.signal.removeEventListener('abort', onAbort);
         this.remember(requestId);
-        const resolved: Record<string, unknown> = { request_id: requestId, confirmed: outcome.confirmed };
+        const resolved: EventPayload<'mcp-confirm-resolved'> = { request_id: requestId, confirmed: outcome.confirmed };
         if (outcome.reason !== undefined) resolved['reason'] = outcome.reason;
         this.bus.publish('mcp-confirm-resolved', resolved);
         resolve(outcome);
       };
-      const event: Record<string, unknown> = { request_id: requestId, title: req.title };
+      const event: EventPayload<'mcp-confirm'> = { request_id: requestId, title: req.title };
       if (req.message !== undefined) event['message'] = req.message;
       if (req.originSessionId !== undefined) event['origin_session_id'] = req.originSessionId;
       this.pending.set(requestId, { settle, event });

@@ -1,8 +1,11 @@
 /** What the supervisor knows about one session: identity, addresses, metadata, and its exit tombstone. */
+import type { Static } from 'typebox';
+
 import type { AgentType } from './agentDetection.js';
 import { backgroundWorkOf } from './backgroundWork.js';
 import { foregroundForListing } from './foreground.js';
 import { type AgentSignals, activeSubtasks, awaitingInput, rateLimited, signalFields } from './agentSignals.js';
+import type { SessionStateSchema } from './sessionSchemas.js';
 
 export type ShellStateName = 'busy' | 'idle';
 
@@ -103,8 +106,11 @@ export function taskActive(r: SessionRecord): boolean {
   return r.agent_type !== null && !r.exit && !completed(r) && r.turn_epoch > r.agent_epoch;
 }
 
+/** A session's state as the schema declares it, plus the agent fields only some states carry (question_text, progress…). */
+export type SessionState = Static<typeof SessionStateSchema> & Record<string, unknown>;
+
 /** The SessionState wire object (REFERENCE §2.6): always-present fields, optional ones omitted. */
-export function sessionState(r: SessionRecord, now = Date.now()): Record<string, unknown> {
+export function sessionState(r: SessionRecord, now = Date.now()): SessionState {
   const state: Record<string, unknown> = {
     awaiting_input: awaitingInput(r.signals),
     rate_limited: rateLimited(r.signals, now),
@@ -120,7 +126,8 @@ export function sessionState(r: SessionRecord, now = Date.now()): Record<string,
   if (r.queued_commands > 0) state['queued_commands'] = r.queued_commands;
   if (!r.exit)
     state['terminal_mode'] = r.alt_screen ? { FullscreenTui: { app_hint: r.agent_type ?? foregroundForListing(r.pid)?.name ?? '', depth: 1 } } : 'Shell';
-  return state;
+  // The agent fields signalFields adds are the schema's open part (additionalProperties).
+  return state as SessionState;
 }
 
 /** GET /sessions row: optional fields omitted rather than null. */

@@ -9,6 +9,7 @@ import { toDisposable } from '../../shared/disposable.js';
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { PtyConstants } from '../../shared/protocol/pty.js';
 import type { EventBus } from '../events/eventBus.js';
+import type { EventPayload } from '../events/eventMap.js';
 import type { PtyHost } from '../hosts/ptyHost.js';
 import { clipClientInput, quoteClientInput } from '../../shared/quoteClientInput.js';
 import { HttpError } from '../http/types.js';
@@ -393,7 +394,7 @@ export class SessionService {
     if (record.pty_description === next) return;
     if (next === undefined) delete record.pty_description;
     else record.pty_description = next;
-    const payload: Record<string, unknown> = { session_id: record.session_id };
+    const payload: EventPayload<'pty-description-changed'> = { session_id: record.session_id };
     if (next !== undefined) payload['pty_description'] = next;
     this.opts.bus.publish('pty-description-changed', payload);
   }

@@ -5,6 +5,7 @@
 import { Type } from 'typebox';
 
 import type { EventBus } from '../../events/eventBus.js';
+import type { EventPayload } from '../../events/eventMap.js';
 import type { ConfirmBroker } from '../confirmBroker.js';
 import { callerOrigin } from './callerOrigin.js';
 import type { CallerOriginDeps } from './callerOrigin.js';
@@ -109,9 +110,7 @@ export function createUiTool(deps: UiToolDeps): NativeTool {
           const message = optionalString(args, 'message');
           const level = parseLevel(args['level']);
           const sound = resolveToastSound(args['sound'], level);
-          const event: Record<string, unknown> = { title };
-          if (message !== undefined) event['message'] = message;
-          Object.assign(event, { level, sound }, origin);
+          const event: EventPayload<'mcp-toast'> = { title, ...(message === undefined ? {} : { message }), level, sound, ...origin };
           deps.bus.publish('mcp-toast', event);
           return { ok: true };
         }
@@ -122,12 +121,15 @@ export function createUiTool(deps: UiToolDeps): NativeTool {
           const url = optionalString(args, 'url');
           if ((html === undefined) === (url === undefined)) throw new ToolError("ui action=tab needs exactly one of 'html' or 'url'");
           if (url !== undefined) checkTabUrl(url);
-          const event: Record<string, unknown> = { id, title };
-          if (html !== undefined) event['html'] = html;
-          if (url !== undefined) event['url'] = url;
-          event['pinned'] = optionalBoolean(args, 'pinned', false);
-          event['focus'] = optionalBoolean(args, 'focus', true);
-          if (origin.origin_session_id !== undefined) event['origin_session_id'] = origin.origin_session_id;
+          const event: EventPayload<'ui-tab'> = {
+            id,
+            title,
+            ...(html === undefined ? {} : { html }),
+            ...(url === undefined ? {} : { url }),
+            pinned: optionalBoolean(args, 'pinned', false),
+            focus: optionalBoolean(args, 'focus', true),
+            ...(origin.origin_session_id === undefined ? {} : { origin_session_id: origin.origin_session_id }),
+          };
           deps.bus.publish('ui-tab', event);
           return { ok: true };
         }

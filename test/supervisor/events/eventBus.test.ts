@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EventBus, MAX_TRACKED_STREAMS } from '../../../supervisor/events/eventBus.js';
-import type { EventSink } from '../../../supervisor/events/eventBus.js';
+import type { EventSink, UntypedEvents } from '../../../supervisor/events/eventBus.js';
 import { FLUSH_EARLY_EVENTS, SUBSCRIBER_QUEUE_MAX_EVENTS } from '../../../supervisor/events/subscriber.js';
 
 /** Records every chunk; `writable = false` makes it report backpressure like uWS `res.write`. */
@@ -36,7 +36,7 @@ const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve)
 
 describe('EventBus', () => {
   it('formats each event as event/id/data with monotonic ids and no wrapper', async () => {
-    const bus = new EventBus();
+    const bus = new EventBus<UntypedEvents>();
     const sink = new FakeSink();
     bus.subscribe(null, sink);
     assert.equal(bus.publish('session-created', { session_id: 's1' }), 1);
@@ -47,7 +47,7 @@ describe('EventBus', () => {
   });
 
   it('coalesces a tick of events into one write per subscriber', async () => {
-    const bus = new EventBus();
+    const bus = new EventBus<UntypedEvents>();
     const a = new FakeSink();
     const b = new FakeSink();
     bus.subscribe(null, a);
@@ -65,7 +65,7 @@ describe('EventBus', () => {
   });
 
   it('serializes once per publish no matter how many subscribers', async () => {
-    const bus = new EventBus();
+    const bus = new EventBus<UntypedEvents>();
     const sinks = Array.from({ length: 10 }, () => new FakeSink());
     for (const sink of sinks) bus.subscribe(null, sink);
     const originalStringify = JSON.stringify;
@@ -87,7 +87,7 @@ describe('EventBus', () => {
   });
 
   it('does not serialize when no subscriber wants the event', () => {
-    const bus = new EventBus();
+    const bus = new EventBus<UntypedEvents>();
     bus.subscribe(new Set(['a']), new FakeSink());
     bus.publish('b', { x: 1 });
     assert.equal(bus.stats.serializations, 0);
@@ -95,7 +95,7 @@ describe('EventBus', () => {
   });
 
   it('filters: null = all, empty = none, set = listed; setFilter replaces it', async () => {
-    const bus = new EventBus();
+    const bus = new EventBus<UntypedEvents>();
     const all = new FakeSink();
     const none = new FakeSink();
     const some = new FakeSink();
@@ -125,14 +125,14 @@ describe('EventBus', () => {
   });
 
   it('rejects event names that could inject SSE fields', () => {
-    const bus = new EventBus();
+    const bus = new EventBus<UntypedEvents>();
     for (const name of ['a\nid: 9', 'a\rb', '']) assert.throws(() => bus.publish(name), TypeError);
     assert.equal(bus.stats.lastId, 0);
     bus.dispose();
   });
 
   it('a payload JSON cannot encode throws without using up an id', async () => {
-    const bus = new EventBus();
+    const bus = new EventBus<UntypedEvents>();
     const sink = new FakeSink();
     bus.subscribe(null, sink);
     const circular: Record<string, unknown> = {};
@@ -148,7 +148,7 @@ describe('EventBus', () => {
   });
 
   it('holds events while blocked and drains them in one chunk', async () => {
-    const bus = new EventBus();
+    const bus = new EventBus<UntypedEvents>();
     const sink = new FakeSink();
     const sub = bus.subscribe(null, sink);
     bus.publish('a');
@@ -172,7 +172,7 @@ describe('EventBus', () => {
   });
 
   it('replaces an overflowing queue with one lagged notice and never resends', async () => {
-    const bus = new EventBus({ maxQueueEvents: 4 });
+    const bus = new EventBus<UntypedEvents>({ maxQueueEvents: 4 });
     const slow = new FakeSink();
     const fast = new FakeSink();
     const sub = bus.subscribe(null, slow);
@@ -203,7 +203,7 @@ describe('EventBus', () => {
   });
 
   it('applies the byte cap, but always lets one oversized event into an empty queue', async () => {
-    const bus = new EventBus({ maxQueueBytes: 1000 });
+    const bus = new EventBus<UntypedEvents>({ maxQueueBytes: 1000 });
     const sink = new FakeSink();
     const sub = bus.subscribe(null, sink);
     bus.publish('big', 'x'.repeat(5000));
@@ -225,7 +225,7 @@ describe('EventBus', () => {
   });
 
   it('flushes a healthy subscriber early during a large synchronous burst', () => {
-    const bus = new EventBus();
+    const bus = new EventBus<UntypedEvents>();
     const sink = new FakeSink();
     bus.subscribe(null, sink);
     const burst = SUBSCRIBER_QUEUE_MAX_EVENTS * 2;
@@ -236,7 +236,7 @@ describe('EventBus', () => {
   });
 
   it('keep-alive bytes go out only while the subscriber is not blocked', async () => {
-    const bus = new EventBus();
+    const bus = new EventBus<UntypedEvents>();
     const sink = new FakeSink();
     const sub = bus.subscribe(null, sink);
     sub.keepAlive(Buffer.from(': ping\n\n'));
@@ -250,7 +250,7 @@ describe('EventBus', () => {
 
   it('in-process listeners: by name and "*", disposable, errors reported, re-entrant publish ordered', async () => {
     const errors: string[] = [];
-    const bus = new EventBus({ onListenerError: (_e, name) => errors.push(name) });
+    const bus = new EventBus<UntypedEvents>({ onListenerError: (_e, name) => errors.push(name) });
     const sink = new FakeSink();
     bus.subscribe(null, sink);
     const seen: string[] = [];
@@ -280,7 +280,7 @@ describe('EventBus', () => {
   });
 
   it('tracks streams by id: setStreamFilter, unknown → false, cap evicts the oldest, dispose forgets', async () => {
-    const bus = new EventBus();
+    const bus = new EventBus<UntypedEvents>();
     const sink = new FakeSink();
     const sub = bus.subscribe(new Set(), sink, { streamId: 'stream-1' });
     assert.equal(bus.setStreamFilter('nope', ['a']), false);
@@ -300,7 +300,7 @@ describe('EventBus', () => {
   });
 
   it('dispose flushes what is queued, closes every sink and empties the bus', () => {
-    const bus = new EventBus();
+    const bus = new EventBus<UntypedEvents>();
     const sink = new FakeSink();
     bus.subscribe(null, sink);
     bus.publish('a');

@@ -70,11 +70,7 @@ test('the hub host serves the pushed list, dispatches, and survives its worker d
 test('applyPlan connects, reconnects and disconnects; unknown reconnect is UpstreamNotFoundError', async (t) => {
   const { bus, host } = startHubHost(t);
   const published: Array<{ name: string; status: string }> = [];
-  const original = bus.publish.bind(bus);
-  bus.publish = (name: string, payload?: unknown) => {
-    if (name === 'upstream-status-changed') published.push(payload as { name: string; status: string });
-    return original(name, payload);
-  };
+  bus.on('upstream-status-changed', (_name, payload) => published.push({ ...payload }));
   await host.boot([]);
   assert.equal(host.settleGate(), null, 'no upstreams: the gate is open at once');
   const a = mock('a');

@@ -209,7 +209,7 @@ describe('push triggers, rate limit and presence (in-process)', () => {
   });
 
   const state = (id: string, s: Record<string, unknown>) =>
-    bus.publish('session-state-changed', { session_id: id, state: { awaiting_input: false, rate_limited: false, ...s } });
+    bus.publish('session-state-changed', { session_id: id, state: { awaiting_input: false, rate_limited: false, last_activity_ms: clock, ...s } });
   const pushes = async () => {
     await push.settled();
     return stub.received.length;
