@@ -1,5 +1,5 @@
 /**
- * Agent detection (REFERENCE §2.7): the classification rules, and end to end a scripted fake agent
+ * Agent detection: the classification rules, and end to end a scripted fake agent
  * (test/fixtures/fakeAgent, run under the name `claude`/`codex` in a real PTY, as a user would start
  * it from the session's shell) showing up as agent_type with its agent_state in GET /sessions,
  * session list/status, session-state-changed events and debug agent_detection, and going away

@@ -1,4 +1,4 @@
-// Alias derivation edge cases of REFERENCE §2.9 (pure functions: the allocator owns no I/O).
+// Alias derivation edge cases (pure functions: the allocator owns no I/O).
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -8,7 +8,7 @@ import { AliasAllocator, basePrefix } from '../../../supervisor/sessions/alias.j
 
 const ALIAS_JS = fileURLToPath(new URL('../../../supervisor/sessions/alias.js', import.meta.url));
 
-describe('alias derivation (REFERENCE §2.9)', () => {
+describe('alias derivation', () => {
   it('tuicommander is tu-1 and night-recovery nr-1', () => {
     const a = new AliasAllocator();
     assert.equal(a.assign('/w/tuicommander'), 'tu-1');

@@ -1,4 +1,4 @@
-// The environment a session's shell starts with (REFERENCE §2.2), read from the real child's
+// The environment a session's shell starts with, read from the real child's
 // /proc/<pid>/environ: the capability variables and tuicd's own, and nothing of the terminal or the
 // agent tuicd itself was started from.
 import assert from 'node:assert/strict';
