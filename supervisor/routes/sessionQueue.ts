@@ -50,7 +50,7 @@ const QueueReceiptSchema = Type.Object({
   duplicate: Type.Optional(Type.Literal(true)),
 });
 
-const CommandParams = Type.Object({ ...SessionRefParams.properties, cmdId: Type.String({ minLength: 1, description: 'A queued command\'s `id`.' }) });
+const CommandParams = Type.Object({ ...SessionRefParams.properties, cmdId: Type.String({ minLength: 1, description: "A queued command's `id`." }) });
 
 /** A bare JSON value (a number, a boolean), not wrapped in an object. */
 function bare(value: number | boolean): Reply {
@@ -70,7 +70,8 @@ export function sessionQueueRoutes(sessions: SessionService, mail: MailDelivery)
       handler: async ({ params, body }) => {
         const r = sessions.get(params.id);
         const bytes = Buffer.byteLength(body.text);
-        if (bytes > COMMAND_MAX_BYTES) throw new ApiError('invalid_input', `text is ${bytes} bytes; the limit is ${COMMAND_MAX_BYTES}`, { extra: { field: 'text' } });
+        if (bytes > COMMAND_MAX_BYTES)
+          throw new ApiError('invalid_input', `text is ${bytes} bytes; the limit is ${COMMAND_MAX_BYTES}`, { extra: { field: 'text' } });
         if (body.idempotencyKey !== undefined && Buffer.byteLength(body.idempotencyKey) > KEY_MAX_BYTES) {
           throw new ApiError('invalid_input', KEY_ERROR, { extra: { field: 'idempotencyKey' } });
         }
@@ -92,7 +93,7 @@ export function sessionQueueRoutes(sessions: SessionService, mail: MailDelivery)
       method: 'DELETE',
       pattern: '/sessions/:id/queue',
       tag: TAG,
-      summary: "Drop every queued command of the session: a bare JSON number, how many",
+      summary: 'Drop every queued command of the session: a bare JSON number, how many',
       params: SessionRefParams,
       answers: { 200: Type.Integer({ minimum: 0, description: 'The number of commands removed.' }) },
       handler: ({ params }) => bare(mail.clearCommands(sessions.get(params.id))),

@@ -87,7 +87,7 @@ export const CreateSessionBody = Type.Object({
   ),
   display_name: Type.Optional(name('display_name', "What a UI shows; absent or empty: the program's name.")),
   agent_type: Type.Optional(
-    Type.Union([...AGENT_TYPE_NAMES.map((t) => Type.Literal(t)), Type.Null()], {
+    Type.Union([Type.Enum([...AGENT_TYPE_NAMES]), Type.Null()], {
       description: 'The agent the session is started as: what agent detection falls back to while the foreground program is unknown.',
       errorMessage: `agent_type must be one of ${AGENT_TYPE_NAMES.join(', ')}; got {quoted}`,
     }),

@@ -41,7 +41,7 @@ export const StreamQuery = Type.Object({
   encoding: Type.Optional(
     Type.String({ description: 'Raw mode: `binary` sends output as binary frames of the bytes as written; anything else, JSON `output` frames.' }),
   ),
-  client: Type.Optional(Type.String({ description: '`mobile`: the /mobile page\'s own view of the session (no push for a session on screen).' })),
+  client: Type.Optional(Type.String({ description: "`mobile`: the /mobile page's own view of the session (no push for a session on screen)." })),
 });
 
 const checkQuery = checker(StreamQuery, 'query');
@@ -65,7 +65,7 @@ const FRAMES_DESCRIPTION = [
     'Output comes as JSON text frames `{"type":"output","data","total_written"?}` (UTF-8 decoded; `total_written` on catch-up frames), ' +
     'or with `encoding=binary` as binary frames of the bytes as written. A viewer too slow to keep up is caught up from the ring when its socket ' +
     'drains; bytes the ring no longer holds are announced as `{"type":"resync","from","to","missed"}`. Also `{"type":"parsed","event"}` ' +
-    "(the output parser's events) and `{\"type\":\"error\",\"error\"}` if the ring cannot be read.",
+    '(the output parser\'s events) and `{"type":"error","error"}` if the ring cannot be read.',
   '',
   '**Log mode** (`format=log` or `text`): `{"type":"log","lines":[{"text"}],"offset","total_lines","input_line"?,"screen"?}` with stripped, ' +
     'redacted scrollback lines from line `offset` in batches of 500, then every 200 ms the new lines, the unfinished line (`input_line`) and the screen rows, ' +

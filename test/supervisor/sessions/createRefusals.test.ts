@@ -86,13 +86,19 @@ describe('POST /sessions refusals', { timeout: 60_000 }, () => {
     const made = await create({ rows: null, cols: null, agent_type: null, env: null });
     assert.equal(made.status, 201, made.text);
     const { session_id } = made.json<{ session_id: string }>();
-    const info = (await suite.t.socket('GET', '/sessions')).json<Array<{ session_id: string; rows: number; cols: number }>>().find((s) => s.session_id === session_id);
+    const info = (await suite.t.socket('GET', '/sessions'))
+      .json<Array<{ session_id: string; rows: number; cols: number }>>()
+      .find((s) => s.session_id === session_id);
     assert.deepEqual([info?.rows, info?.cols], [24, 80]);
     await suite.t.socket('DELETE', `/sessions/${session_id}`);
 
     const reserved = await create({ env: { TUIC_SESSION: 'x' } });
     assert.equal(reserved.status, 400);
-    assert.deepEqual(reserved.json(), { error: 'env may not set TUIC_SESSION: tuicd sets it to name the session', code: 'invalid_input', field: 'env.TUIC_SESSION' });
+    assert.deepEqual(reserved.json(), {
+      error: 'env may not set TUIC_SESSION: tuicd sets it to name the session',
+      code: 'invalid_input',
+      field: 'env.TUIC_SESSION',
+    });
     const many = await create({ env: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`V${i}`, 'x'])) });
     assert.deepEqual(many.json(), { error: 'env has 65 variables; at most 64', code: 'invalid_input', field: 'env' });
     const long = await create({ env: { BIG: 'é'.repeat(16 * 1024 + 1) } });

@@ -84,7 +84,10 @@ describe('session queue, process and diagnostics routes: schemas and refusals', 
     assert.equal((await suite.t.socket('DELETE', `/sessions/${s.session_id}/queue`)).text, '0');
     assert.equal((await suite.t.socket('DELETE', `/sessions/${s.session_id}/queue/cmd-1`)).text, 'false');
     const stats = (await suite.t.socket('GET', '/process/stats')).json<Array<{ kind: string; session_id?: string }>>();
-    assert.ok(stats.some((p) => p.kind === 'session' && p.session_id === s.session_id), 'the session is listed');
+    assert.ok(
+      stats.some((p) => p.kind === 'session' && p.session_id === s.session_id),
+      'the session is listed',
+    );
     for (const [method, path] of [
       ['GET', '/sessions/no-such-session/queue'],
       ['DELETE', '/sessions/no-such-session/queue'],

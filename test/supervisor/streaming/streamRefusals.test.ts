@@ -59,7 +59,17 @@ describe('stream upgrade refusals', { timeout: 60_000 }, () => {
 
   it('what it accepts opens: an empty offset is none, any encoding or client', async () => {
     const s = await suite.create();
-    for (const query of ['', 'offset=', 'offset=0', 'format=log&offset=0', 'format=text', 'encoding=binary', 'encoding=utf8', 'client=mobile', 'client=other']) {
+    for (const query of [
+      '',
+      'offset=',
+      'offset=0',
+      'format=log&offset=0',
+      'format=text',
+      'encoding=binary',
+      'encoding=utf8',
+      'client=mobile',
+      'client=other',
+    ]) {
       const r = await upgrade(url(`/sessions/${s.session_id}/stream?${query}`));
       assert.equal(r.status, 101, `${query}: ${JSON.stringify(r.body)}`);
     }
