@@ -1,11 +1,9 @@
 /** WebSocket `/sessions/:id/stream`: any number of viewers per session; sessions outlive them. */
-import { type Static, Type } from 'typebox';
+import { type Static, type TObject, Type } from 'typebox';
 
 import { ApiError } from '../../shared/apiError.js';
 import { PtyConstants } from '../../shared/protocol/pty.js';
 import { checker } from '../../shared/schemaCheck.js';
-// The WebSocket edge of this feature: only the route's shape, no HTTP behaviour.
-import type { WsRoute } from '../http/types.js';
 import { nonNegative, outputFormat, SessionRefParams } from '../sessions/sessionSchemas.js';
 import type { SessionService } from '../sessions/sessionService.js';
 import { LogViewer } from './logViewer.js';
@@ -27,6 +25,36 @@ interface StreamData extends ViewerData {
   inputTag?: number;
   /** `?client=mobile`: the /mobile page's session view, counted in ViewerPresence while open. */
   mobile: boolean;
+}
+
+/** A viewer's socket, with the data its upgrade attached. */
+type StreamSocket = ViewerSocket & { getUserData(): StreamData };
+
+/**
+ * What streamRoute hands the HTTP layer, which takes it as one of its WebSocket routes (WsRoute):
+ * said here in the terms the feature needs, so streaming knows nothing of HTTP's own types.
+ */
+export interface StreamRoute {
+  pattern: string;
+  /** Published in GET /openapi.json as a WebSocket upgrade. */
+  spec: {
+    tag: string;
+    summary: string;
+    description: string;
+    params: TObject;
+    query: TObject;
+    answers: Readonly<Record<number, { description: string }>>;
+  };
+  ws: {
+    maxBackpressure: number;
+    maxPayloadLength: number;
+    /** Before the upgrade: throws ApiError to refuse it; returns the socket's data. */
+    accept(request: { readonly params: Readonly<Record<string, string>>; readonly query: URLSearchParams }): StreamData;
+    open(ws: StreamSocket): void;
+    message(ws: StreamSocket, message: ArrayBuffer): void;
+    drain(ws: StreamSocket): void;
+    close(ws: StreamSocket): void;
+  };
 }
 
 /** 1013 Try Again Later: the session is alive; the viewer may reconnect once the program reads. */
@@ -79,7 +107,7 @@ const FRAMES_DESCRIPTION = [
     `(${PtyConstants.INPUT_BACKLOG_BYTES / (1024 * 1024)} MiB unread) is closed with 1013 (try again later); the session goes on.`,
 ].join('\n');
 
-export function streamRoute(sessions: SessionService, presence?: ViewerPresence): WsRoute<StreamData> {
+export function streamRoute(sessions: SessionService, presence?: ViewerPresence): StreamRoute {
   const viewers = new Map<string, Set<Viewer>>();
   sessions.onLifecycle((event, record) => {
     if (event === 'closed') for (const v of viewers.get(record.session_id) ?? []) v.onSessionClosed(record.exit?.reason ?? 'closed');
