@@ -1,10 +1,27 @@
-/** POST/GET /diagnostics/capture (REFERENCE §1.3): the off-by-default raw PTY capture, run by the pty host. */
+/** POST/GET /diagnostics/capture: the off-by-default raw PTY capture (every byte in and out, timed, to `.tcap` files), run by the pty host. */
 import { isAbsolute, join } from 'node:path';
 
+import { Type } from 'typebox';
+
+import { ApiError } from '../../shared/apiError.js';
+import { CaptureStatus } from '../../shared/protocol/pty.js';
 import type { PtyHost } from '../hosts/ptyHost.js';
-import { HttpError, json, parseJsonBody } from '../http/types.js';
+import { defineRoute } from '../http/routeSpec.js';
+import { json } from '../http/types.js';
 import type { Route } from '../http/types.js';
 import type { SessionService } from '../sessions/sessionService.js';
+
+const TAG = 'sessions';
+
+const CaptureBody = Type.Object({
+  enabled: Type.Boolean({ description: 'true starts a capture (each file afresh); false stops it.', errorMessage: 'enabled must be true or false' }),
+  session_id: Type.Optional(
+    Type.Union([Type.String({ minLength: 1 }), Type.Null()], {
+      description: 'The one session to capture (its id, alias or tuic_session); absent or null: every session, new ones too.',
+      errorMessage: 'session_id must be a non-empty string',
+    }),
+  ),
+});
 
 /** Overrides `<config dir>/captures`; must be absolute. */
 const CAPTURE_DIR_ENV = 'TUIC_CAPTURE_DIR';
@@ -26,42 +43,47 @@ export function diagnosticsRoutes(deps: DiagnosticsDeps): Route[] {
     return isAbsolute(override) ? override : null;
   };
 
+  const stopped = () => ({ enabled: false, session_id: null, dir: captureDir(), sessions: [] });
+
   return [
-    {
+    defineRoute({
       method: 'POST',
       pattern: '/diagnostics/capture',
-      handler: async (ctx) => {
-        const body = parseJsonBody<{ enabled?: unknown; session_id?: unknown }>(ctx);
-        if (typeof body !== 'object' || body === null || typeof body.enabled !== 'boolean') throw new HttpError(400, 'enabled must be true or false');
-        if (body.session_id !== undefined && body.session_id !== null && (typeof body.session_id !== 'string' || body.session_id === '')) {
-          throw new HttpError(400, 'session_id must be a non-empty string');
-        }
+      tag: TAG,
+      summary: 'Start or stop capturing the raw bytes in and out of one session, or of every session',
+      description: `Files go to \`<config dir>/${CAPTURE_DIR_NAME}\` or \`$${CAPTURE_DIR_ENV}\` (absolute; a relative one is refused with 400 and \`enabled: false\`).`,
+      body: CaptureBody,
+      answers: { 200: CaptureStatus },
+      handler: async ({ body }) => {
         if (!body.enabled) {
           const client = deps.host.runningClient();
-          if (client === null) return json({ enabled: false, session_id: null, dir: captureDir(), sessions: [] });
+          if (client === null) return json(stopped());
           return json(await client.request('capture', { enabled: false }));
         }
         const dir = captureDir();
-        if (dir === null) return json({ enabled: false, error: RELATIVE_DIR_ERROR }, 400);
+        if (dir === null) throw new ApiError('invalid_input', RELATIVE_DIR_ERROR, { extra: { enabled: false } });
         let sessionId: string | undefined;
         if (typeof body.session_id === 'string') {
           // Any of the three addresses (id, alias, tuic_session); the host knows sessions by id.
           const record = deps.sessions.get(body.session_id);
-          if (record.exit) throw new HttpError(409, `Session has exited (${record.exit.reason})`);
+          if (record.exit) throw new ApiError('conflict', `Session has exited (${record.exit.reason})`);
           sessionId = record.session_id;
         }
         const client = await deps.host.client();
         return json(await client.request('capture', { enabled: true, dir, ...(sessionId !== undefined ? { session_id: sessionId } : {}) }));
       },
-    },
-    {
+    }),
+    defineRoute({
       method: 'GET',
       pattern: '/diagnostics/capture',
+      tag: TAG,
+      summary: 'Whether a raw capture runs, of what, and the files it writes',
+      answers: { 200: CaptureStatus },
       handler: async () => {
         const client = deps.host.runningClient();
-        if (client === null) return json({ enabled: false, session_id: null, dir: captureDir(), sessions: [] });
+        if (client === null) return json(stopped());
         return json(await client.request('captureStatus', {}));
       },
-    },
+    }),
   ];
 }

@@ -1,4 +1,7 @@
 /** GET /process/stats (CPU and memory of tuicd, the pty host and each session tree) and GET /process/monitor (a live page). */
+import { Type } from 'typebox';
+
+import { defineRoute } from '../http/routeSpec.js';
 import { json } from '../http/types.js';
 import type { Route } from '../http/types.js';
 import { ProcessStats } from '../processStats.js';
@@ -35,24 +38,43 @@ async function refresh(){
 refresh(); setInterval(refresh, 2000);
 </script></body></html>`;
 
+const TAG = 'monitoring';
+
+/** One process tree (ProcessRow). */
+const ProcessRowSchema = Type.Object({
+  kind: Type.Union([Type.Literal('tuicd'), Type.Literal('pty-host'), Type.Literal('session')]),
+  session_id: Type.Optional(Type.String({ description: 'Present for a session.' })),
+  name: Type.String({ description: "The root process's name." }),
+  pid: Type.Integer(),
+  processes: Type.Integer({ minimum: 1, description: 'Processes in the tree: the root and its descendants.' }),
+  rss_kb: Type.Integer({ minimum: 0 }),
+  cpu_pct: Type.Number({ minimum: 0, description: 'Share of one core since the previous sample of this tree (0 on the first).' }),
+});
+
 export function processRoutes(sessions: SessionService, ptyHostPid: () => number | null): Route[] {
   const stats = new ProcessStats();
   return [
-    {
+    defineRoute({
       method: 'GET',
       pattern: '/process/stats',
+      tag: TAG,
+      summary: "CPU and memory of tuicd, the pty host and each live session's process tree (Linux /proc)",
+      answers: { 200: Type.Array(ProcessRowSchema) },
       handler: () => {
         const roots: Array<{ kind: 'tuicd' | 'pty-host' | 'session'; pid: number; session_id?: string }> = [{ kind: 'tuicd', pid: process.pid }];
         const host = ptyHostPid();
         if (host !== null) roots.push({ kind: 'pty-host', pid: host });
         for (const r of sessions.list()) if (!r.exit) roots.push({ kind: 'session', pid: r.pid, session_id: r.session_id });
-        return json(stats.sample(roots) as unknown as object);
+        return json(stats.sample(roots));
       },
-    },
-    {
+    }),
+    defineRoute({
       method: 'GET',
       pattern: '/process/monitor',
+      tag: TAG,
+      summary: 'A self-contained page that shows /process/stats live, refreshed every 2 s',
+      answers: { 200: { description: 'An HTML page with no external scripts, styles or fonts.', contentType: 'text/html' } },
       handler: () => ({ status: 200, headers: { 'Content-Type': 'text/html; charset=utf-8' }, body: MONITOR_HTML }),
-    },
+    }),
   ];
 }

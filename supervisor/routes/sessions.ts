@@ -6,6 +6,7 @@ import { json } from '../http/types.js';
 import type { Route } from '../http/types.js';
 import { sessionInfo } from '../sessions/sessionRecord.js';
 import {
+  CreateSessionBody,
   CreatedSessionSchema,
   OkAnswer,
   OutputAnswer,
@@ -21,7 +22,7 @@ import { trimTrailingEmpty } from '../sessions/screenRows.js';
 
 const TAG = 'sessions';
 
-/** Default bytes for a raw output read, as the spec's system answers. */
+/** Default bytes for a raw output read. */
 const RAW_DEFAULT_LIMIT_BYTES = 8192;
 /** Default lines for text/log reads. */
 const LOG_DEFAULT_LIMIT_LINES = 200;
@@ -102,7 +103,8 @@ export function sessionRoutes(sessions: SessionService): Route[] {
       pattern: '/sessions',
       tag: TAG,
       summary: 'Start a session (a shell, or `shell` with `args`) in `cwd`',
-      body: Type.Record(Type.String(), Type.Unknown(), { description: 'Every field is optional; the session tool documents each (`create`).' }),
+      description: 'Every field is optional: `{}` (or no body) starts the default shell in the home directory, 24×80.',
+      body: CreateSessionBody,
       emptyBody: {},
       answers: { 201: CreatedSessionSchema },
       handler: async ({ body }) => {

@@ -1,5 +1,5 @@
 /**
- * Which AI agent runs in a session (REFERENCE §2.7): the leader of the terminal's foreground process
+ * Which AI agent runs in a session: the leader of the terminal's foreground process
  * group, classified by its name, else by a path component (Claude's native installs run a binary
  * named after its version, under `claude/versions/`). A shell in the foreground means no agent; an
  * unknown program falls back to the type the session was spawned as. Read from /proc on demand
@@ -99,7 +99,9 @@ export function detectAgent(sessionPid: number, spawnType: AgentType | null): Ag
   return { agentType: spawnType, foreground, source: spawnType === null ? 'none' : 'spawn' };
 }
 
-const AGENT_TYPES: ReadonlySet<string> = new Set(Object.values(AGENT_BY_NAME));
+/** Every agent type, in the order messages and schemas list them. */
+export const AGENT_TYPE_NAMES: readonly AgentType[] = [...new Set(Object.values(AGENT_BY_NAME))];
+const AGENT_TYPES: ReadonlySet<string> = new Set(AGENT_TYPE_NAMES);
 
 /** `agent_type` values a spawn request may name: the types themselves (cursor, not cursor-agent). */
 export function parseAgentType(value: unknown): AgentType | null {

@@ -1,5 +1,5 @@
 /**
- * What the output parser told the supervisor about one session's agent (REFERENCE §2.6): the
+ * What the output parser told the supervisor about one session's agent (the inputs of agent_state): the
  * accumulator applies each parsed event, in order, straight from the pty host's channel (the
  * lossless per-session queue: nothing between host and record can drop a SET or a CLEAR), and
  * SessionState reads it back as wire fields.

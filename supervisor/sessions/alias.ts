@@ -1,4 +1,4 @@
-/** Short human aliases for sessions (`tu-1` for a session in tuicommander), per REFERENCE §2.9. */
+/** Short human aliases for sessions: a prefix of the directory's name (its initials, or its first two letters) and a number, `tu-1` in tuicommander. */
 import { basename } from 'node:path';
 
 /** Prefixes grow to at most this many characters when two repositories collide. */

@@ -1,9 +1,9 @@
 /**
- * Background work of an agent (REFERENCE §2.6 step 2): a meaningful live descendant of the agent
+ * Background work of an agent (agent_state's third rule, after exited and awaiting input): a meaningful live descendant of the agent
  * process keeps agent_state `working` while its terminal is quiet (a `npm run dev &` it started,
  * a build it is waiting on). Read from /proc (Linux): children lists, names and start times.
  *
- * Not meaningful: the integration helpers the spec names (mdkb, tuic-bridge, node_repl, a timed
+ * Not meaningful: the integration helpers agents run beside their work (mdkb, tuic-bridge, node_repl, a timed
  * `caffeinate -i -t N`), and what the agent started with itself (its stdio MCP servers live as
  * long as it does): descendants started within STARTUP_HELPER_WINDOW_S of the agent process.
  */

@@ -1,6 +1,6 @@
 /** The environment a session's shell starts with: ours minus what would confuse it, plus the terminal capability variables. */
 
-/** REFERENCE §2.2: what agents running inside expect of the terminal. */
+/** What agents running inside expect of the terminal: a modern, truecolor, graphics-capable one. */
 const CAPABILITY_VARS: Readonly<Record<string, string>> = {
   TERM: 'xterm-256color',
   COLORTERM: 'truecolor',
@@ -12,8 +12,8 @@ const CAPABILITY_VARS: Readonly<Record<string, string>> = {
 };
 
 /**
- * CLAUDECODE makes a nested agent think it runs inside another; NO_COLOR may belong to a parent agent
- * (REFERENCE §2.2). TMUX/TMUX_PANE/STY describe the multiplexer tuicd was started from, not the
+ * CLAUDECODE makes a nested agent think it runs inside another; NO_COLOR may belong to a parent agent,
+ * not to the session's terminal. TMUX/TMUX_PANE/STY describe the multiplexer tuicd was started from, not the
  * session's terminal: left in, `tmux` commands and tmux-aware tools in the session act on that pane.
  */
 const REMOVED_VARS = ['CLAUDECODE', 'NO_COLOR', 'TMUX', 'TMUX_PANE', 'STY'];

@@ -16,7 +16,7 @@ export interface Foreground {
 }
 
 /**
- * Agents detected from the foreground process name (REFERENCE §2.7): when one of these holds the
+ * Agents detected from the foreground process name (agentDetection.ts): when one of these holds the
  * terminal, its composer is what a submit types into, and output activity decides busy/idle.
  */
 const AGENT_NAMES = new Set(['claude', 'gemini', 'opencode', 'aider', 'codex', 'amp', 'cursor-agent', 'goose', 'grok', 'droid', 'pi']);

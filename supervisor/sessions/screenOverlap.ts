@@ -1,6 +1,6 @@
 /**
  * The line log keeps every completed line, including those still on the screen; a tail read that
- * prints scrollback and then the screen (REFERENCE §6.1) would show those twice. This finds how many
+ * prints scrollback and then the screen (the session tool's `output`) would show those twice. This finds how many
  * of the log's last lines the screen already shows. A miss only costs a repeated line, never a lost one:
  * the lines dropped are exactly lines the screen rows show.
  */

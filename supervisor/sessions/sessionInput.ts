@@ -1,5 +1,5 @@
 /**
- * The input side of one session, shared by every path that writes to its PTY (REFERENCE §2.10):
+ * The input side of one session, shared by every path that writes to its PTY (REST, MCP, viewers, mail):
  * one writer lock, the composer (InputLineBuffer), the turn epoch and the submit claim.
  */
 import { InputLineBuffer } from './inputLineBuffer.js';

@@ -84,7 +84,7 @@ function completed(r: SessionRecord): boolean {
 }
 
 /**
- * REFERENCE §2.6, only with an agent known, in its order: exited; an open question or choice
+ * agent_state, only with an agent known, first match wins: exited; an open question or choice
  * prompt; background work; completion declared for this turn; busy; idle; else starting.
  */
 export function agentState(r: SessionRecord, now = Date.now()): AgentState | null {
@@ -109,7 +109,7 @@ export function taskActive(r: SessionRecord): boolean {
 /** A session's state as the schema declares it, plus the agent fields only some states carry (question_text, progress…). */
 export type SessionState = Static<typeof SessionStateSchema> & Record<string, unknown>;
 
-/** The SessionState wire object (REFERENCE §2.6): always-present fields, optional ones omitted. */
+/** The SessionState wire object (SessionStateSchema): always-present fields, optional ones omitted. */
 export function sessionState(r: SessionRecord, now = Date.now()): SessionState {
   const state: Record<string, unknown> = {
     awaiting_input: awaitingInput(r.signals),

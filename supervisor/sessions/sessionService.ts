@@ -11,41 +11,32 @@ import { PtyConstants } from '../../shared/protocol/pty.js';
 import type { EventBus } from '../events/eventBus.js';
 import type { EventPayload } from '../events/eventMap.js';
 import type { PtyHost } from '../hosts/ptyHost.js';
+import { ApiError } from '../../shared/apiError.js';
 import { clipClientInput, quoteClientInput } from '../../shared/quoteClientInput.js';
-import { HttpError } from '../http/types.js';
 import { AliasAllocator } from './alias.js';
-import { detectAgent, parseAgentType } from './agentDetection.js';
+import { detectAgent } from './agentDetection.js';
 import { childEnv, RESERVED_ENV } from './childEnv.js';
 import type { SessionRecord, ShellStateName } from './sessionRecord.js';
 import { SessionInput } from './sessionInput.js';
 import { AgentStateTracker, type IntentListener, type ParsedListener } from './agentStateTracker.js';
 import { emptySignals } from './agentSignals.js';
 import type { ParsedEvent } from '../../shared/protocol/parsedEvents.js';
+import { type CreateSessionFields, DEFAULT_TERMINAL, EnvLimits } from './sessionSchemas.js';
 
 export const SessionConstants = {
   /** An exited session stays readable this long (TOMBSTONE_TTL_MS). */
   TOMBSTONE_TTL_MS: 5 * 60_000,
-  DEFAULT_ROWS: 24,
-  DEFAULT_COLS: 80,
+  DEFAULT_ROWS: DEFAULT_TERMINAL.rows,
+  DEFAULT_COLS: DEFAULT_TERMINAL.cols,
 } as const;
 
-export interface CreateOptions {
-  rows?: unknown;
-  cols?: unknown;
-  shell?: unknown;
-  args?: unknown;
-  cwd?: unknown;
-  session_id?: unknown;
-  alias?: unknown;
-  tuic_session?: unknown;
-  display_name?: unknown;
-  /** The agent the session is started as (claude, codex…): detection's fallback for an unknown foreground. */
-  agent_type?: unknown;
-  /** Variables added to the child's environment (names like A_B1; not the TUIC_* identity). */
-  env?: unknown;
-  /** After the process exits, the session and its output stay until it is closed (no tombstone expiry). */
-  keep_open?: unknown;
-}
+/**
+ * What a session is created with: the fields of POST /sessions (CreateSessionBody, checked at the
+ * edge), typed for in-process callers. `rows` and `cols` stay unknown, checked here: the session
+ * tool passes its arguments' values as they came. `env` is checked here too (checkEnv): its
+ * reserved names and limits are more than a schema says, and the agent tool passes it through.
+ */
+export type CreateOptions = Omit<CreateSessionFields, 'rows' | 'cols'> & { rows?: unknown; cols?: unknown };
 
 /** Output listeners of one session (WebSocket viewers): bytes with their absolute offset. */
 export type OutputListener = (offset: number, bytes: Uint8Array) => void;
@@ -60,7 +51,7 @@ export type ShellStateListener = (record: SessionRecord) => void;
 /** A viewer's input was refused (the program has not read PtyConstants.INPUT_BACKLOG_BYTES); `viewer` is its writeFromViewer tag. */
 export type InputRefusedListener = (sessionId: string, viewer: number | undefined) => void;
 
-/** Output re-checks which agent holds the terminal at most this often (REFERENCE §2.7: on activity, no timer). */
+/** Output re-checks which agent holds the terminal at most this often: on activity, never on a timer. */
 const AGENT_RECHECK_MS = 1_000;
 
 /** A refused write waits for the program to read: about as long as a person takes to notice. */
@@ -80,14 +71,20 @@ export interface SessionServiceOptions {
   markers?: (agentType: string | null) => { intents: boolean; suggests: boolean };
 }
 
-/** A validated terminal dimension; `fallback` undefined means the field is required. */
+/**
+ * A terminal dimension, checked: the REST routes' schemas check theirs, but the session tool passes
+ * its arguments' rows and cols unchecked, and the pty host must never get a bad size. The texts are
+ * the schemas' (sessionSchemas.ts). `fallback` undefined means the field is required.
+ */
 function dimension(value: unknown, name: 'rows' | 'cols', fallback?: number): number {
   if (value === undefined || value === null) {
-    if (fallback === undefined) throw new HttpError(400, `${name} is required`);
+    if (fallback === undefined) throw new ApiError('invalid_input', `${name} is required`, { extra: { field: name } });
     return fallback;
   }
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > PtyConstants.MAX_TERMINAL_DIMENSION) {
-    throw new HttpError(400, `${name} must be between 1 and ${PtyConstants.MAX_TERMINAL_DIMENSION}, got ${clipClientInput(String(value))}`);
+    throw new ApiError('invalid_input', `${name} must be between 1 and ${PtyConstants.MAX_TERMINAL_DIMENSION}, got ${clipClientInput(String(value))}`, {
+      extra: { field: name },
+    });
   }
   return value;
 }
@@ -174,23 +171,23 @@ export class SessionService {
     return tombstone;
   }
 
-  /** Like resolve, but a missing session is the spec's 404. */
+  /** Like resolve, but a missing session is refused (not_found). */
   get(ref: string): SessionRecord {
     const r = this.resolve(ref);
-    if (!r) throw new HttpError(404, 'Session not found');
+    if (!r) throw new ApiError('not_found', 'Session not found');
     return r;
   }
 
   async create(o: CreateOptions): Promise<SessionRecord> {
-    checkCreateFields(o);
+    if (o.env) checkEnv(o.env);
     const rows = dimension(o.rows, 'rows', SessionConstants.DEFAULT_ROWS);
     const cols = dimension(o.cols, 'cols', SessionConstants.DEFAULT_COLS);
     // Concurrent creates each wait on the spawn: counting the ones in flight keeps the cap and ids exact.
-    if (this.liveCount + this.spawning.size >= this.opts.maxSessions()) throw new HttpError(429, 'Max concurrent sessions reached');
+    if (this.liveCount + this.spawning.size >= this.opts.maxSessions()) throw new ApiError('busy', 'Max concurrent sessions reached');
     const cwd = this.checkCwd(o.cwd);
-    let id = typeof o.session_id === 'string' && o.session_id.length > 0 ? o.session_id : randomUUID();
+    let id = o.session_id ?? randomUUID();
     if (this.sessions.has(id) || this.spawning.has(id)) {
-      if (o.session_id !== undefined) throw new HttpError(409, `session id ${id} is already in use`);
+      if (o.session_id !== undefined) throw new ApiError('conflict', `session id ${id} is already in use`);
       id = randomUUID();
     }
     this.spawning.add(id);
@@ -203,9 +200,10 @@ export class SessionService {
   }
 
   private async spawn(id: string, o: CreateOptions, cwd: string, rows: number, cols: number): Promise<SessionRecord> {
-    const shell = typeof o.shell === 'string' && o.shell ? expandHome(o.shell) : (this.opts.defaultShell() ?? this.opts.env['SHELL'] ?? '/bin/sh');
-    const args = Array.isArray(o.args) ? o.args.filter((a): a is string => typeof a === 'string').map(expandHome) : [];
-    const tuicSession = typeof o.tuic_session === 'string' && o.tuic_session ? o.tuic_session : id;
+    const shell = o.shell ? expandHome(o.shell) : (this.opts.defaultShell() ?? this.opts.env['SHELL'] ?? '/bin/sh');
+    const args = (o.args ?? []).map(expandHome);
+    const tuicSession = o.tuic_session || id;
+    const agentType = o.agent_type ?? null;
     const client = await this.opts.host.client();
     let spawned;
     try {
@@ -218,28 +216,28 @@ export class SessionService {
           tuicSession,
           configDir: this.opts.configDir,
           instance: this.opts.instance ?? null,
-          ...(o.env ? { extra: o.env as Record<string, string> } : {}),
+          ...(o.env ? { extra: o.env } : {}),
         }),
         rows,
         cols,
-        ...(parseAgentType(o.agent_type) === null ? {} : { agent_type: parseAgentType(o.agent_type)! }),
+        ...(agentType === null ? {} : { agent_type: agentType }),
       });
     } catch (err) {
       this.counters.failed_spawns++;
-      // The host died or is restarting: the server answers 503 with Retry-After, not a spawn failure.
+      // The host died or is restarting: the caller is told `unavailable` with a retry time, not a spawn failure.
       if (err instanceof SupervisorError && err.code !== ErrorCode.PTY_SPAWN_FAILED) throw err;
       // A shell that cannot start or a cwd that cannot be entered is the request's fault.
       const data = err instanceof SupervisorError ? (err.data as { shell?: unknown; cwd?: unknown } | undefined) : undefined;
       const badRequest = data?.shell !== undefined || data?.cwd !== undefined;
-      throw new HttpError(badRequest ? 400 : 500, `Failed to spawn ${quoteClientInput(shell)}: ${clipClientInput((err as Error).message)}`);
+      throw new ApiError(badRequest ? 'invalid_input' : 'internal', `Failed to spawn ${quoteClientInput(shell)}: ${clipClientInput((err as Error).message)}`);
     }
-    const alias = this.aliases.assign(cwd, typeof o.alias === 'string' ? o.alias : undefined);
+    const alias = this.aliases.assign(cwd, o.alias);
     const now = Date.now();
     const record: SessionRecord = {
       session_id: id,
       tuic_session: tuicSession,
       alias,
-      display_name: typeof o.display_name === 'string' && o.display_name ? o.display_name : basename(shell),
+      display_name: o.display_name || basename(shell),
       cwd,
       shell: spawned.shell,
       pid: spawned.pid,
@@ -252,8 +250,8 @@ export class SessionService {
       total_written: 0,
       paused: false,
       exit: null,
-      agent_type: parseAgentType(o.agent_type),
-      spawn_agent_type: parseAgentType(o.agent_type),
+      agent_type: agentType,
+      spawn_agent_type: agentType,
       agent_checked_ms: 0,
       signals: emptySignals(),
       turn_epoch: 0,
@@ -276,20 +274,20 @@ export class SessionService {
     return record;
   }
 
-  private checkCwd(raw: unknown): string {
-    const cwd = typeof raw === 'string' && raw.length > 0 ? expandHome(raw) : homedir();
-    if (!isAbsolute(cwd)) throw new HttpError(400, `Working directory must be an absolute path: ${clipClientInput(cwd)}`);
+  private checkCwd(raw: string | undefined): string {
+    const cwd = raw ? expandHome(raw) : homedir();
+    if (!isAbsolute(cwd)) throw new ApiError('invalid_input', `Working directory must be an absolute path: ${clipClientInput(cwd)}`);
     let st;
     try {
       st = statSync(cwd);
     } catch {
-      throw new HttpError(400, `Working directory does not exist: ${clipClientInput(cwd)}`);
+      throw new ApiError('invalid_input', `Working directory does not exist: ${clipClientInput(cwd)}`);
     }
-    if (!st.isDirectory()) throw new HttpError(400, `Working directory is not a directory: ${clipClientInput(cwd)}`);
+    if (!st.isDirectory()) throw new ApiError('invalid_input', `Working directory is not a directory: ${clipClientInput(cwd)}`);
     return cwd;
   }
 
-  /** A live session's host client; an exited one refuses with 409 (its output stays readable). */
+  /** A live session's host client; an exited one is refused (conflict; its output stays readable). */
   private async live(ref: string): Promise<{ record: SessionRecord; client: Awaited<ReturnType<PtyHost['client']>> }> {
     const record = this.liveRecord(ref);
     return { record, client: await this.opts.host.client() };
@@ -297,7 +295,7 @@ export class SessionService {
 
   private liveRecord(ref: string): SessionRecord {
     const record = this.get(ref);
-    if (record.exit) throw new HttpError(409, `Session has exited (${record.exit.reason})`);
+    if (record.exit) throw new ApiError('conflict', `Session has exited (${record.exit.reason})`);
     return record;
   }
 
@@ -337,7 +335,7 @@ export class SessionService {
       }
     }
     this.write(ref, bytes).catch((err: unknown) => {
-      if (err instanceof HttpError && err.status === 429 && record !== undefined) this.inputRefused(record.session_id, viewer);
+      if (err instanceof ApiError && err.code === 'busy' && record !== undefined) this.inputRefused(record.session_id, viewer);
     });
   }
 
@@ -350,14 +348,14 @@ export class SessionService {
     for (const fn of this.inputRefusedListeners) fn(sessionId, viewer);
   }
 
-  /** One `write` request; the host's refusal for an unread backlog becomes 429 with Retry-After. */
+  /** One `write` request; the host's refusal for an unread backlog becomes `busy`, retry after a second. */
   private async hostWrite(record: SessionRecord, bytes: Uint8Array): Promise<void> {
     const client = await this.opts.host.client();
     try {
       await client.request('write', { session_id: record.session_id }, { payload: bytes });
     } catch (err) {
       if (err instanceof SupervisorError && err.code === ErrorCode.INPUT_BACKLOG_FULL) {
-        throw new HttpError(429, err.message, { 'Retry-After': String(INPUT_BACKLOG_RETRY_AFTER_S) });
+        throw new ApiError('busy', err.message, { retryAfterS: INPUT_BACKLOG_RETRY_AFTER_S });
       }
       throw err;
     }
@@ -472,7 +470,7 @@ export class SessionService {
   }
 
   private hostError(err: unknown): Error {
-    if (err instanceof SupervisorError && err.code === ErrorCode.PTY_NOT_FOUND) return new HttpError(410, 'Session output is no longer held by the pty host');
+    if (err instanceof SupervisorError && err.code === ErrorCode.PTY_NOT_FOUND) return new ApiError('gone', 'Session output is no longer held by the pty host');
     return err as Error;
   }
 
@@ -655,58 +653,23 @@ export class SessionService {
   }
 }
 
+const ENV_NAME = new RegExp(EnvLimits.NAME_PATTERN);
+
 /**
- * A session id a client chooses travels in URL paths, log lines, capture file names and agents'
- * prompts: letters, digits and `._:-`, 1–128 of them, and not a path step (`.`, `..`).
+ * `env`: an object of at most EnvLimits.MAX_VARS NAME → string, no NUL, not the TUIC_* identity.
+ * The schema of POST /sessions says the shape; the reserved names and the limits are checked only
+ * here, and the whole of it for the agent tool, which passes its unchecked argument.
  */
-const SESSION_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
-/** Names a client gives (tuic_session, alias, display_name): bounded, as everything a client can grow. */
-const MAX_NAME_CHARS = 256;
-
-/** Refuses fields of the wrong type or shape with a 400 that names the field. */
-function checkCreateFields(o: CreateOptions): void {
-  if (o.session_id !== undefined) {
-    if (typeof o.session_id !== 'string' || !SESSION_ID_PATTERN.test(o.session_id) || /^\.+$/.test(o.session_id)) {
-      throw new HttpError(400, `session_id must be 1-128 characters of A-Z a-z 0-9 . _ : - (and not only dots), got ${quoteClientInput(o.session_id)}`);
-    }
-  }
-  if (o.cwd !== undefined && typeof o.cwd !== 'string') throw new HttpError(400, `cwd must be a string, got ${quoteClientInput(o.cwd)}`);
-  if (o.shell !== undefined && typeof o.shell !== 'string') throw new HttpError(400, `shell must be a string, got ${quoteClientInput(o.shell)}`);
-  if (o.args !== undefined && !(Array.isArray(o.args) && o.args.every((a) => typeof a === 'string'))) {
-    throw new HttpError(400, `args must be an array of strings, got ${quoteClientInput(o.args)}`);
-  }
-  if (o.agent_type !== undefined && o.agent_type !== null && parseAgentType(o.agent_type) === null) {
-    throw new HttpError(
-      400,
-      `agent_type must be one of claude, gemini, opencode, aider, codex, amp, cursor, goose, grok, droid, pi; got ${quoteClientInput(o.agent_type)}`,
-    );
-  }
-  if (o.keep_open !== undefined && typeof o.keep_open !== 'boolean')
-    throw new HttpError(400, `keep_open must be a boolean, got ${quoteClientInput(o.keep_open)}`);
-  if (o.env !== undefined && o.env !== null) checkEnv(o.env);
-  for (const field of ['tuic_session', 'alias', 'display_name'] as const) {
-    const value = o[field];
-    if (value === undefined) continue;
-    if (typeof value !== 'string' || value.length > MAX_NAME_CHARS)
-      throw new HttpError(400, `${field} must be a string of at most ${MAX_NAME_CHARS} characters, got ${quoteClientInput(value)}`);
-  }
-}
-
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
-const ENV_MAX_VARS = 64;
-const ENV_VALUE_MAX_BYTES = 32 * 1024;
-
-/** `env`: an object of at most 64 NAME → string, no NUL, not the TUIC_* identity. */
 export function checkEnv(env: unknown): void {
-  if (typeof env !== 'object' || env === null || Array.isArray(env))
-    throw new HttpError(400, `env must be an object of names to strings, got ${quoteClientInput(env)}`);
+  const invalid = (message: string, field = 'env') => new ApiError('invalid_input', message, { extra: { field } });
+  if (typeof env !== 'object' || env === null || Array.isArray(env)) throw invalid(`env must be an object of names to strings, got ${quoteClientInput(env)}`);
   const entries = Object.entries(env);
-  if (entries.length > ENV_MAX_VARS) throw new HttpError(400, `env has ${entries.length} variables; at most ${ENV_MAX_VARS}`);
+  if (entries.length > EnvLimits.MAX_VARS) throw invalid(`env has ${entries.length} variables; at most ${EnvLimits.MAX_VARS}`);
   for (const [name, value] of entries) {
-    if (!ENV_NAME.test(name)) throw new HttpError(400, `env name ${quoteClientInput(name)} must be letters, digits and _, not starting with a digit`);
-    if ((RESERVED_ENV as readonly string[]).includes(name)) throw new HttpError(400, `env may not set ${name}: tuicd sets it to name the session`);
-    if (typeof value !== 'string' || value.includes('\0') || Buffer.byteLength(value) > ENV_VALUE_MAX_BYTES) {
-      throw new HttpError(400, `env ${name} must be a string of at most ${ENV_VALUE_MAX_BYTES} bytes without NUL`);
+    if (!ENV_NAME.test(name)) throw invalid(`env name ${quoteClientInput(name)} must be letters, digits and _, not starting with a digit`, `env.${name}`);
+    if ((RESERVED_ENV as readonly string[]).includes(name)) throw invalid(`env may not set ${name}: tuicd sets it to name the session`, `env.${name}`);
+    if (typeof value !== 'string' || value.includes('\0') || Buffer.byteLength(value) > EnvLimits.VALUE_MAX_BYTES) {
+      throw invalid(`env ${name} must be a string of at most ${EnvLimits.VALUE_MAX_BYTES} bytes without NUL`, `env.${name}`);
     }
   }
 }

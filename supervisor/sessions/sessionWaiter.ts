@@ -1,11 +1,11 @@
 /**
  * `session action=wait`: blocks until a session is idle or has exited, woken by the session's own
- * shell-state and lifecycle events (never a polling loop), in the spec's three steps: answer an
+ * shell-state and lifecycle events (never a polling loop), in three steps: answer an
  * already-met condition (the exit tombstone included), refuse an id that is not a session without
  * subscribing, then subscribe and re-check so a transition between the two is never lost.
  *
  * `exited` means the exit status is final (ExitInfo.reported). Kill and close mark the session
- * closed at once (REFERENCE: session-closed before the pty exit) and the host reports the real status
+ * closed at once (session-closed comes before pty-exit) and the host reports the real status
  * a moment later (a hung-up child gets SIGKILL after 3 s): the wait holds out for that report, or for
  * the host's death, both of which SessionService announces as a lifecycle `exit`.
  */

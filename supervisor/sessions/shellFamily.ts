@@ -1,4 +1,4 @@
-/** Which control sequences a session's shell understands (REFERENCE §2.8): posix, windows-native or unknown. */
+/** Which control sequences a session's shell understands, from its program name: posix, windows-native or unknown. */
 export type ShellFamily = 'posix' | 'windows-native' | 'unknown';
 
 const POSIX = new Set(['sh', 'bash', 'zsh', 'fish', 'dash', 'ksh', 'ash', 'tcsh', 'csh', 'mksh', 'wsl']);

@@ -1,5 +1,5 @@
 /**
- * Atomic submission (`session action=submit`, spec "MCP Tool: session Atomic Submission"): one call
+ * Atomic submission (`session action=submit`): one call
  * types a command and presses Enter into a confirmed-idle session with an empty composer, never
  * queues, never interleaves with another writer, and answers with a receipt saying exactly how far
  * the write got and whether the terminal moved afterwards.
@@ -78,7 +78,7 @@ export function readiness(record: SessionRecord, input: SessionInput): RejectRea
   if (record.exit) return 'session_exited';
   if (record.shell_state === null) return 'shell_state_unconfirmed';
   if (input.claimed) return 'turn_in_flight';
-  // An agent's open approval or choice prompt would take the text as its answer (spec: confident dialogs reject).
+  // An agent's open approval or choice prompt would take the text as its answer: refused while one shows.
   if (record.signals.question?.confident === true || record.signals.choice !== null) return 'confident_dialog';
   if (record.shell_state === 'busy') return 'shell_busy';
   if (agentState(record) === 'working') return 'agent_busy';
@@ -171,7 +171,7 @@ async function writeFramed(
 }
 
 /**
- * What goes before the Enter of a framed line (REFERENCE §2.10): Ctrl-U on posix shells to clear the
+ * What goes before the Enter of a framed line: Ctrl-U on posix shells to clear the
  * line, then the text, as one bracketed paste when it is multi-line and the application asked for paste mode.
  */
 export async function framedLine(sessions: SessionService, record: SessionRecord, text: string): Promise<Buffer> {

@@ -1,5 +1,5 @@
 /** How a viewer's socket ends once its session closed and the `closed` frame went out. */
-import type { EngineSocket } from '../http/engine/types.js';
+import type { ViewerSocket } from './viewerSocket.js';
 
 /** A session that ended is a normal closure of its viewers, not an error. */
 export const SESSION_CLOSED_CODE = 1000;
@@ -7,7 +7,7 @@ export const SESSION_CLOSED_CODE = 1000;
 const MAX_REASON_BYTES = 123;
 
 /** Closes `ws` cleanly after what is queued, saying why in the close frame. */
-export function endViewer(ws: EngineSocket<unknown>, reason: string): void {
+export function endViewer(ws: ViewerSocket, reason: string): void {
   let text = `session closed: ${reason}`;
   while (Buffer.byteLength(text) > MAX_REASON_BYTES) text = text.slice(0, -1);
   try {

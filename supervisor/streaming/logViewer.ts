@@ -2,15 +2,13 @@
  * One log-mode viewer (`?format=log|text`): stripped, redacted lines from a cursor, then every 200 ms
  * the new lines, the unfinished line and the current screen, each only when it changed.
  */
-import type { EngineSocket } from '../http/engine/types.js';
-
 import { sessionState } from '../sessions/sessionRecord.js';
 import { trimTrailingEmpty } from '../sessions/screenRows.js';
 import type { SessionService } from '../sessions/sessionService.js';
 import { endViewer } from './endViewer.js';
-import type { ViewerData } from './rawViewer.js';
+import type { ViewerSocket } from './viewerSocket.js';
 
-/** REFERENCE §1.2: log mode polls every 200 ms. */
+/** Log mode asks the host for new lines every 200 ms. */
 const LOG_POLL_MS = 200;
 /** Lines sent per catch-up frame. */
 const LOG_BATCH_LINES = 500;
@@ -28,7 +26,7 @@ export class LogViewer {
   private sentClosed = false;
 
   constructor(
-    private readonly ws: EngineSocket<ViewerData>,
+    private readonly ws: ViewerSocket,
     private readonly sessions: SessionService,
     private readonly sessionId: string,
     offset: number | undefined,

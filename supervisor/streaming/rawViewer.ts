@@ -1,11 +1,11 @@
 /** One raw-mode viewer of a session: gap-free catch-up from the ring, live frames, and a bounded send queue that never stalls the PTY. */
 import { StringDecoder } from 'node:string_decoder';
-import type { EngineSocket } from '../http/engine/types.js';
 
 import type { Disposable } from '../../shared/disposable.js';
 import { PtyConstants } from '../../shared/protocol/pty.js';
 import type { SessionService } from '../sessions/sessionService.js';
 import { endViewer } from './endViewer.js';
+import type { ViewerSocket } from './viewerSocket.js';
 
 export const ViewerConstants = {
   /** Past this much unsent data the viewer leaves live fan-out; the PTY and other viewers never wait for it. */
@@ -74,7 +74,7 @@ export class RawViewer {
   private drainPoll: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly ws: EngineSocket<ViewerData>,
+    private readonly ws: ViewerSocket,
     private readonly sessions: SessionService,
     private readonly sessionId: string,
     startOffset: number | undefined,

@@ -73,7 +73,7 @@ describe('review: sessions, output reads and log streaming', () => {
     for (const path of ['write', 'resize']) {
       const r = await t.socket('POST', `/sessions/${s.session_id}/${path}`, 'null');
       assert.equal(r.status, 400, `${path}: ${r.text}`);
-      assert.deepEqual(r.json(), { error: 'body must be a JSON object' });
+      assert.deepEqual(r.json(), { error: 'body must be a JSON object', code: 'invalid_input', field: '', in: 'body' });
     }
   });
 

@@ -8,10 +8,10 @@ import { randomUUID } from 'node:crypto';
 
 import { Type } from 'typebox';
 
+import { ApiError } from '../../../shared/apiError.js';
 import { AgentConstants, type AgentMessage, type Peer, type PeerRegistry } from '../../agents/peerRegistry.js';
 import type { MailDelivery } from '../../agents/mailDelivery.js';
 import { SpawnError, type AgentSpawner, type SpawnRequest } from '../../agents/agentSpawner.js';
-import { HttpError } from '../../http/types.js';
 import type { AgentBinaries } from '../../agents/agentBinaries.js';
 import type { LifecycleMail } from '../../agents/lifecycleMail.js';
 import { checkEnv, type SessionService } from '../../sessions/sessionService.js';
@@ -346,7 +346,7 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
     try {
       return { ...(await deps.spawner.spawn(req, parent, parent?.tuic_session ?? caller.mcpSessionId ?? 'anonymous', caller.mcpSessionId)) };
     } catch (err) {
-      if (err instanceof SpawnError || err instanceof HttpError) throw new ToolError(err.message);
+      if (err instanceof SpawnError || err instanceof ApiError) throw new ToolError(err.message);
       throw err;
     }
   };

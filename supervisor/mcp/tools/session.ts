@@ -7,8 +7,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { Type } from 'typebox';
 
+import { ApiError } from '../../../shared/apiError.js';
 import { PtyConstants } from '../../../shared/protocol/pty.js';
-import { HttpError } from '../../http/types.js';
 import { ProcessStats } from '../../processStats.js';
 import { foregroundForListing, foregroundOf } from '../../sessions/foreground.js';
 import { screenOverlap } from '../../sessions/screenOverlap.js';
@@ -222,7 +222,7 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
       };
     } catch (err) {
       // The host dropped the buffers (tombstone expired between resolve and read).
-      if (err instanceof HttpError && err.status === 410) throw new ToolError('Session not found', NOT_FOUND_OR_REAPED);
+      if (err instanceof ApiError && err.code === 'gone') throw new ToolError('Session not found', NOT_FOUND_OR_REAPED);
       throw err;
     }
   };
@@ -388,8 +388,8 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
       try {
         return await dispatch(action, args, caller);
       } catch (err) {
-        // The session layer speaks HTTP errors; a tool caller reads the same message.
-        if (err instanceof HttpError) throw new ToolError(err.message);
+        // The session layer's refusals (ApiError): a tool caller reads the same message.
+        if (err instanceof ApiError) throw new ToolError(err.message);
         throw err;
       }
     },

@@ -155,9 +155,21 @@ describe('raw PTY capture (/diagnostics/capture)', () => {
 
   it('refuses bad bodies and unknown sessions', async () => {
     assert.equal((await capture({ enabled: false })).status, 200);
-    assert.equal((await capture({})).status, 400);
+    const missing = await capture({});
+    assert.equal(missing.status, 400);
+    assert.deepEqual(missing.json(), { error: 'enabled is required', code: 'invalid_input', field: 'enabled', in: 'body' });
+    for (const [body, field, error] of [
+      [{ enabled: 'yes' }, 'enabled', 'enabled must be true or false'],
+      [{ enabled: true, session_id: 7 }, 'session_id', 'session_id must be a non-empty string'],
+      [{ enabled: true, session_id: '' }, 'session_id', 'session_id must be a non-empty string'],
+    ] as const) {
+      const r = await capture(body);
+      assert.equal(r.status, 400, JSON.stringify(body));
+      assert.deepEqual(r.json(), { error, code: 'invalid_input', field, in: 'body' });
+    }
     const unknown = await capture({ enabled: true, session_id: 'no-such-session' });
     assert.equal(unknown.status, 404);
+    assert.deepEqual(unknown.json(), { error: 'Session not found', code: 'not_found' });
     assert.equal((await status()).enabled, false);
   });
 });
@@ -168,7 +180,7 @@ describe('raw PTY capture with a relative TUIC_CAPTURE_DIR', () => {
     try {
       const r = await t.socket('POST', '/diagnostics/capture', JSON.stringify({ enabled: true }));
       assert.equal(r.status, 400);
-      assert.deepEqual(r.json(), { enabled: false, error: 'TUIC_CAPTURE_DIR must be absolute' });
+      assert.deepEqual(r.json(), { error: 'TUIC_CAPTURE_DIR must be absolute', code: 'invalid_input', enabled: false });
       assert.equal(((await t.socket('GET', '/diagnostics/capture')).json() as Status).enabled, false);
     } finally {
       await t.stop();

@@ -97,22 +97,23 @@ describe('terminal sessions', () => {
   it('refuses bad input with a 400 that says what is wrong', async () => {
     const bad = await t.socket('POST', '/sessions', JSON.stringify({ rows: 0, cwd: work }));
     assert.equal(bad.status, 400);
-    assert.equal(bad.json().error, 'rows must be between 1 and 500, got 0');
+    assert.deepEqual(bad.json(), { error: 'rows must be between 1 and 500, got 0', code: 'invalid_input', field: 'rows', in: 'body' });
     const big = await t.socket('POST', '/sessions', JSON.stringify({ cols: 501, cwd: work }));
     assert.equal(big.json().error, 'cols must be between 1 and 500, got 501');
     const missing = await t.socket('POST', '/sessions', JSON.stringify({ cwd: join(work, 'nope') }));
     assert.equal(missing.status, 400);
     assert.match(missing.json().error, /^Working directory does not exist/);
+    assert.equal(missing.json().code, 'invalid_input');
     const file = join(work, 'a-file');
     writeFileSync(file, 'x');
     assert.match((await t.socket('POST', '/sessions', JSON.stringify({ cwd: file }))).json().error, /not a directory/);
     const live = await create();
     const noRows = await t.socket('POST', `/sessions/${live.session_id}/resize`, JSON.stringify({ cols: 80 }));
     assert.equal(noRows.status, 400);
-    assert.equal(noRows.json().error, 'rows is required');
+    assert.deepEqual(noRows.json(), { error: 'rows is required', code: 'invalid_input', field: 'rows', in: 'body' });
     const unknown = await t.socket('POST', '/sessions/does-not-exist/write', JSON.stringify({ data: 'x' }));
     assert.equal(unknown.status, 404);
-    assert.deepEqual(unknown.json(), { error: 'Session not found' });
+    assert.deepEqual(unknown.json(), { error: 'Session not found', code: 'not_found' });
   });
 
   it('keeps an exited session readable with its exit code (tombstone), and says so on /events', async () => {

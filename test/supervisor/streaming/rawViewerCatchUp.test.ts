@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import type { EngineSocket } from '../../../supervisor/http/engine/types.js';
 import type { SessionService } from '../../../supervisor/sessions/sessionService.js';
-import { RawViewer, ViewerConstants, type ViewerData } from '../../../supervisor/streaming/rawViewer.js';
+import { RawViewer, ViewerConstants } from '../../../supervisor/streaming/rawViewer.js';
+import type { ViewerSocket } from '../../../supervisor/streaming/viewerSocket.js';
 
 const READ = ViewerConstants.CATCH_UP_READ_BYTES;
 
@@ -57,7 +57,7 @@ class StandIn {
       return 1;
     },
     getBufferedAmount: () => this.buffered,
-  } as unknown as EngineSocket<ViewerData>;
+  } as unknown as ViewerSocket;
 
   readonly sessions = {
     // Parser events are not what these tests are about.

@@ -3,10 +3,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import type { EngineSocket } from '../../../supervisor/http/engine/types.js';
-
 import type { SessionService } from '../../../supervisor/sessions/sessionService.js';
-import { RawViewer, type ViewerData } from '../../../supervisor/streaming/rawViewer.js';
+import { RawViewer } from '../../../supervisor/streaming/rawViewer.js';
+import type { ViewerSocket } from '../../../supervisor/streaming/viewerSocket.js';
 
 const settle = async (): Promise<void> => {
   for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
@@ -23,7 +22,7 @@ test('bytes after a resync gap are decoded on their own, not joined to a charact
       return 1;
     },
     getBufferedAmount: () => buffered,
-  } as unknown as EngineSocket<ViewerData>;
+  } as unknown as ViewerSocket;
 
   let live: ((offset: number, bytes: Uint8Array) => void) | undefined;
   // The ring as the viewer reads it: first everything ("hi" and the first two bytes of "€"), then,
