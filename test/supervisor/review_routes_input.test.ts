@@ -1,6 +1,6 @@
 /**
- * Bad input to the monitoring and per-project allowlist routes is the client's mistake: a 400 with
- * REFERENCE §1's wording, never a 500 and never a saved entry.
+ * Bad input to the monitoring and per-project allowlist routes is the client's mistake: a 400 that
+ * says what is wrong, never a 500 and never a saved entry.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -25,7 +25,7 @@ describe('route input review', () => {
       for (const body of ['null', '42', '"pw"', '[]']) {
         const r = await t.socket('POST', path, body, JSON_HEADERS);
         assert.equal(r.status, 400, `${path} ${body}: ${r.text}`);
-        assert.deepEqual(r.json(), { error: 'password is required' });
+        assert.deepEqual(r.json(), { error: 'password is required', code: 'invalid_input', field: '', in: 'body' });
       }
     }
   });
