@@ -24,7 +24,7 @@ async function freshPath(contents?: string): Promise<string> {
   return path;
 }
 
-test('missing file loads the REFERENCE §5.2 defaults and creates nothing', async () => {
+test('missing file loads the defaults and creates nothing', async () => {
   const dir = join(root, 'never-created');
   const store = new ConfigStore({ path: join(dir, 'config.json') });
   const config = await store.load();
