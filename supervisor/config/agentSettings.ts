@@ -1,5 +1,5 @@
 /**
- * Per-agent overrides from `<config dir>/agents.json` (REFERENCE §5.2): `{"agents": {"<type>":
+ * Per-agent overrides from `<config dir>/agents.json`, as TUICommander keeps them: `{"agents": {"<type>":
  * {"intent_tab_title"?, "suggest_followups"?, "progress_tracking"?, "run_configs"?}}}`, each flag
  * null or absent to inherit the global setting. Effective = global AND (per agent ?? true).
  * `run_configs` are named launch recipes, `[{"name", "command", "args"?}]`: `agent action=spawn

@@ -1,5 +1,6 @@
 // Owns config.json: load (never creates or overwrites), partial save (re-read under the locks,
-// merge, validate, atomic write), and change events. One commit path for every writer (REFERENCE §5.3).
+// merge, validate, atomic write), and change events. One commit path for every writer (PUT /config, the
+// config tool, key generation), so no writer can skip the checks or clobber another's change.
 
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -9,7 +10,7 @@ import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { atomicWriteFile } from './atomicWrite.js';
 import { withFileLock } from './fileLock.js';
 import { changedPaths, deepMerge, isPlainObject, pathTouches, type JsonObject } from './merge.js';
-import { loadTlsCredentials, type TlsCredentialsErrorData } from '../http/tlsCredentials.js';
+import { loadTlsCredentials, type TlsCredentialsErrorData } from './tlsCredentials.js';
 import { assertDepth, assertKnownFields, defaultConfig, invalidConfig, normalizeConfig } from './normalize.js';
 import type { AppConfig, ConfigSnapshot } from './schema.js';
 import { preserveSecrets } from './secrets.js';

@@ -1,7 +1,7 @@
 /**
- * Config secrets in the credential store instead of config.json (REFERENCE §5.2:
- * session token, relay token and VAPID private key are "never on disk"; the password hash stays
- * in the file). The store's own backend decides keyring or 0600 vault file.
+ * Config secrets in the credential store instead of config.json: the session token, relay token
+ * and VAPID private key are never written to disk in clear; the password hash (a bcrypt hash, not
+ * the password) stays in the file. The store's own backend decides keyring or 0600 vault file.
  */
 import { objectAt } from './merge.js';
 import { SECRET_FIELDS, type SecretField } from './secrets.js';

@@ -1,4 +1,4 @@
-// Partial-save semantics (REFERENCE §5.3, the seed's merge_partial_app_config / json_merge_delta):
+// Partial-save semantics (as TUICommander's merge_partial_app_config / json_merge_delta have them):
 // saving one field must never reset the others to their defaults. Pure functions on JSON values.
 
 export type JsonObject = { [key: string]: unknown };

@@ -1,10 +1,11 @@
-// The one schema for config.json (AppConfig): field names and defaults follow REFERENCE §5.2.
+// The one schema for config.json (AppConfig): field names and defaults are TUICommander's, so
+// its config.json reads as is (docs/configuration.md lists them).
 // It yields the TypeScript type, the compiled check and the editor JSON Schema (jsonSchema.ts).
 // Every field carries a default, so a missing file or a missing key reads as that default.
 
 import Type, { type Static } from 'typebox';
 
-/** Server knobs tuicd adds under `services.server`; values from REFERENCE Appendix A. */
+/** Server knobs tuicd adds under `services.server`; the values TUICommander's server uses as constants. */
 export const SERVER_KNOB_DEFAULTS = {
   /** Concurrent PTY sessions; the seed's 50 is a desktop figure, a headless host carries more. */
   max_sessions: 500,

@@ -8,12 +8,12 @@ import { withFileLock } from '../config/fileLock.js';
 import type { EngineApp, EngineListenSocket } from './engine/types.js';
 
 export const ListenerConstants = {
-  /** The spec's retry bind: a crashed run leaves a dead socket file; each try clears it. */
+  /** Binding the socket is retried: a crashed run leaves a dead socket file; each try clears it. */
   UNIX_BIND_ATTEMPTS: 3,
   UNIX_BIND_RETRY_MS: 100,
   /** A live server answers connect() at once; anything slower than this is treated as not answering. */
   LIVENESS_CONNECT_TIMEOUT_MS: 1000,
-  /** base, base+1, base+2 — the spec's port walk. */
+  /** base, base+1, base+2: the port walk when the configured port is taken. */
   TCP_PORT_ATTEMPTS: 3,
   /** Rounds of the port walk and the pause between them (a previous run may still hold the port). */
   TCP_ROUNDS: 6,

@@ -7,8 +7,7 @@
 import { unwatchFile, watchFile, type Stats } from 'node:fs';
 
 import type { DeepReadonly, TlsConfig } from '../config/schema.js';
-import type { TlsCredentials } from './engine/types.js';
-import { loadTlsCredentials, tlsFilePaths } from './tlsCredentials.js';
+import { loadTlsCredentials, type TlsCredentials, tlsFilePaths } from '../config/tlsCredentials.js';
 
 /** Renewals are rare and a few seconds late is fine: two stat calls per period cost nothing. */
 export const TLS_RENEWAL_POLL_MS = 5_000;

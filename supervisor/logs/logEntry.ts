@@ -1,5 +1,5 @@
 /**
- * The monitoring log ring's vocabulary (REFERENCE §1.3 `/logs`): levels, sources, bounds and the
+ * The monitoring log ring's vocabulary (`/logs`): levels, sources, bounds and the
  * entry a client reads back. The entry mirrors TUICommander's serialization: `data_json` appears only
  * when given, `repeat_count` only once a duplicate was folded in.
  */

@@ -1,6 +1,6 @@
 /**
- * Intent markers become progress-journal `intent` entries (spec: the journal's third kind is
- * observed, never claimed): one per change of a session's intent, redacted and bounded by the
+ * Intent markers become progress-journal `intent` entries (the journal's third kind is
+ * observed, never claimed by an agent): one per change of a session's intent, redacted and bounded by the
  * journal, only while progress tracking is on.
  */
 import type { EventBus } from '../events/eventBus.js';

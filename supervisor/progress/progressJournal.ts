@@ -1,5 +1,5 @@
 /**
- * The progress journal (spec "Project Progress reporting"): one JSON line per entry in the config
+ * The progress journal (what agents report with the progress tool, and what tuicd observes): one JSON line per entry in the config
  * dir, append-only and owner-only (0600). Bounded: each project keeps its newest KEEP_PER_PROJECT
  * entries; the file is compacted atomically once a project overflows by COMPACT_SLACK, so the
  * rewrite cost is paid once per slack appends, not on every append.
@@ -15,7 +15,7 @@ import { atomicWriteFile } from '../config/atomicWrite.js';
 export const PROGRESS_JOURNAL_FILE = 'progress.jsonl';
 
 export const ProgressConstants = {
-  /** REFERENCE Appendix A: text / step / names. */
+  /** Bounds on what is stored: text / step / names (longer input is cut, not refused). */
   TEXT_MAX_CHARS: 500,
   STEP_MAX_CHARS: 80,
   NAME_MAX_CHARS: 80,
@@ -27,7 +27,7 @@ export const ProgressConstants = {
   COMPACT_SLACK: 250,
   /** The journal holds agent output: owner read/write only. */
   FILE_MODE: 0o600,
-  /** Page size of a listing (REFERENCE Appendix A progress_list page: 8 default, 1..100). */
+  /** Page size of a listing: 8 by default, 1..100. */
   LIST_DEFAULT: 8,
   LIST_MAX: 100,
 } as const;

@@ -1,5 +1,5 @@
 /**
- * Web push for the /mobile page (REFERENCE §1.13): VAPID keys in the config (the private key goes to
+ * Web push for the /mobile page: VAPID keys in the config (the private key goes to
  * the credential store through the config vault), subscriptions in `push-subscriptions.json` (owner
  * only), and a notification when a session starts awaiting input, completes, hits a rate limit, or a
  * `ui confirm` opens. At most one per session per PUSH_INTERVAL_MS, none while the /mobile page shows
@@ -10,14 +10,18 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import webpush from 'web-push';
 
+import { ApiError } from '../../shared/apiError.js';
 import type { Disposable } from '../../shared/disposable.js';
+import { quoteClientInput } from '../../shared/quoteClientInput.js';
+import { validatorOf } from '../../shared/schemaCheck.js';
 import { atomicWriteFile } from '../config/atomicWrite.js';
 import type { ConfigStore } from '../config/configStore.js';
 import type { EventBus } from '../events/eventBus.js';
 import type { ViewerPresence } from '../streaming/viewerPresence.js';
+import { PushSubscriptionSchema } from './pushSchemas.js';
 
 export const PushConstants = {
-  /** REFERENCE §1.13: 30 s per-session push rate limit (`last_push_ms`). */
+  /** At most one push per session per 30 s (`last_push_ms`): a busy agent must not buzz a phone every second. */
   PUSH_INTERVAL_MS: 30_000,
   /** A push nobody could deliver within this long is dropped by the push service. */
   TTL_SECS: 300,
@@ -46,16 +50,6 @@ export interface PushMessage {
   tag: string;
 }
 
-/** A refusal the HTTP layer turns into its status. */
-export class PushError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 export interface PushServiceOptions {
   configDir: string;
   config: ConfigStore;
@@ -65,28 +59,36 @@ export interface PushServiceOptions {
   now?: () => number;
 }
 
-const B64URL = /^[A-Za-z0-9_-]+=*$/;
-
-/** Checks a subscription's shape and key sizes (a P-256 point, a 16-byte secret) so a bad one fails here, not at send time. */
-export function parseSubscription(body: unknown): PushSubscription {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new PushError(400, 'body must be a JSON object {endpoint, keys:{p256dh, auth}}');
-  const { endpoint, keys } = body as Record<string, unknown>;
-  if (typeof endpoint !== 'string' || endpoint === '') throw new PushError(400, 'endpoint is required');
+/**
+ * What the schema (pushSchemas.ts) cannot say of a subscription: the endpoint is an https URL and
+ * the keys have their sizes (a P-256 point, a 16-byte secret), so a bad one fails here, not at send time.
+ */
+export function checkSubscription(sub: PushSubscription): PushSubscription {
   let url: URL;
   try {
-    url = new URL(endpoint);
+    url = new URL(sub.endpoint);
   } catch {
-    throw new PushError(400, `endpoint is not a URL: ${JSON.stringify(endpoint.slice(0, 200))}`);
+    throw new ApiError('invalid_input', `endpoint is not a URL: ${quoteClientInput(sub.endpoint)}`, { extra: { field: 'endpoint' } });
   }
-  if (url.protocol !== 'https:') throw new PushError(400, `endpoint must be an https URL, got ${url.protocol}`);
-  if (typeof keys !== 'object' || keys === null) throw new PushError(400, 'keys {p256dh, auth} is required');
-  const { p256dh, auth } = keys as Record<string, unknown>;
-  if (typeof p256dh !== 'string' || !B64URL.test(p256dh) || Buffer.from(p256dh, 'base64url').length !== 65)
-    throw new PushError(400, 'keys.p256dh must be a base64url P-256 public key (65 bytes)');
-  if (typeof auth !== 'string' || !B64URL.test(auth) || Buffer.from(auth, 'base64url').length !== 16)
-    throw new PushError(400, 'keys.auth must be a base64url 16-byte secret');
-  return { endpoint, keys: { p256dh, auth } };
+  if (url.protocol !== 'https:') throw new ApiError('invalid_input', `endpoint must be an https URL, got ${url.protocol}`, { extra: { field: 'endpoint' } });
+  if (Buffer.from(sub.keys.p256dh, 'base64url').length !== 65)
+    throw new ApiError('invalid_input', 'keys.p256dh must be a base64url P-256 public key (65 bytes)', { extra: { field: 'keys.p256dh' } });
+  if (Buffer.from(sub.keys.auth, 'base64url').length !== 16)
+    throw new ApiError('invalid_input', 'keys.auth must be a base64url 16-byte secret', { extra: { field: 'keys.auth' } });
+  return { endpoint: sub.endpoint, keys: { p256dh: sub.keys.p256dh, auth: sub.keys.auth } };
 }
+
+/** A subscription read back from the file: kept only if it still passes every check. */
+function storedSubscription(value: unknown): PushSubscription | null {
+  if (!validatorOf(PushSubscriptionSchema).Check(value)) return null;
+  try {
+    return checkSubscription(value as PushSubscription);
+  } catch {
+    return null;
+  }
+}
+
+const DISABLED = 'push is disabled (services.push.enabled is false)';
 
 export class PushService implements Disposable {
   private subscriptions: PushSubscription[] = [];
@@ -118,29 +120,27 @@ export class PushService implements Disposable {
 
   /** The public key the page subscribes with; made (and saved) on first use. */
   async publicKey(): Promise<string> {
-    if (!this.enabled) throw new PushError(404, 'push is disabled (services.push.enabled is false)');
+    if (!this.enabled) throw new ApiError('not_found', DISABLED);
     await this.ensureKeys();
     return this.opts.config.get().services.push.vapid_public_key;
   }
 
-  async subscribe(body: unknown): Promise<{ ok: true; created: boolean }> {
-    if (!this.enabled) throw new PushError(404, 'push is disabled (services.push.enabled is false)');
-    const sub = parseSubscription(body);
+  async subscribe(subscription: PushSubscription): Promise<{ ok: true; created: boolean }> {
+    if (!this.enabled) throw new ApiError('not_found', DISABLED);
+    const sub = checkSubscription(subscription);
     await this.load();
     const existing = this.subscriptions.findIndex((s) => s.endpoint === sub.endpoint);
     if (existing >= 0) this.subscriptions[existing] = sub;
     else {
       if (this.subscriptions.length >= PushConstants.MAX_SUBSCRIPTIONS)
-        throw new PushError(409, `at most ${PushConstants.MAX_SUBSCRIPTIONS} push subscriptions; remove one first`);
+        throw new ApiError('conflict', `at most ${PushConstants.MAX_SUBSCRIPTIONS} push subscriptions; remove one first`);
       this.subscriptions.push(sub);
     }
     await this.save();
     return { ok: true, created: existing < 0 };
   }
 
-  async unsubscribe(body: unknown): Promise<{ ok: true; removed: boolean }> {
-    const endpoint = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)['endpoint'] : undefined;
-    if (typeof endpoint !== 'string' || endpoint === '') throw new PushError(400, 'endpoint is required');
+  async unsubscribe(endpoint: string): Promise<{ ok: true; removed: boolean }> {
     await this.load();
     const before = this.subscriptions.length;
     this.subscriptions = this.subscriptions.filter((s) => s.endpoint !== endpoint);
@@ -155,16 +155,16 @@ export class PushService implements Disposable {
 
   /** POST /api/push/test: one notification to every subscription now, outside the rate limit. */
   async test(): Promise<SendReport> {
-    if (!this.enabled) throw new PushError(503, 'push is disabled (services.push.enabled is false)');
+    if (!this.enabled) throw new ApiError('unavailable', DISABLED);
     await this.load();
-    if (this.subscriptions.length === 0) throw new PushError(404, 'no push subscription: subscribe from the /mobile page first');
+    if (this.subscriptions.length === 0) throw new ApiError('not_found', 'no push subscription: subscribe from the /mobile page first');
     return this.send({ title: 'tuicd', body: 'Test notification: push works.', url: '/mobile', tag: 'tuicd-test' });
   }
 
   async send(message: PushMessage): Promise<SendReport> {
     await this.ensureKeys();
     const push = this.opts.config.get().services.push;
-    if (!push.vapid_private_key || !push.vapid_public_key) throw new PushError(503, 'push has no VAPID private key (the credential store lost it?)');
+    if (!push.vapid_private_key || !push.vapid_public_key) throw new ApiError('unavailable', 'push has no VAPID private key (the credential store lost it?)');
     await this.load();
     const report: SendReport = { sent: 0, failed: 0, stale_removed: 0 };
     const stale = new Set<string>();
@@ -277,13 +277,7 @@ export class PushService implements Disposable {
       (text) => {
         const parsed = JSON.parse(text) as { subscriptions?: unknown };
         const list = Array.isArray(parsed.subscriptions) ? parsed.subscriptions : [];
-        this.subscriptions = list.flatMap((s) => {
-          try {
-            return [parseSubscription(s)];
-          } catch {
-            return [];
-          }
-        });
+        this.subscriptions = list.flatMap((s) => storedSubscription(s) ?? []);
       },
       (err: NodeJS.ErrnoException) => {
         if (err.code !== 'ENOENT') this.opts.log.warn({ file: this.path, err: err.message }, 'push subscriptions not read; starting with none');

@@ -1,27 +1,61 @@
 /**
- * `/agents` (REFERENCE §1.7), the parts that make sense headless: which agent programs are
- * installed (detect, detect-all), the launch arguments that keep a TUI in native scrollback, and
- * whether an agent's own conversation id exists. Opening a file in a desktop app and listing IDEs
- * need a desktop: they answer 501 saying so.
+ * `/agents`, the parts that make sense headless: which agent programs are installed (detect,
+ * detect-all), the launch arguments that keep a TUI in native scrollback, and whether an agent's own
+ * conversation id exists. Opening a file in a desktop app and listing IDEs need a desktop: they
+ * answer 501 (not_implemented) saying so.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
-import type { AgentBinaries } from '../agents/agentBinaries.js';
-import { HttpError, json, parseJsonBody } from '../http/types.js';
-import type { Route } from '../http/types.js';
-import { clipClientInput } from '../../shared/quoteClientInput.js';
+import { Type } from 'typebox';
 
+import { ApiError } from '../../shared/apiError.js';
+import type { AgentBinaries } from '../agents/agentBinaries.js';
+import { ErrorBodySchema } from '../http/openapi.js';
+import { defineRoute } from '../http/routeSpec.js';
+import { json } from '../http/types.js';
+import type { Route } from '../http/types.js';
+
+const TAG = 'agents';
 const HEADLESS = 'not available in headless tuicd: it needs a desktop to open applications';
 /** Binaries detect-all takes in one call. */
 const MAX_BINARIES = 64;
-const SESSION_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;
+const SESSION_ID = '^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$';
 
-function object(body: unknown): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'request body must be a JSON object');
-  return body as Record<string, unknown>;
-}
+const DetectionSchema = Type.Object({
+  path: Type.Union([Type.String(), Type.Null()], { description: 'Where it is; null when not installed.' }),
+  version: Type.Union([Type.String(), Type.Null()], { description: 'From `--version`; null when not probed or not found.' }),
+  supports_no_alt_screen: Type.Boolean({ description: 'Its `--help` offers `--no-alt-screen` (native scrollback).' }),
+});
+
+const InstalledSchema = Type.Object({ name: Type.String(), path: Type.String(), version: Type.Union([Type.String(), Type.Null()]) });
+
+const DetectAllBody = Type.Object({
+  binaries: Type.Array(Type.String(), {
+    maxItems: MAX_BINARIES,
+    description: `Names on PATH or absolute paths, at most ${MAX_BINARIES}; blank ones are skipped.`,
+    errorMessage: `binaries must be an array of at most ${MAX_BINARIES} strings`,
+  }),
+});
+
+const LaunchArgsBody = Type.Object({
+  agentType: Type.String({ description: 'claude, codex, gemini…' }),
+  binaryPath: Type.String({ description: 'The binary that will run (probed for its flags).' }),
+  args: Type.Array(Type.String(), { description: 'The arguments the caller means to pass.' }),
+});
+
+const VerifySessionBody = Type.Object({
+  agentType: Type.String({ description: 'claude or codex; any other answers false.' }),
+  sessionId: Type.String({
+    pattern: SESSION_ID,
+    description: "The agent's own conversation id: 1-128 of A-Z a-z 0-9 . _ - (it names a file).",
+    errorMessage: 'sessionId must be 1-128 of A-Z a-z 0-9 . _ -, got {got}',
+  }),
+  cwd: Type.String({ description: 'The directory the conversation ran in (Claude files them by it).' }),
+});
+
+const headless = { description: 'Always: this needs a desktop.', schema: ErrorBodySchema };
 
 /** Claude keeps a conversation as ~/.claude/projects/<cwd with / and . as ->/<id>.jsonl; Codex as ~/.codex/sessions/YYYY/MM/DD/rollout-…-<id>.jsonl. */
 function conversationExists(agentType: string, sessionId: string, cwd: string, home: string): boolean {
@@ -48,62 +82,91 @@ function conversationExists(agentType: string, sessionId: string, cwd: string, h
 
 export function agentRoutes(binaries: AgentBinaries, env: NodeJS.ProcessEnv): Route[] {
   const home = (): string => env['HOME'] || homedir();
+  const notHeadless = () => {
+    throw new ApiError('not_implemented', HEADLESS);
+  };
   return [
-    {
+    defineRoute({
       method: 'GET',
       pattern: '/agents',
+      tag: TAG,
+      summary: 'The known agent programs installed here, with their versions',
+      answers: {
+        200: Type.Object({
+          agents: Type.Array(InstalledSchema),
+          ides: Type.Array(Type.Unknown(), { maxItems: 0, description: 'Always empty: headless tuicd opens no IDE.' }),
+        }),
+      },
       handler: async () => json({ agents: await binaries.installed(), ides: [] }),
-    },
-    {
+    }),
+    defineRoute({
       method: 'GET',
       pattern: '/agents/detect',
-      handler: async (ctx) => {
-        const binary = ctx.query.get('binary');
-        if (!binary) throw new HttpError(400, 'binary is required (a name on PATH or an absolute path)');
-        return json({ ...(await binaries.detect(binary)) });
-      },
-    },
-    {
+      tag: TAG,
+      summary: 'One binary: its path, version and whether it can stay off the alternate screen',
+      query: Type.Object({
+        binary: Type.String({
+          minLength: 1,
+          description: 'A name on PATH or an absolute path.',
+          errorMessage: 'binary is required (a name on PATH or an absolute path)',
+        }),
+      }),
+      answers: { 200: DetectionSchema },
+      handler: async ({ query }) => json({ ...(await binaries.detect(query.binary)) }),
+    }),
+    defineRoute({
       method: 'POST',
       pattern: '/agents/detect-all',
-      handler: (ctx) => {
-        const list = object(parseJsonBody(ctx))['binaries'];
-        if (!Array.isArray(list) || !list.every((b) => typeof b === 'string')) throw new HttpError(400, 'binaries must be an array of strings');
-        if (list.length > MAX_BINARIES) throw new HttpError(400, `at most ${MAX_BINARIES} binaries per call`);
+      tag: TAG,
+      summary: 'Where each binary is (no probes: version null)',
+      body: DetectAllBody,
+      answers: { 200: Type.Record(Type.String(), DetectionSchema, { description: 'By the name as given (trimmed).' }) },
+      handler: ({ body }) => {
         const out: Record<string, unknown> = {};
-        for (const b of list as string[]) if (b.trim() !== '') out[b] = binaries.locate(b.trim());
+        for (const b of body.binaries) if (b.trim() !== '') out[b] = binaries.locate(b.trim());
         return json(out);
       },
-    },
-    {
+    }),
+    defineRoute({
       method: 'POST',
       pattern: '/agents/launch-args',
-      handler: async (ctx) => {
-        const body = object(parseJsonBody(ctx));
-        const { agentType, binaryPath, args } = body;
-        if (typeof agentType !== 'string' || typeof binaryPath !== 'string') throw new HttpError(400, 'agentType and binaryPath are required strings');
-        if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) throw new HttpError(400, 'args must be an array of strings');
-        const out = [...(args as string[])];
+      tag: TAG,
+      summary: 'The arguments to launch an agent with so its output scrolls back natively',
+      description: 'Codex gets `--no-alt-screen` (once) when its binary offers it; other agents keep their arguments.',
+      body: LaunchArgsBody,
+      answers: { 200: Type.Array(Type.String()) },
+      handler: async ({ body }) => {
+        const out = [...body.args];
         // Codex draws on the alternate screen unless told not to; its output then scrolls back natively.
-        if (agentType.toLowerCase() === 'codex' && !out.includes('--no-alt-screen') && (await binaries.detect(binaryPath)).supports_no_alt_screen)
+        if (body.agentType.toLowerCase() === 'codex' && !out.includes('--no-alt-screen') && (await binaries.detect(body.binaryPath)).supports_no_alt_screen)
           out.unshift('--no-alt-screen');
         return json(out);
       },
-    },
-    {
+    }),
+    defineRoute({
       method: 'POST',
       pattern: '/agents/verify-session',
-      handler: (ctx) => {
-        const body = object(parseJsonBody(ctx));
-        const { agentType, sessionId, cwd } = body;
-        if (typeof agentType !== 'string' || typeof sessionId !== 'string' || typeof cwd !== 'string')
-          throw new HttpError(400, 'agentType, sessionId and cwd are required strings');
-        // The id names a file: anything but a plain token is refused, never joined into a path.
-        if (!SESSION_ID.test(sessionId)) throw new HttpError(400, `sessionId must be 1-128 of A-Z a-z 0-9 . _ -, got ${clipClientInput(sessionId)}`);
-        return json(conversationExists(agentType.toLowerCase(), sessionId, cwd, home()) as unknown as object);
-      },
-    },
-    { method: 'POST', pattern: '/agents/open-in-app', handler: () => json({ error: HEADLESS }, 501) },
-    { method: 'GET', pattern: '/agents/ides', handler: () => json({ error: HEADLESS }, 501) },
+      tag: TAG,
+      summary: "Whether an agent's conversation id exists on disk (Claude, Codex)",
+      body: VerifySessionBody,
+      answers: { 200: Type.Boolean() },
+      handler: ({ body }) => json(conversationExists(body.agentType.toLowerCase(), body.sessionId, body.cwd, home()) as unknown as object),
+    }),
+    defineRoute({
+      method: 'POST',
+      pattern: '/agents/open-in-app',
+      tag: TAG,
+      summary: 'Open a file in a desktop app: not available headless',
+      answers: { 501: headless },
+      handler: notHeadless,
+    }),
+    defineRoute({
+      method: 'GET',
+      pattern: '/agents/ides',
+      tag: TAG,
+      summary: 'The IDEs installed: not available headless',
+      answers: { 501: headless },
+      handler: notHeadless,
+    }),
   ];
 }

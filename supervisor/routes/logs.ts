@@ -1,28 +1,46 @@
 /**
- * GET /logs?limit=0&level&source, POST /logs {level, source, message, data_json}, DELETE /logs
- * (REFERENCE §1.3): the monitoring log ring. Not public: TCP callers authenticate like every other route.
+ * GET /logs?limit=0&level&source, POST /logs {level, source, message, data_json}, DELETE /logs: the
+ * monitoring log ring clients write to and read back. Not public: TCP callers authenticate like
+ * every other route.
  */
+import { Type } from 'typebox';
+
+import { defineRoute } from '../http/routeSpec.js';
+import { json } from '../http/types.js';
+import type { Route } from '../http/types.js';
 import type { LogRing } from '../logs/logRing.js';
-import { parseLogInput, parseLogQuery } from '../logs/logInput.js';
-import { HttpError, json, parseJsonBody } from '../http/types.js';
-import type { RequestContext, Route } from '../http/types.js';
+import { LogBody, LogEntrySchema, LogQuerySchema, logInputOf, logQueryOf } from '../logs/logSchemas.js';
+
+const TAG = 'logs';
 
 export function logRoutes(ring: LogRing): Route[] {
-  const list = (ctx: RequestContext) => {
-    const query = parseLogQuery(ctx.query);
-    if (!query.ok) throw new HttpError(400, query.error);
-    // A bare array, oldest first, as TUICommander answers.
-    return json(ring.list(query.value));
-  };
-  const push = (ctx: RequestContext) => {
-    const input = parseLogInput(parseJsonBody(ctx));
-    if (!input.ok) throw new HttpError(400, input.error);
-    return json({ ok: true, entry: ring.push(input.value) });
-  };
-  const clear = () => json({ ok: true, cleared: ring.clear() });
   return [
-    { method: 'GET', pattern: '/logs', handler: list },
-    { method: 'POST', pattern: '/logs', handler: push },
-    { method: 'DELETE', pattern: '/logs', handler: clear },
+    defineRoute({
+      method: 'GET',
+      pattern: '/logs',
+      tag: TAG,
+      summary: 'The log ring, oldest first, filtered by level and source',
+      query: LogQuerySchema,
+      // A bare array, oldest first, as TUICommander answers.
+      answers: { 200: Type.Array(LogEntrySchema, { description: 'Oldest first.' }) },
+      handler: ({ query }) => json(ring.list(logQueryOf(query))),
+    }),
+    defineRoute({
+      method: 'POST',
+      pattern: '/logs',
+      tag: TAG,
+      summary: 'Add an entry; one identical to the newest is folded into it (repeat_count)',
+      body: LogBody,
+      answers: { 200: Type.Object({ ok: Type.Literal(true), entry: LogEntrySchema }) },
+      handler: ({ body }) => json({ ok: true, entry: ring.push(logInputOf(body)) }),
+    }),
+    defineRoute({
+      method: 'DELETE',
+      pattern: '/logs',
+      tag: TAG,
+      summary: 'Empty the ring; ids keep counting',
+      answers: { 200: Type.Object({ ok: Type.Literal(true), cleared: Type.Integer({ minimum: 0, description: 'How many entries went.' }) }) },
+      handler: () => json({ ok: true, cleared: ring.clear() }),
+    }),
   ];
 }

@@ -1,14 +1,58 @@
 /** GET /health (public), /stats, /metrics, /api/version and the password-hash helper. */
 import { hash as bcryptHash } from '@node-rs/bcrypt';
+import { Type } from 'typebox';
 
+import { ApiError } from '../../shared/apiError.js';
+import { defineRoute } from '../http/routeSpec.js';
+import { json } from '../http/types.js';
+import type { Reply, Route } from '../http/types.js';
 import type { Metrics } from '../metrics.js';
-import { HttpError, json, parseJsonBody } from '../http/types.js';
-import type { Reply, RequestContext, Route } from '../http/types.js';
 
-/** The spec's cost for remote-access password hashes. */
+/** bcrypt cost for remote-access password hashes: TUICommander's, about 250 ms a hash. */
 export const BCRYPT_COST = 12;
 /** bcrypt reads at most 72 bytes; refuse more rather than silently truncating a passphrase. */
 const MAX_PASSWORD_BYTES = 72;
+
+const TAG = 'monitoring';
+
+const Count = Type.Integer({ minimum: 0 });
+
+export const HealthAnswer = Type.Object({
+  ok: Type.Literal(true),
+  version: Type.String(),
+  build: Type.Object({ version: Type.String(), node: Type.String({ description: 'The Node.js version tuicd runs on.' }) }),
+  protocol_version: Type.Literal(1),
+  instance_id: Type.String({ description: 'New at every start: a client sees a restart by its change.' }),
+  uptime_secs: Count,
+  session_count: Count,
+  socket_path: Type.String(),
+  listeners: Type.Object({
+    socket: Type.Object({ path: Type.String() }),
+    tcp: Type.Union([Type.Object({ host: Type.String(), port: Type.Integer({ minimum: 0, maximum: 65535 }), tls: Type.Boolean() }), Type.Null()], {
+      description: 'null while remote access is off or its listener is down.',
+    }),
+    tcp_error: Type.Optional(Type.String({ description: 'Why remote access is on but the TCP listener is not (a taken port, bad TLS files).' })),
+  }),
+  credential_store: Type.Object(
+    {
+      backend: Type.String({ description: 'Where secrets are kept: a keyring, the owner-only vault file, or `probing` at start.' }),
+      reason: Type.Optional(Type.String()),
+    },
+    { additionalProperties: true },
+  ),
+  http_engine: Type.Object({ name: Type.String(), detail: Type.String() }),
+});
+
+export const StatsAnswer = Type.Object({ active_sessions: Count, max_sessions: Type.Integer({ minimum: 1 }), available_slots: Count });
+
+export const MetricsAnswer = Type.Record(Type.String(), Type.Union([Type.Number(), Type.Record(Type.String(), Type.Number())]), {
+  description: 'Each metric by name: a number, or by label set (`listener=socket,status=200`) a number each.',
+});
+
+const PasswordBody = Type.Object(
+  { password: Type.String({ minLength: 1, description: `The password, at most ${MAX_PASSWORD_BYTES} bytes of UTF-8.`, errorMessage: 'password is required' }) },
+  { errorMessage: 'password is required' },
+);
 
 export interface HealthSource {
   version: string;
@@ -68,27 +112,67 @@ export function monitoringRoutes(src: HealthSource, metrics: Metrics): Route[] {
     const max = src.maxSessions();
     return json({ active_sessions: active, max_sessions: max, available_slots: Math.max(0, max - active) });
   };
-  const metricsRoute = (ctx: RequestContext): Reply => {
-    const accept = ctx.headers['accept'] ?? '';
-    const wantsText = ctx.query.get('format') === 'prometheus' || /(^|,)\s*text\/plain/.test(accept);
-    if (wantsText) return { status: 200, headers: { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' }, body: metrics.toPrometheus() };
-    return json(metrics.toJson());
-  };
-  const hashPassword = async (ctx: RequestContext): Promise<Reply> => {
-    const body = parseJsonBody<unknown>(ctx);
-    // JSON `null` (or any non-object) is a client's mistake, not a 500 from reading a property of it.
-    const password = typeof body === 'object' && body !== null ? (body as { password?: unknown }).password : undefined;
-    if (typeof password !== 'string' || password.length === 0) throw new HttpError(400, 'password is required');
-    if (Buffer.byteLength(password) > MAX_PASSWORD_BYTES) throw new HttpError(400, `password must be at most ${MAX_PASSWORD_BYTES} bytes`);
-    // Runs on the libuv thread pool: ~250 ms of work never blocks the event loop.
-    return json({ hash: await bcryptHash(password, { cost: BCRYPT_COST }) });
-  };
+  const hashPassword = defineRoute({
+    method: 'POST',
+    pattern: '/auth/hash-password',
+    tag: 'auth',
+    summary: 'A bcrypt hash (cost 12) of a password, for `services.auth.password_hash`',
+    body: PasswordBody,
+    answers: { 200: Type.Object({ hash: Type.String({ pattern: '^\\$2[aby]\\$12\\$' }) }) },
+    handler: async ({ body }) => {
+      if (Buffer.byteLength(body.password) > MAX_PASSWORD_BYTES)
+        throw new ApiError('invalid_input', `password must be at most ${MAX_PASSWORD_BYTES} bytes`, { extra: { field: 'password', in: 'body' } });
+      // Runs on the libuv thread pool: ~250 ms of work never blocks the event loop.
+      return json({ hash: await bcryptHash(body.password, { cost: BCRYPT_COST }) });
+    },
+  });
   return [
-    { method: 'GET', pattern: '/health', handler: health, public: true },
-    { method: 'GET', pattern: '/api/version', handler: () => json({ version: src.version, git_hash: src.gitHash }) },
-    { method: 'GET', pattern: '/stats', handler: stats },
-    { method: 'GET', pattern: '/metrics', handler: metricsRoute },
-    { method: 'POST', pattern: '/auth/hash-password', handler: hashPassword },
-    { method: 'POST', pattern: '/config/hash-password', handler: hashPassword },
+    defineRoute({
+      method: 'GET',
+      pattern: '/health',
+      tag: TAG,
+      summary: 'Liveness, version, listeners and session count',
+      description: 'The one route served without credentials on TCP.',
+      answers: { 200: HealthAnswer },
+      public: true,
+      handler: health,
+    }),
+    defineRoute({
+      method: 'GET',
+      pattern: '/api/version',
+      tag: TAG,
+      summary: 'The version and the commit tuicd runs from',
+      answers: {
+        200: Type.Object({ version: Type.String(), git_hash: Type.Union([Type.String(), Type.Null()], { description: 'null without a .git checkout.' }) }),
+      },
+      handler: () => json({ version: src.version, git_hash: src.gitHash }),
+    }),
+    defineRoute({
+      method: 'GET',
+      pattern: '/stats',
+      tag: TAG,
+      summary: 'Sessions running, the limit, and the slots left',
+      answers: { 200: StatsAnswer },
+      handler: stats,
+    }),
+    defineRoute({
+      method: 'GET',
+      pattern: '/metrics',
+      tag: TAG,
+      summary: 'Counters and gauges, as JSON or as Prometheus text',
+      description: 'JSON by default; Prometheus text exposition (`text/plain; version=0.0.4`) with `?format=prometheus` or `Accept: text/plain`.',
+      query: Type.Object({
+        format: Type.Optional(Type.String({ description: '`prometheus` for the text exposition format; anything else, JSON.' })),
+      }),
+      answers: { 200: { description: 'The metrics: JSON, or Prometheus text when asked for.', contentType: 'application/json', schema: MetricsAnswer } },
+      handler: ({ query }, ctx) => {
+        const wantsText = query.format === 'prometheus' || /(^|,)\s*text\/plain/.test(ctx.headers['accept'] ?? '');
+        if (wantsText) return { status: 200, headers: { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' }, body: metrics.toPrometheus() };
+        return json(metrics.toJson());
+      },
+    }),
+    hashPassword,
+    // The same helper under the config path, where a settings page looks for it.
+    { ...hashPassword, pattern: '/config/hash-password', spec: { ...hashPassword.spec!, tag: 'config' } },
   ];
 }

@@ -1,24 +1,23 @@
 /** GET /progress/list?project=&limit= — the progress journal, newest first, for a human or a client to read. */
-import { ProgressConstants } from '../progress/progressJournal.js';
+import { defineRoute } from '../http/routeSpec.js';
+import { json } from '../http/types.js';
+import type { Route } from '../http/types.js';
 import type { ProgressJournal } from '../progress/progressJournal.js';
-import { HttpError, json } from '../http/types.js';
-import type { RequestContext, Route } from '../http/types.js';
-
-function parseLimit(raw: string | null): number {
-  if (raw === null || raw === '') return ProgressConstants.LIST_DEFAULT;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > ProgressConstants.LIST_MAX) {
-    throw new HttpError(400, `limit must be an integer between 1 and ${ProgressConstants.LIST_MAX}, got ${JSON.stringify(raw)}`);
-  }
-  return n;
-}
+import { ProgressListQuery, ProgressPageSchema } from '../progress/progressSchemas.js';
 
 export function progressRoutes(journal: ProgressJournal): Route[] {
-  const list = async (ctx: RequestContext) => {
-    const limit = parseLimit(ctx.query.get('limit'));
-    const project = ctx.query.get('project');
-    const page = await journal.list({ limit, ...(project ? { project } : {}) });
-    return json(page);
-  };
-  return [{ method: 'GET', pattern: '/progress/list', handler: list }];
+  return [
+    defineRoute({
+      method: 'GET',
+      pattern: '/progress/list',
+      tag: 'progress',
+      summary: 'What agents reported (done, blocked) and what tuicd observed, newest first',
+      query: ProgressListQuery,
+      answers: { 200: ProgressPageSchema },
+      handler: async ({ query }) => {
+        const page = await journal.list({ ...(query.limit ? { limit: Number(query.limit) } : {}), ...(query.project ? { project: query.project } : {}) });
+        return json(page);
+      },
+    }),
+  ];
 }

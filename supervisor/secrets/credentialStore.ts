@@ -9,7 +9,7 @@ import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { KeyringBackend, keyringLabel, platformKeyring, probeKeyring, type KeyringBackendName } from './keyringBackend.js';
 import { VaultFile, type VaultDoc } from './vaultFile.js';
 
-/** The keyring service name of the spec's system (REFERENCE §5.4 "Credentials"). */
+/** The keyring service name TUICommander uses, so both find the same secrets. */
 export const DEFAULT_SERVICE = 'tuicommander-mcp';
 export const VAULT_FILE_NAME = 'vault.json';
 /** A healthy keyring answers the probe in well under 1 s (node start included); a hung bus must not hang startup. */

@@ -55,11 +55,38 @@ describe('config routes', () => {
     const before = readFileSync(file, 'utf8');
     const bad = await t.socket('PUT', '/config', JSON.stringify({ services: { server: { port: 'eighty' } } }));
     assert.equal(bad.status, 400);
-    assert.match(bad.json().error, /services\.server\.port/);
+    assert.match(bad.json().error, /^Invalid config: services\.server\.port: /);
+    assert.equal(bad.json().code, 'invalid_input');
+    assert.equal(bad.json().field, 'services.server.port');
     const notJson = await t.socket('PUT', '/config', '{"services":');
     assert.equal(notJson.status, 400);
     assert.match(notJson.json().error, /not valid JSON/);
+    assert.equal(notJson.json().code, 'invalid_input');
     assert.equal(readFileSync(file, 'utf8'), before);
+  });
+
+  it('refuses a wrong-typed field anywhere in the body, naming it, and a body that is not an object', async () => {
+    const file = join(t.configDir, 'config.json');
+    const before = readFileSync(file, 'utf8');
+    const cases: Array<[unknown, string]> = [
+      [{ collapse_tools: 'yes' }, 'collapse_tools'],
+      [{ disabled_native_tools: 'debug' }, 'disabled_native_tools'],
+      [{ disabled_native_tools: [1] }, 'disabled_native_tools[0]'],
+      [{ font_size: 0 }, 'font_size'],
+      [{ services: { auth: 'bob' } }, 'services.auth'],
+      [{ services: { auth: { auth_rate_limit_max: -1 } } }, 'services.auth.auth_rate_limit_max'],
+      [{ services: { tls: { mode: 'acme' } } }, 'services.tls.mode'],
+      [[], ''],
+      ['x', ''],
+    ];
+    for (const [body, field] of cases) {
+      const r = await t.socket('PUT', '/config', JSON.stringify(body));
+      assert.equal(r.status, 400, `${JSON.stringify(body)}: ${r.text}`);
+      assert.equal(r.json().code, 'invalid_input', JSON.stringify(body));
+      assert.equal(r.json().field, field, JSON.stringify(body));
+      assert.equal(r.json().in, 'body');
+    }
+    assert.equal(readFileSync(file, 'utf8'), before, 'nothing written');
   });
 
   it('never returns a secret from GET /config, and never logs one', async () => {
@@ -116,6 +143,14 @@ describe('config routes', () => {
     assert.match(h, /^\$2[aby]\$12\$/);
     assert.equal(await verify('s3cret', h), true);
     assert.equal((await t.socket('POST', '/auth/hash-password', JSON.stringify({}))).status, 400);
+    for (const path of ['/auth/hash-password', '/config/hash-password']) {
+      const wrongType = await t.socket('POST', path, JSON.stringify({ password: 12345678 }));
+      assert.equal(wrongType.status, 400);
+      assert.deepEqual(wrongType.json(), { error: 'password is required', code: 'invalid_input', field: 'password', in: 'body' });
+      const long = await t.socket('POST', path, JSON.stringify({ password: 'é'.repeat(37) }));
+      assert.equal(long.status, 400, 'bcrypt reads 72 bytes: 74 are refused, not cut');
+      assert.deepEqual(long.json(), { error: 'password must be at most 72 bytes', code: 'invalid_input', field: 'password', in: 'body' });
+    }
   });
 });
 

@@ -25,7 +25,7 @@ describe('route input review', () => {
       for (const body of ['null', '42', '"pw"', '[]']) {
         const r = await t.socket('POST', path, body, JSON_HEADERS);
         assert.equal(r.status, 400, `${path} ${body}: ${r.text}`);
-        assert.deepEqual(r.json(), { error: 'password is required' });
+        assert.deepEqual(r.json(), { error: 'password is required', code: 'invalid_input', field: '', in: 'body' });
       }
     }
   });

@@ -61,7 +61,14 @@ describe('/agents', { timeout: 60_000 }, () => {
     });
     assert.ok(Date.now() - started < 6_000, 'two 2 s probes at most');
     assert.deepEqual((await t.socket('GET', '/agents/detect?binary=aider')).json(), { path: null, version: null, supports_no_alt_screen: false });
-    assert.equal((await t.socket('GET', '/agents/detect')).status, 400);
+    for (const query of ['', '?binary=']) {
+      const r = await t.socket('GET', `/agents/detect${query}`);
+      assert.equal(r.status, 400, query);
+      assert.equal(r.json().code, 'invalid_input');
+      assert.equal(r.json().field, 'binary');
+      assert.equal(r.json().in, 'query');
+    }
+    assert.match((await t.socket('GET', '/agents/detect?binary=')).json().error, /^binary is required \(a name on PATH or an absolute path\)$/);
   });
 
   it('detect-all: paths only, blank names dropped; GET /agents and agent action=detect list what is installed', async () => {
@@ -71,6 +78,8 @@ describe('/agents', { timeout: 60_000 }, () => {
       aider: { path: null, version: null, supports_no_alt_screen: false },
     });
     assert.equal((await t.socket('POST', '/agents/detect-all', JSON.stringify({ binaries: 'codex' }))).status, 400);
+    const tooMany = await t.socket('POST', '/agents/detect-all', JSON.stringify({ binaries: Array.from({ length: 65 }, (_, i) => `b${i}`) }));
+    assert.deepEqual(tooMany.json(), { error: 'binaries must be an array of at most 64 strings', code: 'invalid_input', field: 'binaries', in: 'body' });
     const listed = (await t.socket('GET', '/agents')).json();
     assert.deepEqual(listed.agents.map((a: { name: string }) => a.name).sort(), ['claude', 'codex', 'gemini']);
     const tool = await t.socket(
@@ -102,6 +111,27 @@ describe('/agents', { timeout: 60_000 }, () => {
     assert.deepEqual(claude.json(), ['-c']);
   });
 
+  it('refuses a wrong-typed body with 400 invalid_input naming the field', async () => {
+    const cases: Array<[string, object, string]> = [
+      ['/agents/detect-all', { binaries: 'codex' }, 'binaries'],
+      ['/agents/detect-all', { binaries: ['codex', 7] }, 'binaries[1]'],
+      ['/agents/detect-all', {}, 'binaries'],
+      ['/agents/launch-args', { agentType: 'codex', binaryPath: 7, args: [] }, 'binaryPath'],
+      ['/agents/launch-args', { agentType: 'codex', binaryPath: '/bin/codex', args: '--model x' }, 'args'],
+      ['/agents/launch-args', { binaryPath: '/bin/codex', args: [] }, 'agentType'],
+      ['/agents/verify-session', { agentType: 'claude', sessionId: 12, cwd: '/' }, 'sessionId'],
+      ['/agents/verify-session', { agentType: 'claude', sessionId: 'abc', cwd: null }, 'cwd'],
+      ['/agents/verify-session', { agentType: ['claude'], sessionId: 'abc', cwd: '/' }, 'agentType'],
+    ];
+    for (const [path, body, field] of cases) {
+      const r = await t.socket('POST', path, JSON.stringify(body));
+      assert.equal(r.status, 400, `${path} ${JSON.stringify(body)}: ${r.text}`);
+      assert.equal(r.json().code, 'invalid_input');
+      assert.equal(r.json().field, field, `${path} ${JSON.stringify(body)}`);
+      assert.equal(r.json().in, 'body');
+    }
+  });
+
   it('verify-session: Claude and Codex conversation files; a path-like id is refused', async () => {
     const verify = async (body: object) => (await t.socket('POST', '/agents/verify-session', JSON.stringify(body))).json();
     assert.equal(await verify({ agentType: 'claude', sessionId: 'abc-123', cwd: '/work/repo', envOverrides: {} }), true);
@@ -110,6 +140,12 @@ describe('/agents', { timeout: 60_000 }, () => {
     assert.equal(await verify({ agentType: 'gemini', sessionId: 'abc-123', cwd: '/work/repo' }), false);
     const bad = await t.socket('POST', '/agents/verify-session', JSON.stringify({ agentType: 'claude', sessionId: '../../etc/passwd', cwd: '/' }));
     assert.equal(bad.status, 400);
+    assert.deepEqual(bad.json(), {
+      error: 'sessionId must be 1-128 of A-Z a-z 0-9 . _ -, got ../../etc/passwd',
+      code: 'invalid_input',
+      field: 'sessionId',
+      in: 'body',
+    });
   });
 
   it('open-in-app and ides need a desktop: 501 with the reason', async () => {
@@ -120,6 +156,7 @@ describe('/agents', { timeout: 60_000 }, () => {
       const r = await t.socket(method, path, method === 'POST' ? JSON.stringify({ path: '/x', app: 'vscode' }) : undefined);
       assert.equal(r.status, 501);
       assert.match(r.json().error, /headless/);
+      assert.equal(r.json().code, 'not_implemented');
     }
   });
 });

@@ -86,12 +86,12 @@ function refused(outcome: AuthOutcome) {
   return outcome as Extract<AuthOutcome, { ok: false }>;
 }
 
-function assertUnauthorized(outcome: AuthOutcome, body: string): void {
+function assertUnauthorized(outcome: AuthOutcome, error: string): void {
   const r = refused(outcome).reply;
   assert.equal(r.status, 401);
   assert.equal(r.headers?.['WWW-Authenticate'], `Basic realm="${AUTH_REALM}"`);
   assert.equal(AUTH_REALM, 'TUICommander');
-  assert.deepEqual(r.body, { error: body }, 'the JSON error shape');
+  assert.deepEqual(r.body, { error, code: 'unauthorized' }, 'the JSON error shape');
 }
 
 describe('TcpAuth', () => {
@@ -142,7 +142,7 @@ describe('TcpAuth', () => {
       const r = refused(await auth.check(req({ authorization: basic(USER, pw) }, NO_QUERY, IP))).reply;
       assert.equal(r.status, 429);
       assert.equal(r.headers?.['Retry-After'], '50'); // 49.5 s left, floored, + 1
-      assert.deepEqual(r.body, { error: 'Too many failed authentication attempts' });
+      assert.deepEqual(r.body, { error: 'Too many failed authentication attempts', code: 'busy' });
     }
     assertUnauthorized(await auth.check(req({ authorization: basic(USER, 'nope') }, NO_QUERY, '198.51.100.1')), 'Invalid credentials');
     clock.t += 50_000; // the window has passed

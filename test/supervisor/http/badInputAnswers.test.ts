@@ -112,8 +112,8 @@ describe('bad input answers (fuzzer findings)', { timeout: 90_000 }, () => {
     const none = await t.tcp('GET', '/config');
     assert.equal(none.status, 401);
     assert.match(String(none.headers['content-type']), /application\/json/);
-    assert.deepEqual(none.json(), { error: 'Scan the QR code or authenticate with Basic Auth' });
+    assert.deepEqual(none.json(), { error: 'Scan the QR code or authenticate with Basic Auth', code: 'unauthorized' });
     const wrong = await t.tcp('GET', '/config', undefined, { Authorization: 'Basic ' + Buffer.from('u:nope').toString('base64') });
-    assert.deepEqual(wrong.json(), { error: 'Invalid credentials' });
+    assert.deepEqual(wrong.json(), { error: 'Invalid credentials', code: 'unauthorized' });
   });
 });

@@ -42,7 +42,7 @@ describe('TCP listener and Basic Auth', () => {
     const r = await t.tcp('GET', '/stats');
     assert.equal(r.status, 401);
     assert.equal(r.headers['www-authenticate'], 'Basic realm="TUICommander"');
-    assert.deepEqual(r.json(), { error: 'Scan the QR code or authenticate with Basic Auth' });
+    assert.deepEqual(r.json(), { error: 'Scan the QR code or authenticate with Basic Auth', code: 'unauthorized' });
   });
 
   it('answers 200 with the right credentials, and the socket needs none', async () => {
@@ -69,13 +69,13 @@ describe('TCP listener and Basic Auth', () => {
     for (let i = 0; i < 5; i++) {
       const r = await t.tcp('GET', '/stats', undefined, { Authorization: basic(USER, `wrong-${i}`) });
       assert.equal(r.status, 401);
-      assert.deepEqual(r.json(), { error: 'Invalid credentials' });
+      assert.deepEqual(r.json(), { error: 'Invalid credentials', code: 'unauthorized' });
     }
     const limited = await t.tcp('GET', '/stats', undefined, { Authorization: basic(USER, PASSWORD) });
     assert.equal(limited.status, 429);
     const retry = Number(limited.headers['retry-after']);
     assert.ok(retry > 0 && retry <= 301, `Retry-After ${retry}`);
-    assert.deepEqual(limited.json(), { error: 'Too many failed authentication attempts' });
+    assert.deepEqual(limited.json(), { error: 'Too many failed authentication attempts', code: 'busy' });
     assert.equal((await t.tcp('GET', '/health')).status, 200, '/health stays public while limited');
     assert.equal((await t.socket('GET', '/stats')).status, 200, 'the socket is never limited');
   });

@@ -132,37 +132,42 @@ describe('/logs routes', () => {
 
   it('refuses every bad POST body with 400 naming the problem, and stores nothing', async () => {
     const good = { level: 'info', source: 'app', message: 'fine' };
-    const cases: Array<[string, unknown, RegExp]> = [
+    // [case, body, error, the field named (undefined: the body as a whole)]
+    const cases: Array<[string, unknown, RegExp, string?]> = [
       ['empty body', '', /request body is empty/],
       ['not JSON', '{"level":', /not valid JSON/],
-      ['JSON null', 'null', /body must be a JSON object/],
-      ['an array', [good], /body must be a JSON object .*an array/],
-      ['a string', '"hello"', /body must be a JSON object/],
-      ['missing level', { source: 'app', message: 'm' }, /^level is required: one of debug, info, warn, error$/],
-      ['unknown level', { ...good, level: 'fatal' }, /^level must be one of debug, info, warn, error, got "fatal"$/],
-      ['level in capitals', { ...good, level: 'INFO' }, /level must be one of .*got "INFO"/],
-      ['level a number', { ...good, level: 3 }, /level must be one of .*got 3$/],
+      ['JSON null', 'null', /^body must be a JSON object$/, ''],
+      ['an array', [good], /^body must be a JSON object$/, ''],
+      ['a string', '"hello"', /^body must be a JSON object$/, ''],
+      ['missing level', { source: 'app', message: 'm' }, /^level is required$/, 'level'],
+      ['unknown level', { ...good, level: 'fatal' }, /^level must be one of debug, info, warn, error, got "fatal"$/, 'level'],
+      ['level in capitals', { ...good, level: 'INFO' }, /level must be one of .*got "INFO"/, 'level'],
+      ['level a number', { ...good, level: 3 }, /level must be one of .*got "3"$/, 'level'],
+      ['null level', { ...good, level: null }, /level must be one of .*got "null"$/, 'level'],
+      ['missing source', { level: 'info', message: 'm' }, /^source is required$/, 'source'],
+      ['unknown source', { ...good, source: 'kernel' }, /^source must be one of app, .*eval_js, got "kernel"$/, 'source'],
+      ['source an object', { ...good, source: { name: 'app' } }, /source must be one of .*got "\{\\"name\\":\\"app\\"\}"$/, 'source'],
+      ['missing message', { level: 'info', source: 'app' }, /^message is required$/, 'message'],
+      ['null message', { ...good, message: null }, /^message must be a string$/, 'message'],
+      ['empty message', { ...good, message: '' }, /^message must not be empty$/, 'message'],
+      ['message a number', { ...good, message: 42 }, /^message must be a string$/, 'message'],
+      ['message too long', { ...good, message: 'x'.repeat(16 * 1024 + 1) }, /^message must be at most 16384 characters$/, 'message'],
       [
-        'missing source',
-        { level: 'info', message: 'm' },
-        /^source is required: one of app, plugin, git, network, terminal, github, dictation, store, config, eval_js$/,
+        'data_json an object',
+        { ...good, data_json: { status: 500 } },
+        /^data_json must be a string holding JSON text \(e\.g\. JSON\.stringify\(data\)\)/,
+        'data_json',
       ],
-      ['unknown source', { ...good, source: 'kernel' }, /^source must be one of app, .*eval_js, got "kernel"$/],
-      ['source an object', { ...good, source: { name: 'app' } }, /source must be one of .*got \{"name":"app"\}/],
-      ['missing message', { level: 'info', source: 'app' }, /^message is required$/],
-      ['null message', { ...good, message: null }, /^message is required$/],
-      ['empty message', { ...good, message: '' }, /^message must be a non-empty string, got ""$/],
-      ['message a number', { ...good, message: 42 }, /^message must be a non-empty string, got 42$/],
-      ['message too long', { ...good, message: 'x'.repeat(16 * 1024 + 1) }, /^message must be at most 16384 characters, got 16385$/],
-      ['data_json an object', { ...good, data_json: { status: 500 } }, /^data_json must be a string holding JSON text .* got object$/],
-      ['data_json not JSON text', { ...good, data_json: '{status:500}' }, /^data_json is not valid JSON text: /],
-      ['data_json too long', { ...good, data_json: JSON.stringify('y'.repeat(64 * 1024)) }, /^data_json must be at most 65536 characters/],
-      ['a misspelt field', { ...good, dataJson: '{}' }, /^unknown field dataJson; expected level, source, message, data_json$/],
+      ['data_json not JSON text', { ...good, data_json: '{status:500}' }, /^data_json is not valid JSON text: /, 'data_json'],
+      ['data_json too long', { ...good, data_json: JSON.stringify('y'.repeat(64 * 1024)) }, /^data_json must be .*of at most 65536 characters/, 'data_json'],
+      ['a misspelt field', { ...good, dataJson: '{}' }, /^dataJson is not a known field$/, 'dataJson'],
     ];
-    for (const [name, body, error] of cases) {
+    for (const [name, body, error, field] of cases) {
       const r = await post(body);
       assert.equal(r.status, 400, `${name}: ${r.text}`);
       assert.match(r.json().error, error, name);
+      assert.equal(r.json().code, 'invalid_input', name);
+      assert.equal(r.json().field, field, name);
     }
     assert.deepEqual(await get(), [], 'no bad body stored anything');
     // The same good body goes in: the refusals were about the input, not the route.
@@ -183,6 +188,8 @@ describe('/logs routes', () => {
       const r = await t.socket('GET', `/logs${query}`);
       assert.equal(r.status, 400, `${query}: ${r.text}`);
       assert.match(r.json().error, error, query);
+      assert.equal(r.json().code, 'invalid_input', query);
+      assert.equal(r.json().in, 'query', query);
     }
   });
 

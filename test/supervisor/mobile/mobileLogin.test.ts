@@ -56,11 +56,26 @@ describe('/mobile login and page routes', { timeout: 60_000 }, () => {
   });
 
   it('refuses bad login bodies with a clear error', async () => {
-    assert.deepEqual((await login({ username: 'phone' })).json(), { error: 'password is required' });
-    assert.deepEqual((await login({ password: 'x' })).json(), { error: 'username is required' });
+    const refusal = (field: string, error = `${field} is required`) => ({ error, code: 'invalid_input', field, in: 'body' });
+    assert.deepEqual((await login({ username: 'phone' })).json(), refusal('password'));
+    assert.deepEqual((await login({ password: 'x' })).json(), refusal('username'));
+    // Wrong types are refused by the body's schema, naming the field, before any password is checked.
+    for (const [body, field] of [
+      [{ username: 7, password: 'x' }, 'username'],
+      [{ username: 'phone', password: '' }, 'password'],
+      [{ username: 'phone', password: ['x'] }, 'password'],
+    ] as const) {
+      const r = await login(body);
+      assert.equal(r.status, 400, JSON.stringify(body));
+      assert.deepEqual(r.json(), refusal(field), JSON.stringify(body));
+    }
+    const badNext = await login({ username: 'phone', password: PASSWORD, next: 5 });
+    assert.equal(badNext.status, 400);
+    assert.deepEqual(badNext.json(), refusal('next', 'next must be a string'));
     const notObject = await t.tcp('POST', '/auth/login', '[1]', JSON_HEADERS);
     assert.equal(notObject.status, 400);
     assert.match(notObject.json().error, /JSON object/);
+    assert.equal(notObject.json().code, 'invalid_input');
     // A form post from a page elsewhere is no JSON: refused before any password is checked.
     const form = await t.tcp('POST', '/auth/login', 'username=phone&password=x', { 'Content-Type': 'application/x-www-form-urlencoded' });
     assert.equal(form.status, 415);
@@ -105,7 +120,7 @@ describe('/mobile login and page routes', { timeout: 60_000 }, () => {
     for (let i = 0; i < 3; i++) {
       const r = await login({ username: 'phone', password: `wrong-${i}` });
       statuses.push(r.status);
-      assert.deepEqual(r.json(), { error: 'Invalid credentials' });
+      assert.deepEqual(r.json(), { error: 'Invalid credentials', code: 'unauthorized' });
     }
     assert.deepEqual(statuses, [401, 401, 401]);
     const limited = await login({ username: 'phone', password: PASSWORD });

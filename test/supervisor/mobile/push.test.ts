@@ -68,16 +68,28 @@ describe('web push through tuicd', { timeout: 60_000 }, () => {
     assert.equal((await t.socket('GET', '/config')).json().services.push.vapid_private_key_exists, true, 'it is in the credential store');
 
     assert.equal((await t.socket('POST', '/api/push/test', '{}', JSON_HEADERS)).status, 404, 'no subscription yet');
-    const bad = async (body: unknown, message: RegExp) => {
-      const r = await t.socket('POST', '/api/push/subscribe', JSON.stringify(body), JSON_HEADERS);
+    const bad = async (body: unknown, message: RegExp, field: string, method: 'POST' | 'DELETE' = 'POST') => {
+      const text = JSON.stringify(body);
+      const r = await t.socket(method, '/api/push/subscribe', text, { ...JSON_HEADERS, 'Content-Length': String(Buffer.byteLength(text)) });
       assert.equal(r.status, 400, r.text);
       assert.match(r.json().error, message);
+      assert.equal(r.json().code, 'invalid_input', text);
+      assert.equal(r.json().field, field, text);
     };
     const phone = new BrowserSubscription(stub.endpoint('/push/phone'));
-    await bad({}, /endpoint is required/);
-    await bad({ ...phone.toJSON(), endpoint: 'http://127.0.0.1/x' }, /https/);
-    await bad({ endpoint: phone.endpoint, keys: { p256dh: 'AAAA', auth: phone.toJSON().keys.auth } }, /p256dh/);
-    await bad({ endpoint: phone.endpoint, keys: { p256dh: phone.toJSON().keys.p256dh, auth: 'x' } }, /auth/);
+    const { keys } = phone.toJSON();
+    await bad({}, /^endpoint is required$/, 'endpoint');
+    await bad({ ...phone.toJSON(), endpoint: 'http://127.0.0.1/x' }, /https/, 'endpoint');
+    await bad({ ...phone.toJSON(), endpoint: 'not a url' }, /^endpoint is not a URL: "not a url"$/, 'endpoint');
+    await bad({ endpoint: phone.endpoint, keys: { p256dh: 'AAAA', auth: keys.auth } }, /p256dh/, 'keys.p256dh');
+    await bad({ endpoint: phone.endpoint, keys: { p256dh: keys.p256dh, auth: 'x' } }, /auth/, 'keys.auth');
+    // Wrong types, named by the body's schema.
+    await bad({ endpoint: 42, keys }, /^endpoint is required$/, 'endpoint');
+    await bad({ endpoint: phone.endpoint, keys: 'k' }, /^keys \{p256dh, auth\} is required$/, 'keys');
+    await bad({ endpoint: phone.endpoint, keys: { p256dh: 65, auth: keys.auth } }, /^keys\.p256dh must be a base64url P-256 public key/, 'keys.p256dh');
+    await bad([phone.toJSON()], /^body must be a JSON object \{endpoint, keys:\{p256dh, auth\}\}$/, '');
+    await bad({ endpoint: 42 }, /^endpoint is required$/, 'endpoint', 'DELETE');
+    await bad({}, /^endpoint is required$/, 'endpoint', 'DELETE');
 
     const sub = await t.socket('POST', '/api/push/subscribe', JSON.stringify(phone), JSON_HEADERS);
     assert.deepEqual(sub.json(), { ok: true, created: true });

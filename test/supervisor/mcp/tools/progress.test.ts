@@ -7,7 +7,7 @@ import { after, test } from 'node:test';
 import { ConfigStore } from '../../../../supervisor/config/configStore.js';
 import { EventBus } from '../../../../supervisor/events/eventBus.js';
 import type { RequestContext } from '../../../../supervisor/http/types.js';
-import { HttpError } from '../../../../supervisor/http/types.js';
+import { ApiError } from '../../../../shared/apiError.js';
 import type { CallerContext, NativeTool } from '../../../../supervisor/mcp/tools/nativeTool.js';
 import { createProgressTool } from '../../../../supervisor/mcp/tools/progress.js';
 import { PROGRESS_JOURNAL_FILE, ProgressJournal } from '../../../../supervisor/progress/progressJournal.js';
@@ -192,6 +192,9 @@ test('GET /progress/list: newest first, filtered by project, limit validated', a
     ['elsewhere', 'three', 'two', 'one'],
   );
   for (const bad of ['limit=0', 'limit=101', 'limit=abc']) {
-    await assert.rejects(get(bad), (e: unknown) => e instanceof HttpError && e.status === 400 && /limit must be an integer between 1 and 100/.test(e.message));
+    await assert.rejects(
+      get(bad),
+      (e: unknown) => e instanceof ApiError && e.code === 'invalid_input' && /limit must be an integer between 1 and 100/.test(e.message),
+    );
   }
 });

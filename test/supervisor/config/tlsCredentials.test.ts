@@ -9,7 +9,7 @@ import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { ErrorCode, SupervisorError } from '../../../shared/errors.js';
-import { loadTlsCredentials } from '../../../supervisor/http/tlsCredentials.js';
+import { loadTlsCredentials } from '../../../supervisor/config/tlsCredentials.js';
 import { CertDir, type TestCert } from '../../helpers/tlsCert.js';
 
 describe('TLS credentials check', () => {
