@@ -165,6 +165,7 @@ describe('/mcp over the unix socket', () => {
         const r = await post(body);
         assert.equal(r.status, 400, body);
         assert.equal(r.json().error.code, -32600, body);
+        assert.deepEqual(r.json().error.data, { code: 'invalid_input' }, body);
         assert.equal(r.json().id, id, body);
         assert.match(r.json().error.message, /^Invalid Request: /);
       }
@@ -174,7 +175,11 @@ describe('/mcp over the unix socket', () => {
       for (const method of ['server/discover', 'resources/list', 'no/such']) {
         const r = await post(JSON.stringify({ jsonrpc: '2.0', id: `m-${method}`, method }));
         assert.equal(r.status, 200);
-        assert.deepEqual(r.json(), { jsonrpc: '2.0', id: `m-${method}`, error: { code: -32601, message: `Method not found: ${method}` } });
+        assert.deepEqual(r.json(), {
+          jsonrpc: '2.0',
+          id: `m-${method}`,
+          error: { code: -32601, message: `Method not found: ${method}`, data: { code: 'not_found' } },
+        });
       }
     });
 
@@ -191,6 +196,7 @@ describe('/mcp over the unix socket', () => {
         const r = await post(JSON.stringify(c));
         assert.equal(r.status, 200, JSON.stringify(c));
         assert.equal(r.json().error.code, -32602, JSON.stringify(c));
+        assert.deepEqual(r.json().error.data, { code: 'invalid_input' }, JSON.stringify(c));
         assert.equal(r.json().id, (c as { id: number }).id);
       }
     });
@@ -199,6 +205,7 @@ describe('/mcp over the unix socket', () => {
       const r = await rpc(t, 'ping', undefined, { 'Mcp-Session-Id': 'x'.repeat(300) });
       assert.equal(r.status, 400);
       assert.equal(r.json().error.code, -32000);
+      assert.deepEqual(r.json().error.data, { code: 'invalid_input' });
     });
   });
 
@@ -220,7 +227,11 @@ describe('/mcp over the unix socket', () => {
       assert.deepEqual(r.json(), {
         jsonrpc: '2.0',
         id: null,
-        error: { code: -32000, message: 'Bad Request: GET /mcp requires an Mcp-Session-Id header (call initialize first)' },
+        error: {
+          code: -32000,
+          message: 'Bad Request: GET /mcp requires an Mcp-Session-Id header (call initialize first)',
+          data: { code: 'invalid_input' },
+        },
       });
     });
 
