@@ -96,7 +96,7 @@ describe('ui confirm end to end', () => {
     assert.equal(first.status, 200, first.text);
     assert.deepEqual(toolValue(await pending), { isError: false, value: { confirmed: true } });
 
-    // Ignored, not refused (REFERENCE: a second viewer answering the same prompt is a normal race).
+    // Ignored, not refused: a second viewer answering the same prompt is a normal race.
     const second = await answer(request.request_id, false);
     assert.equal(second.status, 200);
     assert.equal(second.json().ignored, 'already_answered');

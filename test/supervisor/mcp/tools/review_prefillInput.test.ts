@@ -1,8 +1,8 @@
-// session action=input, text + special_key=enter into a prefill-only agent (Codex, OpenCode): REFERENCE
-// §2.10 and the spec's "MCP Tool: session Output" say MCP frames it — Ctrl-U, bracketed paste for
-// multi-line text, the 50 ms gap, then CR — instead of the raw pair that such a composer takes as
-// one paste (Enter swallowed as a newline). The agent here is a raw-mode recorder run as `codex`
-// (a symlink to node, so the foreground process is named codex, as the real one is).
+// session action=input, text + special_key=enter into a prefill-only agent (Codex, OpenCode): MCP
+// frames it — Ctrl-U, bracketed paste for multi-line text, the 50 ms gap, then CR — instead of the
+// raw pair that such a composer takes as one paste (Enter swallowed as a newline). The agent here
+// is a raw-mode recorder run as `codex` (a symlink to node, so the foreground process is named
+// codex, as the real one is).
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
