@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
+import { ApiError } from '../../../../shared/apiError.js';
 import { EventBus } from '../../../../supervisor/events/eventBus.js';
+import { STATUS_OF_CODE } from '../../../../supervisor/http/errorReply.js';
 import type { RequestContext } from '../../../../supervisor/http/types.js';
-import { HttpError } from '../../../../supervisor/http/types.js';
 import { ConfirmBroker } from '../../../../supervisor/mcp/confirmBroker.js';
 import { mcpConfirmRoutes } from '../../../../supervisor/routes/mcpConfirm.js';
 
@@ -114,8 +115,8 @@ test('POST /mcp/confirm-response: the first answer counts, a second or an unknow
     try {
       handler(post(body));
     } catch (e) {
-      assert.ok(e instanceof HttpError);
-      return `${e.status} ${e.message}`;
+      assert.ok(e instanceof ApiError);
+      return `${STATUS_OF_CODE[e.code]} ${e.message}`;
     }
     return 'no error';
   };
