@@ -61,7 +61,7 @@ test('confirm left unanswered resolves with the reason, publishes resolved and l
 test('confirm window wording in production is "no answer within 300s"', async () => {
   const broker = new ConfirmBroker({ bus: new EventBus() });
   assert.equal(broker.timeoutMs, 300_000);
-  // Whole seconds read as seconds; the wording is what the spec pins.
+  // Whole seconds read as seconds, in the wording clients show.
   const short = new ConfirmBroker({ bus: new EventBus(), timeoutMs: 1000 });
   assert.deepEqual(await short.request({ title: 't', signal: new AbortController().signal }), { confirmed: false, reason: 'no answer within 1s' });
 });

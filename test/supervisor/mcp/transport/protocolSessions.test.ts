@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import { McpSessionConstants, McpSessionStore } from '../../../../supervisor/mcp/protocolSessions.js';
 
 describe('McpSessionStore', () => {
-  it('uses the spec’s TTL and sweep period by default', () => {
+  it('keeps an idle protocol session an hour and sweeps every minute by default', () => {
     assert.equal(McpSessionConstants.TTL_MS, 3_600_000);
     assert.equal(McpSessionConstants.SWEEP_INTERVAL_MS, 60_000);
   });
