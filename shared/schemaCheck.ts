@@ -2,7 +2,8 @@
  * Checks a value against a typebox schema, compiled once per schema object, and turns the first
  * failure into one sentence naming the field (`data must be a string`, `rows must be <= 500`): the
  * invalid_input error routes and tools answer. A schema may pin its own wording with
- * `errorMessage`, where `{got}` stands for the value sent and `{quoted}` for it quoted.
+ * `errorMessage`, where `{got}` stands for the value sent, `{quoted}` for it quoted, `{json}` for
+ * it as JSON text (a string quoted, anything else as it is) and `{field}` for the field's name.
  */
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
@@ -73,8 +74,15 @@ function describeFailure(root: TSchema, errors: SchemaError[], value: unknown, w
   const own = e.keyword === 'required' ? undefined : (schemaAt(root, schemaPath) as { errorMessage?: unknown } | undefined);
   if (typeof own?.errorMessage === 'string') {
     const got = valueAt(value, pointer);
-    const text = own.errorMessage.replace('{got}', () => clipClientInput(typeof got === 'string' ? got : (JSON.stringify(got) ?? String(got))));
-    return { field, message: text.replace('{quoted}', () => quoteClientInput(got)) };
+    // One pass: a placeholder inside the client's own value is not substituted again.
+    const message = own.errorMessage.replace(/\{(got|quoted|json|field)\}/g, (_, which: string) =>
+      which === 'field'
+        ? clipClientInput(field)
+        : which === 'quoted'
+          ? quoteClientInput(got)
+          : clipClientInput(which === 'got' && typeof got === 'string' ? got : (JSON.stringify(got) ?? String(got))),
+    );
+    return { field, message };
   }
   const subject = field === '' ? subjectOf(where) : field;
   return { field, message: `${subject} ${phrase(e, root, value)}` };

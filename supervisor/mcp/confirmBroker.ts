@@ -1,5 +1,5 @@
 /**
- * The headless substitute for the desktop confirm dialog (REFERENCE §10): a `ui action=confirm`
+ * The headless substitute for the desktop confirm dialog: a `ui action=confirm`
  * broadcasts `mcp-confirm` to every client, the first `POST /mcp/confirm-response` wins, and every
  * way out — answer, timeout, caller gone, shutdown — removes the entry and publishes
  * `mcp-confirm-resolved` so every client drops its dialog.

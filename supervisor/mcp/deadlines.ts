@@ -1,5 +1,5 @@
 /**
- * The nested deadlines around a long MCP tool call (spec "Server Limits"): each layer strictly
+ * The nested deadlines around a long MCP tool call: each layer strictly
  * outlasts the one it wraps, so the innermost owner always answers with its own body and cleans up.
  *   CONFIRM_TIMEOUT_MS (300 s, ui confirm's answer window)
  *   < services.server.request_timeout_ms (301 s default, the HTTP layer's 408)

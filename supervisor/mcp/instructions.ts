@@ -1,7 +1,8 @@
 /**
- * initialize.instructions (spec "Two instruction surfaces"). Instructions reach only clients that
- * surface them, so they own just what no tool description can: the wire markers, rules about
- * tools that are not ours (git worktree), rules spanning several calls (Submit) and live state.
+ * initialize.instructions, the second way (beside tool descriptions) to tell an agent how to work
+ * with tuicd. Instructions reach only clients that surface them, so they own just what no tool
+ * description can: the wire markers, rules about tools that are not ours (git worktree), rules
+ * spanning several calls (Submit) and live state.
  * Everything about a tool lives in its description; the test
  * `instructions_do_not_repeat_what_tool_descriptions_already_say` keeps it that way.
  */

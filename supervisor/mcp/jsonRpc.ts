@@ -1,8 +1,10 @@
 /**
  * JSON-RPC 2.0 for POST /mcp: one message per request, or a batch (an array, which only MCP
  * 2025-03-26 allows; the transport decides), parsed and validated once, and response builders
- * that splice pre-serialized results.
+ * that splice pre-serialized results. Every error carries `data.code`, the code of tuicd's error
+ * model, beside its JSON-RPC number.
  */
+import type { ApiErrorCode } from '../../shared/apiError.js';
 import { clipClientInput } from '../../shared/quoteClientInput.js';
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from '../../shared/jsonDepth.js';
 
@@ -15,6 +17,20 @@ export const JsonRpcCode = {
   /** Implementation-defined server error: the SDK uses it for transport refusals (bad Host, missing session). */
   SERVER_ERROR: -32000,
 } as const;
+
+/**
+ * The error-model code each JSON-RPC error stands for (`error.data.code`). SERVER_ERROR is the
+ * transport refusing a malformed request (a bad session or version header, a missing session id);
+ * a refusal of another kind names its own.
+ */
+const API_CODE_OF: Readonly<Record<number, ApiErrorCode>> = {
+  [JsonRpcCode.PARSE_ERROR]: 'invalid_input',
+  [JsonRpcCode.INVALID_REQUEST]: 'invalid_input',
+  [JsonRpcCode.METHOD_NOT_FOUND]: 'not_found',
+  [JsonRpcCode.INVALID_PARAMS]: 'invalid_input',
+  [JsonRpcCode.INTERNAL_ERROR]: 'internal',
+  [JsonRpcCode.SERVER_ERROR]: 'invalid_input',
+};
 
 export type JsonRpcId = string | number;
 
@@ -144,9 +160,9 @@ export function resultResponseParts(id: JsonRpcId, resultAndEnd: Buffer): Buffer
   return [Buffer.from(`{"jsonrpc":"2.0","id":${idJson(id)},"result":`), resultAndEnd];
 }
 
-export function errorResponse(id: JsonRpcId | null | undefined, code: number, message: string, data?: unknown): string {
-  const error: Record<string, unknown> = { code, message };
-  if (data !== undefined) error['data'] = data;
+/** An error response; `data` holds `code` (the error model's, from the JSON-RPC code unless `data` names one) and any more fields. */
+export function errorResponse(id: JsonRpcId | null | undefined, code: number, message: string, data?: Readonly<Record<string, unknown>>): string {
+  const error = { code, message, data: { code: API_CODE_OF[code] ?? 'internal', ...data } };
   return `{"jsonrpc":"2.0","id":${idJson(id)},"error":${JSON.stringify(error)}}`;
 }
 

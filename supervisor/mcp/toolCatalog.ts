@@ -1,8 +1,10 @@
 /**
  * The tool catalog behind /mcp (ToolCatalogView): which tools each surface lists, pre-serialized
  * once per change, and the one dispatch entry point that re-applies the config filters on every
- * call (spec "Lazy Tool Discovery": discovery never gates dispatch, so dispatch must).
+ * call (the collapsed surface's search_tools only discovers; it never gates dispatch, so dispatch
+ * must). Every refusal and failure is a tool error `{error, code, ...}` with isError true.
  */
+import type { ApiErrorCode } from '../../shared/apiError.js';
 import { cancellationOf } from '../../shared/cancellation.js';
 import { toDisposable } from '../../shared/disposable.js';
 import type { Disposable } from '../../shared/disposable.js';
@@ -10,7 +12,7 @@ import { textEnvelope } from '../../shared/mcpEnvelope.js';
 import type { ToolCallOutcome } from '../../shared/mcpEnvelope.js';
 import type { ToolCatalogView, ToolSurface } from './surface.js';
 import type { UpstreamToolSource } from './upstreamTools.js';
-import { ToolError } from './tools/nativeTool.js';
+import { toolErrorBody } from './tools/nativeTool.js';
 import type { CallerContext, NativeTool, ToolDefinition } from './tools/nativeTool.js';
 import { createMetaTools, isDispatchedResult, isMetaToolName } from './tools/meta.js';
 import type { MetaToolSource, MetaTools } from './tools/meta.js';
@@ -36,6 +38,11 @@ function upstreamAllowed(name: string, allowlist: ReadonlySet<string> | null | u
   if (!allowlist) return true;
   const separator = name.indexOf(UPSTREAM_SEPARATOR);
   return separator < 0 || allowlist.has(name.slice(0, separator));
+}
+
+/** A refusal the catalog makes itself, in the tool error shape handlers' errors get. */
+function toolError(code: ApiErrorCode, message: string): ToolCallOutcome {
+  return textEnvelope({ error: message, code });
 }
 
 /** Two runs of JSON array elements as one. */
@@ -196,33 +203,38 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
       const upstream = name.slice(0, separator);
       const tool = name.slice(separator + UPSTREAM_SEPARATOR.length);
       if (upstream === '' || tool === '')
-        return textEnvelope({ error: `Tool name '${clipClientInput(name)}' lacks upstream prefix (expected '{upstream}__{tool}')` });
-      if (!this.opts.upstreams) return textEnvelope({ error: `Unknown upstream '${clipClientInput(upstream)}'` });
+        return toolError('invalid_input', `Tool name '${clipClientInput(name)}' lacks upstream prefix (expected '{upstream}__{tool}')`);
+      if (!this.opts.upstreams) return toolError('not_found', `Unknown upstream '${clipClientInput(upstream)}'`);
       const allowlist = caller.upstreamAllowlist;
-      if (allowlist && !allowlist.has(upstream)) return textEnvelope({ error: `Upstream '${clipClientInput(upstream)}' is not enabled for this project` });
+      if (allowlist && !allowlist.has(upstream)) return toolError('forbidden', `Upstream '${clipClientInput(upstream)}' is not enabled for this project`);
       // The hub re-applies the upstream's allow/deny filter and its breaker on every call.
       return this.opts.upstreams.call(upstream, tool, args, caller.cancellation ?? cancellationOf(caller.signal));
     }
     const tool = this.natives.get(name);
     if (!tool) {
       const available = [...this.enabled.map((t) => t.definition.name), ...this.metaByName.keys()];
-      return textEnvelope({ error: `Unknown tool '${clipClientInput(name)}'. Available: ${available.join(', ')}` });
+      return toolError('not_found', `Unknown tool '${clipClientInput(name)}'. Available: ${available.join(', ')}`);
     }
-    if (this.disabled.has(name)) return textEnvelope({ error: `Tool '${name}' is disabled by configuration` });
+    if (this.disabled.has(name)) return toolError('forbidden', `Tool '${name}' is disabled by configuration`);
     return this.run(tool, args, caller);
   }
 
-  /** Runs one handler; nothing it throws or rejects with escapes as anything but an isError result. */
+  /**
+   * Runs one handler; nothing it throws or rejects with escapes as anything but an isError result.
+   * A ToolError or any other ApiError (domain code's) is the caller's to read, under its own code;
+   * anything else is a bug: logged, and answered `internal` naming the tool.
+   */
   private async run(tool: NativeTool, args: Record<string, unknown>, caller: CallerContext): Promise<ToolCallOutcome> {
     const name = tool.definition.name;
     try {
       const value = await tool.handler(args, caller);
       return isDispatchedResult(value) ? value : textEnvelope(value);
     } catch (err) {
-      if (err instanceof ToolError) return textEnvelope({ error: err.message, ...err.extra });
+      const body = toolErrorBody(err);
+      if (body !== null) return textEnvelope(body);
       this.opts.log?.error({ err, tool: name }, 'tool handler failed');
       const message = err instanceof Error ? err.message : String(err);
-      return textEnvelope({ error: `Tool '${name}' failed: ${message}` });
+      return toolError('internal', `Tool '${name}' failed: ${message}`);
     }
   }
 }

@@ -1,5 +1,5 @@
 /**
- * POST /mcp method dispatch (spec "Streamable HTTP (POST /mcp)", REFERENCE §1.14): one JSON-RPC
+ * POST /mcp method dispatch (MCP's Streamable HTTP transport, answered as JSON): one JSON-RPC
  * message per request, the answer in the body as JSON — or, for a request speaking MCP 2025-03-26,
  * a JSON-RPC batch answered with an array. Identity is resolved per call: only initialize mints
  * session ids, every other method serves a caller with no id, and a presented id we no longer hold
@@ -86,7 +86,7 @@ export function protocolVersionRefusal(headers: Readonly<Record<string, string>>
   );
 }
 
-/** A JSON-RPC error as a complete reply (transport refusals use the SDK's shape: id null, -32000). */
+/** A JSON-RPC error as a complete reply (transport refusals use the SDK's shape: id null, -32000), `data.code` included. */
 export function jsonRpcErrorReply(status: number, code: number, message: string, id: JsonRpcId | null = null, headers?: Record<string, string>): Reply {
   return { status, headers: { ...JSON_HEADERS, ...headers }, body: errorResponse(id, code, message) };
 }
@@ -106,7 +106,7 @@ function stringField(obj: unknown, key: string): string | null {
   return typeof value === 'string' ? value : null;
 }
 
-/** `params.roots[0].uri` with `file://` stripped (the seed reads roots from initialize). */
+/** The repository an initialize declares: `params.roots[0].uri` with `file://` stripped. */
 function repoPathOf(params: Record<string, unknown> | undefined): string | null {
   const roots = params?.['roots'];
   if (!Array.isArray(roots) || roots.length === 0) return null;
@@ -186,7 +186,7 @@ export class McpTransport {
   /**
    * A JSON-RPC batch, which only MCP 2025-03-26 has (2025-06-18 removed it). The revision is the
    * MCP-Protocol-Version header's, else the one the presented session negotiated, else 2025-03-26,
-   * the revision the spec says to assume when nothing names one. Every message is started in array
+   * the revision MCP says to assume when nothing names one. Every message is started in array
    * order and served concurrently (JSON-RPC allows either); the answers come back in array order,
    * one per request, none for notifications and client responses, and 202 when there are none.
    */
@@ -327,7 +327,7 @@ export class McpTransport {
     }
   }
 
-  /** `notifications/cancelled {requestId, reason?}` from the session that sent the request; anything else is ignored, as the spec allows. */
+  /** `notifications/cancelled {requestId, reason?}` from the session that sent the request; anything else is ignored, as MCP allows. */
   private cancel(sessionId: string, params: Record<string, unknown> | undefined): void {
     const requestId = params?.['requestId'];
     if (typeof requestId !== 'string' && (typeof requestId !== 'number' || !Number.isFinite(requestId))) return;

@@ -1,7 +1,7 @@
 /**
  * Where a tool call came from, for events a client shows (toast, confirm, tab) and for the progress
  * journal's project. Only a caller bound to a PTY gets a session id: a guessed id would send a
- * client's click to somebody else's terminal (spec: ui toast origin fields).
+ * client's click to somebody else's terminal.
  */
 import type { CallerContext } from './nativeTool.js';
 

@@ -1,5 +1,5 @@
 /**
- * `debug` (REFERENCE §6.9; off by default through disabled_native_tools): what an operator needs to
+ * `debug` (off by default through disabled_native_tools): what an operator needs to
  * see inside a running tuicd — its sessions, its recent log records — plus a usage guide. invoke_js
  * ran JavaScript in the desktop WebView and has no headless counterpart.
  */
@@ -13,7 +13,7 @@ import { detectAgent } from '../../sessions/agentDetection.js';
 import { agentState, sessionInfo, sessionState } from '../../sessions/sessionRecord.js';
 import type { ParsedEvent } from '../../../shared/protocol/parsedEvents.js';
 import type { SessionRecord } from '../../sessions/sessionRecord.js';
-import { defineTool, describeArgument, requireAction, ToolError } from './nativeTool.js';
+import { defineTool, ToolError } from './nativeTool.js';
 import type { NativeTool } from './nativeTool.js';
 
 export const DebugConstants = {
@@ -98,24 +98,18 @@ async function readTail(path: string, bytes: number): Promise<string> {
   }
 }
 
-function parseLimit(raw: unknown): number {
-  if (raw === undefined || raw === null) return DebugConstants.LOGS_DEFAULT_LIMIT;
-  if (typeof raw !== 'number' || !Number.isInteger(raw)) throw new ToolError(`'limit' must be an integer, got ${JSON.stringify(raw)}`);
-  return Math.min(Math.max(raw, 1), DebugConstants.LOGS_MAX_LIMIT);
+/** The logs action's arguments, as the schema checked them. */
+interface LogsArgs {
+  level?: string;
+  source?: string;
+  limit?: number;
 }
 
-async function recentLogs(logDir: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const limit = parseLimit(args['limit']);
-  const levelName = args['level'];
-  let minLevel = 0;
-  if (levelName !== undefined && levelName !== null) {
-    // Own keys only: "toString" or "__proto__" would otherwise read Object.prototype and filter out every record.
-    const n = typeof levelName === 'string' && Object.hasOwn(LOG_LEVELS, levelName) ? LOG_LEVELS[levelName] : undefined;
-    if (n === undefined) throw new ToolError(`Invalid level '${describeArgument(levelName)}'. Must be: ${Object.keys(LOG_LEVELS).join(', ')}`);
-    minLevel = n;
-  }
-  const source = args['source'];
-  if (source !== undefined && source !== null && typeof source !== 'string') throw new ToolError("'source' must be a string");
+async function recentLogs(logDir: string, args: LogsArgs): Promise<Record<string, unknown>> {
+  const limit = Math.min(Math.max(args.limit ?? DebugConstants.LOGS_DEFAULT_LIMIT, 1), DebugConstants.LOGS_MAX_LIMIT);
+  // The schema allows only the names LOG_LEVELS has ("toString" never reaches this lookup).
+  const minLevel = args.level === undefined ? 0 : LOG_LEVELS[args.level]!;
+  const { source } = args;
   const file = await newestLogFile(logDir);
   if (file === undefined) return { logs: [] };
   const lines = (await readTail(file, DebugConstants.LOG_TAIL_BYTES)).split('\n');
@@ -128,7 +122,7 @@ async function recentLogs(logDir: string, args: Record<string, unknown>): Promis
       continue;
     }
     if (typeof record['level'] === 'number' && record['level'] < minLevel) continue;
-    if (typeof source === 'string' && record['source'] !== source) continue;
+    if (source !== undefined && record['source'] !== source) continue;
     logs.push(redactStrings(record));
   }
   return { logs };
@@ -146,29 +140,38 @@ export function createDebugTool(deps: DebugToolDeps): NativeTool {
       invoke_js: 'desktop only; refused in headless tuicd',
     },
     properties: {
-      level: Type.Optional(Type.String({ description: 'logs: minimum level (trace|debug|info|warn|error|fatal)' })),
-      source: Type.Optional(Type.String({ description: 'logs: only records with this source' })),
+      level: Type.Optional(
+        Type.String({
+          enum: Object.keys(LOG_LEVELS),
+          description: 'logs: minimum level',
+          errorMessage: `Invalid level '{got}'. Must be: ${Object.keys(LOG_LEVELS).join(', ')}`,
+        } as never),
+      ),
+      source: Type.Optional(Type.String({ description: 'logs: only records with this source', errorMessage: "'source' must be a string" })),
+      // Any integer: clamped to 1..max.
       limit: Type.Optional(
-        Type.Integer({ description: `logs: records to return (default ${DebugConstants.LOGS_DEFAULT_LIMIT}, max ${DebugConstants.LOGS_MAX_LIMIT})` }),
+        Type.Integer({
+          description: `logs: records to return (default ${DebugConstants.LOGS_DEFAULT_LIMIT}, max ${DebugConstants.LOGS_MAX_LIMIT})`,
+          errorMessage: "'limit' must be an integer, got {json}",
+        }),
       ),
       session_id: Type.Optional(Type.String({ description: 'sessions, agent_detection: only this session (id, tuic_session or alias)' })),
       script: Type.Optional(Type.String({ description: 'invoke_js: not available headless' })),
     },
     handler: async (args) => {
-      const action = requireAction(tool, args);
-      switch (action) {
+      switch (args['action']) {
         case 'sessions': {
-          const ref = args['session_id'];
+          const ref = args['session_id'] as string | undefined;
           let records = deps.sessions.list();
-          if (typeof ref === 'string' && ref !== '') records = records.filter((r) => r.session_id === ref || r.tuic_session === ref || r.alias === ref);
+          if (ref !== undefined && ref !== '') records = records.filter((r) => r.session_id === ref || r.tuic_session === ref || r.alias === ref);
           return { sessions: records.map(sessionInfo) };
         }
         case 'logs':
-          return recentLogs(deps.logDir, args);
+          return recentLogs(deps.logDir, args as unknown as LogsArgs);
         case 'agent_detection': {
-          const ref = args['session_id'];
+          const ref = args['session_id'] as string | undefined;
           let records = deps.sessions.list().filter((r) => !r.exit);
-          if (typeof ref === 'string' && ref !== '') records = records.filter((r) => r.session_id === ref || r.tuic_session === ref || r.alias === ref);
+          if (ref !== undefined && ref !== '') records = records.filter((r) => r.session_id === ref || r.tuic_session === ref || r.alias === ref);
           return {
             sessions: records.map((r) => {
               const seen = detectAgent(r.pid, r.spawn_agent_type);
@@ -190,7 +193,7 @@ export function createDebugTool(deps: DebugToolDeps): NativeTool {
         case 'help':
           return { help: DEBUG_HELP };
         default:
-          throw new ToolError('invoke_js needs the desktop WebView and is not available in headless tuicd');
+          throw new ToolError('not_implemented', 'invoke_js needs the desktop WebView and is not available in headless tuicd');
       }
     },
   });

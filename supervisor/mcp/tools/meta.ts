@@ -1,6 +1,6 @@
 /**
- * The collapsed surface's meta-tools (spec "Lazy Tool Discovery"): search_tools, get_tool_schema and
- * call_tool stand in for the full tool list. They see the same corpus in both surfaces — every
+ * The collapsed surface's meta-tools (lazy tool discovery: a client sees three tools, not hundreds):
+ * search_tools, get_tool_schema and call_tool stand in for the full tool list. They see the same corpus in both surfaces — every
  * enabled non-meta tool — so discovery never widens what a caller may run: dispatch goes back
  * through the catalog, which re-applies disabled_native_tools and the upstream filters.
  */
@@ -61,9 +61,13 @@ interface Snapshot {
   byName: Map<string, ToolDefinition>;
 }
 
+/** `<tool> requires a non-empty '<key>'`: what a mistyped or blank query or tool name is told. */
+const nonEmpty = (tool: string, key: string) => `${tool} requires a non-empty '${key}'`;
+
+/** The tool name, present and a string by the schema; a blank one is refused in the same words. */
 function requireName(args: Record<string, unknown>, tool: string): string {
-  const name = args['tool_name'];
-  if (typeof name !== 'string' || name.trim() === '') throw new ToolError(`${tool} requires a non-empty 'tool_name'`);
+  const name = args['tool_name'] as string;
+  if (name.trim() === '') throw new ToolError('invalid_input', nonEmpty(tool, 'tool_name'), { field: 'tool_name' });
   return name;
 }
 
@@ -82,15 +86,18 @@ export function createMetaTools(source: MetaToolSource): MetaTools {
     summary:
       'Keyword search (BM25) over the names and descriptions of every tool this server offers, including the ones not listed here. Returns {results:[{name, summary}], count}, best match first.',
     properties: {
-      query: Type.String({ description: 'Keywords, e.g. "session output"' }),
-      limit: Type.Integer({ description: `Most results to return, ${SEARCH_LIMIT.min}-${SEARCH_LIMIT.max} (default ${SEARCH_LIMIT.default})` }),
+      query: Type.String({ description: 'Keywords, e.g. "session output"', errorMessage: nonEmpty('search_tools', 'query') }),
+      // Any number: floored and clamped into range.
+      limit: Type.Number({
+        description: `Most results to return, ${SEARCH_LIMIT.min}-${SEARCH_LIMIT.max} (default ${SEARCH_LIMIT.default})`,
+        errorMessage: "search_tools 'limit' must be a number, got {json}",
+      }),
     },
     required: ['query'],
     handler: (args, caller) => {
-      const query = args['query'];
-      if (typeof query !== 'string' || query.trim() === '') throw new ToolError("search_tools requires a non-empty 'query'");
-      const limit = args['limit'] ?? SEARCH_LIMIT.default;
-      if (typeof limit !== 'number' || !Number.isFinite(limit)) throw new ToolError(`search_tools 'limit' must be a number, got ${JSON.stringify(limit)}`);
+      const query = args['query'] as string;
+      if (query.trim() === '') throw new ToolError('invalid_input', nonEmpty('search_tools', 'query'), { field: 'query' });
+      const limit = (args['limit'] as number | undefined) ?? SEARCH_LIMIT.default;
       const clamped = Math.min(SEARCH_LIMIT.max, Math.max(SEARCH_LIMIT.min, Math.floor(limit)));
       const { index, byName } = current();
       const visible = source.visible;
@@ -103,14 +110,15 @@ export function createMetaTools(source: MetaToolSource): MetaTools {
   const getToolSchema = defineTool({
     name: 'get_tool_schema',
     summary: 'The full definition {name, description, inputSchema} of one tool named by search_tools.',
-    properties: { tool_name: Type.String({ description: 'Exact tool name' }) },
+    properties: { tool_name: Type.String({ description: 'Exact tool name', errorMessage: nonEmpty('get_tool_schema', 'tool_name') }) },
     required: ['tool_name'],
     handler: (args, caller) => {
       const name = requireName(args, 'get_tool_schema');
-      if (isMetaToolName(name)) throw new ToolError(`'${clipClientInput(name)}' is a meta-tool: its definition is already in tools/list`);
+      if (isMetaToolName(name))
+        throw new ToolError('invalid_input', `'${clipClientInput(name)}' is a meta-tool: its definition is already in tools/list`, { field: 'tool_name' });
       const def = current().byName.get(name);
       if (!def || (source.visible && !source.visible(name, caller)))
-        throw new ToolError(`Tool '${clipClientInput(name)}' not found. Use search_tools to find tools.`);
+        throw new ToolError('not_found', `Tool '${clipClientInput(name)}' not found. Use search_tools to find tools.`);
       return { name: def.name, description: def.description, inputSchema: def.inputSchema };
     },
   });
@@ -119,18 +127,20 @@ export function createMetaTools(source: MetaToolSource): MetaTools {
     name: 'call_tool',
     summary: "Runs one tool by name with its arguments and answers with that tool's own result.",
     properties: {
-      tool_name: Type.String({ description: 'Exact tool name' }),
-      arguments: Type.Object({}, { additionalProperties: true, description: 'Its arguments (default {})' }),
+      tool_name: Type.String({ description: 'Exact tool name', errorMessage: nonEmpty('call_tool', 'tool_name') }),
+      arguments: Type.Object(
+        {},
+        { additionalProperties: true, description: 'Its arguments (default {})', errorMessage: "call_tool 'arguments' must be an object, got {json}" },
+      ),
     },
     required: ['tool_name'],
     handler: async (args, caller) => {
       const name = requireName(args, 'call_tool');
-      if (isMetaToolName(name)) throw new ToolError(`call_tool cannot invoke meta-tool '${clipClientInput(name)}'; call it directly`);
-      const toolArgs = args['arguments'] ?? {};
-      if (typeof toolArgs !== 'object' || toolArgs === null || Array.isArray(toolArgs)) {
-        throw new ToolError(`call_tool 'arguments' must be an object, got ${clipClientInput(JSON.stringify(toolArgs) ?? String(toolArgs))}`);
-      }
-      const result = await source.dispatch(name, toolArgs as Record<string, unknown>, caller);
+      if (isMetaToolName(name))
+        throw new ToolError('invalid_input', `call_tool cannot invoke meta-tool '${clipClientInput(name)}'; call it directly`, { field: 'tool_name' });
+      // Checked by the called tool itself: call_tool only passes them on.
+      const toolArgs = (args['arguments'] as Record<string, unknown> | undefined) ?? {};
+      const result = await source.dispatch(name, toolArgs, caller);
       dispatchedResults.add(result);
       return result;
     },

@@ -1,5 +1,5 @@
 /**
- * `plugin_dev_guide` (REFERENCE §6.7): no properties, returns `{content: <guide>}`. tuicd has no
+ * `plugin_dev_guide`: no properties, returns `{content: <guide>}`. tuicd has no
  * plugin system; the guide says so and points at the extension points that do exist, so an agent
  * asked to "write a plugin" builds against something real.
  */

@@ -1,6 +1,6 @@
 /**
- * `progress`: an agent appends one `done` or `blocked` entry to the progress journal (spec "Project
- * Progress reporting", REFERENCE §6.5). Project and agent come from the caller, never from the
+ * `progress`: an agent appends one `done` or `blocked` entry to the project's progress journal, what
+ * a human reads to see where the agents are. Project and agent come from the caller, never from the
  * arguments. Secrets are redacted before the length checks, so a long secret never earns a refusal
  * the redacted text would not get.
  */
@@ -13,7 +13,7 @@ import { ProgressConstants } from '../../progress/progressJournal.js';
 import type { ProgressJournal } from '../../progress/progressJournal.js';
 import { callerOrigin } from './callerOrigin.js';
 import type { CallerOriginDeps } from './callerOrigin.js';
-import { defineTool, describeArgument, ToolError } from './nativeTool.js';
+import { defineTool, ToolError } from './nativeTool.js';
 import type { NativeTool } from './nativeTool.js';
 
 /** What an agent may report. */
@@ -27,12 +27,14 @@ export interface ProgressToolDeps extends CallerOriginDeps {
   progressJournal: ProgressJournal;
 }
 
-function checkedText(raw: unknown, key: 'text' | 'step', max: number): string {
-  if (typeof raw !== 'string') throw new ToolError(`'${key}' must be a string`);
+/** The text redacted, then held to its limit (the schema's maxLength, applied here after redaction). */
+function checkedText(raw: string, key: 'text' | 'step', max: number): string {
   const redacted = redactSecrets(raw);
-  if (redacted.length > max) throw new ToolError(`'${key}' is ${redacted.length} characters; the limit is ${max}`);
+  if (redacted.length > max) throw new ToolError('invalid_input', `'${key}' is ${redacted.length} characters; the limit is ${max}`, { field: key });
   return redacted;
 }
+
+const INVALID_TYPE = `Invalid type '{got}'. Must be: ${REPORTED_KINDS.join(', ')}`;
 
 export function createProgressTool(deps: ProgressToolDeps): NativeTool {
   return defineTool({
@@ -40,25 +42,46 @@ export function createProgressTool(deps: ProgressToolDeps): NativeTool {
     summary:
       'Report progress on the current project: one short entry when a unit of work is done, or when you are blocked and need the human. Project and agent are taken from your connection.',
     properties: {
-      type: Type.String({ enum: [...REPORTED_KINDS], description: 'done = finished a unit of work; blocked = cannot continue without the human' } as never),
-      text: Type.String({ maxLength: ProgressConstants.TEXT_MAX_CHARS, description: 'What was done, or what blocks you' }),
-      step: Type.Optional(Type.String({ maxLength: ProgressConstants.STEP_MAX_CHARS, description: 'Short name of the plan step' })),
+      type: Type.String({
+        enum: [...REPORTED_KINDS],
+        description: 'done = finished a unit of work; blocked = cannot continue without the human',
+        errorMessage: INVALID_TYPE,
+      } as never),
+      text: Type.String({
+        maxLength: ProgressConstants.TEXT_MAX_CHARS,
+        description: 'What was done, or what blocks you',
+        errorMessage: "'text' must be a string",
+      }),
+      step: Type.Optional(
+        Type.String({ maxLength: ProgressConstants.STEP_MAX_CHARS, description: 'Short name of the plan step', errorMessage: "'step' must be a string" }),
+      ),
     },
     required: ['type', 'text'],
-    _meta: { 'anthropic/alwaysLoad': true },
-    handler: async (args, caller) => {
+    // The lengths count after redaction (a secret becomes a shorter marker): checkedText holds them.
+    checkedAs: {
+      text: Type.String({ errorMessage: "'text' must be a string" }),
+      step: Type.Optional(Type.String({ errorMessage: "'step' must be a string" })),
+    },
+    refuse: (args) => {
       // The catalog hides the tool while tracking is off; a call that raced the toggle still gets a clear answer.
       if (!deps.config.get().progress_tracking) {
-        throw new ToolError('progress_tracking_disabled: Progress collection is off (progress_tracking is false in config.json)');
+        throw new ToolError('forbidden', 'progress_tracking_disabled: Progress collection is off (progress_tracking is false in config.json)');
       }
       const type = args['type'];
       if (typeof type === 'string' && HOST_WRITTEN_KINDS.includes(type)) {
-        throw new ToolError(`Progress type '${type}' is recorded by TUICommander itself and cannot be reported. Use: ${REPORTED_KINDS.join(', ')}`);
+        throw new ToolError(
+          'invalid_input',
+          `Progress type '${type}' is recorded by TUICommander itself and cannot be reported. Use: ${REPORTED_KINDS.join(', ')}`,
+          { field: 'type' },
+        );
       }
-      if (type !== 'done' && type !== 'blocked') throw new ToolError(`Invalid type '${describeArgument(type)}'. Must be: ${REPORTED_KINDS.join(', ')}`);
-      if (args['text'] === undefined || args['text'] === '') throw new ToolError("progress requires 'text' (what was done, or what blocks you)");
-      const text = checkedText(args['text'], 'text', ProgressConstants.TEXT_MAX_CHARS);
-      const step = args['step'] === undefined || args['step'] === null ? undefined : checkedText(args['step'], 'step', ProgressConstants.STEP_MAX_CHARS);
+    },
+    _meta: { 'anthropic/alwaysLoad': true },
+    handler: async (args, caller) => {
+      const type = args['type'] as (typeof REPORTED_KINDS)[number];
+      if (args['text'] === '') throw new ToolError('invalid_input', "progress requires 'text' (what was done, or what blocks you)", { field: 'text' });
+      const text = checkedText(args['text'] as string, 'text', ProgressConstants.TEXT_MAX_CHARS);
+      const step = args['step'] === undefined ? undefined : checkedText(args['step'] as string, 'step', ProgressConstants.STEP_MAX_CHARS);
 
       const origin = callerOrigin(caller, deps);
       const entry = await deps.progressJournal.append({

@@ -1,12 +1,13 @@
 /**
- * `repo` (REFERENCE §6.4): repositories, their status, GitHub PRs/issues through `gh`, worktrees
- * and the project's progress journal. Worktree actions call the same core as HTTP /worktrees
- * (repos/worktrees.ts); `spawn_session` starts a shell in the new worktree, and Claude Code callers
- * get `cc_agent_hint` (they cannot change directory mid-session).
+ * `repo`: repositories, their status, GitHub PRs/issues through `gh`, worktrees and the project's
+ * progress journal. Worktree actions call the same core as HTTP /worktrees (repos/worktrees.ts);
+ * `spawn_session` starts a shell in the new worktree, and Claude Code callers get `cc_agent_hint`
+ * (they cannot change directory mid-session). Errors of that core (a bad path, a dirty worktree,
+ * no gh) reach the caller as tool errors under their own codes.
  */
 import { Type } from 'typebox';
+import type { TSchema } from 'typebox';
 
-import { ApiError } from '../../../shared/apiError.js';
 import type { ProgressJournal } from '../../progress/progressJournal.js';
 import type { SessionService } from '../../sessions/sessionService.js';
 import type { GhCli } from '../../repos/ghCli.js';
@@ -16,7 +17,7 @@ import { repoPathArg } from '../../repos/repoArgs.js';
 import type { RepoRegistry } from '../../repos/repoRegistry.js';
 import type { WorktreeManager } from '../../repos/worktrees.js';
 import { callerOrigin, type CallerOriginDeps } from './callerOrigin.js';
-import { defineTool, describeArgument, requireAction, ToolError } from './nativeTool.js';
+import { defineTool, ToolError } from './nativeTool.js';
 import type { CallerContext, NativeTool } from './nativeTool.js';
 
 export interface RepoToolDeps extends CallerOriginDeps {
@@ -30,34 +31,60 @@ export interface RepoToolDeps extends CallerOriginDeps {
 }
 
 const ISSUE_FILTERS: Record<string, string[]> = { assigned: ['--assignee', '@me'], created: ['--author', '@me'], mentioned: ['--mention', '@me'], all: [] };
-const PROGRESS_INPUT_KEYS = ['blockedOnly', 'ptyId', 'limit', 'cursor'];
 const PROGRESS_LIMIT_DEFAULT = 8;
 
-function bool(args: Record<string, unknown>, key: string, dflt: boolean): boolean {
-  const v = args[key];
-  if (v === undefined || v === null) return dflt;
-  if (typeof v !== 'boolean') throw new ToolError(`'${key}' must be a boolean, got ${describeArgument(v)}`);
-  return v;
+/** The arguments as the schema checked them. */
+interface RepoArgs {
+  action: string;
+  path?: string;
+  workspace_id?: string;
+  branch?: string;
+  base_ref?: string;
+  spawn_session?: boolean;
+  force?: boolean;
+  delete_branch?: boolean;
+  filter?: string;
+  issue_number?: number;
+  input?: { blockedOnly?: boolean; ptyId?: string; limit?: number; cursor?: string };
 }
 
-function optionalString(args: Record<string, unknown>, key: string): string | undefined {
-  const v = args[key];
-  if (v === undefined || v === null || v === '') return undefined;
-  if (typeof v !== 'string') throw new ToolError(`'${key}' must be a string, got ${describeArgument(v)}`);
-  return v;
+/** An optional text argument: "" counts as not given, as it always has. */
+function optionalString(value: string | undefined): string | undefined {
+  return value === '' ? undefined : value;
 }
 
-function requiredPath(args: Record<string, unknown>, action: string): string {
-  if (args['path'] === undefined || args['path'] === null || args['path'] === '')
-    throw new ToolError(`repo action=${action} requires 'path' (an absolute repository path)`);
-  return repoPathArg(args['path'], 'path');
+/** The repository the action needs (the same checks as the repository routes: absolute, no traversal, a directory). */
+function requiredPath(args: RepoArgs): string {
+  if (args.path === undefined || args.path === '')
+    throw new ToolError('invalid_input', `repo action=${args.action} requires 'path' (an absolute repository path)`, { field: 'path' });
+  return repoPathArg(args.path, 'path');
 }
 
-function issueNumber(args: Record<string, unknown>): string {
-  const n = args['issue_number'];
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) throw new ToolError(`'issue_number' must be a positive integer, got ${describeArgument(n)}`);
-  return String(n);
+function issueNumber(args: RepoArgs): string {
+  if (args.issue_number === undefined)
+    throw new ToolError('invalid_input', `repo action=${args.action} requires 'issue_number' (a positive integer)`, { field: 'issue_number' });
+  return String(args.issue_number);
 }
+
+/** `'<key>' must be a <what>, got <value>`: the repo tool's wording for a mistyped argument. */
+const mistyped = (key: string, what: string) => `'${key}' must be ${what}, got {got}`;
+const textArg = (key: string, description: string) => Type.String({ description, errorMessage: mistyped(key, 'a string') });
+const flagArg = (key: string, description: string) => Type.Boolean({ description, errorMessage: mistyped(key, 'a boolean') });
+/** progress_list's refusals name their kind first, as they always have (clients match on the prefix). */
+const progressInvalid = (what: string) => `progress_invalid_request: ${what}`;
+
+/** progress_list's `input`; `additional` says what a field outside the four gets. */
+const progressInput = (additional: false | TSchema) =>
+  Type.Object(
+    {
+      blockedOnly: Type.Optional(Type.Boolean({ errorMessage: progressInvalid('blockedOnly must be a boolean') })),
+      ptyId: Type.Optional(Type.String({ errorMessage: progressInvalid('ptyId must be a string') })),
+      // Any integer: clamped to 1-100.
+      limit: Type.Optional(Type.Integer({ description: '1-100, default 8', errorMessage: progressInvalid('limit must be an integer') })),
+      cursor: Type.Optional(Type.String({ errorMessage: progressInvalid('cursor must be a string') })),
+    },
+    { description: 'progress_list paging and filters', additionalProperties: additional, errorMessage: progressInvalid("'input' must be an object") } as never,
+  );
 
 function ccHint(path: string): Record<string, string> {
   return {
@@ -72,7 +99,7 @@ export function createRepoTool(deps: RepoToolDeps): NativeTool {
     return cwd === undefined ? null : toplevelOf(cwd);
   };
 
-  const handlers: Record<string, (args: Record<string, unknown>, caller: CallerContext) => Promise<Record<string, unknown> | unknown[]>> = {
+  const handlers: Record<string, (args: RepoArgs, caller: CallerContext) => Promise<Record<string, unknown> | unknown[]>> = {
     list: async () => {
       await deps.repos.discover();
       return { repos: deps.repos.list() };
@@ -82,13 +109,13 @@ export function createRepoTool(deps: RepoToolDeps): NativeTool {
       return { repo: path === null ? null : await repoInfo(path) };
     },
     status: async (args, caller) => {
-      const path = args['path'] !== undefined ? repoPathArg(args['path'], 'path') : await activeRepo(caller);
-      if (path === null) throw new ToolError("repo action=status needs 'path': the caller has no repository of its own");
+      const path = args.path !== undefined ? repoPathArg(args.path, 'path') : await activeRepo(caller);
+      if (path === null) throw new ToolError('invalid_input', "repo action=status needs 'path': the caller has no repository of its own", { field: 'path' });
       const [info, files] = await Promise.all([repoInfo(path), changedFiles(path).catch(() => [])]);
       return { ...info, changed_files: files };
     },
     prs: async (args) => ({
-      prs: await deps.gh.json(requiredPath(args, 'prs'), [
+      prs: await deps.gh.json(requiredPath(args), [
         'pr',
         'list',
         '--state',
@@ -100,29 +127,27 @@ export function createRepoTool(deps: RepoToolDeps): NativeTool {
       ]),
     }),
     issues: async (args) => {
-      const filter = optionalString(args, 'filter') ?? 'assigned';
-      const f = ISSUE_FILTERS[filter];
-      if (!f) throw new ToolError(`'filter' must be one of ${Object.keys(ISSUE_FILTERS).join(', ')}`);
-      return { issues: await deps.gh.json(requiredPath(args, 'issues'), ['issue', 'list', ...f, '--json', 'number,title,state,url,labels']) };
+      const filter = ISSUE_FILTERS[optionalString(args.filter) ?? 'assigned']!;
+      return { issues: await deps.gh.json(requiredPath(args), ['issue', 'list', ...filter, '--json', 'number,title,state,url,labels']) };
     },
     close_issue: async (args) => {
-      await deps.gh.call(requiredPath(args, 'close_issue'), ['issue', 'close', issueNumber(args)]);
+      await deps.gh.call(requiredPath(args), ['issue', 'close', issueNumber(args)]);
       return { ok: true };
     },
     reopen_issue: async (args) => {
-      await deps.gh.call(requiredPath(args, 'reopen_issue'), ['issue', 'reopen', issueNumber(args)]);
+      await deps.gh.call(requiredPath(args), ['issue', 'reopen', issueNumber(args)]);
       return { ok: true };
     },
-    worktree_list: async (args) => ({ worktrees: await deps.worktrees.list([requiredPath(args, 'worktree_list')]) }),
+    worktree_list: async (args) => ({ worktrees: await deps.worktrees.list([requiredPath(args)]) }),
     worktree_create: async (args, caller) => {
       const created = await deps.worktrees.create({
-        base_repo: requiredPath(args, 'worktree_create'),
-        branch_name: optionalString(args, 'branch'),
-        base_ref: optionalString(args, 'base_ref'),
+        base_repo: requiredPath(args),
+        branch_name: optionalString(args.branch),
+        base_ref: optionalString(args.base_ref),
         creator_session: caller.tuicSession ?? caller.boundSessionId ?? undefined,
       });
       const out: Record<string, unknown> = { ...created };
-      if (bool(args, 'spawn_session', false)) {
+      if (args.spawn_session === true) {
         const session = await deps.sessions.create({ cwd: created.worktree_path });
         out['session_id'] = session.session_id;
       }
@@ -130,11 +155,11 @@ export function createRepoTool(deps: RepoToolDeps): NativeTool {
       return out;
     },
     worktree_remove: async (args) => {
-      const path = requiredPath(args, 'worktree_remove');
-      const id = optionalString(args, 'workspace_id') ?? optionalString(args, 'branch');
-      if (id === undefined) throw new ToolError("repo action=worktree_remove requires 'workspace_id'");
-      const force = bool(args, 'force', false);
-      const r = await deps.worktrees.remove(path, id, { force, deleteBranch: bool(args, 'delete_branch', !force) });
+      const path = requiredPath(args);
+      const id = optionalString(args.workspace_id) ?? optionalString(args.branch);
+      if (id === undefined) throw new ToolError('invalid_input', "repo action=worktree_remove requires 'workspace_id'", { field: 'workspace_id' });
+      const force = args.force ?? false;
+      const r = await deps.worktrees.remove(path, id, { force, deleteBranch: args.delete_branch ?? !force });
       return {
         ok: true,
         removal_rule: r.removal_rule,
@@ -143,22 +168,15 @@ export function createRepoTool(deps: RepoToolDeps): NativeTool {
       };
     },
     progress_list: async (args) => {
-      const project = requiredPath(args, 'progress_list');
-      const input = args['input'] ?? {};
-      if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new ToolError("progress_invalid_request: 'input' must be an object");
-      const unknown = Object.keys(input).filter((k) => !PROGRESS_INPUT_KEYS.includes(k));
-      if (unknown.length > 0) throw new ToolError(`progress_invalid_request: unknown input field(s): ${unknown.join(', ')}`);
-      const rawLimit = (input as Record<string, unknown>)['limit'];
-      if (rawLimit !== undefined && (typeof rawLimit !== 'number' || !Number.isInteger(rawLimit)))
-        throw new ToolError('progress_invalid_request: limit must be an integer');
-      const limit = Math.min(100, Math.max(1, (rawLimit as number | undefined) ?? PROGRESS_LIMIT_DEFAULT));
+      const project = requiredPath(args);
+      const input = args.input ?? {};
+      const limit = Math.min(100, Math.max(1, input.limit ?? PROGRESS_LIMIT_DEFAULT));
       const page = await deps.progressJournal.list({ project, limit: 100_000 });
       let entries = page.entries;
-      if ((input as Record<string, unknown>)['blockedOnly'] === true) entries = entries.filter((e) => e.kind === 'blocked');
-      const ptyId = (input as Record<string, unknown>)['ptyId'];
-      if (typeof ptyId === 'string') entries = entries.filter((e) => e.session_id === ptyId);
-      const cursor = (input as Record<string, unknown>)['cursor'];
-      const start = typeof cursor === 'string' && /^\d+$/.test(cursor) ? Number(cursor) : 0;
+      if (input.blockedOnly === true) entries = entries.filter((e) => e.kind === 'blocked');
+      const { ptyId, cursor } = input;
+      if (ptyId !== undefined) entries = entries.filter((e) => e.session_id === ptyId);
+      const start = cursor !== undefined && /^\d+$/.test(cursor) ? Number(cursor) : 0;
       const pageEntries = entries.slice(start, start + limit).map((e) => (e.session_id ? { ...e, ptyId: e.session_id } : e));
       const ptyIds = [...new Set(entries.map((e) => e.session_id).filter((s): s is string => typeof s === 'string'))];
       return { project, entries: pageEntries, total: entries.length, nextCursor: start + limit < entries.length ? String(start + limit) : null, ptyIds };
@@ -185,37 +203,26 @@ export function createRepoTool(deps: RepoToolDeps): NativeTool {
     notes:
       'force=true discards uncommitted work in the worktree; ask the user first. delete_branch defaults to true unless force; an unmerged branch is kept and branch_delete_warning says so.',
     properties: {
-      path: Type.Optional(Type.String({ description: 'Absolute repository path' })),
-      workspace_id: Type.Optional(Type.String({ description: 'Worktree id (worktree_remove)' })),
-      branch: Type.Optional(Type.String({ description: 'Branch name (worktree_create; generated when omitted)' })),
-      base_ref: Type.Optional(Type.String({ description: 'Commit the new branch starts from (default HEAD)' })),
-      spawn_session: Type.Optional(Type.Boolean({ description: 'Start a terminal session in the new worktree (default false)' })),
-      force: Type.Optional(Type.Boolean({ description: 'Discard uncommitted work (default false)' })),
-      delete_branch: Type.Optional(Type.Boolean({ description: 'Delete the branch too (default true unless force)' })),
-      filter: Type.Optional(Type.String({ description: 'issues filter (default assigned)' })),
-      issue_number: Type.Optional(Type.Integer({ description: 'Issue number' })),
-      input: Type.Optional(
-        Type.Object(
-          {
-            blockedOnly: Type.Optional(Type.Boolean()),
-            ptyId: Type.Optional(Type.String()),
-            limit: Type.Optional(Type.Integer({ description: '1-100, default 8' })),
-            cursor: Type.Optional(Type.String()),
-          },
-          { description: 'progress_list paging and filters', additionalProperties: false } as never,
-        ),
+      path: Type.Optional(textArg('path', 'Absolute repository path')),
+      workspace_id: Type.Optional(textArg('workspace_id', 'Worktree id (worktree_remove)')),
+      branch: Type.Optional(textArg('branch', 'Branch name (worktree_create; generated when omitted)')),
+      base_ref: Type.Optional(textArg('base_ref', 'Commit the new branch starts from (default HEAD)')),
+      spawn_session: Type.Optional(flagArg('spawn_session', 'Start a terminal session in the new worktree (default false)')),
+      force: Type.Optional(flagArg('force', 'Discard uncommitted work (default false)')),
+      delete_branch: Type.Optional(flagArg('delete_branch', 'Delete the branch too (default true unless force)')),
+      filter: Type.Optional(
+        Type.String({
+          enum: [...Object.keys(ISSUE_FILTERS), ''],
+          description: 'issues filter (default assigned)',
+          errorMessage: `'filter' must be one of ${Object.keys(ISSUE_FILTERS).join(', ')}`,
+        } as never),
       ),
+      issue_number: Type.Optional(Type.Integer({ minimum: 1, description: 'Issue number', errorMessage: mistyped('issue_number', 'a positive integer') })),
+      input: Type.Optional(progressInput(false)),
     },
-    handler: async (args, caller) => {
-      const action = requireAction(tool, args);
-      try {
-        return await handlers[action]!(args, caller);
-      } catch (err) {
-        // Route-layer refusals (bad path, 409 dirty worktree, 503 no gh) read the same over MCP.
-        if (err instanceof ApiError) throw new ToolError(err.message, { ...err.extra, code: err.code });
-        throw err;
-      }
-    },
+    // The same schema, with the refusal of an unknown field in its own words (it names the field).
+    checkedAs: { input: Type.Optional(progressInput(Type.Never({ errorMessage: progressInvalid('unknown input field(s): {field}') }))) },
+    handler: (args, caller) => handlers[args['action'] as string]!(args as unknown as RepoArgs, caller),
   });
   return tool;
 }

@@ -1,7 +1,10 @@
 /**
- * `session`: the terminal sessions this server runs (REFERENCE §6.1; spec "MCP Tool: session …").
- * Every session_id accepts the three addresses SessionService.resolve knows; a reference that
- * resolves to nothing passes through and the action reports its own error.
+ * `session`: the terminal sessions this server runs, for an agent: list, create, submit a command
+ * with a receipt, raw input, output (text tail or deltas, raw bytes), status, wait, resize, close,
+ * kill, pause/resume, process stats. Every session_id accepts the three addresses
+ * SessionService.resolve knows; a reference that resolves to nothing passes through and the action
+ * reports its own error. The input schema is the argument check; what stays here is per action
+ * (which arguments an action needs) and about state (the session exists, is not the caller's own).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -17,7 +20,7 @@ import type { SessionService } from '../../sessions/sessionService.js';
 import { SessionConstants } from '../../sessions/sessionService.js';
 import { WAIT_UNTIL, clampWaitTimeout, waitForSession, type WaitUntil } from '../../sessions/sessionWaiter.js';
 import { clampAckTimeout, commandText, framedLine, submitCommand, SubmitConstants } from '../../sessions/submission.js';
-import { defineTool, requireAction, ToolError } from './nativeTool.js';
+import { defineTool, ToolError } from './nativeTool.js';
 import type { CallerContext, NativeTool, ToolValue } from './nativeTool.js';
 import { SPECIAL_KEY_NAMES, translateSpecialKey } from './specialKeys.js';
 
@@ -37,6 +40,7 @@ export const SessionToolConstants = {
 /** Write and lifecycle actions a remote (non-loopback) caller may not use. */
 const LOOPBACK_ONLY: ReadonlySet<string> = new Set(['create', 'submit', 'input', 'kill', 'close', 'pause', 'resume']);
 const LOOPBACK_REFUSAL = 'This session action is restricted to localhost connections';
+/** What every refused or failed read of a missing session says: it never existed, or its tombstone expired. */
 
 const NOT_FOUND_OR_REAPED = { reason: 'session_not_found_or_reaped' } as const;
 
@@ -50,16 +54,17 @@ function runsPrefillOnlyAgent(record: SessionRecord): boolean {
 }
 
 /**
- * The legacy combined text + Enter into a prefill-only agent (REFERENCE §2.10): Ctrl-U, the text
- * (one bracketed paste when multi-line), the INJECT_ENTER_GAP, then CR — under one hold of the
- * writer lock, with the same raw bookkeeping as any input write. Write-only: no receipt.
+ * The legacy combined text + Enter into a prefill-only agent, whose composer would take the Enter
+ * as a newline in a paste: Ctrl-U, the text (one bracketed paste when multi-line), the
+ * INJECT_ENTER_GAP, then CR — under one hold of the writer lock, with the same raw bookkeeping as
+ * any input write. Write-only: no receipt.
  */
 async function writePrefillInput(sessions: SessionService, record: SessionRecord, text: string): Promise<void> {
   const first = await framedLine(sessions, record, text);
   const input = sessions.inputOf(record);
   // A function, not a property read: the exit can land during the awaits in between.
   const refuseIfExited = (when: string): void => {
-    if (record.exit) throw new ToolError(`Session has exited (${record.exit.reason})${when}`);
+    if (record.exit) throw new ToolError('conflict', `Session has exited (${record.exit.reason})${when}`);
   };
   await input.lock.run(async () => {
     refuseIfExited('');
@@ -72,35 +77,47 @@ async function writePrefillInput(sessions: SessionService, record: SessionRecord
   });
 }
 
-function optionalString(args: Record<string, unknown>, key: string): string | undefined {
-  const value = args[key];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') throw new ToolError(`'${key}' must be a string`);
-  return value;
+/** The arguments as the schema checked them. */
+interface SessionArgs {
+  action: string;
+  session_id?: string;
+  input?: string;
+  special_key?: string;
+  /** undefined keeps, null or "" clears, a string sets. */
+  pty_description?: string | null;
+  until?: WaitUntil;
+  timeout_ms?: number;
+  rows?: number;
+  cols?: number;
+  shell?: string;
+  cwd?: string;
+  limit?: number;
+  from_line?: number;
+  format?: 'text' | 'raw';
+  since_cursor?: number;
 }
 
-function optionalInteger(args: Record<string, unknown>, key: string, min: number): number | undefined {
-  const value = args[key];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min)
-    throw new ToolError(`'${key}' must be an integer >= ${min}, got ${JSON.stringify(value)}`);
-  return value;
-}
-
-function requireSessionId(args: Record<string, unknown>, action: string): string {
-  const ref = args['session_id'];
-  if (typeof ref !== 'string' || ref === '') throw new ToolError(`Action '${action}' requires 'session_id'`);
+/** The session an action addresses; the schema made it a string, the action needs it. */
+function requireSessionId(args: SessionArgs): string {
+  const ref = args.session_id;
+  if (ref === undefined || ref === '') throw new ToolError('invalid_input', `Action '${args.action}' requires 'session_id'`, { field: 'session_id' });
   return ref;
 }
 
-/** pty_description: undefined keeps, null or "" clears, a string sets. */
-function descriptionArg(args: Record<string, unknown>): string | null | undefined {
-  if (!Object.hasOwn(args, 'pty_description')) return undefined;
-  const value = args['pty_description'];
-  if (value === null || value === undefined) return value === null ? null : undefined;
-  if (typeof value !== 'string') throw new ToolError("'pty_description' must be a string or null");
-  return value;
-}
+/** `'<key>' must be a string`: the wording the session tool has always used for a mistyped text argument. */
+const textArg = (key: string, options: Record<string, unknown> = {}) => Type.String({ ...options, errorMessage: `'${key}' must be a string` });
+
+/** An integer argument at least `min`, in the session tool's wording. */
+const intArg = (key: string, min: number, options: Record<string, unknown> = {}) =>
+  Type.Integer({ ...options, minimum: min, errorMessage: `'${key}' must be an integer >= ${min}, got {json}` });
+
+/** A terminal dimension, in the wording the session routes use too. */
+const dimension = (key: 'rows' | 'cols') =>
+  Type.Integer({
+    minimum: 1,
+    maximum: PtyConstants.MAX_TERMINAL_DIMENSION,
+    errorMessage: `${key} must be between 1 and ${PtyConstants.MAX_TERMINAL_DIMENSION}, got {got}`,
+  });
 
 /** The caller's own terminal: the PTY its identity is bound to (never compared by raw PTY id alone). */
 function isCallerSession(record: SessionRecord, caller: CallerContext): boolean {
@@ -173,17 +190,13 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
   const { sessions } = deps;
   const stats = new ProcessStats();
 
-  const output = async (args: Record<string, unknown>): Promise<ToolValue> => {
-    const ref = requireSessionId(args, 'output');
-    const format = optionalString(args, 'format') ?? 'text';
-    if (format !== 'text' && format !== 'raw') throw new ToolError(`'format' must be 'raw' or 'text', got '${format}'`);
-    const limit = optionalInteger(args, 'limit', 1);
-    const fromLine = optionalInteger(args, 'from_line', 0);
-    const sinceCursor = optionalInteger(args, 'since_cursor', 0);
+  const output = async (args: SessionArgs): Promise<ToolValue> => {
+    const ref = requireSessionId(args);
+    const { limit, from_line: fromLine, since_cursor: sinceCursor } = args;
     const record = sessions.resolve(ref);
-    if (!record) throw new ToolError('Session not found', NOT_FOUND_OR_REAPED);
+    if (!record) throw new ToolError('not_found', 'Session not found', NOT_FOUND_OR_REAPED);
     try {
-      if (format === 'raw') {
+      if (args.format === 'raw') {
         const r = await sessions.readRaw(record.session_id, undefined, limit ?? SessionToolConstants.OUTPUT_DEFAULT_BYTES);
         const data = Buffer.from(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength).toString('utf8');
         return { data, data_length: r.bytes.byteLength, total_written: r.total_written, ...exitFields(record) };
@@ -200,7 +213,7 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
       ]);
       let rows: string[];
       if (screen !== undefined) {
-        // Tail mode (REFERENCE §6.1): scrollback lines, then the non-empty rows of the current screen.
+        // Tail mode: `limit` scrollback lines, then the non-empty rows of the current screen.
         const scrollback = log.lines.slice(0, log.lines.length - screenOverlap(log.lines, screen.rows, screen.cols)).slice(-lines);
         rows = [...scrollback, ...screen.rows.filter((r) => r !== '')];
       } else {
@@ -222,26 +235,24 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
       };
     } catch (err) {
       // The host dropped the buffers (tombstone expired between resolve and read).
-      if (err instanceof ApiError && err.code === 'gone') throw new ToolError('Session not found', NOT_FOUND_OR_REAPED);
+      if (err instanceof ApiError && err.code === 'gone') throw new ToolError('not_found', 'Session not found', NOT_FOUND_OR_REAPED);
       throw err;
     }
   };
 
-  const input = async (args: Record<string, unknown>): Promise<ToolValue> => {
-    const ref = requireSessionId(args, 'input');
-    const text = optionalString(args, 'input');
-    const key = optionalString(args, 'special_key');
-    const description = descriptionArg(args);
+  const input = async (args: SessionArgs): Promise<ToolValue> => {
+    const ref = requireSessionId(args);
+    const { input: text, special_key: key, pty_description: description } = args;
     const hasText = text !== undefined && text !== '';
     if (!hasText && key === undefined && description === undefined) {
-      throw new ToolError("Action 'input' requires 'input' (text), 'special_key', or 'pty_description'");
+      throw new ToolError('invalid_input', "Action 'input' requires 'input' (text), 'special_key', or 'pty_description'", { field: 'input' });
     }
     let keyBytes: Buffer | undefined;
     if (key !== undefined) {
       try {
         keyBytes = translateSpecialKey(key);
       } catch (err) {
-        throw new ToolError((err as Error).message);
+        throw new ToolError('invalid_input', (err as Error).message, { field: 'special_key' });
       }
     }
     const record = hasText && keyBytes?.equals(ENTER_KEY) ? sessions.resolve(ref) : undefined;
@@ -257,37 +268,37 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
     return { ok: true };
   };
 
-  const submit = async (args: Record<string, unknown>, caller: CallerContext): Promise<ToolValue> => {
-    const ref = requireSessionId(args, 'submit');
-    const text = args['input'];
-    if (typeof text !== 'string' || commandText(text) === '') throw new ToolError("Action 'submit' requires a non-empty 'input' (the command)");
-    const description = descriptionArg(args);
-    const receipt = await submitCommand(sessions, ref, text, { timeoutMs: clampAckTimeout(args['timeout_ms']), signal: caller.signal });
+  const submit = async (args: SessionArgs, caller: CallerContext): Promise<ToolValue> => {
+    const ref = requireSessionId(args);
+    const { input: text, pty_description: description } = args;
+    if (text === undefined || commandText(text) === '')
+      throw new ToolError('invalid_input', "Action 'submit' requires a non-empty 'input' (the command)", { field: 'input' });
+    const receipt = await submitCommand(sessions, ref, text, { timeoutMs: clampAckTimeout(args.timeout_ms), signal: caller.signal });
     if (description !== undefined && receipt.write_state !== 'not_started' && sessions.resolve(ref)) sessions.setDescription(ref, description);
     return receipt as unknown as ToolValue;
   };
 
-  const wait = async (args: Record<string, unknown>, caller: CallerContext): Promise<ToolValue> => {
-    const ref = requireSessionId(args, 'wait');
-    const until = args['until'] ?? 'idle';
-    if (typeof until !== 'string' || !(WAIT_UNTIL as readonly string[]).includes(until)) throw new ToolError("wait 'until' must be 'idle' or 'exited'");
-    return waitForSession(sessions, ref, until as WaitUntil, clampWaitTimeout(args['timeout_ms']), caller.signal);
+  const wait = async (args: SessionArgs, caller: CallerContext): Promise<ToolValue> => {
+    const ref = requireSessionId(args);
+    const answer = await waitForSession(sessions, ref, args.until ?? 'idle', clampWaitTimeout(args.timeout_ms), caller.signal);
+    if ('error' in answer) throw new ToolError('not_found', answer.error);
+    return answer;
   };
 
-  const close = async (args: Record<string, unknown>, caller: CallerContext): Promise<ToolValue> => {
-    const ref = requireSessionId(args, 'close');
+  const close = async (args: SessionArgs, caller: CallerContext): Promise<ToolValue> => {
+    const ref = requireSessionId(args);
     const record = sessions.resolve(ref);
-    if (isSelf(ref, record, caller)) throw new ToolError('Cannot close own session. Use exit to terminate yourself.');
+    if (isSelf(ref, record, caller)) throw new ToolError('forbidden', 'Cannot close own session. Use exit to terminate yourself.');
     // Idempotent: gone or already exited is done; the tombstone stays readable.
     if (record && !record.exit) await sessions.close(record.session_id, 'closed');
     return { ok: true };
   };
 
-  const kill = async (args: Record<string, unknown>, caller: CallerContext): Promise<ToolValue> => {
-    const ref = requireSessionId(args, 'kill');
+  const kill = async (args: SessionArgs, caller: CallerContext): Promise<ToolValue> => {
+    const ref = requireSessionId(args);
     const record = sessions.resolve(ref);
-    if (isSelf(ref, record, caller)) throw new ToolError('Cannot kill own session. Use exit to terminate yourself.');
-    if (!record) throw new ToolError('Session not found');
+    if (isSelf(ref, record, caller)) throw new ToolError('forbidden', 'Cannot kill own session. Use exit to terminate yourself.');
+    if (!record) throw new ToolError('not_found', 'Session not found');
     await sessions.kill(record.session_id);
     return { ok: true };
   };
@@ -301,17 +312,13 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
     return { processes: rows.map((r) => ({ session_id: r.session_id, name: r.name, pid: r.pid, rss_kb: r.rss_kb, cpu_pct: r.cpu_pct })) };
   };
 
-  const dispatch = async (action: string, args: Record<string, unknown>, caller: CallerContext): Promise<ToolValue> => {
-    switch (action) {
+  const dispatch = async (args: SessionArgs, caller: CallerContext): Promise<ToolValue> => {
+    switch (args.action) {
       case 'list':
         return sessions.list().map((r) => listEntry(r, caller));
       case 'create': {
-        const record = await sessions.create({
-          rows: args['rows'],
-          cols: args['cols'],
-          shell: optionalString(args, 'shell'),
-          cwd: optionalString(args, 'cwd'),
-        });
+        // The same checks as POST /sessions (sizes, cwd, the session cap) are the session layer's.
+        const record = await sessions.create({ rows: args.rows, cols: args.cols, shell: args.shell, cwd: args.cwd });
         return { session_id: record.session_id };
       }
       case 'submit':
@@ -321,15 +328,15 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
       case 'output':
         return output(args);
       case 'status': {
-        const ref = requireSessionId(args, 'status');
+        const ref = requireSessionId(args);
         const record = sessions.resolve(ref);
-        if (!record) throw new ToolError(`Session '${ref}' not found`);
+        if (!record) throw new ToolError('not_found', `Session '${ref}' not found`);
         return statusOf(record);
       }
       case 'wait':
         return wait(args, caller);
       case 'resize':
-        await sessions.resize(requireSessionId(args, 'resize'), args['rows'], args['cols']);
+        await sessions.resize(requireSessionId(args), args.rows, args.cols);
         return { ok: true };
       case 'close':
         return close(args, caller);
@@ -337,7 +344,7 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
         return kill(args, caller);
       case 'pause':
       case 'resume':
-        await sessions.setPaused(requireSessionId(args, action), action === 'pause');
+        await sessions.setPaused(requireSessionId(args), args.action === 'pause');
         return { ok: true };
       default:
         return processStats();
@@ -366,32 +373,33 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
       process_stats: '{processes:[{session_id, name, pid, rss_kb, cpu_pct}]}',
     },
     notes: DESCRIPTION_NOTES,
+    // create's properties are the ones POST /sessions takes under the same names; the session layer checks their values.
     properties: {
-      session_id: Type.Optional(Type.String({ description: 'id, tuic_session or alias (every action but list, create, process_stats)' })),
-      input: Type.Optional(Type.String({ description: 'submit: the command; input: raw text' })),
-      special_key: Type.Optional(Type.String()),
-      pty_description: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-      until: Type.Optional(Type.String({ enum: [...WAIT_UNTIL] } as never)),
-      timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 300_000, description: 'submit: acknowledgement wait; wait: how long to block' })),
-      rows: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
-      cols: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
-      shell: Type.Optional(Type.String()),
-      cwd: Type.Optional(Type.String()),
-      limit: Type.Optional(Type.Integer({ minimum: 1 })),
-      from_line: Type.Optional(Type.Integer({ minimum: 0 })),
-      format: Type.Optional(Type.String({ enum: ['text', 'raw'] } as never)),
-      since_cursor: Type.Optional(Type.Integer({ minimum: 0 })),
+      session_id: Type.Optional(textArg('session_id', { description: 'id, tuic_session or alias (every action but list, create, process_stats)' })),
+      input: Type.Optional(textArg('input', { description: 'submit: the command; input: raw text' })),
+      special_key: Type.Optional(textArg('special_key')),
+      pty_description: Type.Optional(Type.Union([Type.String(), Type.Null()], { errorMessage: "'pty_description' must be a string or null" })),
+      until: Type.Optional(Type.String({ enum: [...WAIT_UNTIL], errorMessage: "wait 'until' must be 'idle' or 'exited'" } as never)),
+      // Any number: submit clamps to 250-10000, wait to 295000 at most; zero or less means the default.
+      timeout_ms: Type.Optional(
+        Type.Number({
+          description: 'submit: acknowledgement wait; wait: how long to block (out of range: clamped)',
+          errorMessage: "'timeout_ms' must be a number",
+        }),
+      ),
+      rows: Type.Optional(dimension('rows')),
+      cols: Type.Optional(dimension('cols')),
+      shell: Type.Optional(textArg('shell')),
+      cwd: Type.Optional(textArg('cwd')),
+      limit: Type.Optional(intArg('limit', 1)),
+      from_line: Type.Optional(intArg('from_line', 0)),
+      format: Type.Optional(Type.String({ enum: ['text', 'raw'], errorMessage: "'format' must be 'raw' or 'text', got '{got}'" } as never)),
+      since_cursor: Type.Optional(intArg('since_cursor', 0)),
     },
-    handler: async (args, caller) => {
-      const action = requireAction(tool, args);
-      if (LOOPBACK_ONLY.has(action) && !caller.isLoopback) throw new ToolError(LOOPBACK_REFUSAL);
-      try {
-        return await dispatch(action, args, caller);
-      } catch (err) {
-        // The session layer's refusals (ApiError): a tool caller reads the same message.
-        if (err instanceof ApiError) throw new ToolError(err.message);
-        throw err;
-      }
+    handler: (raw, caller) => {
+      const args = raw as unknown as SessionArgs;
+      if (LOOPBACK_ONLY.has(args.action) && !caller.isLoopback) throw new ToolError('forbidden', LOOPBACK_REFUSAL);
+      return dispatch(args, caller);
     },
   });
   return tool;

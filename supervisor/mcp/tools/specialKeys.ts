@@ -1,4 +1,4 @@
-/** `session action=input special_key`: the key names of REFERENCE §2.10 and the bytes a terminal sends for each. */
+/** `session action=input special_key`: the 21 key names an agent may send and the bytes a terminal sends for each. */
 
 const ESC = '\x1b';
 

@@ -1,11 +1,12 @@
 /**
- * `task`: poll or cancel the handle `agent action=spawn` returns (REFERENCE §6.3). A task_id is a
- * capability over a spawned agent: ownership is checked before any state is returned or changed.
+ * `task`: poll or cancel the handle `agent action=spawn` returns, so an orchestrator can follow an
+ * agent past one wait's ceiling. A task_id is a capability over a spawned agent: ownership is
+ * checked before any state is returned or changed.
  */
 import { Type } from 'typebox';
 
 import { TaskConstants, type Task, type TaskRegistry } from '../tasks.js';
-import { defineTool, requireAction, ToolError } from './nativeTool.js';
+import { defineTool, ToolError } from './nativeTool.js';
 import type { CallerContext, NativeTool } from './nativeTool.js';
 
 export interface TaskToolDeps {
@@ -44,13 +45,13 @@ export function createTaskTool(deps: TaskToolDeps): NativeTool {
     },
     required: ['task_id'],
     handler: (args, caller) => {
-      const action = requireAction(tool, args);
-      const taskId = args['task_id'];
-      if (typeof taskId !== 'string' || taskId === '') throw new ToolError(`Action '${action}' requires 'task_id'`);
-      if (action === 'cancel' && !caller.isLoopback) throw new ToolError('Task cancellation is restricted to localhost connections');
+      const action = args['action'] as 'get' | 'cancel';
+      const taskId = args['task_id'] as string;
+      if (taskId === '') throw new ToolError('invalid_input', `Action '${action}' requires 'task_id'`, { field: 'task_id' });
+      if (action === 'cancel' && !caller.isLoopback) throw new ToolError('forbidden', 'Task cancellation is restricted to localhost connections');
       const task = deps.tasks.get(taskId);
-      if (!task) throw new ToolError('unknown or expired task_id');
-      if (!ownsTask(task, caller)) throw new ToolError('task_id is not owned by the calling identity');
+      if (!task) throw new ToolError('not_found', 'unknown or expired task_id');
+      if (!ownsTask(task, caller)) throw new ToolError('forbidden', 'task_id is not owned by the calling identity');
       if (action === 'get') return taskView(task);
       if (deps.tasks.cancel(taskId)) {
         return { task_id: taskId, status: 'cancelled', cancelled: true, note: 'Task cancelled. The agent keeps running; stop it with session action=kill.' };

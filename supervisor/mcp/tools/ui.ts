@@ -1,6 +1,6 @@
 /**
- * `ui`: show something to the human (REFERENCE §6.6). Headless tuicd has no window, so every action
- * becomes an event on the bus (SSE) that web clients render: `ui-tab`, `mcp-toast`, `mcp-confirm`.
+ * `ui`: show something to the human. Headless tuicd has no window, so every action becomes an event
+ * on the bus (SSE) that web clients render: `ui-tab`, `mcp-toast`, `mcp-confirm`.
  */
 import { Type } from 'typebox';
 
@@ -9,13 +9,13 @@ import type { EventPayload } from '../../events/eventMap.js';
 import type { ConfirmBroker } from '../confirmBroker.js';
 import { callerOrigin } from './callerOrigin.js';
 import type { CallerOriginDeps } from './callerOrigin.js';
-import { defineTool, describeArgument, requireAction, ToolError } from './nativeTool.js';
+import { defineTool, ToolError } from './nativeTool.js';
 import type { NativeTool } from './nativeTool.js';
 
 export const TOAST_LEVELS = ['info', 'warn', 'error'] as const;
 export type ToastLevel = (typeof TOAST_LEVELS)[number];
 
-/** The notification sounds every client knows how to play (spec: ui toast sound). */
+/** The notification sounds every client knows how to play: a toast's `sound` names one. */
 export const NOTIFICATION_SOUNDS = ['question', 'completion', 'error', 'warning', 'info', 'attention'] as const;
 export type NotificationSound = (typeof NOTIFICATION_SOUNDS)[number];
 
@@ -27,52 +27,55 @@ export interface UiToolDeps extends CallerOriginDeps {
   confirmBroker: ConfirmBroker;
 }
 
-export function parseLevel(raw: unknown): ToastLevel {
-  if (raw === undefined || raw === null) return 'info';
-  if (typeof raw === 'string' && (TOAST_LEVELS as readonly string[]).includes(raw)) return raw as ToastLevel;
-  throw new ToolError(`Invalid level '${describeArgument(raw)}'. Must be: ${TOAST_LEVELS.join(', ')}`);
+/** `sound` as the schema lets it through: true (the level's own sound), false (silence) or a sound's name. */
+export type ToastSoundArg = boolean | NotificationSound | undefined;
+
+/** Resolves `sound` to a concrete name or silence (an unknown name never gets here: the schema refuses it). */
+export function resolveToastSound(raw: ToastSoundArg, level: ToastLevel): NotificationSound | null {
+  if (raw === undefined || raw === false) return null;
+  return raw === true ? SOUND_FOR_LEVEL[level] : raw;
 }
 
-/** Resolves `sound` to a concrete name or silence; an unknown name is an error, never a silently silent toast. */
-export function resolveToastSound(raw: unknown, level: ToastLevel): NotificationSound | null {
-  if (raw === undefined || raw === null || raw === false) return null;
-  if (raw === true) return SOUND_FOR_LEVEL[level];
-  if (typeof raw === 'string' && (NOTIFICATION_SOUNDS as readonly string[]).includes(raw)) return raw as NotificationSound;
-  throw new ToolError(`Invalid sound '${describeArgument(raw)}'. Must be true, false or one of: ${NOTIFICATION_SOUNDS.join(', ')}`);
+/** The arguments as the schema checked them. */
+interface UiArgs {
+  action: 'tab' | 'toast' | 'confirm' | 'screenshot';
+  id?: string;
+  title?: string;
+  html?: string;
+  url?: string;
+  pinned?: boolean;
+  focus?: boolean;
+  message?: string;
+  level?: ToastLevel;
+  sound?: ToastSoundArg;
 }
 
-function requiredString(args: Record<string, unknown>, key: string, action: string): string {
+/** An argument the action needs: present and not blank. */
+function requiredString(args: UiArgs, key: 'id' | 'title'): string {
   const value = args[key];
-  if (typeof value !== 'string' || value.trim() === '') throw new ToolError(`ui action=${action} requires '${key}' (a non-empty string)`);
+  if (value === undefined || value.trim() === '')
+    throw new ToolError('invalid_input', `ui action=${args.action} requires '${key}' (a non-empty string)`, { field: key });
   return value;
 }
 
-function optionalString(args: Record<string, unknown>, key: string): string | undefined {
-  const value = args[key];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') throw new ToolError(`'${key}' must be a string`);
-  return value;
-}
-
-function optionalBoolean(args: Record<string, unknown>, key: string, fallback: boolean): boolean {
-  const value = args[key];
-  if (value === undefined || value === null) return fallback;
-  if (typeof value !== 'boolean') throw new ToolError(`'${key}' must be a boolean`);
-  return value;
-}
+/** `'<key>' must be a string`: the ui tool's wording for a mistyped text argument. */
+const textArg = (key: string, options: Record<string, unknown>) => Type.String({ ...options, errorMessage: `'${key}' must be a string` });
+const flagArg = (key: string, options: Record<string, unknown>) => Type.Boolean({ ...options, errorMessage: `'${key}' must be a boolean` });
 
 /** The schemes a tab can show; anything else (vscode://, javascript:, …) cannot work in an iframe. */
 export function checkTabUrl(url: string): void {
   const match = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(url);
   const scheme = match?.[1]?.toLowerCase();
   if (scheme === 'http' || scheme === 'https') {
-    if (!URL.canParse(url)) throw new ToolError(`Invalid url '${url}'`);
+    if (!URL.canParse(url)) throw new ToolError('invalid_input', `Invalid url '${url}'`, { field: 'url' });
     return;
   }
   if (scheme === 'file' && url.startsWith('file://') && url.length > 'file://'.length) return;
   if (scheme === 'tuic' && /^tuic:\/\/(edit|open)\/.+/.test(url)) return;
   throw new ToolError(
+    'invalid_input',
     `Unsupported url '${url}' for ui action=tab. Use http(s)://, file://, tuic://edit/<path>?line=N (// for an absolute path) or tuic://open/<path>; custom schemes such as vscode:// do not work in a tab`,
+    { field: 'url' },
   );
 }
 
@@ -91,52 +94,57 @@ export function createUiTool(deps: UiToolDeps): NativeTool {
       'url schemes: http(s):// and file:// load in a sandboxed iframe; tuic://edit/<path>?line=N opens an editor (// prefix for an absolute path); tuic://open/<path> opens a preview. ' +
       `sound true picks the level's sound; names: ${NOTIFICATION_SOUNDS.join(', ')} (attention = blocked on the user).`,
     properties: {
-      id: Type.Optional(Type.String({ description: 'tab: dedup key (required)' })),
-      title: Type.Optional(Type.String({ description: 'tab/toast/confirm: required' })),
-      html: Type.Optional(Type.String({ description: 'tab: content (xor url)' })),
-      url: Type.Optional(Type.String({ description: 'tab: address (xor html)' })),
-      pinned: Type.Optional(Type.Boolean({ default: false })),
-      focus: Type.Optional(Type.Boolean({ default: true })),
-      message: Type.Optional(Type.String()),
-      level: Type.Optional(Type.String({ enum: [...TOAST_LEVELS], default: 'info' } as never)),
-      sound: Type.Optional(Type.Union([Type.Boolean(), Type.String({ enum: [...NOTIFICATION_SOUNDS] } as never)])),
+      id: Type.Optional(textArg('id', { description: 'tab: dedup key (required)' })),
+      title: Type.Optional(textArg('title', { description: 'tab/toast/confirm: required' })),
+      html: Type.Optional(textArg('html', { description: 'tab: content (xor url)' })),
+      url: Type.Optional(textArg('url', { description: 'tab: address (xor html)' })),
+      pinned: Type.Optional(flagArg('pinned', { default: false })),
+      focus: Type.Optional(flagArg('focus', { default: true })),
+      message: Type.Optional(textArg('message', {})),
+      level: Type.Optional(
+        Type.String({ enum: [...TOAST_LEVELS], default: 'info', errorMessage: `Invalid level '{got}'. Must be: ${TOAST_LEVELS.join(', ')}` } as never),
+      ),
+      sound: Type.Optional(
+        Type.Union([Type.Boolean(), Type.String({ enum: [...NOTIFICATION_SOUNDS] } as never)], {
+          errorMessage: `Invalid sound '{got}'. Must be true, false or one of: ${NOTIFICATION_SOUNDS.join(', ')}`,
+        }),
+      ),
     },
-    handler: async (args, caller) => {
-      const action = requireAction(tool, args);
+    handler: async (raw, caller) => {
+      const args = raw as unknown as UiArgs;
       const origin = callerOrigin(caller, deps);
-      switch (action) {
+      switch (args.action) {
         case 'toast': {
-          const title = requiredString(args, 'title', action);
-          const message = optionalString(args, 'message');
-          const level = parseLevel(args['level']);
-          const sound = resolveToastSound(args['sound'], level);
+          const title = requiredString(args, 'title');
+          const { message } = args;
+          const level = args.level ?? 'info';
+          const sound = resolveToastSound(args.sound, level);
           const event: EventPayload<'mcp-toast'> = { title, ...(message === undefined ? {} : { message }), level, sound, ...origin };
           deps.bus.publish('mcp-toast', event);
           return { ok: true };
         }
         case 'tab': {
-          const id = requiredString(args, 'id', action);
-          const title = requiredString(args, 'title', action);
-          const html = optionalString(args, 'html');
-          const url = optionalString(args, 'url');
-          if ((html === undefined) === (url === undefined)) throw new ToolError("ui action=tab needs exactly one of 'html' or 'url'");
+          const id = requiredString(args, 'id');
+          const title = requiredString(args, 'title');
+          const { html, url } = args;
+          if ((html === undefined) === (url === undefined)) throw new ToolError('invalid_input', "ui action=tab needs exactly one of 'html' or 'url'");
           if (url !== undefined) checkTabUrl(url);
           const event: EventPayload<'ui-tab'> = {
             id,
             title,
             ...(html === undefined ? {} : { html }),
             ...(url === undefined ? {} : { url }),
-            pinned: optionalBoolean(args, 'pinned', false),
-            focus: optionalBoolean(args, 'focus', true),
+            pinned: args.pinned ?? false,
+            focus: args.focus ?? true,
             ...(origin.origin_session_id === undefined ? {} : { origin_session_id: origin.origin_session_id }),
           };
           deps.bus.publish('ui-tab', event);
           return { ok: true };
         }
         case 'confirm': {
-          if (!caller.isLoopback) throw new ToolError('ui action=confirm is only available to local callers (the unix socket or loopback TCP)');
-          const title = requiredString(args, 'title', action);
-          const message = optionalString(args, 'message');
+          if (!caller.isLoopback) throw new ToolError('forbidden', 'ui action=confirm is only available to local callers (the unix socket or loopback TCP)');
+          const title = requiredString(args, 'title');
+          const { message } = args;
           const outcome = await deps.confirmBroker.request({
             title,
             ...(message === undefined ? {} : { message }),
@@ -146,7 +154,7 @@ export function createUiTool(deps: UiToolDeps): NativeTool {
           return outcome.reason === undefined ? { confirmed: outcome.confirmed } : { confirmed: outcome.confirmed, reason: outcome.reason };
         }
         default:
-          throw new ToolError('ui action=screenshot needs the desktop WebView and is not available in headless tuicd');
+          throw new ToolError('not_implemented', 'ui action=screenshot needs the desktop WebView and is not available in headless tuicd');
       }
     },
   });

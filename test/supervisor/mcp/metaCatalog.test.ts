@@ -61,11 +61,12 @@ test('search_tools_excludes_disabled_native_tools: config and debug, hidden by d
   }
   for (const hidden of ['config', 'debug'].filter((n) => registered.includes(n))) {
     const schema = await call(catalog, 'get_tool_schema', { tool_name: hidden }, callerContext());
-    assert.deepEqual(payload(schema), { error: `Tool '${hidden}' not found. Use search_tools to find tools.` });
+    assert.deepEqual(payload(schema), { error: `Tool '${hidden}' not found. Use search_tools to find tools.`, code: 'not_found' });
     assert.equal(schema.isError, true);
     const called = await call(catalog, 'call_tool', { tool_name: hidden, arguments: { action: 'get' } }, callerContext());
     assert.equal(called.isError, true, 'call_tool_rejects_disabled_native_tool: discovery does not gate dispatch, dispatch does');
     assert.match(JSON.stringify(payload(called)), new RegExp(`'${hidden}' is disabled`));
+    assert.equal((payload(called) as { code: string }).code, 'forbidden');
   }
 });
 
@@ -105,9 +106,10 @@ test('call_tool keeps the native compact text envelope: it answers exactly as th
 test("call_tool through the catalog: a meta name is refused, an unknown name gets the catalog's answer", async (t) => {
   const { catalog } = await catalogWithConfig(t);
   const recursion = await call(catalog, 'call_tool', { tool_name: 'call_tool', arguments: { tool_name: 'session' } }, callerContext());
-  assert.deepEqual(payload(recursion), { error: "call_tool cannot invoke meta-tool 'call_tool'; call it directly" });
+  assert.deepEqual(payload(recursion), { error: "call_tool cannot invoke meta-tool 'call_tool'; call it directly", code: 'invalid_input', field: 'tool_name' });
   assert.equal(recursion.isError, true);
   const unknown = await call(catalog, 'call_tool', { tool_name: 'nope' }, callerContext());
   assert.equal(unknown.isError, true);
   assert.match((payload(unknown) as { error: string }).error, /^Unknown tool 'nope'\. Available: /);
+  assert.equal((payload(unknown) as { code: string }).code, 'not_found');
 });

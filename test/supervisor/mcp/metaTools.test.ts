@@ -75,7 +75,9 @@ test('meta_tool_definitions_returns_exactly_three_tools_with_expected_names', ()
 
 test('search_tools_requires_query: missing, empty, blank or non-string queries are refused by name', async () => {
   const search = catalogSeam().byName('search_tools');
-  for (const args of [{}, { query: '' }, { query: '   ' }, { query: 42 }, { query: null }]) {
+  // Missing: the schema check's words for every required argument.
+  assert.equal(await refusal(search, {}), 'query is required');
+  for (const args of [{ query: '' }, { query: '   ' }, { query: 42 }, { query: null }]) {
     assert.equal(await refusal(search, args), "search_tools requires a non-empty 'query'");
   }
 });
@@ -149,7 +151,8 @@ test('get_tool_schema returns the full definition, byte for byte as the corpus h
 test('get_tool_schema refuses an unknown or missing tool name with a pointer to search_tools', async () => {
   const getSchema = catalogSeam().byName('get_tool_schema');
   assert.equal(await refusal(getSchema, { tool_name: 'nope' }), "Tool 'nope' not found. Use search_tools to find tools.");
-  assert.equal(await refusal(getSchema, {}), "get_tool_schema requires a non-empty 'tool_name'");
+  assert.equal(await refusal(getSchema, {}), 'tool_name is required');
+  assert.equal(await refusal(getSchema, { tool_name: ' ' }), "get_tool_schema requires a non-empty 'tool_name'");
   assert.equal(await refusal(getSchema, { tool_name: 7 }), "get_tool_schema requires a non-empty 'tool_name'");
 });
 
@@ -206,7 +209,8 @@ test('call_tool_missing_arguments_defaults_to_empty_object', async () => {
 test('call_tool refuses a missing tool_name and non-object arguments before dispatching', async () => {
   const { byName, calls } = catalogSeam();
   const call = byName('call_tool');
-  assert.equal(await refusal(call, { arguments: {} }), "call_tool requires a non-empty 'tool_name'");
+  assert.equal(await refusal(call, { arguments: {} }), 'tool_name is required');
+  assert.equal(await refusal(call, { tool_name: '', arguments: {} }), "call_tool requires a non-empty 'tool_name'");
   assert.equal(await refusal(call, { tool_name: 'weather', arguments: [1, 2] }), "call_tool 'arguments' must be an object, got [1,2]");
   assert.equal(await refusal(call, { tool_name: 'weather', arguments: 'action=today' }), 'call_tool \'arguments\' must be an object, got "action=today"');
   assert.equal(calls.length, 0);

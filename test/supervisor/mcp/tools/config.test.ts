@@ -65,13 +65,18 @@ test('save deep-merges a partial onto the file and keeps untouched siblings and 
 test('test_config_save_rejects_non_loopback, a type mismatch and a missing object, writing nothing', async () => {
   const { path, tool } = await setup();
   const before = readFileSync(path, 'utf8');
-  await assert.rejects(
-    call(tool, { action: 'save', config: { collapse_tools: true } }, caller({ isLoopback: false, listener: 'tcp' })),
-    /only available to local callers/,
-  );
+  await assert.rejects(call(tool, { action: 'save', config: { collapse_tools: true } }, caller({ isLoopback: false, listener: 'tcp' })), {
+    message: /only available to local callers/,
+    code: 'forbidden',
+  });
   await assert.rejects(call(tool, { action: 'save', config: { collapse_tools: 'yes' } }), /^ToolError: Invalid config: collapse_tools/);
-  await assert.rejects(call(tool, { action: 'save' }), /requires 'config': an object/);
-  await assert.rejects(call(tool, { action: 'save', config: [1] }), /requires 'config': an object/);
+  await assert.rejects(call(tool, { action: 'save', config: { collapse_tools: 'yes' } }), { code: 'invalid_input' });
+  await assert.rejects(call(tool, { action: 'save' }), { message: /requires 'config': an object/, code: 'invalid_input', extra: { field: 'config' } });
+  await assert.rejects(call(tool, { action: 'save', config: [1] }), {
+    message: /requires 'config': an object/,
+    code: 'invalid_input',
+    extra: { field: 'config' },
+  });
   assert.equal(readFileSync(path, 'utf8'), before);
 });
 

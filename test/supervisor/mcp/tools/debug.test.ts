@@ -100,8 +100,13 @@ test('debug logs: newest first from the real log file, level/source filters, lim
     (await call(tool, { action: 'logs', limit: 1 })).logs.map((r: any) => r.msg),
     ['last-error'],
   );
-  await assert.rejects(call(tool, { action: 'logs', level: 'loud' }), { message: "Invalid level 'loud'. Must be: trace, debug, info, warn, error, fatal" });
-  await assert.rejects(call(tool, { action: 'logs', limit: 'all' }), /'limit' must be an integer/);
+  await assert.rejects(call(tool, { action: 'logs', level: 'loud' }), {
+    message: "Invalid level 'loud'. Must be: trace, debug, info, warn, error, fatal",
+    code: 'invalid_input',
+    extra: { field: 'level' },
+  });
+  await assert.rejects(call(tool, { action: 'logs', limit: 'all' }), { message: '\'limit\' must be an integer, got "all"', extra: { field: 'limit' } });
+  await assert.rejects(call(tool, { action: 'logs', source: 7 }), { message: "'source' must be a string", extra: { field: 'source' } });
   log.flush();
 });
 
@@ -124,5 +129,6 @@ test('debug help, agent_detection and invoke_js', async () => {
   assert.deepEqual(await call(tool, { action: 'agent_detection' }), { sessions: [] });
   await assert.rejects(call(tool, { action: 'invoke_js', script: '1+1' }), {
     message: 'invoke_js needs the desktop WebView and is not available in headless tuicd',
+    code: 'not_implemented',
   });
 });

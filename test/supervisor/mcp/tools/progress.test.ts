@@ -93,12 +93,18 @@ test('an unbound caller reports as its client name against project "unknown", wi
 test('host-written kinds and unknown types are refused with a clear error; nothing is written', async () => {
   const { tool, recorded, journalPath } = await setup();
   for (const kind of ['intent', 'delegated', 'message']) {
-    await assert.rejects(call(tool, { type: kind, text: 'x' }), new RegExp(`Progress type '${kind}' is recorded by TUICommander itself`));
+    await assert.rejects(call(tool, { type: kind, text: 'x' }), {
+      message: new RegExp(`Progress type '${kind}' is recorded by TUICommander itself`),
+      code: 'invalid_input',
+    });
   }
-  await assert.rejects(call(tool, { type: 'started', text: 'x' }), { message: "Invalid type 'started'. Must be: done, blocked" });
-  await assert.rejects(call(tool, { text: 'x' }), /Invalid type 'undefined'/);
-  await assert.rejects(call(tool, { type: 'done' }), /requires 'text'/);
-  await assert.rejects(call(tool, { type: 'done', text: 42 }), /'text' must be a string/);
+  await assert.rejects(call(tool, { type: 'started', text: 'x' }), { message: "Invalid type 'started'. Must be: done, blocked", code: 'invalid_input' });
+  // Missing required arguments are named by the schema check, in the words every tool uses.
+  await assert.rejects(call(tool, { text: 'x' }), { message: 'type is required', code: 'invalid_input', extra: { field: 'type' } });
+  await assert.rejects(call(tool, { type: 'done' }), { message: 'text is required', code: 'invalid_input', extra: { field: 'text' } });
+  await assert.rejects(call(tool, { type: 'done', text: '' }), /requires 'text'/);
+  await assert.rejects(call(tool, { type: 'done', text: 42 }), { message: "'text' must be a string", extra: { field: 'text' } });
+  await assert.rejects(call(tool, { type: 'done', text: 'x', step: ['a'] }), { message: "'step' must be a string", extra: { field: 'step' } });
   assert.equal(recorded.length, 0);
   assert.throws(() => statSync(journalPath), /ENOENT/);
 });
@@ -141,6 +147,7 @@ test('progress_names_are_bounded_before_storage', async () => {
 test('progress_tracking:false refuses a call that slipped past the hidden tool', async () => {
   const { tool, recorded } = await setup({ progress_tracking: false });
   await assert.rejects(call(tool, { type: 'done', text: 'x' }), /^ToolError: progress_tracking_disabled: Progress collection is off/);
+  await assert.rejects(call(tool, { type: 'done', text: 'x' }), { code: 'forbidden' });
   assert.equal(recorded.length, 0);
 });
 

@@ -1,7 +1,7 @@
 /**
  * A real SessionService over a real pty host process (built as the supervisor builds it), the
  * session and task tools on top, and helpers to call a handler the way the transport does:
- * a ToolError becomes `{error, ...extra}`.
+ * a ToolError (or any ApiError) becomes `{error, code, ...extra}`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,7 @@ import { EventBus } from '../../../../supervisor/events/eventBus.js';
 import { ProcessStarter } from '../../../../supervisor/hosts/processStarter.js';
 import { PtyHost } from '../../../../supervisor/hosts/ptyHost.js';
 import { TaskRegistry } from '../../../../supervisor/mcp/tasks.js';
-import { ToolError } from '../../../../supervisor/mcp/tools/nativeTool.js';
+import { toolErrorBody } from '../../../../supervisor/mcp/tools/nativeTool.js';
 import type { CallerContext, NativeTool } from '../../../../supervisor/mcp/tools/nativeTool.js';
 import { createSessionTool } from '../../../../supervisor/mcp/tools/session.js';
 import { createTaskTool } from '../../../../supervisor/mcp/tools/task.js';
@@ -94,12 +94,13 @@ export const REMOTE = caller({ isLoopback: false, listener: 'tcp' });
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tool answers are free-form JSON read by the tests
 export type Answer = any;
 
-/** Calls a handler as the transport would: a ToolError comes back as `{error, ...extra}`. */
+/** Calls a handler as the catalog would: a ToolError or other ApiError comes back as `{error, code, ...extra}`. */
 export async function call(tool: NativeTool, args: Record<string, unknown>, who: CallerContext = LOCAL): Promise<Answer> {
   try {
     return await tool.handler(args, who);
   } catch (err) {
-    if (err instanceof ToolError) return { error: err.message, ...err.extra };
+    const body = toolErrorBody(err);
+    if (body !== null) return body;
     throw err;
   }
 }

@@ -57,7 +57,10 @@ describe('session tool over /mcp', () => {
     const bound = { 'Mcp-Session-Id': mcpId };
     const mine = (await tool('session', { action: 'list' }, bound)).find((e: { session_id: string }) => e.session_id === id);
     assert.equal(mine.is_caller, true);
-    assert.deepEqual(await tool('session', { action: 'close', session_id: id }, bound), { error: 'Cannot close own session. Use exit to terminate yourself.' });
+    assert.deepEqual(await tool('session', { action: 'close', session_id: id }, bound), {
+      error: 'Cannot close own session. Use exit to terminate yourself.',
+      code: 'forbidden',
+    });
     assert.equal(
       (await tool('session', { action: 'list' })).find((e: { session_id: string }) => e.session_id === id).is_caller,
       false,
@@ -73,6 +76,6 @@ describe('session tool over /mcp', () => {
       shell_state: 'idle',
       exit_code: 3,
     });
-    assert.deepEqual(await tool('task', { action: 'get', task_id: 'no-such-task' }), { error: 'unknown or expired task_id' });
+    assert.deepEqual(await tool('task', { action: 'get', task_id: 'no-such-task' }), { error: 'unknown or expired task_id', code: 'not_found' });
   });
 });

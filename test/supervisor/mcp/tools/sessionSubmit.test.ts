@@ -278,10 +278,23 @@ describe('session action=submit', () => {
 
     assert.deepEqual(await call(h.session, { action: 'submit', session_id: created.session_id }), {
       error: "Action 'submit' requires a non-empty 'input' (the command)",
+      code: 'invalid_input',
+      field: 'input',
     });
     assert.deepEqual(await call(h.session, { action: 'submit', session_id: created.session_id, input: '\n' }), {
       error: "Action 'submit' requires a non-empty 'input' (the command)",
+      code: 'invalid_input',
+      field: 'input',
     });
-    assert.deepEqual(await call(h.session, { action: 'submit', input: 'ls' }), { error: "Action 'submit' requires 'session_id'" });
+    assert.deepEqual(await call(h.session, { action: 'submit', input: 'ls' }), {
+      error: "Action 'submit' requires 'session_id'",
+      code: 'invalid_input',
+      field: 'session_id',
+    });
+    assert.deepEqual(await call(h.session, { action: 'submit', session_id: created.session_id, input: ['ls'] }), {
+      error: "'input' must be a string",
+      code: 'invalid_input',
+      field: 'input',
+    });
   });
 });

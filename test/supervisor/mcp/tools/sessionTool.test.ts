@@ -73,16 +73,27 @@ describe('session tool', () => {
   });
 
   it('create refuses bad sizes, a bad cwd and more than max sessions, each with a clear error', async () => {
-    assert.deepEqual(await call(h.session, { action: 'create', rows: 0 }), { error: 'rows must be between 1 and 500, got 0' });
-    assert.deepEqual(await call(h.session, { action: 'create', cols: 501 }), { error: 'cols must be between 1 and 500, got 501' });
+    assert.deepEqual(await call(h.session, { action: 'create', rows: 0 }), {
+      error: 'rows must be between 1 and 500, got 0',
+      code: 'invalid_input',
+      field: 'rows',
+    });
+    assert.deepEqual(await call(h.session, { action: 'create', cols: 501 }), {
+      error: 'cols must be between 1 and 500, got 501',
+      code: 'invalid_input',
+      field: 'cols',
+    });
     const missing = join(h.work, 'no-such-dir');
-    assert.deepEqual(await call(h.session, { action: 'create', cwd: missing }), { error: `Working directory does not exist: ${missing}` });
+    assert.deepEqual(await call(h.session, { action: 'create', cwd: missing }), {
+      error: `Working directory does not exist: ${missing}`,
+      code: 'invalid_input',
+    });
     const file = join(h.work, 'a-file');
     writeFileSync(file, 'x');
-    assert.deepEqual(await call(h.session, { action: 'create', cwd: file }), { error: `Working directory is not a directory: ${file}` });
+    assert.deepEqual(await call(h.session, { action: 'create', cwd: file }), { error: `Working directory is not a directory: ${file}`, code: 'invalid_input' });
     h.limits.maxSessions = h.sessions.liveCount;
     try {
-      assert.deepEqual(await call(h.session, { action: 'create', cwd: h.work }), { error: 'Max concurrent sessions reached' });
+      assert.deepEqual(await call(h.session, { action: 'create', cwd: h.work }), { error: 'Max concurrent sessions reached', code: 'busy' });
     } finally {
       h.limits.maxSessions = 50;
     }
@@ -110,7 +121,7 @@ describe('session tool', () => {
     for (const action of ['create', 'submit', 'input', 'kill', 'close', 'pause', 'resume']) {
       assert.deepEqual(
         await call(h.session, { action, session_id: id, input: 'echo no' }, REMOTE),
-        { error: 'This session action is restricted to localhost connections' },
+        { error: 'This session action is restricted to localhost connections', code: 'forbidden' },
         action,
       );
     }
@@ -128,12 +139,23 @@ describe('session tool', () => {
     await outputUntil(h, id, (d) => d.includes('in-42'), 'computed marker');
     assert.deepEqual(await call(h.session, { action: 'input', session_id: id }), {
       error: "Action 'input' requires 'input' (text), 'special_key', or 'pty_description'",
+      code: 'invalid_input',
+      field: 'input',
     });
     assert.deepEqual(await call(h.session, { action: 'input', session_id: id, input: 'echo never', special_key: 'F13' }), {
       error: 'Unknown special key: F13',
+      code: 'invalid_input',
+      field: 'special_key',
     });
-    assert.deepEqual(await call(h.session, { action: 'input' }), { error: "Action 'input' requires 'session_id'" });
-    assert.deepEqual(await call(h.session, { action: 'input', session_id: 'no-such-session', input: 'x' }), { error: 'Session not found' });
+    assert.deepEqual(await call(h.session, { action: 'input' }), {
+      error: "Action 'input' requires 'session_id'",
+      code: 'invalid_input',
+      field: 'session_id',
+    });
+    assert.deepEqual(await call(h.session, { action: 'input', session_id: 'no-such-session', input: 'x' }), {
+      error: 'Session not found',
+      code: 'not_found',
+    });
     assert.equal(h.sessions.inputOf(h.sessions.get(id)).composer.state, 'empty', 'the refused text never reached the composer');
   });
 
@@ -157,7 +179,11 @@ describe('session tool', () => {
       { session_id: id, pty_description: 'again' },
       { session_id: id },
     ]);
-    assert.deepEqual(await call(h.session, { action: 'input', session_id: id, pty_description: 7 }), { error: "'pty_description' must be a string or null" });
+    assert.deepEqual(await call(h.session, { action: 'input', session_id: id, pty_description: 7 }), {
+      error: "'pty_description' must be a string or null",
+      code: 'invalid_input',
+      field: 'pty_description',
+    });
   });
 
   it('output: text with a cursor, since_cursor deltas, from_line ranges, raw bytes, and argument errors', async () => {
@@ -218,10 +244,24 @@ describe('session tool', () => {
     assert.equal(rawSmall.data_length, 5);
     assert.equal(rawSmall.total_written, h.sessions.get(id).total_written);
 
-    assert.deepEqual(await call(h.session, { action: 'output', session_id: id, format: 'html' }), { error: "'format' must be 'raw' or 'text', got 'html'" });
-    assert.deepEqual(await call(h.session, { action: 'output', session_id: id, limit: 0 }), { error: "'limit' must be an integer >= 1, got 0" });
+    assert.deepEqual(await call(h.session, { action: 'output', session_id: id, format: 'html' }), {
+      error: "'format' must be 'raw' or 'text', got 'html'",
+      code: 'invalid_input',
+      field: 'format',
+    });
+    assert.deepEqual(await call(h.session, { action: 'output', session_id: id, limit: 0 }), {
+      error: "'limit' must be an integer >= 1, got 0",
+      code: 'invalid_input',
+      field: 'limit',
+    });
+    assert.deepEqual(await call(h.session, { action: 'output', session_id: id, from_line: 'top' }), {
+      error: '\'from_line\' must be an integer >= 0, got "top"',
+      code: 'invalid_input',
+      field: 'from_line',
+    });
     assert.deepEqual(await call(h.session, { action: 'output', session_id: 'no-such-session' }), {
       error: 'Session not found',
+      code: 'not_found',
       reason: 'session_not_found_or_reaped',
     });
   });
@@ -244,7 +284,9 @@ describe('session tool', () => {
       false,
       'list shows live sessions',
     );
-    assert.match((await call(h.session, { action: 'input', session_id: id, input: 'x' })).error, /^Session has exited/);
+    const exited = await call(h.session, { action: 'input', session_id: id, input: 'x' });
+    assert.match(exited.error, /^Session has exited/);
+    assert.equal(exited.code, 'conflict');
   });
 
   it('status: the session row with optional fields omitted; an unknown id is named', async () => {
@@ -257,8 +299,12 @@ describe('session tool', () => {
     assert.equal(typeof status.idle_since_ms, 'number');
     assert.equal('busy_duration_ms' in status || 'exit_code' in status, false);
     assert.ok(hasNoNull(status));
-    assert.deepEqual(await call(h.session, { action: 'status', session_id: 'nope' }), { error: "Session 'nope' not found" });
-    assert.deepEqual(await call(h.session, { action: 'status' }), { error: "Action 'status' requires 'session_id'" });
+    assert.deepEqual(await call(h.session, { action: 'status', session_id: 'nope' }), { error: "Session 'nope' not found", code: 'not_found' });
+    assert.deepEqual(await call(h.session, { action: 'status' }), {
+      error: "Action 'status' requires 'session_id'",
+      code: 'invalid_input',
+      field: 'session_id',
+    });
   });
 
   it('resize sets the size the program sees; pause and resume answer ok; unknown sessions and missing sizes are errors', async () => {
@@ -266,15 +312,19 @@ describe('session tool', () => {
     assert.deepEqual(await call(h.session, { action: 'resize', session_id: id, rows: 33, cols: 101 }), { ok: true });
     await h.sessions.write(id, Buffer.from('echo size-$(stty size | tr " " x)\r'));
     await outputUntil(h, id, (d) => d.includes('size-33x101'), 'stty size');
-    assert.deepEqual(await call(h.session, { action: 'resize', session_id: id, rows: 10 }), { error: 'cols is required' });
-    assert.deepEqual(await call(h.session, { action: 'resize', session_id: id, rows: 0, cols: 10 }), { error: 'rows must be between 1 and 500, got 0' });
-    assert.deepEqual(await call(h.session, { action: 'resize', session_id: 'nope', rows: 10, cols: 10 }), { error: 'Session not found' });
+    assert.deepEqual(await call(h.session, { action: 'resize', session_id: id, rows: 10 }), { error: 'cols is required', code: 'invalid_input' });
+    assert.deepEqual(await call(h.session, { action: 'resize', session_id: id, rows: 0, cols: 10 }), {
+      error: 'rows must be between 1 and 500, got 0',
+      code: 'invalid_input',
+      field: 'rows',
+    });
+    assert.deepEqual(await call(h.session, { action: 'resize', session_id: 'nope', rows: 10, cols: 10 }), { error: 'Session not found', code: 'not_found' });
     assert.deepEqual(await call(h.session, { action: 'pause', session_id: id }), { ok: true });
     assert.equal(h.sessions.get(id).paused, true);
     assert.deepEqual(await call(h.session, { action: 'resume', session_id: id }), { ok: true });
     assert.equal(h.sessions.get(id).paused, false);
-    assert.deepEqual(await call(h.session, { action: 'pause', session_id: 'nope' }), { error: 'Session not found' });
-    assert.deepEqual(await call(h.session, { action: 'resume', session_id: 'nope' }), { error: 'Session not found' });
+    assert.deepEqual(await call(h.session, { action: 'pause', session_id: 'nope' }), { error: 'Session not found', code: 'not_found' });
+    assert.deepEqual(await call(h.session, { action: 'resume', session_id: 'nope' }), { error: 'Session not found', code: 'not_found' });
   });
 
   it("close: refuses the caller's own session by any address, publishes session-closed (closed), is idempotent", async () => {
@@ -284,6 +334,7 @@ describe('session tool', () => {
     for (const ref of [id, alias]) {
       assert.deepEqual(await call(h.session, { action: 'close', session_id: ref }, self), {
         error: 'Cannot close own session. Use exit to terminate yourself.',
+        code: 'forbidden',
       });
     }
     assert.equal(h.sessions.get(id).exit, null);
@@ -299,8 +350,9 @@ describe('session tool', () => {
     const id = await idleShell(h);
     assert.deepEqual(await call(h.session, { action: 'kill', session_id: id }, caller({ boundSessionId: id })), {
       error: 'Cannot kill own session. Use exit to terminate yourself.',
+      code: 'forbidden',
     });
-    assert.deepEqual(await call(h.session, { action: 'kill', session_id: 'nope' }), { error: 'Session not found' });
+    assert.deepEqual(await call(h.session, { action: 'kill', session_id: 'nope' }), { error: 'Session not found', code: 'not_found' });
     assert.deepEqual(await call(h.session, { action: 'kill', session_id: id }), { ok: true });
     const closed = h.events.find((e) => e.name === 'session-closed' && (e.payload as { session_id: string }).session_id === id);
     assert.deepEqual(closed?.payload, { session_id: id, reason: 'killed' });

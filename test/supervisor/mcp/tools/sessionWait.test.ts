@@ -52,8 +52,8 @@ describe('session action=wait', () => {
     h.sessions.onShellState = (fn) => (subscriptions++, original.state.call(h.sessions, fn));
     h.sessions.onLifecycle = (fn) => (subscriptions++, original.lifecycle.call(h.sessions, fn));
     try {
-      assert.deepEqual(await wait({ session_id: 'no-such-session', until: 'exited' }), { error: 'Unknown session "no-such-session"' });
-      assert.deepEqual(await wait({ session_id: 'no-such-session' }), { error: 'Unknown session "no-such-session"' });
+      assert.deepEqual(await wait({ session_id: 'no-such-session', until: 'exited' }), { error: 'Unknown session "no-such-session"', code: 'not_found' });
+      assert.deepEqual(await wait({ session_id: 'no-such-session' }), { error: 'Unknown session "no-such-session"', code: 'not_found' });
     } finally {
       h.sessions.onShellState = original.state;
       h.sessions.onLifecycle = original.lifecycle;
@@ -120,8 +120,17 @@ describe('session action=wait', () => {
     for (const ref of [record.alias, 'waiter-identity', record.session_id]) {
       assert.equal((await wait({ session_id: ref, timeout_ms: 20_000 })).met, true, ref);
     }
-    assert.deepEqual(await wait({ session_id: record.session_id, until: 'done' }), { error: "wait 'until' must be 'idle' or 'exited'" });
-    assert.deepEqual(await wait({}), { error: "Action 'wait' requires 'session_id'" });
+    assert.deepEqual(await wait({ session_id: record.session_id, until: 'done' }), {
+      error: "wait 'until' must be 'idle' or 'exited'",
+      code: 'invalid_input',
+      field: 'until',
+    });
+    assert.deepEqual(await wait({ session_id: record.session_id, timeout_ms: '5s' }), {
+      error: "'timeout_ms' must be a number",
+      code: 'invalid_input',
+      field: 'timeout_ms',
+    });
+    assert.deepEqual(await wait({}), { error: "Action 'wait' requires 'session_id'", code: 'invalid_input', field: 'session_id' });
     await outputUntil(h, record.session_id, (d) => d.length > 0, 'prompt');
   });
 });

@@ -166,9 +166,10 @@ describe('task tool on real sessions', () => {
     const byIdentity = h.tasks.create(id, 'orchestrator-1');
     const byPending = h.tasks.create(id, 'mcp-pending-7');
     const stranger = caller({ tuicSession: 'someone-else', mcpSessionId: 'mcp-2' });
-    assert.deepEqual(await get(byIdentity.task_id, stranger), { error: 'task_id is not owned by the calling identity' });
+    assert.deepEqual(await get(byIdentity.task_id, stranger), { error: 'task_id is not owned by the calling identity', code: 'forbidden' });
     assert.deepEqual(await call(h.task, { action: 'cancel', task_id: byIdentity.task_id }, stranger), {
       error: 'task_id is not owned by the calling identity',
+      code: 'forbidden',
     });
     assert.equal(byIdentity.status, 'working');
     // Spawned before binding an identity, polled after: the MCP session id still owns it.
@@ -179,11 +180,19 @@ describe('task tool on real sessions', () => {
   it('errors: unknown task, missing task_id, remote cancel; a remote get stays open', async () => {
     const id = await idleShell(h);
     const task = h.tasks.create(id, 'orchestrator-1');
-    assert.deepEqual(await get('00000000-0000-0000-0000-000000000000'), { error: 'unknown or expired task_id' });
-    assert.deepEqual(await call(h.task, { action: 'get' }, owner), { error: "Action 'get' requires 'task_id'" });
+    assert.deepEqual(await get('00000000-0000-0000-0000-000000000000'), { error: 'unknown or expired task_id', code: 'not_found' });
+    // A missing required argument is named by the schema check, in the words every tool uses.
+    assert.deepEqual(await call(h.task, { action: 'get' }, owner), { error: 'task_id is required', code: 'invalid_input', field: 'task_id' });
+    assert.deepEqual(await call(h.task, { action: 'get', task_id: '' }, owner), {
+      error: "Action 'get' requires 'task_id'",
+      code: 'invalid_input',
+      field: 'task_id',
+    });
+    assert.deepEqual(await call(h.task, { action: 'get', task_id: 7 }, owner), { error: 'task_id must be a string', code: 'invalid_input', field: 'task_id' });
     const remoteOwner = caller({ tuicSession: 'orchestrator-1', isLoopback: false, listener: 'tcp' });
     assert.deepEqual(await call(h.task, { action: 'cancel', task_id: task.task_id }, remoteOwner), {
       error: 'Task cancellation is restricted to localhost connections',
+      code: 'forbidden',
     });
     assert.equal(task.status, 'working');
     assert.equal((await get(task.task_id, remoteOwner)).status, 'working');

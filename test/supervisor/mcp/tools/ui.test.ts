@@ -47,12 +47,18 @@ test('toast_sound_resolves_to_a_notification_sound_or_silence', () => {
   for (const name of NOTIFICATION_SOUNDS) assert.equal(resolveToastSound(name, 'info'), name);
 });
 
-test('toast_sound_rejects_unknown_names', () => {
-  assert.throws(
-    () => resolveToastSound('beep', 'info'),
-    (e: unknown) => e instanceof ToolError && /Invalid sound 'beep'.*attention/.test(e.message),
+test('toast_sound_rejects_unknown_names: the schema refuses them before the handler, naming the field', async () => {
+  const { events, tool } = setup();
+  await assert.rejects(
+    call(tool, { action: 'toast', title: 't', sound: 'beep' }, caller()),
+    (e: unknown) => e instanceof ToolError && e.code === 'invalid_input' && e.extra['field'] === 'sound' && /Invalid sound 'beep'.*attention/.test(e.message),
   );
-  assert.throws(() => resolveToastSound(3, 'info'), ToolError);
+  await assert.rejects(call(tool, { action: 'toast', title: 't', sound: 3 }, caller()), {
+    message: /^Invalid sound '3'/,
+    code: 'invalid_input',
+    extra: { field: 'sound' },
+  });
+  assert.equal(events.length, 0);
 });
 
 test('ui_toast_puts_the_resolved_sound_on_the_bus (bound caller: origin session and repo)', async () => {
@@ -88,9 +94,17 @@ test('ui_toast_includes_origin_repo_path_from_the_mcp_session_repo when not boun
 
 test('ui toast: bad level and unknown sound are clear errors and publish nothing', async () => {
   const { events, tool } = setup();
-  await assert.rejects(call(tool, { action: 'toast', title: 'x', level: 'debug' }, caller()), { message: "Invalid level 'debug'. Must be: info, warn, error" });
+  await assert.rejects(call(tool, { action: 'toast', title: 'x', level: 'debug' }, caller()), {
+    message: "Invalid level 'debug'. Must be: info, warn, error",
+    code: 'invalid_input',
+    extra: { field: 'level' },
+  });
   await assert.rejects(call(tool, { action: 'toast', title: 'x', sound: 'beep' }, caller()), /Invalid sound 'beep'/);
   await assert.rejects(call(tool, { action: 'toast' }, caller()), /requires 'title'/);
+  await assert.rejects(call(tool, { action: 'toast', title: 'x', message: 5 }, caller()), {
+    message: "'message' must be a string",
+    extra: { field: 'message' },
+  });
   assert.equal(events.length, 0);
 });
 
@@ -126,7 +140,11 @@ test('ui tab: refuses other schemes, html+url, neither, and a missing id/title',
   await assert.rejects(call(tool, { action: 'tab', id: 'a', title: 'b' }, caller()), /exactly one of 'html' or 'url'/);
   await assert.rejects(call(tool, { action: 'tab', title: 'b', html: 'x' }, caller()), /requires 'id'/);
   await assert.rejects(call(tool, { action: 'tab', id: 'a', html: 'x' }, caller()), /requires 'title'/);
-  await assert.rejects(call(tool, { action: 'tab', id: 'a', title: 'b', html: 'x', pinned: 'yes' }, caller()), /'pinned' must be a boolean/);
+  await assert.rejects(call(tool, { action: 'tab', id: 'a', title: 'b', html: 'x', pinned: 'yes' }, caller()), {
+    message: "'pinned' must be a boolean",
+    code: 'invalid_input',
+    extra: { field: 'pinned' },
+  });
   assert.equal(events.length, 0);
 });
 
@@ -134,7 +152,7 @@ test('ui screenshot: a clear headless error', async () => {
   const { tool } = setup();
   await assert.rejects(
     call(tool, { action: 'screenshot', id: 'p' }, caller()),
-    (e: unknown) => e instanceof ToolError && /desktop WebView.*headless tuicd/.test(e.message),
+    (e: unknown) => e instanceof ToolError && e.code === 'not_implemented' && /desktop WebView.*headless tuicd/.test(e.message),
   );
 });
 
@@ -148,7 +166,10 @@ test('ui: missing and unknown action list the actions', async () => {
 
 test('ui confirm: remote callers and a missing title are refused before anything is published', async () => {
   const { events, tool, broker } = setup();
-  await assert.rejects(call(tool, { action: 'confirm', title: 'Deploy?' }, caller({ isLoopback: false, listener: 'tcp' })), /only available to local callers/);
+  await assert.rejects(call(tool, { action: 'confirm', title: 'Deploy?' }, caller({ isLoopback: false, listener: 'tcp' })), {
+    message: /only available to local callers/,
+    code: 'forbidden',
+  });
   await assert.rejects(call(tool, { action: 'confirm' }, caller()), /requires 'title'/);
   assert.equal(events.length, 0);
   assert.equal(broker.size, 0);

@@ -86,8 +86,20 @@ describe('response builders', () => {
     assert.deepEqual(JSON.parse(errorResponse(null, -32601, 'Method not found: a')), {
       jsonrpc: '2.0',
       id: null,
-      error: { code: -32601, message: 'Method not found: a' },
+      error: { code: -32601, message: 'Method not found: a', data: { code: 'not_found' } },
     });
-    assert.deepEqual(JSON.parse(errorResponse(2, -32000, 'm', { why: 1 })).error, { code: -32000, message: 'm', data: { why: 1 } });
+    assert.deepEqual(JSON.parse(errorResponse(2, -32000, 'm', { why: 1 })).error, { code: -32000, message: 'm', data: { code: 'invalid_input', why: 1 } });
+  });
+
+  it("carry the error model's code in data.code: from the JSON-RPC code, unless the caller names another", () => {
+    const dataCode = (code: number, data?: Record<string, unknown>) => JSON.parse(errorResponse(1, code, 'm', data)).error.data.code;
+    assert.equal(dataCode(-32700), 'invalid_input');
+    assert.equal(dataCode(-32600), 'invalid_input');
+    assert.equal(dataCode(-32601), 'not_found');
+    assert.equal(dataCode(-32602), 'invalid_input');
+    assert.equal(dataCode(-32603), 'internal');
+    assert.equal(dataCode(-32000), 'invalid_input');
+    assert.equal(dataCode(-32000, { code: 'forbidden' }), 'forbidden');
+    assert.equal(dataCode(-31999), 'internal', 'a number outside the table is ours to explain');
   });
 });

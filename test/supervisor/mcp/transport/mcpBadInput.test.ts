@@ -118,8 +118,9 @@ describe('/mcp bad input (issue 14)', () => {
       assert.deepEqual(answers[0], { jsonrpc: '2.0', id: 'first', result: {} });
       assert.equal(answers[1].result.isError, false);
       assert.ok(answers[2].result.tools.some((tool: { name: string }) => tool.name === 'session'));
-      assert.deepEqual(answers[3].error, { code: -32601, message: 'Method not found: no/such' });
+      assert.deepEqual(answers[3].error, { code: -32601, message: 'Method not found: no/such', data: { code: 'not_found' } });
       assert.equal(answers[4].error.code, -32600);
+      assert.deepEqual(answers[4].error.data, { code: 'invalid_input' });
       assert.deepEqual(answers[5], { jsonrpc: '2.0', id: 5, result: {} });
     });
 
@@ -149,7 +150,7 @@ describe('/mcp bad input (issue 14)', () => {
       assert.deepEqual(r.json(), {
         jsonrpc: '2.0',
         id: null,
-        error: { code: -32600, message: 'Invalid Request: initialize must not be part of a JSON-RPC batch; send it alone' },
+        error: { code: -32600, message: 'Invalid Request: initialize must not be part of a JSON-RPC batch; send it alone', data: { code: 'invalid_input' } },
       });
     });
 
@@ -165,6 +166,7 @@ describe('/mcp bad input (issue 14)', () => {
           code: -32600,
           message:
             'Invalid Request: JSON-RPC batches exist only in MCP 2025-03-26; this request speaks 2025-11-25 (the version this session negotiated): send one JSON-RPC message per POST',
+          data: { code: 'invalid_input' },
         },
       });
       for (const version of ['2025-11-25', '2026-07-28']) {
@@ -203,7 +205,7 @@ describe('/mcp bad input (issue 14)', () => {
       assert.deepEqual(tooLong.json(), {
         jsonrpc: '2.0',
         id: null,
-        error: { code: -32600, message: 'Invalid Request: a batch of 101 messages; the limit is 100' },
+        error: { code: -32600, message: 'Invalid Request: a batch of 101 messages; the limit is 100', data: { code: 'invalid_input' } },
       });
     });
   });

@@ -111,16 +111,23 @@ describe('/mcp over the unix socket', () => {
 
     const disabled = (await rpc(t, 'tools/call', { name: 'debug', arguments: { action: 'help' } })).json().result;
     assert.equal(disabled.isError, true);
-    assert.deepEqual(JSON.parse(disabled.content[0].text), { error: "Tool 'debug' is disabled by configuration" });
+    assert.deepEqual(JSON.parse(disabled.content[0].text), { error: "Tool 'debug' is disabled by configuration", code: 'forbidden' });
 
     const upstream = (await rpc(t, 'tools/call', { name: 'github__create_issue', arguments: {} })).json().result;
     assert.equal(upstream.isError, true);
+    // The hub's own answer (it has the upstream list), passed through as it is.
     assert.deepEqual(JSON.parse(upstream.content[0].text), { error: "Unknown upstream 'github'" });
 
     // No arguments at all: defaults to {}, so the tool itself says what is missing.
     const noArgs = (await rpc(t, 'tools/call', { name: 'session' })).json().result;
     assert.equal(noArgs.isError, true);
     assert.match(JSON.parse(noArgs.content[0].text).error, /Missing required 'action' for tool 'session'/);
+    assert.equal(JSON.parse(noArgs.content[0].text).code, 'invalid_input');
+
+    // A wrong-typed argument: refused by the tool's input schema before its handler runs.
+    const mistyped = (await rpc(t, 'tools/call', { name: 'session', arguments: { action: 'output', session_id: 'x', limit: 'all' } })).json().result;
+    assert.equal(mistyped.isError, true);
+    assert.deepEqual(JSON.parse(mistyped.content[0].text), { error: '\'limit\' must be an integer >= 1, got "all"', code: 'invalid_input', field: 'limit' });
   });
 
   it('recovers a stale session id on tools/call and tools/list silently, echoing it', async () => {
@@ -158,6 +165,7 @@ describe('/mcp over the unix socket', () => {
         const r = await post(body);
         assert.equal(r.status, 400, body);
         assert.equal(r.json().error.code, -32600, body);
+        assert.deepEqual(r.json().error.data, { code: 'invalid_input' }, body);
         assert.equal(r.json().id, id, body);
         assert.match(r.json().error.message, /^Invalid Request: /);
       }
@@ -167,7 +175,11 @@ describe('/mcp over the unix socket', () => {
       for (const method of ['server/discover', 'resources/list', 'no/such']) {
         const r = await post(JSON.stringify({ jsonrpc: '2.0', id: `m-${method}`, method }));
         assert.equal(r.status, 200);
-        assert.deepEqual(r.json(), { jsonrpc: '2.0', id: `m-${method}`, error: { code: -32601, message: `Method not found: ${method}` } });
+        assert.deepEqual(r.json(), {
+          jsonrpc: '2.0',
+          id: `m-${method}`,
+          error: { code: -32601, message: `Method not found: ${method}`, data: { code: 'not_found' } },
+        });
       }
     });
 
@@ -184,6 +196,7 @@ describe('/mcp over the unix socket', () => {
         const r = await post(JSON.stringify(c));
         assert.equal(r.status, 200, JSON.stringify(c));
         assert.equal(r.json().error.code, -32602, JSON.stringify(c));
+        assert.deepEqual(r.json().error.data, { code: 'invalid_input' }, JSON.stringify(c));
         assert.equal(r.json().id, (c as { id: number }).id);
       }
     });
@@ -192,6 +205,7 @@ describe('/mcp over the unix socket', () => {
       const r = await rpc(t, 'ping', undefined, { 'Mcp-Session-Id': 'x'.repeat(300) });
       assert.equal(r.status, 400);
       assert.equal(r.json().error.code, -32000);
+      assert.deepEqual(r.json().error.data, { code: 'invalid_input' });
     });
   });
 
@@ -213,7 +227,11 @@ describe('/mcp over the unix socket', () => {
       assert.deepEqual(r.json(), {
         jsonrpc: '2.0',
         id: null,
-        error: { code: -32000, message: 'Bad Request: GET /mcp requires an Mcp-Session-Id header (call initialize first)' },
+        error: {
+          code: -32000,
+          message: 'Bad Request: GET /mcp requires an Mcp-Session-Id header (call initialize first)',
+          data: { code: 'invalid_input' },
+        },
       });
     });
 
@@ -249,7 +267,7 @@ describe('/mcp over the unix socket', () => {
         const classic = (await rpc(t, 'tools/list')).json().result.tools.map((tool: { name: string }) => tool.name);
         assert.ok(!classic.includes('ui') && classic.includes('session') && classic.includes('progress'), classic.join());
         const refused = (await rpc(t, 'tools/call', { name: 'ui', arguments: {} })).json().result;
-        assert.deepEqual(JSON.parse(refused.content[0].text), { error: "Tool 'ui' is disabled by configuration" });
+        assert.deepEqual(JSON.parse(refused.content[0].text), { error: "Tool 'ui' is disabled by configuration", code: 'forbidden' });
       } finally {
         sa.close();
         sb.close();

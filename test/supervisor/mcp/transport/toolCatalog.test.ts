@@ -1,9 +1,12 @@
 // The tool catalog with test-only tools: surfaces per settings, change signals, and a dispatch that
-// re-applies the filters and turns every failure — ToolError, throw, rejection — into an isError result.
+// re-applies the filters and turns every failure — ToolError, a domain ApiError, a schema refusal,
+// throw, rejection — into an isError result `{error, code, ...}`.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Type } from 'typebox';
 
+import { ApiError } from '../../../../shared/apiError.js';
+import { ErrorCode, SupervisorError } from '../../../../shared/errors.js';
 import type { CallToolResult } from '../../../../shared/mcpEnvelope.js';
 import { ToolCatalog } from '../../../../supervisor/mcp/toolCatalog.js';
 import type { CatalogSettings } from '../../../../supervisor/mcp/toolCatalog.js';
@@ -32,7 +35,13 @@ function tool(name: string, handler: NativeTool['handler']): NativeTool {
 const echo = tool('echo', (args, c) => ({ args, session: c.mcpSessionId }));
 const progress = tool('progress', () => ({ ok: true }));
 const refuses = tool('refuses', () => {
-  throw new ToolError('not today', { retry_after_s: 5 });
+  throw new ToolError('busy', 'not today', { retry_after_s: 5 });
+});
+/** Domain code's errors, let through by the handler: each keeps its code. */
+const domain = tool('domain', (args) => {
+  if (args['value'] === 'channel') throw new SupervisorError(ErrorCode.WORKER_EXITED, 'pty host exited');
+  if (args['value'] === 'legacy') throw new ToolError('an old-style refusal');
+  throw new ApiError('conflict', 'taken already', { extra: { reason: 'exists' }, retryAfterS: 2 });
 });
 const throwsSync = tool('throws', () => {
   throw new TypeError('cannot read properties of undefined');
@@ -113,21 +122,45 @@ describe('ToolCatalog dispatch', () => {
     assert.deepEqual(payload(r), { args: { value: 'v' }, session: 'm-1' });
   });
 
-  it('turns a ToolError into {error, ...extra}', async () => {
+  it('turns a ToolError into {error, code, ...extra}', async () => {
     const { c, logged } = catalog();
     const r = await call(c, 'refuses', {}, caller);
     assert.equal(r.isError, true);
-    assert.deepEqual(payload(r), { error: 'not today', retry_after_s: 5 });
+    assert.deepEqual(payload(r), { error: 'not today', code: 'busy', retry_after_s: 5 });
     assert.equal(logged.length, 0, 'a ToolError is the caller’s problem, not a bug to log');
   });
 
-  it('turns a throw, a rejection and a thrown non-Error into isError results and logs them', async () => {
+  it('turns a domain ApiError into the same tool error under its own code; a known channel error too; nothing is logged', async () => {
+    const { c, logged } = catalog({}, [domain]);
+    const r = await call(c, 'domain', {}, caller);
+    assert.equal(r.isError, true);
+    assert.deepEqual(payload(r), { error: 'taken already', code: 'conflict', reason: 'exists', retry_after_s: 2 });
+    assert.deepEqual(payload(await call(c, 'domain', { value: 'channel' }, caller)), { error: 'pty host exited', code: 'unavailable' });
+    assert.deepEqual(payload(await call(c, 'domain', { value: 'legacy' }, caller)), { error: 'an old-style refusal', code: 'invalid_input' });
+    assert.equal(logged.length, 0);
+  });
+
+  it('checks the arguments against the input schema before the handler: a wrong type is invalid_input naming the field', async () => {
     const { c, logged } = catalog();
-    assert.deepEqual(payload(await call(c, 'throws', {}, caller)), { error: "Tool 'throws' failed: cannot read properties of undefined" });
-    assert.deepEqual(payload(await call(c, 'rejects', {}, caller)), { error: "Tool 'rejects' failed: disk on fire" });
+    const r = await call(c, 'echo', { value: 42 }, caller);
+    assert.equal(r.isError, true);
+    assert.deepEqual(payload(r), { error: 'value must be a string', code: 'invalid_input', field: 'value' });
+    assert.deepEqual(
+      payload(await call(c, 'echo', { value: 'v', extra: [1] }, caller)),
+      { args: { value: 'v', extra: [1] }, session: 'm-1' },
+      'unknown arguments pass',
+    );
+    assert.deepEqual(payload(await call(c, 'echo', { value: null }, caller)), { args: {}, session: 'm-1' }, 'an optional argument sent as null is absent');
+    assert.equal(logged.length, 0);
+  });
+
+  it('turns a throw, a rejection and a thrown non-Error into internal isError results and logs them', async () => {
+    const { c, logged } = catalog();
+    assert.deepEqual(payload(await call(c, 'throws', {}, caller)), { error: "Tool 'throws' failed: cannot read properties of undefined", code: 'internal' });
+    assert.deepEqual(payload(await call(c, 'rejects', {}, caller)), { error: "Tool 'rejects' failed: disk on fire", code: 'internal' });
     const bare = await call(c, 'throws_string', {}, caller);
     assert.equal(bare.isError, true);
-    assert.deepEqual(payload(bare), { error: "Tool 'throws_string' failed: a bare string" });
+    assert.deepEqual(payload(bare), { error: "Tool 'throws_string' failed: a bare string", code: 'internal' });
     assert.deepEqual(
       logged.map((l) => (l.obj as { tool: string }).tool),
       ['throws', 'rejects', 'throws_string'],
@@ -138,9 +171,14 @@ describe('ToolCatalog dispatch', () => {
     const { c } = catalog({ disabledNativeTools: ['rejects', 'throws', 'throws_string'] });
     assert.deepEqual(payload(await call(c, 'nope', {}, caller)), {
       error: "Unknown tool 'nope'. Available: echo, progress, refuses, search_tools, get_tool_schema, call_tool",
+      code: 'not_found',
     });
-    assert.deepEqual(payload(await call(c, 'rejects', {}, caller)), { error: "Tool 'rejects' is disabled by configuration" });
-    assert.deepEqual(payload(await call(c, 'gh__create_issue', {}, caller)), { error: "Unknown upstream 'gh'" });
+    assert.deepEqual(payload(await call(c, 'rejects', {}, caller)), { error: "Tool 'rejects' is disabled by configuration", code: 'forbidden' });
+    assert.deepEqual(payload(await call(c, 'gh__create_issue', {}, caller)), { error: "Unknown upstream 'gh'", code: 'not_found' });
+    assert.deepEqual(payload(await call(c, '__x', {}, caller)), {
+      error: "Tool name '__x' lacks upstream prefix (expected '{upstream}__{tool}')",
+      code: 'invalid_input',
+    });
   });
 
   it('re-applies the filters when a meta-tool dispatches, and searches only enabled tools', async () => {
@@ -151,7 +189,7 @@ describe('ToolCatalog dispatch', () => {
     c.refresh();
     const refused = await call(c, 'call_tool', { tool_name: 'echo', arguments: {} }, caller);
     assert.equal(refused.isError, true);
-    assert.deepEqual(payload(refused), { error: "Tool 'echo' is disabled by configuration" });
+    assert.deepEqual(payload(refused), { error: "Tool 'echo' is disabled by configuration", code: 'forbidden' });
     const found = payload(await call(c, 'search_tools', { query: 'echo test tool' }, caller));
     assert.ok(!(found['results'] as Array<{ name: string }>).some((r) => r.name === 'echo'), JSON.stringify(found));
   });
@@ -193,9 +231,10 @@ describe('ToolCatalog per-project upstream allowlist', () => {
     const project: CallerContext = { ...caller, upstreamAllowlist: new Set(['fs']) };
     const refused = await call(c, 'gh__create_issue', {}, project);
     assert.equal(refused.isError, true);
-    assert.deepEqual(payload(refused), { error: "Upstream 'gh' is not enabled for this project" });
+    assert.deepEqual(payload(refused), { error: "Upstream 'gh' is not enabled for this project", code: 'forbidden' });
     assert.deepEqual(payload(await call(c, 'call_tool', { tool_name: 'gh__create_issue' }, project)), {
       error: "Upstream 'gh' is not enabled for this project",
+      code: 'forbidden',
     });
     assert.deepEqual(calls, [], 'nothing reached the hub');
     assert.equal((await call(c, 'fs__read_file', {}, project)).isError, false);
