@@ -3,7 +3,6 @@ import { test } from 'node:test';
 
 import { ApiError } from '../../../../shared/apiError.js';
 import { EventBus } from '../../../../supervisor/events/eventBus.js';
-import { STATUS_OF_CODE } from '../../../../supervisor/http/errorReply.js';
 import type { RequestContext } from '../../../../supervisor/http/types.js';
 import { ConfirmBroker } from '../../../../supervisor/mcp/confirmBroker.js';
 import { mcpConfirmRoutes } from '../../../../supervisor/routes/mcpConfirm.js';
