@@ -56,7 +56,15 @@ function describeFailure(root: TSchema, errors: SchemaError[], value: unknown, w
   const union = e.schemaPath.lastIndexOf('/anyOf/');
   if (union >= 0) {
     const unionPath = e.schemaPath.slice(0, union);
-    e = errors.find((x) => x.keyword === 'anyOf' && x.schemaPath === unionPath && x.instancePath === e!.instancePath) ?? e;
+    const branch = e;
+    // typebox stops listing errors after a few, so the union's own error may be missing: stand it in.
+    e = errors.find((x) => x.keyword === 'anyOf' && x.schemaPath === unionPath && x.instancePath === branch.instancePath) ?? {
+      keyword: 'anyOf',
+      schemaPath: unionPath,
+      instancePath: branch.instancePath,
+      params: {},
+      message: 'must match a schema in anyOf',
+    };
   }
   if (e.keyword === 'boolean') e = errors.find((x) => x.keyword === 'additionalProperties') ?? e;
   let pointer = e.instancePath;
