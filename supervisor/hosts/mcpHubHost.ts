@@ -192,7 +192,7 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
    * once, saying so; a hub that is down is started first (within the budget).
    */
   async call(upstream: string, tool: string, args: Record<string, unknown>, cancellation?: Cancellation): Promise<ToolCallOutcome> {
-    if (this.disposed || !this.registered.has(upstream)) return textEnvelope({ error: `Unknown upstream '${clipClientInput(upstream)}'` });
+    if (this.disposed || !this.registered.has(upstream)) return textEnvelope({ error: `Unknown upstream '${clipClientInput(upstream)}'`, code: 'not_found' });
     let hub: Client<McpHubProtocolT> | undefined;
     try {
       hub = this.running?.hub ?? (await this.serial(() => this.hub()));
@@ -207,7 +207,10 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
         hub?.closed && !this.disposed
           ? `the upstream hub stopped during the call (${lostReason(err)}) and is being restarted; the call was not retried`
           : (err as Error).message;
-      return textEnvelope({ error: `Upstream '${upstream}' call to '${tool}' failed: ${why}` });
+      return textEnvelope({
+        error: `Upstream '${upstream}' call to '${tool}' failed: ${why}`,
+        code: hub?.closed && !this.disposed ? 'unavailable' : 'bad_gateway',
+      });
     }
   }
 

@@ -2,7 +2,6 @@
 
 import { ApiError } from '../../shared/apiError.js';
 import type { Cancellation } from '../../shared/cancellation.js';
-import { codeOfStatus } from './errorReply.js';
 import type { RouteSpec } from './routeSpec.js';
 import type { BodyParts } from './bodyParts.js';
 import type { EngineResponse, EngineSocket } from './engine/types.js';
@@ -55,7 +54,7 @@ export interface StreamHandler {
 
 /** Per-socket behaviour of a WebSocket route: the engine's callbacks with the route's user data. */
 export interface WsBehavior<U> {
-  /** Runs before the upgrade (after auth on TCP): throw HttpError to refuse with a status; returns the socket's data. */
+  /** Runs before the upgrade (after auth on TCP): throw an ApiError to refuse (its code picks the status); returns the socket's data. */
   accept(ctx: RequestContext): U;
   open?(ws: EngineSocket<U>): void;
   message?(ws: EngineSocket<U>, message: ArrayBuffer, isBinary: boolean): void;
@@ -87,18 +86,6 @@ export interface Route {
   errorShape?: 'jsonrpc';
   /** Its schemas and answers (routeSpec.ts): checked before the handler, published in GET /openapi.json. */
   spec?: RouteSpec;
-}
-
-/**
- * Deprecated: throw ApiError (shared/apiError.ts) with a code instead; this names a status and is
- * kept only until the last throw site moves. It is an ApiError whose code the status stands for.
- */
-export class HttpError extends ApiError {
-  readonly status: number;
-  constructor(status: number, message: string, headers?: Record<string, string>) {
-    super(codeOfStatus(status), message, headers ? { headers } : {});
-    this.status = status;
-  }
 }
 
 export function json(body: object, status = 200): Reply {

@@ -5,6 +5,7 @@
  */
 import type { Cancellation } from '../../shared/cancellation.js';
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
+import type { ApiErrorCode } from '../../shared/apiError.js';
 import { isCallToolResult, textEnvelope } from '../../shared/mcpEnvelope.js';
 import { HubConstants } from '../../shared/protocol/mcpHub.js';
 import type { UpstreamServerWire, UpstreamStatus } from '../../shared/protocol/upstreamServer.js';
@@ -77,7 +78,8 @@ const U32_MAX = 0xffff_ffff;
 const DEFAULT_MIN_RETRY_MS = { http: HubConstants.CB_BASE_MS, stdio: 5_000 };
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
-const errorOutcome = (error: string): CallOutcome => ({ json: JSON.stringify(textEnvelope({ error })), upstreamError: true });
+/** A call the hub could not make or the upstream failed: a tool error with its code, like every other. */
+const errorOutcome = (error: string, code: ApiErrorCode): CallOutcome => ({ json: JSON.stringify(textEnvelope({ error, code })), upstreamError: true });
 
 export class UpstreamRegistry {
   private readonly entries = new Map<string, Entry>();
@@ -180,10 +182,10 @@ export class UpstreamRegistry {
   /** proxy_tool_call: routing, status, breaker and filter checks, then the upstream call. Never throws. */
   async call(upstream: string, tool: string, args: Record<string, unknown>, cancellation?: Cancellation): Promise<CallOutcome> {
     const entry = this.entries.get(upstream);
-    if (!entry) return errorOutcome(`Unknown upstream '${clipClientInput(upstream)}'`);
+    if (!entry) return errorOutcome(`Unknown upstream '${clipClientInput(upstream)}'`, 'not_found');
     if (entry.status === 'connecting' && entry.connecting) await entry.connecting;
     const refusal = this.refusal(entry, tool);
-    if (refusal !== null) return errorOutcome(refusal);
+    if (refusal !== null) return errorOutcome(refusal.message, refusal.code);
     const client = entry.client!;
     const started = this.now();
     entry.metrics.call_count = Math.min(U32_MAX, entry.metrics.call_count + 1);
@@ -200,11 +202,11 @@ export class UpstreamRegistry {
       if (err instanceof UpstreamRpcError) {
         // The upstream answered: it is alive, so this is not a breaker failure.
         this.recordSuccess(entry);
-        return errorOutcome(`Upstream '${upstream}' returned an error for '${tool}': ${err.message} (code ${err.code})`);
+        return errorOutcome(`Upstream '${upstream}' returned an error for '${tool}': ${err.message} (code ${err.code})`, 'bad_gateway');
       }
-      if (cancellation?.cancelReason !== undefined) return errorOutcome(`Call to '${qualifiedName(upstream, tool)}' was cancelled`);
+      if (cancellation?.cancelReason !== undefined) return errorOutcome(`Call to '${qualifiedName(upstream, tool)}' was cancelled`, 'timeout');
       this.recordFailure(entry, err);
-      return errorOutcome(`Upstream '${upstream}' call to '${tool}' failed: ${message(err)}`);
+      return errorOutcome(`Upstream '${upstream}' call to '${tool}' failed: ${message(err)}`, 'bad_gateway');
     }
   }
 
@@ -218,23 +220,24 @@ export class UpstreamRegistry {
   }
 
   /** Why a call may not go through now, or null. */
-  private refusal(entry: Entry, tool: string): string | null {
+  private refusal(entry: Entry, tool: string): { message: string; code: ApiErrorCode } | null {
     const name = entry.server.name;
     switch (entry.status) {
       case 'disabled':
-        return `Upstream '${name}' is disabled`;
+        return { message: `Upstream '${name}' is disabled`, code: 'unavailable' };
       case 'needs_auth':
       case 'authenticating':
-        return JSON.stringify({ code: -32001, message: `Upstream '${name}' is awaiting OAuth authentication` });
+        return { message: JSON.stringify({ code: -32001, message: `Upstream '${name}' is awaiting OAuth authentication` }), code: 'unauthorized' };
       case 'failed':
-        return `Upstream '${name}' has failed — restart the server or reconnect`;
+        return { message: `Upstream '${name}' has failed — restart the server or reconnect`, code: 'unavailable' };
       case 'connecting':
-        return `Upstream '${name}' is still connecting${entry.lastError ? ` (last error: ${entry.lastError})` : ''}`;
+        return { message: `Upstream '${name}' is still connecting${entry.lastError ? ` (last error: ${entry.lastError})` : ''}`, code: 'unavailable' };
       default:
         break;
     }
-    if (!entry.breaker.allows()) return `Circuit open for upstream '${name}' (backoff active, will retry)`;
-    if (!filterAllows(entry.server.tool_filter, tool)) return `Tool '${clipClientInput(tool)}' on upstream '${name}' is blocked by its allow/deny filter`;
+    if (!entry.breaker.allows()) return { message: `Circuit open for upstream '${name}' (backoff active, will retry)`, code: 'unavailable' };
+    if (!filterAllows(entry.server.tool_filter, tool))
+      return { message: `Tool '${clipClientInput(tool)}' on upstream '${name}' is blocked by its allow/deny filter`, code: 'forbidden' };
     return null;
   }
 
