@@ -152,7 +152,7 @@ export function buildOpenApiDocument(opts: OpenApiOptions): Json {
   }
   const sortedPaths: Record<string, Json> = {};
   for (const key of Object.keys(paths).sort()) sortedPaths[key] = paths[key]!;
-  const tags = [...new Set(opts.routes.flatMap((r) => (r.spec ? [r.spec.tag] : [])))].sort().map((name) => ({ name }));
+  const tags = [...new Set([...opts.routes, ...opts.wsRoutes].flatMap((r) => (r.spec ? [r.spec.tag] : [])))].sort().map((name) => ({ name }));
   return {
     openapi: '3.1.0',
     info: {
