@@ -30,7 +30,7 @@ import { logRoutes } from './routes/logs.js';
 import { ConfirmBroker } from './mcp/confirmBroker.js';
 import { confirmTimeoutFromEnv } from './mcp/deadlines.js';
 import { McpService } from './mcp/mcpService.js';
-import { TaskRegistry } from './mcp/tasks.js';
+import { TaskRegistry } from './agents/tasks.js';
 import { createNativeTools } from './mcp/tools/index.js';
 import { PROGRESS_JOURNAL_FILE, ProgressJournal } from './progress/progressJournal.js';
 import { IntentRecorder } from './progress/intentRecorder.js';

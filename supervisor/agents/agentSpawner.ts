@@ -1,10 +1,10 @@
 /**
- * `agent action=spawn` (REFERENCE §6.2, spec "Inter-Agent Messaging"): starts an agent in a new
- * PTY, gives it an inbox at once, links it to a registered parent, returns a task handle, and
- * delivers the prompt: as the command line's last argument (or where the caller's args say
- * `{prompt}`), or, for prefill-only TUIs (Codex, OpenCode), typed in once the agent is ready,
- * watched by a one-shot 30 s watchdog that mails `prompt_delivery_failed` to the parent.
- * The parent then gets `state_change` mail (lifecycleMail.ts) and can poll the task.
+ * `agent action=spawn`: starts an agent in a new PTY, gives it an inbox at once, links it to a
+ * registered parent, returns a task handle, and delivers the prompt: as the command line's last
+ * argument (or where the caller's args say `{prompt}`), or, for prefill-only TUIs (Codex,
+ * OpenCode), typed in once the agent is ready, watched by a one-shot 30 s watchdog that mails
+ * `prompt_delivery_failed` to the parent. The parent then gets `state_change` mail
+ * (lifecycleMail.ts) and can poll the task.
  */
 import { basename, isAbsolute } from 'node:path';
 
@@ -16,7 +16,7 @@ import { findBinary } from './agentBinaries.js';
 import { agentState } from '../sessions/sessionRecord.js';
 import type { SessionService } from '../sessions/sessionService.js';
 import { submitCommand } from '../sessions/submission.js';
-import type { TaskRegistry } from '../mcp/tasks.js';
+import type { TaskRegistry } from './tasks.js';
 import type { LifecycleMail } from './lifecycleMail.js';
 import type { Peer, PeerRegistry } from './peerRegistry.js';
 
@@ -150,7 +150,7 @@ export class AgentSpawner {
       // A spawned Codex answers to its parent, not to a person at its terminal: approvals are bypassed by default.
       args.push(...CODEX_APPROVAL_BYPASS);
     } else if (kind === 'claude' && !printMode && !args.includes(CLAUDE_CHANNEL_FLAG)) {
-      // Claude takes channel pushes (notifications/claude/channel) only with this flag (REFERENCE §4).
+      // Claude takes channel pushes (notifications/claude/channel) from the tuicd server only with this flag.
       args.push(CLAUDE_CHANNEL_FLAG, CLAUDE_CHANNEL_SERVER);
     }
     // {prompt} in the args is authoritative; else the prompt is the last positional argument, or,

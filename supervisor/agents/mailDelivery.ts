@@ -1,6 +1,6 @@
 /**
- * How a message reaches its recipient, once (spec "Inter-Agent Messaging", REFERENCE §6.2). The
- * inbox always gets it first; then the most immediate route the recipient's state allows:
+ * How a message reaches its recipient, once. The inbox always gets it first; then the most
+ * immediate route the recipient's state allows:
  * - a waiting `agent wait` (woken by the inbox itself): `waiter_and_inbox`;
  * - a Claude Code recipient working a turn, holding its GET /mcp stream: a
  *   `notifications/claude/channel` push, `sse_channel_and_inbox`;

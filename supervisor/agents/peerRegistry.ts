@@ -1,10 +1,10 @@
 /**
- * Peer identities and their mail (REFERENCE §6.2, spec "Inter-Agent Messaging"): who is
- * registered, which MCP protocol sessions route to each identity, and each identity's inbox,
- * the authoritative store every delivery path writes first. Inboxes are FIFO of
- * AGENT_INBOX_CAPACITY (evictions counted as missed), ordered by logical milliseconds (a clock
- * that never repeats a value, so equal-millisecond bursts keep their order), read from a cursor
- * kept per identity. Waits sleep on the inbox, they never poll.
+ * Peer identities and their mail (the `agent` tool's messaging): who is registered, which MCP
+ * protocol sessions route to each identity, and each identity's inbox, the authoritative store
+ * every delivery path writes first. Inboxes are FIFO of AGENT_INBOX_CAPACITY (evictions counted as
+ * missed), ordered by logical milliseconds (a clock that never repeats a value, so
+ * equal-millisecond bursts keep their order), read from a cursor kept per identity. Waits sleep on
+ * the inbox, they never poll.
  */
 import { randomUUID } from 'node:crypto';
 

@@ -14,7 +14,7 @@ import type { RepoRegistry } from '../../repos/repoRegistry.js';
 import type { WorktreeManager } from '../../repos/worktrees.js';
 import type { GhCli } from '../../repos/ghCli.js';
 import type { SessionService } from '../../sessions/sessionService.js';
-import type { TaskRegistry } from '../tasks.js';
+import type { TaskRegistry } from '../../agents/tasks.js';
 import { createProgressTool } from './progress.js';
 import { createUiTool } from './ui.js';
 import { createPluginDevGuideTool } from './pluginDevGuide.js';
