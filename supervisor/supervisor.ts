@@ -29,6 +29,7 @@ import { diagnosticsRoutes } from './routes/diagnostics.js';
 import { logRoutes } from './routes/logs.js';
 import { ConfirmBroker } from './mcp/confirmBroker.js';
 import { confirmTimeoutFromEnv } from './mcp/deadlines.js';
+import { McpChannels } from './mcp/channels.js';
 import { McpService } from './mcp/mcpService.js';
 import { TaskRegistry } from './agents/tasks.js';
 import { createNativeTools } from './mcp/tools/index.js';
@@ -38,9 +39,7 @@ import { PeerRegistry } from './agents/peerRegistry.js';
 import { MailDelivery } from './agents/mailDelivery.js';
 import { AgentSpawner, promptWatchdogFromEnv } from './agents/agentSpawner.js';
 import { LifecycleMail } from './agents/lifecycleMail.js';
-
-/** An identity's protocol session that held its stream or called within this long still owns it (register takeover guard). */
-const LIVE_OWNER_MS = 5 * 60_000;
+import { AgentMessaging } from './agents/messaging.js';
 import { AGENTS_FILE, AgentSettings, effective } from './config/agentSettings.js';
 import { mcpRoutes } from './routes/mcp.js';
 import { mcpConfirmRoutes } from './routes/mcpConfirm.js';
@@ -199,17 +198,9 @@ export class Supervisor {
     });
     this.peers = new PeerRegistry(this.bus);
     this.agentBinaries = new AgentBinaries(() => opts.env['PATH'] ?? '');
-    this.mail = new MailDelivery({
-      registry: this.peers,
-      sessions: this.sessions,
-      bus: this.bus,
-      pushToStream: (id, message) => this.mcp.streams.push(id, message),
-      channelCapable: (id) => {
-        const meta = this.mcp.sessions.get(id);
-        return meta?.is_claude_code === true && meta.has_sse_stream;
-      },
-      log,
-    });
+    // The protocol sessions and their streams: built before the MCP service and agents, which both use them.
+    const channels = new McpChannels({ maxSessions: () => this.config.get().services.server.max_mcp_sessions });
+    this.mail = new MailDelivery({ registry: this.peers, sessions: this.sessions, bus: this.bus, channel: channels, log });
     const lifecycle = new LifecycleMail(this.peers, this.tasks, this.mail, this.bus, this.sessions);
     const spawner = new AgentSpawner({
       sessions: this.sessions,
@@ -221,6 +212,7 @@ export class Supervisor {
       watchdogMs: promptWatchdogFromEnv(opts.env),
       runConfig: (name) => agentSettings.runConfig(name),
     });
+    const messaging = new AgentMessaging({ peers: this.peers, sessions: this.sessions, mail: this.mail, lifecycle, protocolSessions: channels, log });
     this.repos = new RepoRegistry(opts.paths.configDir, this.bus, () =>
       this.sessions
         .list()
@@ -257,27 +249,16 @@ export class Supervisor {
       confirmBroker: this.confirmBroker,
       progressJournal: this.progressJournal,
       sessionCwd: (sessionId) => this.sessions.resolve(sessionId)?.cwd,
-      mcpRepoPath: (mcpSessionId) => this.mcp.sessions.get(mcpSessionId)?.repo_path ?? undefined,
+      mcpRepoPath: (mcpSessionId) => channels.repoPath(mcpSessionId),
       logDir: opts.paths.logDir,
-      peers: this.peers,
-      mail: this.mail,
+      messaging,
       spawner,
-      lifecycle,
       binaries: this.agentBinaries,
-      mcpFacts: {
-        exists: (id) => this.mcp.sessions.get(id) !== undefined,
-        isLive: (id) => {
-          const meta = this.mcp.sessions.get(id);
-          return meta !== undefined && (meta.has_sse_stream || this.mcp.sessions.now() - meta.last_activity_ms < LIVE_OWNER_MS);
-        },
-        assertedIdentity: (id) => this.mcp.sessions.get(id)?.tuic_session ?? null,
-      },
       maxSessions: () => this.config.get().services.server.max_sessions,
-      log,
       repos: this.repos,
       worktrees: this.worktrees,
       gh: this.gh,
-      isClaudeCode: (id) => this.mcp.sessions.get(id)?.is_claude_code ?? false,
+      isClaudeCode: (id) => channels.isClaudeCode(id),
     });
     this.upstreams = new UpstreamStore({ configDir: opts.paths.configDir, credentials: () => this.credentials });
     this.projects = new ProjectUpstreams({ configDir: opts.paths.configDir, log: this.log });
@@ -297,24 +278,17 @@ export class Supervisor {
       nativeTools,
       liveSessions: this.sessions,
       log: this.log,
+      channels,
       peerCount: () => this.peers.size,
       repos: () => this.repos.roots(),
       registeredIdentity: (id) => this.peers.identityOf(id),
-      // Protocol 0: an initialize asserting $TUIC_SESSION registers that peer (its name kept if known).
-      onInitialized: (meta) => {
-        if (meta.tuic_session === null) return;
-        this.peers.bind(meta.tuic_session, meta.id, { name: this.sessions.resolve(meta.tuic_session)?.display_name ?? 'agent' });
-      },
+      onInitialized: (meta) => messaging.protocolSessionStarted(meta.id, meta.tuic_session),
     });
-    this.mcp.sessions.onRemoved((meta) => this.peers.unroute(meta.id));
-    // The MCP session reaper also retires day-old tasks (TASK_TTL_SECS) and identities nobody can address.
+    this.mcp.sessions.onRemoved((meta) => messaging.protocolSessionEnded(meta.id));
+    // The MCP session reaper also retires day-old tasks and identities nobody can address.
     this.mcp.sessions.onSweep((nowMs) => {
       this.tasks.reapExpired(nowMs);
-      const parents = lifecycle.parents();
-      for (const peer of this.peers.list()) {
-        const terminal = this.sessions.resolve(peer.tuic_session);
-        if (peer.routes.length === 0 && (terminal === undefined || terminal.exit) && !parents.has(peer.tuic_session)) this.peers.remove(peer.tuic_session);
-      }
+      messaging.retireUnreachable();
     });
     this.metrics.gauge('mcp_sessions', 'MCP protocol sessions held', () => this.mcp.sessions.size);
     this.metrics.gauge('mcp_streams', 'Open GET /mcp streams', () => this.mcp.streams.openCount);

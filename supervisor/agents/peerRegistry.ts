@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 
 import type { EventBus } from '../events/eventBus.js';
+import type { AgentCaller } from './ports.js';
 
 export const AgentConstants = {
   /** AGENT_INBOX_CAPACITY. */
@@ -77,6 +78,12 @@ export class PeerRegistry {
   /** The identity a protocol session routes to, if any. */
   identityOf(mcpSessionId: string | null): string | null {
     return mcpSessionId === null ? null : (this.routeOf.get(mcpSessionId) ?? null);
+  }
+
+  /** The caller's identity: the one its protocol session routes to, else the one its initialize asserted. */
+  ofCaller(caller: AgentCaller): Peer | undefined {
+    const id = this.identityOf(caller.mcpSessionId) ?? caller.tuicSession;
+    return id === null ? undefined : this.peers.get(id);
   }
 
   /**
