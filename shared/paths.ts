@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-/** The directory TUICommander itself uses, so existing bridges and agent configs find the socket. */
+/** The directory TUICommander uses, so existing bridges and agent configs find the socket. */
 export const DEFAULT_CONFIG_DIR_NAME = 'com.tuic.commander';
 const SOCKET_FILE = 'mcp.sock';
 /** Bytes of the digest kept in a named instance's socket name: short, still collision-free in practice. */

@@ -31,6 +31,7 @@ import { streamingFeature } from './features/streaming.js';
 import { uiFeature } from './features/ui.js';
 import type { McpHubHost } from './hosts/mcpHubHost.js';
 import type { HttpEngine } from './http/engine/types.js';
+import type { Route, WsRoute } from './http/types.js';
 import { createLogger, type Logger } from './log.js';
 import { appLogSink } from './logs/appLogSink.js';
 import { LogRing } from './logs/logRing.js';
@@ -184,6 +185,11 @@ export class Supervisor {
   /** Why the TCP listener that config asks for is not serving (its bind failed); null when it is, or is off. */
   get tcpStartError(): string | null {
     return this.listeners.tcpStartError;
+  }
+
+  /** The routes both listeners serve (GET /openapi.json documents exactly these). */
+  routeTable(): { routes: readonly Route[]; wsRoutes: readonly WsRoute[] } {
+    return this.listeners.routeTable();
   }
 
   /** The one line printed at start: where clients find us. */

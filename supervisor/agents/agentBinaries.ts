@@ -1,5 +1,5 @@
 /**
- * Which agent programs are installed (GET /agents, agent action=detect): a binary found on PATH (or an
+ * Which agent programs are installed (GET /agents, /agents/detect, agent action=detect): a binary found on PATH (or an
  * absolute path), its version from `--version`, and whether its `--help` offers a flag that keeps
  * it off the alternate screen (native scrollback). Each probe has a 2 s deadline and runs without
  * blocking the loop; answers are cached per path and version (a new install is a new version).

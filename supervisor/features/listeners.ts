@@ -39,6 +39,7 @@ export class Listeners {
   /** Why the TCP listener that config asks for is not serving (its bind failed); null when it is, or is off. */
   tcpStartError: string | null = null;
   private http: HttpServer | null = null;
+  private table: { routes: readonly Route[]; wsRoutes: readonly WsRoute[] } = { routes: [], wsRoutes: [] };
   private socket: { app: ListenerApp; binding: UnixBinding } | null = null;
   private tcp: { app: ListenerApp; binding: TcpBinding; stopFollowingTls: () => void } | null = null;
   private tcpTransition: Promise<void> = Promise.resolve();
@@ -53,6 +54,7 @@ export class Listeners {
   /** The routes both listeners serve; once, before the socket binds. */
   serve(routes: Route[], wsRoutes: WsRoute[]): void {
     if (this.http) throw new Error('listeners already serve their routes');
+    this.table = { routes, wsRoutes };
     const { config, log } = this.deps;
     this.http = new HttpServer({
       engine: this.deps.engine,
@@ -67,6 +69,11 @@ export class Listeners {
       onResponse: (status, listener) => this.responseCell(listener, status).value++,
       onHandlerError: (err, ctx) => log.error({ err, path: ctx.path, method: ctx.method }, 'handler failed'),
     });
+  }
+
+  /** The routes both listeners serve (GET /openapi.json documents exactly these). */
+  routeTable(): { routes: readonly Route[]; wsRoutes: readonly WsRoute[] } {
+    return this.table;
   }
 
   /** The one line printed at start: where clients find us. */

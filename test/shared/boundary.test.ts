@@ -1,4 +1,4 @@
-/** shared/ stays loadable anywhere: no native, process or server modules (its imports within the tree: importRules.test.ts). */
+/** shared/ is a leaf: no native, process or server modules. */
 
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
