@@ -12,7 +12,7 @@
  */
 import { parseArgs } from 'node:util';
 
-import { VERSION } from '../supervisor/version.js';
+import { VERSION } from '../shared/version.js';
 import { Bridge } from './bridge.js';
 import { endpointCandidates } from './endpoint.js';
 import { lineWriter, readLines } from './stdio.js';

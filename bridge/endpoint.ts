@@ -1,13 +1,13 @@
 /**
  * Where the bridge finds tuicd. `TUIC_SOCKET` wins; otherwise the socket tuicd itself binds for this
- * config dir and instance (supervisor/paths.ts, so the two can never disagree); for the default
+ * config dir and instance (shared/paths.ts, so the two can never disagree); for the default
  * instance only, then any `mcp-*.sock` an older build left in the config dir. A named instance never
  * falls back to another instance's socket, and nothing falls back to a named one.
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { resolvePaths } from '../supervisor/paths.js';
+import { resolvePaths } from '../shared/paths.js';
 
 export interface EndpointOptions {
   instance?: string | undefined;

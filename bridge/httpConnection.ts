@@ -1,6 +1,6 @@
 /**
  * One kept-alive HTTP/1.1 connection to tuicd's unix socket, with the framing the bridge needs and
- * nothing more (REFERENCE §4): a request written in one piece; an answer read through its header
+ * nothing more (its only peer is tuicd's own HTTP server): a request written in one piece; an answer read through its header
  * section (at most 64 KiB) and exactly its Content-Length or chunked body, never until EOF; 1xx
  * interim answers skipped (at most 32); 101, 204 and 304 end at their headers. A body with neither
  * length nor chunking is an error, as in the reference bridge. Node's http client does the same

@@ -1,7 +1,7 @@
 /** What the bridge answers by itself: while tuicd is unreachable, and for a message it cannot forward. */
 
 import { negotiateProtocolVersion, SERVER_NAME } from '../shared/mcpRevisions.js';
-import { JsonRpcCode } from '../supervisor/mcp/jsonRpc.js';
+import { JsonRpcCode } from '../shared/jsonRpcCodes.js';
 
 export const JsonRpcErrors = {
   PARSE_ERROR: JsonRpcCode.PARSE_ERROR,

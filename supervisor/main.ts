@@ -2,10 +2,10 @@
 /** Entry point of `tuicd`: parse flags, start the supervisor, print where it serves, stop cleanly on signals. */
 import { parseCli, HELP_TEXT } from './cli.js';
 import { HTTP_ENGINE_ENV, parseEngineName, selectEngine } from './http/engine/select.js';
-import { resolvePaths } from './paths.js';
+import { resolvePaths } from '../shared/paths.js';
 import { probeStatus } from './status.js';
 import { Supervisor } from './supervisor.js';
-import { VERSION } from './version.js';
+import { VERSION } from '../shared/version.js';
 
 async function main(): Promise<number> {
   let cli;

@@ -1,24 +1,25 @@
 /**
- * `agent action=spawn` (REFERENCE §6.2, spec "Inter-Agent Messaging"): starts an agent in a new
- * PTY, gives it an inbox at once, links it to a registered parent, returns a task handle, and
- * delivers the prompt: as the command line's last argument (or where the caller's args say
- * `{prompt}`), or, for prefill-only TUIs (Codex, OpenCode), typed in once the agent is ready,
- * watched by a one-shot 30 s watchdog that mails `prompt_delivery_failed` to the parent.
- * The parent then gets `state_change` mail (lifecycleMail.ts) and can poll the task.
+ * `agent action=spawn`: starts an agent in a new PTY, gives it an inbox at once, links it to a
+ * registered parent, returns a task handle, and delivers the prompt: as the command line's last
+ * argument (or where the caller's args say `{prompt}`), or, for prefill-only TUIs (Codex,
+ * OpenCode), typed in once the agent is ready, watched by a one-shot 30 s watchdog that mails
+ * `prompt_delivery_failed` to the parent. The parent then gets `state_change` mail
+ * (lifecycleMail.ts) and can poll the task.
  */
 import { basename, isAbsolute } from 'node:path';
 
+import { ApiError } from '../../shared/apiError.js';
 import type { RunConfig } from '../config/agentSettings.js';
-
 import type { Logger } from '../log.js';
 import { binaryOf, parseAgentType, type AgentType } from '../sessions/agentDetection.js';
 import { findBinary } from './agentBinaries.js';
 import { agentState } from '../sessions/sessionRecord.js';
 import type { SessionService } from '../sessions/sessionService.js';
 import { submitCommand } from '../sessions/submission.js';
-import type { TaskRegistry } from '../mcp/tasks.js';
+import type { TaskRegistry } from './tasks.js';
 import type { LifecycleMail } from './lifecycleMail.js';
 import type { Peer, PeerRegistry } from './peerRegistry.js';
+import type { AgentCaller } from './ports.js';
 
 export const SpawnConstants = {
   /** The deferred prompt's watchdog. */
@@ -37,8 +38,6 @@ const CLAUDE_CHANNEL_SERVER = 'server:tuicommander';
 /** TUIs that only prefill their composer from argv: the prompt is typed in once they are ready. */
 const PREFILL_ONLY: ReadonlySet<string> = new Set(['codex', 'opencode']);
 
-export class SpawnError extends Error {}
-
 /**
  * print_mode: the agent's one-shot, non-interactive form (it prints its answer and exits):
  * `claude -p [--output-format F]`, `codex exec [--json]`, `gemini [--output-format F] -p <prompt>`.
@@ -49,10 +48,10 @@ function printModeArgs(kind: AgentType | null, binary: string, outputFormat: str
   if (kind === 'gemini') return { before: [], after: [...format, '-p'] };
   if (kind === 'codex') {
     if (outputFormat !== undefined && outputFormat !== 'json')
-      throw new SpawnError(`Codex prints text or json; output_format '${outputFormat}' is not one of them`);
+      throw new ApiError('invalid_input', `Codex prints text or json; output_format '${outputFormat}' is not one of them`);
     return { before: ['exec'], after: outputFormat === 'json' ? ['--json'] : [] };
   }
-  throw new SpawnError(`print_mode is known for claude, codex and gemini; not for '${kind ?? basename(binary)}'`);
+  throw new ApiError('invalid_input', `print_mode is known for claude, codex and gemini; not for '${kind ?? basename(binary)}'`);
 }
 
 /** Test knob: a shorter prompt watchdog, so a test sees it fire without waiting 30 s. */
@@ -118,6 +117,15 @@ export interface AgentSpawnerOptions {
 export class AgentSpawner {
   constructor(private readonly opts: AgentSpawnerOptions) {}
 
+  /**
+   * Spawns for a caller: its registered identity is the child's parent and owns the task; a caller
+   * without one owns it by its protocol session and becomes the pending parent a later register links.
+   */
+  spawnFor(caller: AgentCaller, req: SpawnRequest): Promise<SpawnResult> {
+    const parent = this.opts.registry.ofCaller(caller);
+    return this.spawn(req, parent, parent?.tuic_session ?? caller.mcpSessionId ?? 'anonymous', caller.mcpSessionId);
+  }
+
   /** `callerMcp`: the spawning protocol session; without a parent identity it becomes the pending parent a later register links. */
   async spawn(req: SpawnRequest, parent: Peer | undefined, owner: string, callerMcp: string | null = null): Promise<SpawnResult> {
     const typeArg = req.agentType?.trim().toLowerCase();
@@ -128,7 +136,7 @@ export class AgentSpawner {
     // The executable itself says which agent runs (parser state, prompt deferral), whatever agent_type claims.
     const identity = parseAgentType(basename(binary));
     const kind = runConfig !== null ? (parseAgentType(runConfig.agentType) ?? identity) : (identity ?? type);
-    if (req.outputFormat !== undefined && req.printMode !== true) throw new SpawnError("'output_format' needs print_mode=true");
+    if (req.outputFormat !== undefined && req.printMode !== true) throw new ApiError('invalid_input', "'output_format' needs print_mode=true");
     const printMode = req.printMode === true;
     const prompt = parent
       ? `${req.prompt}\n\n[TUIC] Your parent agent is ${parent.tuic_session}. Report to it with agent action=send to=${parent.tuic_session}.`
@@ -150,7 +158,7 @@ export class AgentSpawner {
       // A spawned Codex answers to its parent, not to a person at its terminal: approvals are bypassed by default.
       args.push(...CODEX_APPROVAL_BYPASS);
     } else if (kind === 'claude' && !printMode && !args.includes(CLAUDE_CHANNEL_FLAG)) {
-      // Claude takes channel pushes (notifications/claude/channel) only with this flag (REFERENCE §4).
+      // Claude takes channel pushes (notifications/claude/channel) from the tuicd server only with this flag.
       args.push(CLAUDE_CHANNEL_FLAG, CLAUDE_CHANNEL_SERVER);
     }
     // {prompt} in the args is authoritative; else the prompt is the last positional argument, or,
@@ -196,13 +204,13 @@ export class AgentSpawner {
   /** binary_path (absolute, existing), a run config's command, or the agent's binary on PATH. */
   private resolveBinary(req: SpawnRequest, command: string | undefined, type: AgentType | null, typeArg: string | undefined): string {
     if (req.binaryPath !== undefined) {
-      if (!isAbsolute(req.binaryPath)) throw new SpawnError('binary_path must be an absolute path');
-      if (findBinary(req.binaryPath, '') === null) throw new SpawnError(`Agent binary '${req.binaryPath}' not found`);
+      if (!isAbsolute(req.binaryPath)) throw new ApiError('invalid_input', 'binary_path must be an absolute path');
+      if (findBinary(req.binaryPath, '') === null) throw new ApiError('not_found', `Agent binary '${req.binaryPath}' not found`);
       return req.binaryPath;
     }
     const name = command ?? (type !== null ? binaryOf(type) : (typeArg ?? 'claude'));
     const found = findBinary(name, isAbsolute(name) ? '' : this.opts.path());
-    if (found === null) throw new SpawnError(`Agent binary '${name}' not found`);
+    if (found === null) throw new ApiError('not_found', `Agent binary '${name}' not found`);
     return found;
   }
 

@@ -1,15 +1,15 @@
 /**
- * Spawned children's lifecycle, told to their parent and their task (spec "Inter-Agent
- * Messaging"): a `state_change` message from the child (id `tuic-auto-…`, payload
- * `{type:"state_change", state, session_id, exit_code?}`) when its agent_state becomes idle,
- * completed or awaiting_input, and when it exits; the task is `input_required` while the child
- * awaits input and `working` otherwise (its exit ends it, in TaskRegistry).
+ * Spawned children's lifecycle, told to their parent and their task: a `state_change` message from
+ * the child (id `tuic-auto-…`, payload `{type:"state_change", state, session_id, exit_code?}`) when
+ * its agent_state becomes idle, completed or awaiting_input, and when it exits; the task is
+ * `input_required` while the child awaits input and `working` otherwise (its exit ends it, in
+ * TaskRegistry).
  */
 import { randomUUID } from 'node:crypto';
 
 import type { Disposable } from '../../shared/disposable.js';
 import type { EventBus } from '../events/eventBus.js';
-import type { TaskRegistry } from '../mcp/tasks.js';
+import type { TaskRegistry } from './tasks.js';
 import { exitStatus } from '../sessions/sessionRecord.js';
 import type { SessionService } from '../sessions/sessionService.js';
 import type { PeerRegistry } from './peerRegistry.js';

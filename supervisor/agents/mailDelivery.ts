@@ -1,6 +1,6 @@
 /**
- * How a message reaches its recipient, once (spec "Inter-Agent Messaging", REFERENCE §6.2). The
- * inbox always gets it first; then the most immediate route the recipient's state allows:
+ * How a message reaches its recipient, once. The inbox always gets it first; then the most
+ * immediate route the recipient's state allows:
  * - a waiting `agent wait` (woken by the inbox itself): `waiter_and_inbox`;
  * - a Claude Code recipient working a turn, holding its GET /mcp stream: a
  *   `notifications/claude/channel` push, `sse_channel_and_inbox`;
@@ -21,6 +21,7 @@ import { agentState, type SessionRecord } from '../sessions/sessionRecord.js';
 import type { SessionService } from '../sessions/sessionService.js';
 import { submitCommand } from '../sessions/submission.js';
 import type { AgentMessage, Peer, PeerRegistry } from './peerRegistry.js';
+import type { MailChannel } from './ports.js';
 import { TypedQueue, type TypedEntry } from './typedQueue.js';
 import { WakeBudget, WakeConstants, type WakeOutcome } from './wakeBudget.js';
 
@@ -59,10 +60,8 @@ export interface MailDeliveryOptions {
   registry: PeerRegistry;
   sessions: SessionService;
   bus: EventBus;
-  /** Pushes a JSON-RPC notification on a protocol session's GET stream; false when it has none. */
-  pushToStream(mcpSessionId: string, message: object): boolean;
-  /** Whether a protocol session is a Claude Code client holding its GET stream. */
-  channelCapable(mcpSessionId: string): boolean;
+  /** The recipient's GET /mcp stream, for a Claude Code recipient working a turn. */
+  channel: MailChannel;
   log: Logger;
 }
 
@@ -157,8 +156,8 @@ export class MailDelivery implements Disposable {
       return { message, receipt };
     }
     const owner = to.routes[0];
-    if (state === 'working' && terminal.agent_type === 'claude' && owner !== undefined && this.opts.channelCapable(owner)) {
-      const pushed = this.opts.pushToStream(owner, {
+    if (state === 'working' && terminal.agent_type === 'claude' && owner !== undefined && this.opts.channel.channelCapable(owner)) {
+      const pushed = this.opts.channel.push(owner, {
         jsonrpc: '2.0',
         method: 'notifications/claude/channel',
         params: {

@@ -1,14 +1,15 @@
 /**
- * Peer identities and their mail (REFERENCE §6.2, spec "Inter-Agent Messaging"): who is
- * registered, which MCP protocol sessions route to each identity, and each identity's inbox,
- * the authoritative store every delivery path writes first. Inboxes are FIFO of
- * AGENT_INBOX_CAPACITY (evictions counted as missed), ordered by logical milliseconds (a clock
- * that never repeats a value, so equal-millisecond bursts keep their order), read from a cursor
- * kept per identity. Waits sleep on the inbox, they never poll.
+ * Peer identities and their mail (the `agent` tool's messaging): who is registered, which MCP
+ * protocol sessions route to each identity, and each identity's inbox, the authoritative store
+ * every delivery path writes first. Inboxes are FIFO of AGENT_INBOX_CAPACITY (evictions counted as
+ * missed), ordered by logical milliseconds (a clock that never repeats a value, so
+ * equal-millisecond bursts keep their order), read from a cursor kept per identity. Waits sleep on
+ * the inbox, they never poll.
  */
 import { randomUUID } from 'node:crypto';
 
 import type { EventBus } from '../events/eventBus.js';
+import type { AgentCaller } from './ports.js';
 
 export const AgentConstants = {
   /** AGENT_INBOX_CAPACITY. */
@@ -77,6 +78,12 @@ export class PeerRegistry {
   /** The identity a protocol session routes to, if any. */
   identityOf(mcpSessionId: string | null): string | null {
     return mcpSessionId === null ? null : (this.routeOf.get(mcpSessionId) ?? null);
+  }
+
+  /** The caller's identity: the one its protocol session routes to, else the one its initialize asserted. */
+  ofCaller(caller: AgentCaller): Peer | undefined {
+    const id = this.identityOf(caller.mcpSessionId) ?? caller.tuicSession;
+    return id === null ? undefined : this.peers.get(id);
   }
 
   /**

@@ -1,13 +1,13 @@
 /**
  * What waits to be typed into an agent's terminal, per PTY: one FIFO shared by the user's queued
  * commands (POST /sessions/:id/queue), peers' `[TUIC] …` lines and orchestrator wakes, so neither
- * producer overtakes an entry accepted before it (spec "Inter-Agent Messaging"). Listing and
- * clearing select only the user's commands; peer lines and wakes keep their places.
+ * producer overtakes an entry accepted before it. Listing and clearing select only the user's
+ * commands; peer lines and wakes keep their places.
  */
 import { randomUUID } from 'node:crypto';
 
 export const TypedQueueConstants = {
-  /** Idempotency keys remembered per PTY (REFERENCE §1.3 `POST /sessions/:id/queue`). */
+  /** Idempotency keys remembered per PTY (`POST /sessions/:id/queue` answers a repeated key as a duplicate). */
   IDEMPOTENCY_KEYS: 128,
   IDEMPOTENCY_KEY_MAX_BYTES: 128,
 } as const;

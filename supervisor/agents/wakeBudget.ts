@@ -1,9 +1,9 @@
 /**
- * An orchestrator's payload-free wake, per identity (spec "Inter-Agent Messaging"): one pending
- * wake covers every later unread message; an ambiguous (typed, unacknowledged) wake expires after
- * five seconds and may be retried once; a second ambiguous result silences wakes for that unread
- * group until an inbox or wait read acknowledges it; a wake refused before its first byte is not
- * retried in the same lifecycle, and the next busy→idle edge re-arms it.
+ * An orchestrator's payload-free wake, per identity: one pending wake covers every later unread
+ * message; an ambiguous (typed, unacknowledged) wake expires after five seconds and may be retried
+ * once; a second ambiguous result silences wakes for that unread group until an inbox or wait read
+ * acknowledges it; a wake refused before its first byte is not retried in the same lifecycle, and
+ * the next busy→idle edge re-arms it.
  */
 export const WakeConstants = {
   /** An ambiguous wake is outstanding this long before a retry may be typed. */

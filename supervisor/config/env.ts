@@ -1,5 +1,5 @@
 // Environment inputs that shape the effective configuration without ever being saved: TUIC_PORT
-// (one process's TCP port). The config directory lookup lives in supervisor/paths.ts.
+// (one process's TCP port). The config directory lookup lives in shared/paths.ts.
 
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import type { DeepReadonly } from './schema.js';

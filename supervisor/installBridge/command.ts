@@ -10,7 +10,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 
-import type { Paths } from '../paths.js';
+import type { Paths } from '../../shared/paths.js';
 import { agentEnv, agentTable, configFile, ENTRY_KEY, isInstalled } from './agents.js';
 import type { AgentEnv, AgentSpec } from './agents.js';
 import { checkParent, EditUnverified, ParseRefusal, readEntry, removeEntry, setEntry, ShapeRefusal } from './editor.js';

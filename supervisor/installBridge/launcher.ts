@@ -8,7 +8,7 @@ import { chmodSync, mkdirSync, readFileSync, rmdirSync, statSync } from 'node:fs
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import type { Paths } from '../paths.js';
+import type { Paths } from '../../shared/paths.js';
 import { removeIfPresent, writeAtomic } from './files.js';
 
 export const LAUNCHER_DIR = 'mcp-bridge';

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import type { Paths } from '../paths.js';
+import type { Paths } from '../../shared/paths.js';
 import { removeIfPresent, writeAtomic } from './files.js';
 import { LAUNCHER_DIR } from './launcher.js';
 

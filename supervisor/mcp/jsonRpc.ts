@@ -7,16 +7,10 @@
 import type { ApiErrorCode } from '../../shared/apiError.js';
 import { clipClientInput } from '../../shared/quoteClientInput.js';
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from '../../shared/jsonDepth.js';
+import { JsonRpcCode } from '../../shared/jsonRpcCodes.js';
 
-export const JsonRpcCode = {
-  PARSE_ERROR: -32700,
-  INVALID_REQUEST: -32600,
-  METHOD_NOT_FOUND: -32601,
-  INVALID_PARAMS: -32602,
-  INTERNAL_ERROR: -32603,
-  /** Implementation-defined server error: the SDK uses it for transport refusals (bad Host, missing session). */
-  SERVER_ERROR: -32000,
-} as const;
+/** Re-exported: the transport and the /mcp routes read the codes from here. */
+export { JsonRpcCode };
 
 /**
  * The error-model code each JSON-RPC error stands for (`error.data.code`). SERVER_ERROR is the

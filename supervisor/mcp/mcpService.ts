@@ -1,18 +1,18 @@
 /**
- * The /mcp server assembled: protocol sessions with their reaper and their cap
- * (`services.server.max_mcp_sessions`, evictions logged as `mcp_session_evicted`), the tool catalog, GET streams,
- * the POST dispatcher and the Host guard. Config changes reach it through refresh(); every
- * change of a tool surface becomes notifications/tools/list_changed on every open stream.
+ * The /mcp server assembled over its channels (channels.ts: the protocol sessions with their reaper
+ * and their cap, `services.server.max_mcp_sessions`, and the GET streams): evictions logged as
+ * `mcp_session_evicted`, the tool catalog, the POST dispatcher and the Host guard. Config changes
+ * reach it through refresh(); every change of a tool surface becomes
+ * notifications/tools/list_changed on every open stream.
  */
-import type { McpSessionMeta } from './protocolSessions.js';
 import type { Disposable } from '../../shared/disposable.js';
 import { DisposableStore } from '../../shared/disposable.js';
 import type { ConfigSnapshot } from '../config/schema.js';
 import { renderInstructions } from './instructions.js';
 import { notificationJson } from './jsonRpc.js';
-import { McpStreams } from './mcpStreams.js';
-import { McpSessionStore } from './protocolSessions.js';
-import type { McpSessionStoreOptions } from './protocolSessions.js';
+import type { McpChannels } from './channels.js';
+import type { McpStreams } from './mcpStreams.js';
+import type { McpSessionMeta, McpSessionStore } from './protocolSessions.js';
 import type { InstructionContext, ToolSurface } from './surface.js';
 import { ToolCatalog } from './toolCatalog.js';
 import type { CatalogLog, CatalogSettings } from './toolCatalog.js';
@@ -35,8 +35,8 @@ export interface McpServiceOptions {
   nativeTools: readonly NativeTool[];
   liveSessions: LiveSessionsView;
   log: TransportLog & CatalogLog;
-  sessionStore?: McpSessionStoreOptions;
-  keepAliveMs?: number;
+  /** The protocol sessions and their GET streams, built beforehand (agents push on them too); the service disposes them. */
+  channels: McpChannels;
   /** The proxy hub's merged tools (issue #5); absent = natives only. */
   upstreams?: UpstreamToolSource;
   /** Per-project upstream allowlists (repo-settings.json, .tuic.json); absent = no project is restricted. */
@@ -63,8 +63,8 @@ export class McpService implements Disposable {
   private readonly store = new DisposableStore();
 
   constructor(private readonly opts: McpServiceOptions) {
-    // The cap is read on every insert, so a PUT /config lowering it applies to the next session.
-    this.sessions = new McpSessionStore({ maxSessions: () => opts.config().services.server.max_mcp_sessions, ...opts.sessionStore });
+    this.sessions = opts.channels.sessions;
+    this.streams = opts.channels.streams;
     this.store.add(
       this.sessions.onRemoved((meta, reason) => {
         if (reason !== 'evicted') return;
@@ -78,7 +78,6 @@ export class McpService implements Disposable {
         opts.log.info(record, 'mcp session evicted: max_mcp_sessions reached, least recently used idle session dropped');
       }),
     );
-    this.streams = new McpStreams(this.sessions, opts.keepAliveMs === undefined ? {} : { keepAliveMs: opts.keepAliveMs });
     this.catalog = new ToolCatalog({
       nativeTools: opts.nativeTools,
       settings: () => catalogSettings(opts.config()),

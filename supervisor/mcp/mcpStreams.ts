@@ -1,7 +1,7 @@
 /**
- * GET /mcp server-to-client streams (spec "Streamable HTTP"): one SSE stream per protocol session
- * carrying notifications/tools/list_changed and per-session messages, with the generation guard
- * the spec describes. Each session has a channel (the set of its open streams); a stream's
+ * GET /mcp server-to-client streams (MCP's Streamable HTTP transport): one SSE stream per protocol
+ * session carrying notifications/tools/list_changed and per-session messages, with a generation
+ * guard. Each session has a channel (the set of its open streams); a stream's
  * teardown releases the session's has_sse_stream flag and channel only while it still holds the
  * session's latest generation, so a half-open stream that a reconnect replaced cannot close the
  * replacement. Generations come from one process-wide counter: a DELETE can retire an id while
@@ -162,7 +162,7 @@ export class McpStreams {
   /**
    * The guard. A retired session (DELETE, reaper) has no generation to compare: its channel goes
    * outright. A live one is released only by the stream holding its latest generation; releasing
-   * the channel ends whatever older streams still hang on it, as dropping the seed's sender did.
+   * the channel ends whatever older streams still hang on it.
    */
   private release(stream: OpenStream): void {
     const channel = this.channels.get(stream.sessionId);

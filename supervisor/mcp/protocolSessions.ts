@@ -1,6 +1,6 @@
 /**
  * MCP protocol sessions (`Mcp-Session-Id`): per-client metadata, refreshed by every request that
- * presents the id, reaped after an hour of silence (REFERENCE §6.13, Appendix A). A reaped or
+ * presents the id, reaped after an hour of silence (McpSessionConstants.TTL_MS). A reaped or
  * forgotten id is recreated silently when presented again: identity is resolved per call.
  *
  * The store is bounded (config `services.server.max_mcp_sessions`, read on every insert): past the
@@ -28,7 +28,7 @@ export const McpSessionConstants = {
   SWEEP_INTERVAL_MS: 60_000,
 } as const;
 
-/** Field names follow the spec's McpSessionMeta. */
+/** What tuicd keeps about one protocol session, refreshed by each of its requests. */
 export interface McpSessionMeta {
   readonly id: string;
   last_activity_ms: number;

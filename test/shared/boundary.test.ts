@@ -5,6 +5,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { test } from 'node:test';
 
+import { importSpecifiers } from '../helpers/importSpecifiers.js';
+
 /** Module specifiers shared/ must never import; a prefix also bans its subpaths. */
 const FORBIDDEN = [
   'node-pty',
@@ -19,16 +21,9 @@ const FORBIDDEN = [
 // From dist/test/shared/ back to the sources (tests run on the emitted JS; shared/ is read as .ts).
 const SHARED_DIR = new URL('../../../shared/', import.meta.url).pathname;
 
-const IMPORT_SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+|\bexport\s+\*\s+from\s*)['"]([^'"]+)['"]/gm;
-
 /** Every forbidden module `source` imports (static, dynamic, type-only, require, re-export). */
 export function forbiddenImports(source: string): string[] {
-  const found: string[] = [];
-  for (const match of source.matchAll(IMPORT_SPECIFIER)) {
-    const spec = match[1]!;
-    if (FORBIDDEN.some((bad) => spec === bad || spec.startsWith(`${bad}/`))) found.push(spec);
-  }
-  return found;
+  return importSpecifiers(source).filter((spec) => FORBIDDEN.some((bad) => spec === bad || spec.startsWith(`${bad}/`)));
 }
 
 function tsFiles(dir: string): string[] {

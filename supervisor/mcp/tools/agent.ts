@@ -1,49 +1,32 @@
 /**
- * `agent`: peers and their mail (REFERENCE §6.2; spec "Inter-Agent Messaging", "Protocol"):
- * register (an optional rename for a PTY-bound peer, an identity for a headerless one), list_peers,
- * send (inbox first, then the route the recipient's state allows: mailDelivery.ts), inbox and wait
- * (server-side cursors, logical ms), stats and metrics. Messaging is loopback-only (anti-hijack).
+ * `agent`: the MCP face of agents/. It checks the arguments, calls the messaging rules
+ * (agents/messaging.ts: register, the peer directory, send, inbox and wait on server-side cursors
+ * in logical ms), the spawner and the binary probe, and shapes their answers. Messaging and
+ * spawning are loopback-only (anti-hijack).
  */
-import { randomUUID } from 'node:crypto';
-
 import { Type } from 'typebox';
 
-import { ApiError } from '../../../shared/apiError.js';
-import { AgentConstants, type AgentMessage, type Peer, type PeerRegistry } from '../../agents/peerRegistry.js';
-import type { MailDelivery } from '../../agents/mailDelivery.js';
-import { SpawnError, type AgentSpawner, type SpawnRequest } from '../../agents/agentSpawner.js';
 import type { AgentBinaries } from '../../agents/agentBinaries.js';
-import type { LifecycleMail } from '../../agents/lifecycleMail.js';
+import type { AgentSpawner, SpawnRequest } from '../../agents/agentSpawner.js';
+import type { AgentMessaging, RegisterRequest } from '../../agents/messaging.js';
+import { AgentConstants } from '../../agents/peerRegistry.js';
 import { checkEnv, type SessionService } from '../../sessions/sessionService.js';
 import { clampWaitTimeout } from '../../sessions/sessionWaiter.js';
-import type { Logger } from '../../log.js';
 import { defineTool, describeArgument, requireAction, ToolError } from './nativeTool.js';
 import type { CallerContext, NativeTool } from './nativeTool.js';
 
-/** The protocol session facts register needs: is the current owner of an identity still live? */
-export interface McpSessionFacts {
-  exists(mcpSessionId: string): boolean;
-  /** Holds its GET stream, or made a request within LIVE_OWNER_MS. */
-  isLive(mcpSessionId: string): boolean;
-  /** The identity its initialize asserted with x-tuic-session (the PTY's environment), if any. */
-  assertedIdentity(mcpSessionId: string): string | null;
-}
-
 export interface AgentToolDeps {
-  sessions: SessionService;
-  peers: PeerRegistry;
-  mail: MailDelivery;
+  /** Identities, the peer directory and mail (agents/messaging.ts). */
+  messaging: AgentMessaging;
   spawner: AgentSpawner;
-  lifecycle: LifecycleMail;
   binaries: AgentBinaries;
-  mcpFacts: McpSessionFacts;
+  /** stats and metrics: live sessions and the spawn counters. */
+  sessions: SessionService;
   maxSessions: () => number;
-  log: Logger;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MESSAGING_ACTIONS = new Set(['register', 'list_peers', 'send', 'inbox']);
-const NOT_REGISTERED = 'You are not registered. Register first with agent action=register';
 
 function optionalText(args: Record<string, unknown>, key: string, max: number): string | undefined {
   const v = args[key];
@@ -69,135 +52,48 @@ function limitArg(args: Record<string, unknown>): number {
   return v;
 }
 
+function projectArg(args: Record<string, unknown>): string | undefined {
+  return optionalText(args, 'path', AgentConstants.PROJECT_MAX_CHARS) ?? optionalText(args, 'project', AgentConstants.PROJECT_MAX_CHARS);
+}
+
 export function createAgentTool(deps: AgentToolDeps): NativeTool {
-  const { peers, sessions } = deps;
-  /** One takeover warning per (identity, claimant) pair. */
-  const warned = new Set<string>();
-
-  /** The caller's identity: its protocol session's route, else the one its initialize asserted. */
-  const callerIdentity = (caller: CallerContext): Peer | undefined => {
-    const id = peers.identityOf(caller.mcpSessionId) ?? caller.tuicSession;
-    return id === null ? undefined : peers.get(id);
-  };
-
-  const hasTerminal = (tuicSession: string): boolean => {
-    const r = sessions.resolve(tuicSession);
-    return r !== undefined && !r.exit;
-  };
-
-  /** A peer by tuic_session, PTY session id or alias. */
-  const recipient = (to: string): Peer | undefined => {
-    const direct = peers.get(to);
-    if (direct) return direct;
-    const record = sessions.resolve(to);
-    return record ? peers.get(record.tuic_session) : undefined;
-  };
+  const { messaging, sessions } = deps;
 
   const register = (args: Record<string, unknown>, caller: CallerContext): Record<string, unknown> => {
-    const mcp = caller.mcpSessionId;
-    if (mcp === null) {
-      throw new ToolError('Registration needs an MCP protocol session (Mcp-Session-Id). Run `initialize` first, then call agent action=register.');
-    }
+    const req: RegisterRequest = {};
     const announced = optionalText(args, 'tuic_session', 64);
     if (announced !== undefined && !UUID.test(announced))
       throw new ToolError(`tuic_session must be a canonical UUID (36 characters), got ${describeArgument(announced)}`);
+    if (announced !== undefined) req.tuicSession = announced;
     const name = optionalText(args, 'name', AgentConstants.NAME_MAX_CHARS);
     if (name !== undefined && name.trim() === '') throw new ToolError("'name' must not be empty");
-    const project = optionalText(args, 'path', AgentConstants.PROJECT_MAX_CHARS) ?? optionalText(args, 'project', AgentConstants.PROJECT_MAX_CHARS);
+    if (name !== undefined) req.name = name;
+    const project = projectArg(args);
+    if (project !== undefined) req.project = project;
     const orchestrator = args['orchestrator'];
     if (orchestrator !== undefined && orchestrator !== null && typeof orchestrator !== 'boolean')
       throw new ToolError(`'orchestrator' must be a boolean, got ${describeArgument(orchestrator)}`);
+    if (typeof orchestrator === 'boolean') req.orchestrator = orchestrator;
     const replaces = optionalText(args, 'replaces', 64);
     if (replaces !== undefined && !UUID.test(replaces))
       throw new ToolError(`replaces must be a canonical UUID (36 characters), got ${describeArgument(replaces)}`);
+    if (replaces !== undefined) req.replaces = replaces;
 
-    const bound = peers.identityOf(mcp) ?? caller.tuicSession;
-    const out: Record<string, unknown> = { ok: true };
-    let target = announced ?? bound ?? null;
-    let generated = false;
-    if (target === null) {
-      // A headerless caller: an identity of its own, stable for this protocol session.
-      target = randomUUID();
-      generated = true;
-    }
-    if (bound !== null && target !== bound) {
-      // Ranked, not compared: an identity backed by a terminal outranks one that is not.
-      const boundLive = hasTerminal(bound);
-      const targetLive = hasTerminal(target);
-      if (boundLive && !targetLive)
-        throw new ToolError(`This MCP session is bound to identity ${bound}, which owns a live terminal; register with tuic_session=${bound} (or omit it)`);
-      if (!targetLive) throw new ToolError('This MCP session is already bound to a different peer identity');
-    }
-    const existing = peers.get(target);
-    if (existing && !existing.routes.includes(mcp) && caller.tuicSession !== target && deps.mcpFacts.assertedIdentity(mcp) !== target) {
-      // Another protocol session owns it: a live owner is never taken over by an unrouted caller.
-      const liveOwner = existing.routes.some((r) => deps.mcpFacts.isLive(r));
-      if (liveOwner) {
-        const pair = `${target} ${mcp}`;
-        if (!warned.has(pair)) {
-          warned.add(pair);
-          deps.log.warn({ tuic_session: target, claimant: mcp }, 'agent register refused: identity held by another active MCP session');
-        }
-        throw new ToolError(`Identity ${target} is already registered to another active MCP session`);
-      }
-      for (const stale of [...existing.routes]) peers.unroute(stale);
-    }
-    const previous = bound !== null && bound !== target ? peers.get(bound) : undefined;
-    const { peer } = peers.bind(target, mcp, { generated, name: name ?? sessions.resolve(target)?.display_name ?? 'agent' });
-    if (previous) {
-      // Repair: the invented identity's mail follows the real one, and the invented one retires.
-      out['superseded_identity'] = previous.tuic_session;
-      out['mail_migrated'] = peers.migrate(previous, peer);
-      if (previous.routes.length === 0 && !hasTerminal(previous.tuic_session)) peers.remove(previous.tuic_session);
-    }
-    if (replaces !== undefined && replaces !== target) {
-      const old = peers.get(replaces);
-      out['superseded_identity'] = replaces;
-      if (!old) out['mail_migrated'] = 0;
-      else if (hasTerminal(replaces)) {
-        // A peer with a terminal is reachable: taking its inbox would strand a working agent.
-        out['mail_migrated'] = 0;
-        out['mail_stranded'] = old.inbox.length;
-        out['identity_warning'] = `Identity ${replaces} still owns a live terminal; its mail stays with it`;
-      } else {
-        out['mail_migrated'] = peers.migrate(old, peer);
-        peers.remove(replaces);
-      }
-    }
-    if (name !== undefined) peer.name = name.trim();
-    if (project !== undefined) peer.project = project;
-    if (typeof orchestrator === 'boolean') peer.orchestrator = orchestrator;
-    const record = sessions.resolve(peer.tuic_session);
-    const terminal = record !== undefined && !record.exit;
-    // Children this protocol session spawned before it had an identity become this peer's.
-    const linked = deps.lifecycle.link(mcp, peer.tuic_session);
+    const r = messaging.register(caller, req);
     return {
-      ...out,
-      tuic_session: peer.tuic_session,
-      name: peer.name,
-      linked_children: linked,
-      identity_generated: peer.generated,
-      terminal,
-      orchestrator: peer.orchestrator,
-      mail_wake: terminal && record.agent_type !== null ? 'managed_pty_lifecycle' : 'none',
+      ok: true,
+      ...(r.supersededIdentity !== undefined ? { superseded_identity: r.supersededIdentity } : {}),
+      ...(r.mailMigrated !== undefined ? { mail_migrated: r.mailMigrated } : {}),
+      ...(r.mailStranded !== undefined ? { mail_stranded: r.mailStranded } : {}),
+      ...(r.identityWarning !== undefined ? { identity_warning: r.identityWarning } : {}),
+      tuic_session: r.peer.tuic_session,
+      name: r.peer.name,
+      linked_children: r.linkedChildren,
+      identity_generated: r.peer.generated,
+      terminal: r.terminal,
+      orchestrator: r.peer.orchestrator,
+      mail_wake: r.mailWake,
     };
-  };
-
-  const listPeers = (args: Record<string, unknown>): Record<string, unknown> => {
-    const project = optionalText(args, 'path', AgentConstants.PROJECT_MAX_CHARS) ?? optionalText(args, 'project', AgentConstants.PROJECT_MAX_CHARS);
-    const out: Array<Record<string, unknown>> = [];
-    for (const p of peers.list()) {
-      if (project !== undefined && p.project !== project) continue;
-      const entry: Record<string, unknown> = { tuic_session: p.tuic_session, name: p.name, orchestrator: p.orchestrator };
-      const record = sessions.resolve(p.tuic_session);
-      if (record && !record.exit) {
-        if (record.alias) entry['alias'] = record.alias;
-        entry['session_id'] = record.session_id;
-      }
-      if (p.project !== null) entry['project'] = p.project;
-      out.push(entry);
-    }
-    return { peers: out };
   };
 
   const send = (args: Record<string, unknown>, caller: CallerContext): Record<string, unknown> => {
@@ -206,16 +102,10 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
       throw new ToolError("Action 'send' requires 'to' (a peer's tuic_session, the session id of its terminal, or its alias)");
     const message = args['message'];
     if (typeof message !== 'string' || message === '') throw new ToolError("Action 'send' requires 'message'");
-    const bytes = Buffer.byteLength(message);
-    if (bytes > AgentConstants.MESSAGE_MAX_BYTES) throw new ToolError(`Message is ${bytes} bytes; the limit is ${AgentConstants.MESSAGE_MAX_BYTES} (64 KiB)`);
     const urgency = args['urgency'];
     if (urgency !== undefined && urgency !== null && urgency !== 'normal' && urgency !== 'urgent')
       throw new ToolError(`'urgency' must be normal or urgent, got ${describeArgument(urgency)}`);
-    const from = callerIdentity(caller);
-    if (!from) throw new ToolError(NOT_REGISTERED);
-    const target = recipient(to);
-    if (!target) throw new ToolError(`Recipient '${to}' is not registered. Use list_peers to find valid targets.`);
-    const { message: stored, receipt } = deps.mail.send(from, target, message, urgency === 'urgent');
+    const { message: stored, receipt, toSelf } = messaging.send(caller, to, message, urgency === 'urgent');
     const out: Record<string, unknown> = {
       ok: true,
       accepted: true,
@@ -226,62 +116,25 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
       recipient_has_terminal: receipt.recipient_has_terminal,
     };
     if (receipt.recipient_state !== undefined) out['recipient_state'] = receipt.recipient_state;
-    if (target.tuic_session === from.tuic_session) out['warning'] = 'You sent a message to yourself';
+    if (toSelf) out['warning'] = 'You sent a message to yourself';
     return out;
   };
 
-  /** A read: messages after the cursor; a read that did not name `since` moves the stored cursor. */
-  const observe = (peer: Peer, since: number | undefined, messages: AgentMessage[], acknowledges = true): number => {
-    const last = messages.at(-1)?.timestamp;
-    if (since === undefined && last !== undefined) peer.cursor = Math.max(peer.cursor, last);
-    // The read acknowledges the unread group with its snapshot, an empty one too: its wake budget starts over.
-    if (acknowledges) deps.mail.acknowledged(peer);
-    return last ?? (since === undefined ? peer.cursor : Math.max(since, peer.cursor));
-  };
-
   const inbox = (args: Record<string, unknown>, caller: CallerContext): Record<string, unknown> => {
-    const peer = callerIdentity(caller);
-    if (!peer) throw new ToolError(NOT_REGISTERED);
-    const since = sinceArg(args);
-    const { messages, has_more } = peers.read(peer, since, limitArg(args));
-    const out: Record<string, unknown> = { messages, count: messages.length, next_since: observe(peer, since, messages), has_more };
-    if (peer.missed > 0) {
-      out['missed_count'] = peer.missed;
-      peer.missed = 0;
-    }
+    const page = messaging.inbox(caller, sinceArg(args), limitArg(args));
+    const out: Record<string, unknown> = { messages: page.messages, count: page.messages.length, next_since: page.nextSince, has_more: page.hasMore };
+    if (page.missed > 0) out['missed_count'] = page.missed;
     return out;
   };
 
   const wait = async (args: Record<string, unknown>, caller: CallerContext): Promise<Record<string, unknown>> => {
-    const peer = callerIdentity(caller);
-    if (!peer) throw new ToolError('agent action=wait needs a registered identity. Register first with agent action=register');
-    const since = sinceArg(args);
-    const timeoutMs = clampWaitTimeout(args['timeout_ms']);
-    const fresh = (): AgentMessage[] => peers.read(peer, since, AgentConstants.INBOX_CAPACITY).messages;
-    let messages = fresh();
-    if (messages.length === 0) {
-      // Subscribe, then check again: a message that landed in between is not missed.
-      await new Promise<void>((resolve) => {
-        let unsubscribe = (): void => {};
-        const done = (): void => {
-          clearTimeout(timer);
-          unsubscribe();
-          caller.signal.removeEventListener('abort', done);
-          resolve();
-        };
-        unsubscribe = peers.onMail(peer.tuic_session, done);
-        const timer = setTimeout(done, timeoutMs);
-        caller.signal.addEventListener('abort', done, { once: true });
-        if (fresh().length > 0) done();
-      });
-      messages = fresh();
-    }
+    const { messages, nextSince } = await messaging.wait(caller, sinceArg(args), clampWaitTimeout(args['timeout_ms']), caller.signal);
     const met = messages.length > 0;
-    return { met, timed_out: !met, new_messages: messages.length, messages, next_since: observe(peer, since, messages, met) };
+    return { met, timed_out: !met, new_messages: messages.length, messages, next_since: nextSince };
   };
 
   const spawn = async (args: Record<string, unknown>, caller: CallerContext): Promise<Record<string, unknown>> => {
-    if (!caller.isLoopback) throw new ToolError('Agent spawning is restricted to localhost connections');
+    if (!caller.isLoopback) throw new ToolError('forbidden', 'Agent spawning is restricted to localhost connections');
     const prompt = args['prompt'];
     if (typeof prompt !== 'string' || prompt.trim() === '') throw new ToolError("Action 'spawn' requires 'prompt'");
     const req: SpawnRequest = { prompt };
@@ -324,11 +177,7 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
       );
     }
     if (args['env'] !== undefined && args['env'] !== null) {
-      try {
-        checkEnv(args['env']);
-      } catch (err) {
-        throw new ToolError((err as Error).message);
-      }
+      checkEnv(args['env']);
       req.env = args['env'] as Record<string, string>;
     }
     for (const [key, field] of [
@@ -342,13 +191,7 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
     }
     const outputFormat = text('output_format');
     if (outputFormat !== undefined) req.outputFormat = outputFormat;
-    const parent = callerIdentity(caller);
-    try {
-      return { ...(await deps.spawner.spawn(req, parent, parent?.tuic_session ?? caller.mcpSessionId ?? 'anonymous', caller.mcpSessionId)) };
-    } catch (err) {
-      if (err instanceof SpawnError || err instanceof ApiError) throw new ToolError(err.message);
-      throw err;
-    }
+    return { ...(await deps.spawner.spawnFor(caller, req)) };
   };
 
   const tool: NativeTool = defineTool({
@@ -406,20 +249,20 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
     },
     handler: async (args, caller) => {
       const action = requireAction(tool, args);
-      if (MESSAGING_ACTIONS.has(action) && !caller.isLoopback) throw new ToolError('Agent messaging is restricted to localhost connections');
+      if (MESSAGING_ACTIONS.has(action) && !caller.isLoopback) throw new ToolError('forbidden', 'Agent messaging is restricted to localhost connections');
       switch (action) {
         case 'spawn':
-          return spawn(args, caller);
+          return await spawn(args, caller);
         case 'register':
           return register(args, caller);
         case 'list_peers':
-          return listPeers(args);
+          return { peers: messaging.listPeers(projectArg(args)) };
         case 'send':
           return send(args, caller);
         case 'inbox':
           return inbox(args, caller);
         case 'wait':
-          return wait(args, caller);
+          return await wait(args, caller);
         case 'detect':
           return await deps.binaries.installed();
         case 'stats': {

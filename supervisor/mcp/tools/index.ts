@@ -1,20 +1,17 @@
 /** Every native tool, in tools/list order. Each tool module exports one factory; its deps are named in NativeToolDeps. */
 import type { NativeTool } from './nativeTool.js';
 import { createSessionTool } from './session.js';
-import { createAgentTool, type McpSessionFacts } from './agent.js';
-import type { PeerRegistry } from '../../agents/peerRegistry.js';
-import type { MailDelivery } from '../../agents/mailDelivery.js';
+import { createAgentTool } from './agent.js';
+import type { AgentMessaging } from '../../agents/messaging.js';
 import type { AgentSpawner } from '../../agents/agentSpawner.js';
-import type { LifecycleMail } from '../../agents/lifecycleMail.js';
 import type { AgentBinaries } from '../../agents/agentBinaries.js';
-import type { Logger } from '../../log.js';
 import { createTaskTool } from './task.js';
 import { createRepoTool } from './repo.js';
 import type { RepoRegistry } from '../../repos/repoRegistry.js';
 import type { WorktreeManager } from '../../repos/worktrees.js';
 import type { GhCli } from '../../repos/ghCli.js';
 import type { SessionService } from '../../sessions/sessionService.js';
-import type { TaskRegistry } from '../tasks.js';
+import type { TaskRegistry } from '../../agents/tasks.js';
 import { createProgressTool } from './progress.js';
 import { createUiTool } from './ui.js';
 import { createPluginDevGuideTool } from './pluginDevGuide.js';
@@ -41,15 +38,11 @@ export interface NativeToolDeps {
   mcpRepoPath?: (mcpSessionId: string) => string | undefined;
   /** Where createLogger writes (debug action=logs). */
   logDir: string;
-  /** agent: peer identities and their mail, the delivery routes, protocol-session facts. */
-  peers: PeerRegistry;
-  mail: MailDelivery;
+  /** agent: identities, the peer directory and mail (agents/messaging.ts), spawning, installed agents. */
+  messaging: AgentMessaging;
   spawner: AgentSpawner;
-  lifecycle: LifecycleMail;
   binaries: AgentBinaries;
-  mcpFacts: McpSessionFacts;
   maxSessions: () => number;
-  log: Logger;
   /** repo: known repositories, the worktree core, gh, and whether a protocol session's client is Claude Code. */
   repos: RepoRegistry;
   worktrees: WorktreeManager;

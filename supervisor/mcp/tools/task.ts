@@ -5,7 +5,7 @@
  */
 import { Type } from 'typebox';
 
-import { TaskConstants, type Task, type TaskRegistry } from '../tasks.js';
+import { TaskConstants, type Task, type TaskRegistry } from '../../agents/tasks.js';
 import { defineTool, ToolError } from './nativeTool.js';
 import type { CallerContext, NativeTool } from './nativeTool.js';
 

@@ -487,7 +487,7 @@ describe('agent messaging', { timeout: 120_000 }, () => {
     const { tuic_session: target } = await peer.call({ action: 'register', name: 'target' });
     assert.deepEqual(await stranger.raw({ action: 'send', to: target, message: 'hi' }), {
       isError: true,
-      text: JSON.stringify({ error: 'You are not registered. Register first with agent action=register' }),
+      text: JSON.stringify({ error: 'You are not registered. Register first with agent action=register', code: 'forbidden' }),
     });
     await stranger.call({ action: 'register' });
     const err = async (args: Record<string, unknown>) => {

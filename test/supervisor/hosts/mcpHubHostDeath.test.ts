@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Worker } from 'node:worker_threads';
 
 import type { McpHubHost } from '../../../supervisor/hosts/mcpHubHost.js';
-import { resolvePaths } from '../../../supervisor/paths.js';
+import { resolvePaths } from '../../../shared/paths.js';
 import { Supervisor } from '../../../supervisor/supervisor.js';
 import { until } from '../../helpers/poll.js';
 import { httpRequest, type Tuicd } from '../../helpers/tuicdProcess.js';

@@ -12,7 +12,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Compile } from 'typebox/compile';
 
 import { openApiPath } from '../../../supervisor/http/openapi.js';
-import { resolvePaths } from '../../../supervisor/paths.js';
+import { resolvePaths } from '../../../shared/paths.js';
 import { Supervisor } from '../../../supervisor/supervisor.js';
 import { testEngine } from '../../helpers/httpEngine.js';
 import { shellHomeEnv } from '../../helpers/testHome.js';

@@ -10,8 +10,8 @@ import { parse as parseYaml } from 'yaml';
 
 import { runInstallBridge } from '../../../supervisor/installBridge/command.js';
 import type { InstallBridgeOptions, InstallBridgeReport } from '../../../supervisor/installBridge/command.js';
-import { resolvePaths } from '../../../supervisor/paths.js';
-import { VERSION } from '../../../supervisor/version.js';
+import { resolvePaths } from '../../../shared/paths.js';
+import { VERSION } from '../../../shared/version.js';
 import { backupsOf, makeFixture, snapshot } from './fixture.js';
 import type { Fixture } from './fixture.js';
 

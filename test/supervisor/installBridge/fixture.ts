@@ -7,8 +7,8 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, s
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 
-import { resolvePaths } from '../../../supervisor/paths.js';
-import type { Paths } from '../../../supervisor/paths.js';
+import { resolvePaths } from '../../../shared/paths.js';
+import type { Paths } from '../../../shared/paths.js';
 
 export const CLAUDE_JSON = `{
   "numStartups": 12,

@@ -19,13 +19,13 @@ describe('agent tool, remote callers', () => {
     for (const action of ['register', 'list_peers', 'send', 'inbox']) {
       assert.deepEqual(
         await call(tool, { action, to: 'x', message: 'y' }, REMOTE),
-        { error: 'Agent messaging is restricted to localhost connections', code: 'invalid_input' },
+        { error: 'Agent messaging is restricted to localhost connections', code: 'forbidden' },
         action,
       );
     }
     assert.deepEqual(await call(tool, { action: 'spawn', prompt: 'x' }, REMOTE), {
       error: 'Agent spawning is restricted to localhost connections',
-      code: 'invalid_input',
+      code: 'forbidden',
     });
   });
 });

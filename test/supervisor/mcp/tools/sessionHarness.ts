@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { EventBus } from '../../../../supervisor/events/eventBus.js';
 import { ProcessStarter } from '../../../../supervisor/hosts/processStarter.js';
 import { PtyHost } from '../../../../supervisor/hosts/ptyHost.js';
-import { TaskRegistry } from '../../../../supervisor/mcp/tasks.js';
+import { TaskRegistry } from '../../../../supervisor/agents/tasks.js';
 import { toolErrorBody } from '../../../../supervisor/mcp/tools/nativeTool.js';
 import type { CallerContext, NativeTool } from '../../../../supervisor/mcp/tools/nativeTool.js';
 import { createSessionTool } from '../../../../supervisor/mcp/tools/session.js';

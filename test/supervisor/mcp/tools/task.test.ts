@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
-import { TASK_STATUSES, TaskConstants, TaskRegistry } from '../../../../supervisor/mcp/tasks.js';
+import { TASK_STATUSES, TaskConstants, TaskRegistry } from '../../../../supervisor/agents/tasks.js';
 import { call, caller, idleShell, startHarness } from './sessionHarness.js';
 import type { Harness } from './sessionHarness.js';
 

@@ -1,9 +1,9 @@
 /**
- * Task handles for long-running agents (REFERENCE §6.3; spec "task tool"): `agent action=spawn`
- * creates one per live PTY, the session's exit drives it to completed/failed whether or not anyone
- * listens, and `task action=get` polls it instead of holding a wait open past the 300 s ceiling.
- * Terminal states never change again. In memory only, reaped 24 h after creation by the MCP
- * session reaper (a TUIC restart tears down every PTY, so a persisted task would describe nothing).
+ * Task handles for long-running agents (the `task` tool): `agent action=spawn` creates one per live
+ * PTY, the session's exit drives it to completed/failed whether or not anyone listens, and `task
+ * action=get` polls it instead of holding a wait open past the 300 s ceiling. Terminal states never
+ * change again. In memory only, reaped 24 h after creation by the MCP session reaper (a TUIC
+ * restart tears down every PTY, so a persisted task would describe nothing).
  */
 import { randomUUID } from 'node:crypto';
 

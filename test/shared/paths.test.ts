@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
-import { DEFAULT_CONFIG_DIR_NAME, instanceSocketPath, resolvePaths, validateInstanceName } from '../../supervisor/paths.js';
+import { DEFAULT_CONFIG_DIR_NAME, instanceSocketPath, resolvePaths, validateInstanceName } from '../../shared/paths.js';
 
 /** macOS's sun_path limit; Linux allows 108. */
 const SUN_PATH_MAX = 104;

@@ -1,0 +1,67 @@
+/**
+ * The MCP proxy hub: saved upstreams (mcp-upstreams.json) connected from the hub process, the
+ * per-project allowlists (repo-settings.json, .tuic.json), and their routes. The allowlists are read
+ * before the socket serves, so a project's first tools/list is already narrowed; saved upstreams
+ * connect in the background once the listeners are up (nothing waits for a handshake).
+ */
+import type { Paths } from '../../shared/paths.js';
+import { VERSION } from '../../shared/version.js';
+import type { EventBus } from '../events/eventBus.js';
+import { McpHubHost } from '../hosts/mcpHubHost.js';
+import type { Logger } from '../log.js';
+import { mcpUpstreamsRoutes } from '../routes/mcpUpstreams.js';
+import { projectUpstreamsRoutes } from '../routes/projectUpstreams.js';
+import type { CredentialStore } from '../secrets/credentialStore.js';
+import { ProjectUpstreams } from '../upstreams/projectUpstreams.js';
+import { settleTimeoutFromEnv } from '../upstreams/settleTimeout.js';
+import { UpstreamStore } from '../upstreams/upstreamStore.js';
+import type { Feature } from './feature.js';
+
+export interface HubDeps {
+  paths: Paths;
+  env: NodeJS.ProcessEnv;
+  bus: EventBus;
+  log: Logger;
+  /** The credential store, once the keyring probe has answered (null before). */
+  credentials: () => CredentialStore | null;
+  /** Our own port, for the circular-proxy checks. */
+  ownPort: () => number;
+}
+
+export interface HubFeature extends Feature {
+  readonly hub: McpHubHost;
+  readonly projects: ProjectUpstreams;
+}
+
+export function hubFeature(deps: HubDeps): HubFeature {
+  const { paths, log, credentials, ownPort } = deps;
+  const upstreams = new UpstreamStore({ configDir: paths.configDir, credentials });
+  const projects = new ProjectUpstreams({ configDir: paths.configDir, log });
+  const hub = new McpHubHost({
+    version: VERSION,
+    bus: deps.bus,
+    log,
+    credential: async (account) => {
+      const store = credentials();
+      return store ? store.get(account) : null;
+    },
+    ownPort,
+    settleTimeoutMs: settleTimeoutFromEnv(deps.env),
+  });
+  return {
+    name: 'hub',
+    hub,
+    projects,
+    routes: [...mcpUpstreamsRoutes({ store: upstreams, control: hub, credentials, ownPort }), ...projectUpstreamsRoutes(projects)],
+    prepare: () => projects.load(),
+    start: async () => {
+      // A corrupt mcp-upstreams.json is named in the log and left alone; the server still comes up.
+      const saved = await upstreams.load().catch((err: unknown) => {
+        log.error({ err, file: upstreams.path }, 'upstream config not loaded: no upstreams connected');
+        return { servers: [] };
+      });
+      void hub.boot(saved.servers).catch((err: unknown) => log.error({ err }, 'upstream boot failed'));
+    },
+    dispose: () => hub.stop(),
+  };
+}
