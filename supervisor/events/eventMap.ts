@@ -9,7 +9,6 @@ import { Type } from 'typebox';
 
 import type { ParsedEvent } from '../../shared/protocol/parsedEvents.js';
 import { UpstreamStatusSchema } from '../../shared/protocol/upstreamServer.js';
-import type { NotificationSound, ToastLevel } from '../mcp/tools/ui.js';
 import type { ProgressKind } from '../progress/progressJournal.js';
 import type { AgentType } from '../sessions/agentDetection.js';
 import { SessionStateSchema } from '../sessions/sessionSchemas.js';
@@ -23,8 +22,11 @@ function literals<const T extends readonly string[]>(values: T, options: TSchema
 }
 
 const AGENT_TYPES = ['claude', 'gemini', 'opencode', 'aider', 'codex', 'amp', 'cursor', 'goose', 'grok', 'droid', 'pi'] as const;
-const TOAST_LEVELS = ['info', 'warn', 'error'] as const;
-const SOUNDS = ['question', 'completion', 'error', 'warning', 'info', 'attention'] as const;
+export const TOAST_LEVELS = ['info', 'warn', 'error'] as const;
+export type ToastLevel = (typeof TOAST_LEVELS)[number];
+/** The notification sounds every client knows how to play: a toast's `sound` names one. */
+export const NOTIFICATION_SOUNDS = ['question', 'completion', 'error', 'warning', 'info', 'attention'] as const;
+export type NotificationSound = (typeof NOTIFICATION_SOUNDS)[number];
 const PROGRESS_KINDS = ['done', 'blocked', 'intent', 'delegated', 'message'] as const;
 
 const sessionId = Type.String({ description: 'The session id (a UUID).' });
@@ -186,7 +188,7 @@ export const EVENT_SCHEMAS = {
       title: Type.String(),
       message: Type.Optional(Type.String()),
       level: literals(TOAST_LEVELS),
-      sound: Type.Union([literals(SOUNDS), Type.Null()], { description: 'The sound to play, or null for none.' }),
+      sound: Type.Union([literals(NOTIFICATION_SOUNDS), Type.Null()], { description: 'The sound to play, or null for none.' }),
       origin_session_id: Type.Optional(Type.String({ description: "The caller's `tuic_session`, when it runs in one of our terminals." })),
       origin_repo_path: Type.Optional(Type.String({ description: "The caller's repository (its terminal's cwd, or the MCP session's root)." })),
     },
@@ -271,6 +273,4 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Assert<T extends true> = T;
 export type ParsedEventSchemaMatches = Assert<Same<Static<typeof ParsedEventPayloadSchema>, ParsedEvent>>;
 export type AgentTypesMatch = Assert<Same<(typeof AGENT_TYPES)[number], AgentType>>;
-export type ToastLevelsMatch = Assert<Same<(typeof TOAST_LEVELS)[number], ToastLevel>>;
-export type SoundsMatch = Assert<Same<(typeof SOUNDS)[number], NotificationSound>>;
 export type ProgressKindsMatch = Assert<Same<(typeof PROGRESS_KINDS)[number], ProgressKind>>;

@@ -11,7 +11,6 @@ import type { TProperties, TSchema } from 'typebox';
 import { ApiError, asApiError, type ApiErrorCode } from '../../../shared/apiError.js';
 import type { Cancellation } from '../../../shared/cancellation.js';
 import { checker, validatorOf } from '../../../shared/schemaCheck.js';
-import type { ListenerKind } from '../../http/types.js';
 import type { RawToolResult } from '../../../shared/mcpEnvelope.js';
 import { clipClientInput } from '../../../shared/quoteClientInput.js';
 
@@ -19,7 +18,7 @@ import { clipClientInput } from '../../../shared/quoteClientInput.js';
 export interface CallerContext {
   /** True on the unix socket, and on TCP only for a loopback peer. */
   readonly isLoopback: boolean;
-  readonly listener: ListenerKind;
+  readonly listener: 'socket' | 'tcp';
   /** The protocol session (`Mcp-Session-Id`) when the caller presented or holds one. */
   readonly mcpSessionId: string | null;
   /** The caller's TUIC identity (`x-tuic-session` bound at initialize), when known. */

@@ -5,19 +5,14 @@
 import { Type } from 'typebox';
 
 import type { EventBus } from '../../events/eventBus.js';
-import type { EventPayload } from '../../events/eventMap.js';
+import { NOTIFICATION_SOUNDS, TOAST_LEVELS, type EventPayload, type NotificationSound, type ToastLevel } from '../../events/eventMap.js';
 import type { ConfirmBroker } from '../confirmBroker.js';
 import { callerOrigin } from './callerOrigin.js';
 import type { CallerOriginDeps } from './callerOrigin.js';
 import { defineTool, ToolError } from './nativeTool.js';
 import type { NativeTool } from './nativeTool.js';
 
-export const TOAST_LEVELS = ['info', 'warn', 'error'] as const;
-export type ToastLevel = (typeof TOAST_LEVELS)[number];
-
-/** The notification sounds every client knows how to play: a toast's `sound` names one. */
-export const NOTIFICATION_SOUNDS = ['question', 'completion', 'error', 'warning', 'info', 'attention'] as const;
-export type NotificationSound = (typeof NOTIFICATION_SOUNDS)[number];
+export { NOTIFICATION_SOUNDS, TOAST_LEVELS, type NotificationSound, type ToastLevel } from '../../events/eventMap.js';
 
 /** `sound: true` picks the level's own sound. */
 const SOUND_FOR_LEVEL: Readonly<Record<ToastLevel, NotificationSound>> = { info: 'info', warn: 'warning', error: 'error' };
