@@ -23,7 +23,7 @@ export const CONFIG_IO_FAILED = ErrorCode.CONFIG_IO_FAILED;
 const CONFIG_FILE_MODE = 0o600;
 const CONFIG_DIR_MODE = 0o700;
 
-/** A change here means the TCP listener must be rebound (seed: server_settings_changed). */
+/** A change here means the TCP listener must be rebound (TUICommander calls this server_settings_changed). */
 const SERVER_SETTING_PATHS = [
   'services.server.enabled',
   'services.server.port',

@@ -7,11 +7,11 @@ import Type, { type Static } from 'typebox';
 
 /** Server knobs tuicd adds under `services.server`; the values TUICommander's server uses as constants. */
 export const SERVER_KNOB_DEFAULTS = {
-  /** Concurrent PTY sessions; the seed's 50 is a desktop figure, a headless host carries more. */
+  /** Concurrent PTY sessions; TUICommander's 50 is a desktop figure, a headless host carries more. */
   max_sessions: 500,
   /** REQUEST_TIMEOUT 301 s: one second above the 300 s confirm/long-op window. Tests shorten it. */
   request_timeout_ms: 301_000,
-  /** MAX_BODY_BYTES 2 MiB, as in the seed. */
+  /** MAX_BODY_BYTES 2 MiB, as in TUICommander. */
   max_body_bytes: 2 * 1024 * 1024,
   /** MCP protocol sessions held at once; past it the least recently used idle one is evicted. */
   max_mcp_sessions: 10_000,
@@ -69,7 +69,7 @@ export const TlsManualSchema = Type.Object({
   cert_path: Type.String({ minLength: 1 }),
   key_path: Type.String({ minLength: 1 }),
 });
-/** On load anything that is neither shape reads as off (the seed's lenient parse); a save is strict. */
+/** On load anything that is neither shape reads as off (TUICommander's lenient parse); a save is strict. */
 export const TlsSchema = Type.Union([TlsOffSchema, TlsManualSchema], { default: { mode: 'off' } });
 
 export const RelaySchema = Type.Object(
@@ -99,8 +99,8 @@ export const ServicesSchema = Type.Object({ server: ServerSchema, auth: AuthSche
  * model are kept on disk untouched, so a newer or older writer's data survives our saves.
  */
 export const AppConfigSchema = Type.Object({
-  // tuicd choice: true when the key is missing. The seed's AppConfig::default() is true too, but
-  // its serde default for a *missing key* is false, so a seed config.json without the key reads
+  // tuicd choice: true when the key is missing. TUICommander's default is true too, but
+  // its serde default for a *missing key* is false, so a TUICommander config.json without the key reads
   // as disabled. We do not copy that quirk: a missing file and a missing key both mean enabled.
   mcp_server_enabled: Type.Boolean({ default: true, description: 'Serve the /mcp route' }),
   mcp_port: Port(3845, 'Legacy, not the TCP listener port (see services.server.port)'),

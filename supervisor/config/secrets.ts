@@ -40,7 +40,7 @@ export function redactForClient(config: ConfigSnapshot): ClientConfig {
   return copy;
 }
 
-/** Removes `*_exists` flags found in a document read from disk (the seed wrote some of them). */
+/** Removes `*_exists` flags found in a document read from disk (TUICommander wrote some of them). */
 export function stripSecretFlags(doc: JsonObject): void {
   for (const field of SECRET_FIELDS) {
     const parent = objectAt(doc, field.parent);
