@@ -223,8 +223,15 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
       args: Type.Optional(Type.Array(Type.String(), { description: 'spawn: arguments; {prompt} marks where the prompt goes (else it is the last one)' })),
       cwd: Type.Optional(Type.String({ description: 'spawn: working directory' })),
       model: Type.Optional(Type.String({ description: 'spawn: passed as --model' })),
-      env: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'spawn: extra environment variables' })),
-      keep_open: Type.Optional(Type.Boolean({ description: 'spawn: keep the terminal and its output after the agent exits' })),
+      env: Type.Optional(
+        Type.Record(Type.String(), Type.String(), {
+          description: 'spawn: extra environment variables',
+          errorMessage: 'env must be an object of names to strings',
+        }),
+      ),
+      keep_open: Type.Optional(
+        Type.Boolean({ description: 'spawn: keep the terminal and its output after the agent exits', errorMessage: "'keep_open' must be a boolean" }),
+      ),
       print_mode: Type.Optional(Type.Boolean({ description: 'spawn: true runs the agent one-shot and headless (claude -p, codex exec); default false' })),
       output_format: Type.Optional(Type.String({ description: 'spawn, print_mode: e.g. json' })),
       connection_id: Type.Optional(Type.String({ description: 'spawn: a remote connection; tuicd has only this machine' })),

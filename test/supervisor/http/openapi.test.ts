@@ -3,7 +3,7 @@
 // document; the document is valid OpenAPI 3.1; every body it calls invalid is refused naming the
 // field; every parameter-free GET answers what its 200 schema says.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -45,10 +45,21 @@ describe('GET /openapi.json tells the truth about the router', { timeout: 120_00
   const paths = resolvePaths({ configDir: dir });
   let sup: Supervisor;
   let doc: Json;
+  // Content-Length always: node's client sends a DELETE body without one otherwise, and the server then sees none.
   const request = (method: string, path: string, body?: string) =>
-    httpRequest({ socketPath: paths.socketPath, method, path, headers: body === undefined ? {} : { 'Content-Type': 'application/json' } }, body);
+    httpRequest(
+      {
+        socketPath: paths.socketPath,
+        method,
+        path,
+        headers: body === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) },
+      },
+      body,
+    );
 
   before(async () => {
+    // Every feature on, so each parameter-free GET has its 200 to give (push answers 404 while off).
+    writeFileSync(paths.configFile, JSON.stringify({ services: { push: { enabled: true } } }));
     sup = await Supervisor.start({
       paths,
       env: { ...process.env, ...shellHomeEnv(), TUIC_BIND_HOST: '127.0.0.1', TUIC_CREDENTIAL_STORE: 'file' },
