@@ -312,7 +312,11 @@ describe('session tool', () => {
     assert.deepEqual(await call(h.session, { action: 'resize', session_id: id, rows: 33, cols: 101 }), { ok: true });
     await h.sessions.write(id, Buffer.from('echo size-$(stty size | tr " " x)\r'));
     await outputUntil(h, id, (d) => d.includes('size-33x101'), 'stty size');
-    assert.deepEqual(await call(h.session, { action: 'resize', session_id: id, rows: 10 }), { error: 'cols is required', code: 'invalid_input' });
+    assert.deepEqual(await call(h.session, { action: 'resize', session_id: id, rows: 10 }), {
+      error: 'cols is required',
+      code: 'invalid_input',
+      field: 'cols',
+    });
     assert.deepEqual(await call(h.session, { action: 'resize', session_id: id, rows: 0, cols: 10 }), {
       error: 'rows must be between 1 and 500, got 0',
       code: 'invalid_input',

@@ -116,7 +116,7 @@ describe('/mcp over the unix socket', () => {
     const upstream = (await rpc(t, 'tools/call', { name: 'github__create_issue', arguments: {} })).json().result;
     assert.equal(upstream.isError, true);
     // The hub's own answer (it has the upstream list), passed through as it is.
-    assert.deepEqual(JSON.parse(upstream.content[0].text), { error: "Unknown upstream 'github'" });
+    assert.deepEqual(JSON.parse(upstream.content[0].text), { error: "Unknown upstream 'github'", code: 'not_found' });
 
     // No arguments at all: defaults to {}, so the tool itself says what is missing.
     const noArgs = (await rpc(t, 'tools/call', { name: 'session' })).json().result;
