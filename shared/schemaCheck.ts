@@ -77,7 +77,8 @@ function describeFailure(root: TSchema, errors: SchemaError[], value: unknown, w
     const extra = (e.params['additionalProperties'] as string[] | undefined)?.[0] ?? '';
     pointer = `${pointer}/${extra}`;
   }
-  const field = fieldName(pointer);
+  // A field name can be client input too (an unknown key): quoted at most 200 characters, like any.
+  const field = clipClientInput(fieldName(pointer));
   // A missing field is "x is required" whatever the field's own wording for a wrong value.
   const own = e.keyword === 'required' ? undefined : (schemaAt(root, schemaPath) as { errorMessage?: unknown } | undefined);
   if (typeof own?.errorMessage === 'string') {
@@ -85,7 +86,7 @@ function describeFailure(root: TSchema, errors: SchemaError[], value: unknown, w
     // One pass: a placeholder inside the client's own value is not substituted again.
     const message = own.errorMessage.replace(/\{(got|quoted|json|field)\}/g, (_, which: string) =>
       which === 'field'
-        ? clipClientInput(field)
+        ? field
         : which === 'quoted'
           ? quoteClientInput(got)
           : clipClientInput(which === 'got' && typeof got === 'string' ? got : (JSON.stringify(got) ?? String(got))),

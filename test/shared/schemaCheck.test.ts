@@ -61,6 +61,12 @@ test('a union of literals lists its choices, also past the few errors typebox re
   assert.equal(refusal({ data: 'x', many: 3 }).message, `many must be one of: ${LETTERS.join(', ')}`);
 });
 
+test('an unknown key of any length is named clipped, in the message and in field', () => {
+  const key = 'k'.repeat(50_000);
+  const { message, field } = refusal({ data: 'x', nested: { inner: true, [key]: 1 } });
+  assert.ok(message.length < 400 && String(field).length < 300, `clipped: message ${message.length}, field ${String(field).length} characters`);
+});
+
 test('client input in a message is clipped', () => {
   const long = 'y'.repeat(5000);
   const { message } = refusal({ data: 'x', name: '', rows: long as unknown as number });
