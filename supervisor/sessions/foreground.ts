@@ -83,6 +83,9 @@ export function foregroundForListing(sessionPid: number, nowMs = Date.now()): Fo
     for (const [pid, entry] of listCache) if (nowMs - entry.at >= FOREGROUND_LIST_TTL_MS) listCache.delete(pid);
   }
   const fg = foregroundOf(sessionPid);
-  listCache.set(sessionPid, { at: nowMs, fg });
+  // "None yet" is not kept: a session listed in the instant after its spawn (before its shell owns
+  // the terminal) would otherwise list no foreground for a whole TTL.
+  if (fg !== null) listCache.set(sessionPid, { at: nowMs, fg });
+  else listCache.delete(sessionPid);
   return fg;
 }
