@@ -76,14 +76,14 @@ function exportTree(repoRoot: string, commit: string, dir: string): Promise<void
       archive.kill('SIGKILL');
       tar.kill('SIGKILL');
     }, 120_000);
-    let archiveCode: number | null = null;
     archive.once('error', reject);
     tar.once('error', reject);
-    archive.once('close', (code) => (archiveCode = code));
-    tar.once('close', (code) => {
+    // Either may close first: judge once both have.
+    const closed = (p: ReturnType<typeof spawn>) => new Promise<number | null>((done) => p.once('close', (code) => done(code)));
+    void Promise.all([closed(archive), closed(tar)]).then(([archiveCode, tarCode]) => {
       clearTimeout(timer);
-      if (code === 0 && archiveCode === 0) resolve();
-      else reject(new Error(`git archive ${commit} | tar -x failed (git ${archiveCode}, tar ${code}): ${stderr.trim().split('\n')[0] ?? ''}`));
+      if (tarCode === 0 && archiveCode === 0) resolve();
+      else reject(new Error(`git archive ${commit} | tar -x failed (git ${archiveCode}, tar ${tarCode}): ${stderr.trim().split('\n')[0] ?? ''}`));
     });
   });
 }
