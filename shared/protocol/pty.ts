@@ -39,6 +39,20 @@ export const PtyConstants = {
    * request body (2 MiB), so a large paste into a program that is still reading is never refused.
    */
   INPUT_BACKLOG_BYTES: 8 * 1024 * 1024,
+  /**
+   * A session whose child exited keeps only a tombstone in the host (workers/pty/tombstone.ts): the
+   * final screen, the exit status, the last TOMBSTONE_RING_BYTES of raw output and the last
+   * TOMBSTONE_LOG_LINES lines of the log (at most TOMBSTONE_LOG_CHARS characters of them).
+   */
+  TOMBSTONE_RING_BYTES: 64 * 1024,
+  TOMBSTONE_LOG_LINES: 1_000,
+  TOMBSTONE_LOG_CHARS: 256 * 1024,
+  /**
+   * What all tombstones together may hold; past it the oldest are dropped (`tombstoneDropped`), so a
+   * churn of sessions that print and exit cannot grow the host. The host's environment may lower it
+   * (TUIC_PTY_TOMBSTONE_BUDGET_BYTES, for tests).
+   */
+  TOMBSTONE_BUDGET_BYTES: 64 * 1024 * 1024,
 } as const;
 
 const SessionRef = { session_id: Type.String({ minLength: 1 }) };
@@ -130,8 +144,13 @@ export const PtyProtocol = defineProtocol({
         rows_count: Type.Integer(),
       }),
     },
-    /** Drops an exited session's buffers (its tombstone expired). */
+    /** Drops a session: a live one is killed first, an exited one's tombstone is freed (it expired). */
     forget: { params: Type.Object({ ...SessionRef }), result: Ok },
+    /** The tombstones held: how many, their bytes, and the budget they share (GET /stats). */
+    tombstones: {
+      params: Type.Object({}),
+      result: Type.Object({ count: Type.Integer({ minimum: 0 }), bytes: Type.Integer({ minimum: 0 }), budget_bytes: Type.Integer({ minimum: 0 }) }),
+    },
     /** Per-session process ids, for /process/stats. */
     processes: {
       params: Type.Object({}),
@@ -147,7 +166,7 @@ export const PtyProtocol = defineProtocol({
   events: {
     /** Coalesced output; payload = bytes, `offset` = absolute offset of the payload's first byte. */
     data: Type.Object({ ...SessionRef, offset: Type.Integer() }),
-    /** The child exited; the host keeps its buffers readable until `forget`. */
+    /** The child exited; the host keeps its tombstone readable until `forget` or `tombstoneDropped`. */
     exit: Type.Object({
       ...SessionRef,
       exit_code: Type.Union([Type.Integer(), Type.Null()]),
@@ -155,6 +174,8 @@ export const PtyProtocol = defineProtocol({
       total_written: Type.Integer(),
     }),
     state: Type.Object({ ...SessionRef, shell_state: ShellState }),
+    /** Host → supervisor: an exited session's tombstone was dropped (the budget was full); its reads are gone. */
+    tombstoneDropped: Type.Object({ ...SessionRef }),
     /**
      * Supervisor → host: bytes a viewer typed (payload), written like `write` but with no reply: the
      * keystroke path skips a round of request bookkeeping on both sides. Only sent while no `write`

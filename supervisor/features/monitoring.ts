@@ -56,6 +56,7 @@ export function monitoringFeature(deps: MonitoringDeps): Feature {
           tcpError: () => listeners.tcpStartError,
           sessionCount: () => sessions.liveCount,
           maxSessions: () => config.get().services.server.max_sessions,
+          closedSessions: () => sessions.closedStats(),
           credentialStore: () => credentials()?.status() ?? { backend: 'probing' },
           httpEngine: { name: deps.engine.name, detail: deps.engine.detail },
         },

@@ -26,7 +26,7 @@ export const PtyHostConstants = {
 
 type PtyClient = Client<PtyProtocolT>;
 /** The host → supervisor events a PtyHost relays, typed from the pty protocol's schemas. */
-type EventName = 'data' | 'exit' | 'state' | 'inputRefused' | 'parsed' | 'screenMode';
+type EventName = 'data' | 'exit' | 'state' | 'inputRefused' | 'parsed' | 'screenMode' | 'tombstoneDropped';
 export type PtyHostListener<E extends EventName> = EventListener<PtyProtocolT, E>;
 /** Listeners stored by event; each set holds listeners of its key's type (on() is the only writer). */
 type AnyListener = (data: never, payload: Uint8Array | undefined) => void;
@@ -117,7 +117,7 @@ export class PtyHost implements Disposable {
     }
     const worker = this.starter.start();
     const client = connect(worker.transport, PtyProtocol);
-    for (const event of ['exit', 'state', 'inputRefused', 'parsed', 'screenMode'] as const) {
+    for (const event of ['exit', 'state', 'inputRefused', 'parsed', 'screenMode', 'tombstoneDropped'] as const) {
       client.on(event, (data) => this.emit(event, data));
     }
     const acks = new OutputAcks(client);

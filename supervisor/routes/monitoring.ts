@@ -43,7 +43,23 @@ export const HealthAnswer = Type.Object({
   http_engine: Type.Object({ name: Type.String(), detail: Type.String() }),
 });
 
-export const StatsAnswer = Type.Object({ active_sessions: Count, max_sessions: Type.Integer({ minimum: 1 }), available_slots: Count });
+export const StatsAnswer = Type.Object({
+  active_sessions: Count,
+  max_sessions: Type.Integer({ minimum: 1 }),
+  available_slots: Count,
+  closed_sessions: Type.Integer({
+    minimum: 0,
+    description: 'Sessions that ended and are still readable (tombstones); they hold no slot.',
+  }),
+  closed_bytes: Type.Integer({
+    minimum: 0,
+    description: 'What the pty host keeps for closed sessions (final screen, output and log tails), in bytes; 0 while it is not running.',
+  }),
+  closed_budget_bytes: Type.Integer({
+    minimum: 0,
+    description: 'The most closed sessions may hold together: past it the oldest are forgotten (their routes answer 404).',
+  }),
+});
 
 export const MetricsAnswer = Type.Record(Type.String(), Type.Union([Type.Number(), Type.Record(Type.String(), Type.Number())]), {
   description: 'Each metric by name: a number, or by label set (`listener=socket,status=200`) a number each.',
@@ -67,6 +83,8 @@ export interface HealthSource {
   tcpError: () => string | null;
   sessionCount: () => number;
   maxSessions: () => number;
+  /** Closed sessions still readable, and the pty host's bytes for them against their budget. */
+  closedSessions: () => Promise<{ sessions: number; bytes: number; budget_bytes: number }>;
   credentialStore: () => { backend: string; reason?: string };
   /** Which HTTP engine serves, and why (uWS, or why not). */
   httpEngine: { name: string; detail: string };
@@ -107,10 +125,18 @@ export function monitoringRoutes(src: HealthSource, metrics: Metrics): Route[] {
     }
     return { status: 200, headers: JSON_HEADERS, body: cachedBody };
   };
-  const stats = (): Reply => {
+  const stats = async (): Promise<Reply> => {
+    const closed = await src.closedSessions();
     const active = src.sessionCount();
     const max = src.maxSessions();
-    return json({ active_sessions: active, max_sessions: max, available_slots: Math.max(0, max - active) });
+    return json({
+      active_sessions: active,
+      max_sessions: max,
+      available_slots: Math.max(0, max - active),
+      closed_sessions: closed.sessions,
+      closed_bytes: closed.bytes,
+      closed_budget_bytes: closed.budget_bytes,
+    });
   };
   const hashPassword = defineRoute({
     method: 'POST',
@@ -151,7 +177,7 @@ export function monitoringRoutes(src: HealthSource, metrics: Metrics): Route[] {
       method: 'GET',
       pattern: '/stats',
       tag: TAG,
-      summary: 'Sessions running, the limit, and the slots left',
+      summary: 'Sessions running, the limit, the slots left, and the closed sessions kept',
       answers: { 200: StatsAnswer },
       handler: stats,
     }),

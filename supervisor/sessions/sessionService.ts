@@ -24,7 +24,10 @@ import type { ParsedEvent } from '../../shared/protocol/parsedEvents.js';
 import { type CreateSessionFields, DEFAULT_TERMINAL, EnvLimits } from './sessionSchemas.js';
 
 export const SessionConstants = {
-  /** An exited session stays readable this long (TOMBSTONE_TTL_MS). */
+  /**
+   * An exited session stays readable this long (TOMBSTONE_TTL_MS), unless the pty host's budget for
+   * closed sessions (PtyConstants.TOMBSTONE_BUDGET_BYTES) drops its tombstone first.
+   */
   TOMBSTONE_TTL_MS: 5 * 60_000,
   DEFAULT_ROWS: DEFAULT_TERMINAL.rows,
   DEFAULT_COLS: DEFAULT_TERMINAL.cols,
@@ -139,6 +142,11 @@ export class SessionService {
     opts.host.on('exit', (e) => this.onExit(e));
     opts.host.on('state', (e) => this.onState(e));
     opts.host.on('inputRefused', (e) => this.inputRefused(e.session_id, e.from));
+    // The host's budget for closed sessions was full: that tombstone's output is gone, so is the record.
+    opts.host.on('tombstoneDropped', (e) => {
+      const record = this.sessions.get(e.session_id);
+      if (record?.exit) this.forget(record, false);
+    });
     opts.host.onHostExited(() => this.onHostExited());
   }
 
@@ -147,6 +155,18 @@ export class SessionService {
     let n = 0;
     for (const r of this.sessions.values()) if (!r.exit) n++;
     return n;
+  }
+
+  /**
+   * Closed sessions still addressable (tombstones), and the bytes the pty host keeps for them against
+   * its budget (0 while no host runs: none is started to answer).
+   */
+  async closedStats(): Promise<{ sessions: number; bytes: number; budget_bytes: number }> {
+    let sessions = 0;
+    for (const r of this.sessions.values()) if (r.exit) sessions++;
+    const client = this.opts.host.runningClient();
+    const held = client === null ? undefined : await client.request('tombstones', {}).catch(() => undefined);
+    return { sessions, bytes: held?.bytes ?? 0, budget_bytes: held?.budget_bytes ?? PtyConstants.TOMBSTONE_BUDGET_BYTES };
   }
 
   /** Live sessions, and exited ones kept open (keep_open) until they are closed. */
@@ -631,7 +651,8 @@ export class SessionService {
     this.tombstoneTimers.set(record.session_id, timer);
   }
 
-  private forget(record: SessionRecord): void {
+  /** `tellHost` false: the host dropped the session itself (tombstoneDropped). */
+  private forget(record: SessionRecord, tellHost = true): void {
     // A forgotten session's report never comes (the host drops it, and onExit would not find it).
     if (record.exit && !record.exit.reported) this.statusFinal(record);
     clearTimeout(this.tombstoneTimers.get(record.session_id));
@@ -639,6 +660,7 @@ export class SessionService {
     this.sessions.delete(record.session_id);
     this.inputs.delete(record.session_id);
     this.agents.forget(record.session_id);
+    if (!tellHost) return;
     // Only a running host holds buffers worth dropping; never start one just to forget.
     this.opts.host
       .runningClient()

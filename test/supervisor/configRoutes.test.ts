@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { verify } from '@node-rs/bcrypt';
 
 import { Tuicd } from '../helpers/tuicdProcess.js';
+import { PtyConstants } from '../../shared/protocol/pty.js';
 
 const SECRETS = {
   password_hash: '$2b$04$abcdefghijklmnopqrstuuN0tARealHashButSecretValue1234',
@@ -124,7 +125,14 @@ describe('config routes', () => {
 
   it('GET /stats, /metrics as JSON and as Prometheus text', async () => {
     const stats = (await t.socket('GET', '/stats')).json();
-    assert.deepEqual(stats, { active_sessions: 0, max_sessions: 500, available_slots: 500 });
+    assert.deepEqual(stats, {
+      active_sessions: 0,
+      max_sessions: 500,
+      available_slots: 500,
+      closed_sessions: 0,
+      closed_bytes: 0,
+      closed_budget_bytes: PtyConstants.TOMBSTONE_BUDGET_BYTES,
+    });
     const m = (await t.socket('GET', '/metrics')).json();
     assert.equal(typeof m.total_spawned, 'number');
     assert.ok(typeof m.http_requests_total === 'object' && m.http_requests_total['listener=socket,status=200'] > 0);

@@ -106,8 +106,9 @@ describe('review: sessions, output reads and log streaming', () => {
 
   it('a log-mode viewer gets every line of an exited session, then closed', async () => {
     const s = await create();
-    // More lines than one log frame carries (500), so the viewer needs several polls to drain them.
-    await write(s.session_id, 'stty -echo; awk \'BEGIN{for(i=0;i<1200;i++) print "line-" i}\'; exit 4\n');
+    // More lines than one log frame carries (500), so the viewer needs several polls to drain them,
+    // and fewer than an exited session's tombstone keeps (PtyConstants.TOMBSTONE_LOG_LINES, 1,000).
+    await write(s.session_id, 'stty -echo; awk \'BEGIN{for(i=0;i<900;i++) print "line-" i}\'; exit 4\n');
     await sse.waitFor((e) => e.event === 'session-closed' && JSON.parse(e.data).session_id === s.session_id, 15_000);
     const v = await WsViewer.open(WsViewer.socketUrl(t.socketPath, `/sessions/${s.session_id}/stream?format=log&offset=0`));
     try {
@@ -121,7 +122,7 @@ describe('review: sessions, output reads and log streaming', () => {
         .flatMap((x) => /(?:^|[#$] )(line-\d+)$/.exec(x)?.[1] ?? []);
       assert.deepEqual(
         lines,
-        Array.from({ length: 1200 }, (_, i) => `line-${i}`),
+        Array.from({ length: 900 }, (_, i) => `line-${i}`),
         'every line arrives before closed',
       );
       await new Promise((r) => setTimeout(r, 500));

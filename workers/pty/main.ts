@@ -19,12 +19,19 @@ let server: Server<PtyProtocolT> | undefined;
 const service = new PtyService(
   { emit: (event, data, options) => server?.emit(event, data, options) },
   // Stripped, redacted lines for readLog: text leaves this process already clean.
-  { createTextLog: () => new TextPipeline() },
+  { createTextLog: () => new TextPipeline(), ...tombstoneBudget() },
 );
 server = serve(streamTransport(sock, sock), PtyProtocol, service);
 server.on('ack', ({ session_id, bytes }) => service.ack(session_id, bytes));
 server.on('input', ({ session_id, from }, payload) => service.input(session_id, payload, from));
 server.on('agent', ({ session_id, agent_type }) => service.setAgent(session_id, agent_type));
+
+/** TUIC_PTY_TOMBSTONE_BUDGET_BYTES lowers the closed sessions' budget (tests churn past it in seconds). */
+function tombstoneBudget(): { tombstoneBudgetBytes?: number } {
+  const raw = process.env.TUIC_PTY_TOMBSTONE_BUDGET_BYTES;
+  const n = raw === undefined ? Number.NaN : Number(raw);
+  return Number.isSafeInteger(n) && n >= 0 ? { tombstoneBudgetBytes: n } : {};
+}
 
 let stopping = false;
 function stop(code: number): void {

@@ -12,6 +12,7 @@ import { mkdirSync } from 'node:fs';
 
 import { CaptureWriter } from './captureWriter.js';
 import { type ExitInfo, PTY_SPAWN_FAILED, PtySession, type TextLog } from './ptySession.js';
+import { Tombstone } from './tombstone.js';
 
 type P = PtyProtocolT;
 type Params<M extends keyof HandlersOf<P>> = ParamsOf<P, M>;
@@ -25,6 +26,8 @@ export interface PtyEventSink {
 export interface PtyServiceOptions {
   /** Builds each session's text log; absent, readLog answers with an empty log. */
   createTextLog?: () => TextLog;
+  /** What all tombstones together may hold (default PtyConstants.TOMBSTONE_BUDGET_BYTES). */
+  tombstoneBudgetBytes?: number;
 }
 
 const OK = Object.freeze({});
@@ -36,6 +39,9 @@ export class PtyService implements HandlersOf<P>, Disposable {
   /** Raw capture (diagnostics): off by default; `filter` null = every session, later ones included. */
   private captureState: { enabled: boolean; filter: string | null; dir: string | null } = { enabled: false, filter: null, dir: null };
   private readonly captures = new Map<string, CaptureWriter>();
+  /** Exited sessions, oldest first (a Map keeps insertion order): what their reads still answer from. */
+  private readonly closed = new Map<string, Tombstone>();
+  private tombstoneBytes = 0;
 
   constructor(
     private readonly events: PtyEventSink,
@@ -49,6 +55,9 @@ export class PtyService implements HandlersOf<P>, Disposable {
   spawn(params: Params<'spawn'>): Result<'spawn'> {
     const id = params.session_id;
     if (this.sessions.has(id)) throw new SupervisorError(PTY_SPAWN_FAILED, `session '${id}' already exists in this pty host`, { session_id: id });
+    // An id the supervisor forgot may come back: its old tombstone must not answer for the new session.
+    const stale = this.closed.get(id);
+    if (stale !== undefined) this.dropTombstone(id, stale);
     const session = PtySession.spawn(params, this.options.createTextLog?.());
     this.sessions.set(id, session);
     // Payloads are handed to the transport as they are: the coalescer never reuses a batch.
@@ -62,7 +71,10 @@ export class PtyService implements HandlersOf<P>, Disposable {
     session.onState((shell_state) => this.events.emit('state', { session_id: id, shell_state }));
     session.onParsed((events) => this.events.emit('parsed', { session_id: id, events }));
     session.onAltScreen((alt_screen) => this.events.emit('screenMode', { session_id: id, alt_screen }));
-    session.onExit((info: ExitInfo) => this.events.emit('exit', { session_id: id, ...info }));
+    session.onExit((info: ExitInfo) => {
+      this.events.emit('exit', { session_id: id, ...info });
+      this.entomb(id, session);
+    });
     if (this.captureState.enabled && (this.captureState.filter === null || this.captureState.filter === id)) this.startCapture(id, session);
     return { pid: session.pid, shell: session.shell };
   }
@@ -83,8 +95,8 @@ export class PtyService implements HandlersOf<P>, Disposable {
   }
 
   write(params: Params<'write'>, ctx: HandlerContext): Result<'write'> {
-    const session = this.get(params.session_id);
-    if (ctx.payload !== undefined && !session.write(ctx.payload)) {
+    const session = this.terminal(params.session_id);
+    if (session !== undefined && ctx.payload !== undefined && !session.write(ctx.payload)) {
       const backlog = session.inputBacklogBytes();
       throw new SupervisorError(
         ErrorCode.INPUT_BACKLOG_FULL,
@@ -96,36 +108,36 @@ export class PtyService implements HandlersOf<P>, Disposable {
   }
 
   resize(params: Params<'resize'>): Result<'resize'> {
-    this.get(params.session_id).resize(params.rows, params.cols);
+    this.terminal(params.session_id)?.resize(params.rows, params.cols);
     return OK;
   }
 
   pause(params: Params<'pause'>): Result<'pause'> {
-    this.get(params.session_id).pause();
+    this.terminal(params.session_id)?.pause();
     return OK;
   }
 
   resume(params: Params<'resume'>): Result<'resume'> {
-    this.get(params.session_id).resume();
+    this.terminal(params.session_id)?.resume();
     return OK;
   }
 
   kill(params: Params<'kill'>): Result<'kill'> {
-    this.get(params.session_id).kill(params.signal);
+    this.terminal(params.session_id)?.kill(params.signal);
     return OK;
   }
 
   readRaw(params: Params<'readRaw'>) {
-    const { start, total_written, bytes } = this.get(params.session_id).readRaw(params);
+    const { start, total_written, bytes } = this.readable(params.session_id).readRaw(params);
     return withPayload<Result<'readRaw'>>({ start, total_written }, bytes);
   }
 
   readLog(params: Params<'readLog'>): Result<'readLog'> {
-    return this.get(params.session_id).readLog(params);
+    return this.readable(params.session_id).readLog(params);
   }
 
   readScreen(params: Params<'readScreen'>): Result<'readScreen'> {
-    return this.get(params.session_id).readScreen();
+    return this.readable(params.session_id).readScreen();
   }
 
   /** The supervisor handled `bytes` more of a session's output: below half the window, reading resumes. */
@@ -138,8 +150,13 @@ export class PtyService implements HandlersOf<P>, Disposable {
     if (unacked <= PtyConstants.UNACKED_OUTPUT_BYTES / 2) session.holdOutput(false);
   }
 
-  /** Drops a session's buffers; one still running is killed first (nobody will read it any more). */
+  /** Drops a session's buffers or its tombstone; one still running is killed first (nobody will read it any more). */
   forget(params: Params<'forget'>): Result<'forget'> {
+    const tombstone = this.closed.get(params.session_id);
+    if (tombstone !== undefined) {
+      this.dropTombstone(params.session_id, tombstone);
+      return OK;
+    }
     const session = this.get(params.session_id);
     this.sessions.delete(params.session_id);
     this.unacked.delete(params.session_id);
@@ -151,7 +168,7 @@ export class PtyService implements HandlersOf<P>, Disposable {
   capture(params: Params<'capture'>): Result<'capture'> {
     const dir = params.dir ?? '';
     if (params.enabled && dir === '') throw new SupervisorError(ErrorCode.INVALID_MESSAGE, 'capture needs a directory', {});
-    if (params.enabled && params.session_id !== undefined) this.get(params.session_id); // an unknown id refuses before anything changes
+    if (params.enabled && params.session_id !== undefined) this.readable(params.session_id); // an unknown id refuses before anything changes
     for (const [id, writer] of this.captures) {
       writer.close();
       this.sessions.get(id)?.setCapture(undefined);
@@ -172,6 +189,10 @@ export class PtyService implements HandlersOf<P>, Disposable {
       this.startCapture(id, session);
     }
     return this.captureStatus();
+  }
+
+  tombstones(): Result<'tombstones'> {
+    return { count: this.closed.size, bytes: this.tombstoneBytes, budget_bytes: this.budget };
   }
 
   captureStatus(): Result<'captureStatus'> {
@@ -209,6 +230,64 @@ export class PtyService implements HandlersOf<P>, Disposable {
     for (const session of this.sessions.values()) session.dispose();
     this.sessions.clear();
     this.unacked.clear();
+    this.closed.clear();
+    this.tombstoneBytes = 0;
+  }
+
+  private get budget(): number {
+    return this.options.tombstoneBudgetBytes ?? PtyConstants.TOMBSTONE_BUDGET_BYTES;
+  }
+
+  /**
+   * The child exited (its exit event has just left): a tombstone keeps the tail, the session's big
+   * buffers are freed, and the oldest tombstones go while all of them hold more than the budget.
+   */
+  private entomb(id: string, session: PtySession): void {
+    if (this.sessions.get(id) !== session) return; // forgotten (disposed) meanwhile
+    let tombstone: Tombstone | undefined;
+    try {
+      tombstone = new Tombstone({
+        exited: session.exited!,
+        readRaw: (o) => session.readRaw(o),
+        readLog: (o) => session.readLog(o),
+        readScreen: () => session.readScreen(),
+      });
+    } catch (err) {
+      process.stderr.write(`pty host: cannot keep a tombstone of session ${id}; its output is dropped: ${(err as Error).stack ?? String(err)}\n`);
+    }
+    this.sessions.delete(id);
+    this.unacked.delete(id);
+    session.retire();
+    if (tombstone === undefined) {
+      this.events.emit('tombstoneDropped', { session_id: id });
+      return;
+    }
+    this.closed.set(id, tombstone);
+    this.tombstoneBytes += tombstone.bytes;
+    for (const [oldId, old] of this.closed) {
+      if (this.tombstoneBytes <= this.budget) break;
+      this.dropTombstone(oldId, old);
+      this.events.emit('tombstoneDropped', { session_id: oldId });
+    }
+  }
+
+  private dropTombstone(id: string, tombstone: Tombstone): void {
+    this.closed.delete(id);
+    this.tombstoneBytes -= tombstone.bytes;
+  }
+
+  /** A session's reads: the live session, or what its tombstone kept. */
+  private readable(id: string): PtySession | Tombstone {
+    return this.closed.get(id) ?? this.get(id);
+  }
+
+  /**
+   * The live session for an operation on its terminal; undefined for an exited one (its tombstone
+   * takes no input, size or signal: the operation is dropped, as the exited session did).
+   */
+  private terminal(id: string): PtySession | undefined {
+    if (this.closed.has(id)) return undefined;
+    return this.get(id);
   }
 
   private startCapture(id: string, session: PtySession): void {

@@ -49,6 +49,9 @@ export const PtySessionConstants = {
 
 export const PTY_SPAWN_FAILED = ErrorCode.PTY_SPAWN_FAILED;
 
+/** What a retired session's ring is: one byte of storage, never written. */
+const RETIRED_RING = new OutputRing(1);
+
 export type { ShellState } from './shellActivity.js';
 
 export interface PtySpawnOptions {
@@ -81,7 +84,8 @@ type DataListener = (bytes: Uint8Array, offset: number, first: boolean) => void;
 
 export class PtySession implements Disposable {
   readonly pid: number;
-  private readonly ring = new OutputRing(PtyConstants.OUTPUT_RING_BYTES);
+  /** Replaced by an empty one once the session is retired (its tombstone keeps the tail). */
+  private ring = new OutputRing(PtyConstants.OUTPUT_RING_BYTES);
   /** The current screen, rendered from the ring only when read. */
   private readonly screen: ScreenModel;
   /** Absolute offset just past the last coalesced batch handed on (text log, data event). */
@@ -128,7 +132,6 @@ export class PtySession implements Disposable {
     this.pid = pty.pid;
     const masterFd = (pty as unknown as { fd?: unknown }).fd;
     this.input = typeof masterFd === 'number' ? new InputQueue(masterFd) : undefined;
-    const ring = this.ring;
     const session = this;
     // The screen shows what the data events and the text log have seen, never bytes still held by the
     // coalescer: a tail read's screen rows and its log cursor then describe the same moment.
@@ -137,9 +140,9 @@ export class PtySession implements Disposable {
         return session.batchedTo;
       },
       get oldestOffset(): number {
-        return ring.oldestOffset;
+        return session.ring.oldestOffset;
       },
-      read: (options: RingReadOptions) => ring.read(options),
+      read: (options: RingReadOptions) => session.ring.read(options),
     };
     this.screen = new ScreenModel(batched, size.rows, size.cols);
     this.exitPromise = new Promise((resolve) => (this.resolveExit = resolve));
@@ -405,6 +408,21 @@ export class PtySession implements Disposable {
   /** The current screen; readable after the exit too (tombstone reads). */
   readScreen(): ScreenSnapshot {
     return this.screen.snapshot();
+  }
+
+  /**
+   * The child exited and a tombstone took what is kept (workers/pty/tombstone.ts): the ring, the text
+   * log and the grid are let go at once, even while a closing kill's escalation (which still runs, for
+   * what else of the group ignored the signal) keeps this object alive a few seconds more.
+   */
+  retire(): void {
+    if (this.exitInfo === undefined) throw new Error('PtySession.retire: the session has not exited');
+    this.disposed = true;
+    this.activity.dispose();
+    this.coalescer.dispose();
+    this.screen.dispose();
+    this.ring = RETIRED_RING;
+    this.textLog = undefined;
   }
 
   /** Releases everything; a child still running is killed outright (its output has nobody left to read it). */

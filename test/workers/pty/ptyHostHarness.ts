@@ -83,6 +83,8 @@ export interface PtyHostHandle {
   child: ChildProcess;
   exited: Promise<unknown[]>;
   record(id: string): SessionRecord;
+  /** Sessions whose tombstone the host dropped (`tombstoneDropped`), in order. */
+  dropped: string[];
   /** Spawns a session with test defaults (a quiet env, a fixed prompt); returns its id and pid. */
   spawnSession(overrides?: SpawnOverrides): Promise<{ id: string; pid: number; shell: string }>;
   waitForText(id: string, pattern: string | RegExp, timeoutMs?: number): Promise<string>;
@@ -98,8 +100,12 @@ export function baseEnv(): Record<string, string> {
   return { PATH: process.env.PATH ?? '/usr/bin:/bin', ...shellHomeEnv(), LANG: 'C.UTF-8', PS1: '$ ', TERM: 'xterm-256color' };
 }
 
-export async function startPtyHost(): Promise<PtyHostHandle> {
-  const child = spawn(process.execPath, [HOST_MAIN], { stdio: ['ignore', 'inherit', 'inherit', 'pipe'] });
+/** `env`: added to the host's environment (e.g. TUIC_PTY_TOMBSTONE_BUDGET_BYTES). */
+export async function startPtyHost(options: { env?: Record<string, string> } = {}): Promise<PtyHostHandle> {
+  const child = spawn(process.execPath, [HOST_MAIN], {
+    stdio: ['ignore', 'inherit', 'inherit', 'pipe'],
+    ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }),
+  });
   const exited = once(child, 'exit');
   const sock = child.stdio[3] as Socket;
   const client = connect(streamTransport(sock, sock), PtyProtocol);
@@ -121,6 +127,8 @@ export async function startPtyHost(): Promise<PtyHostHandle> {
   client.on('exit', (e) => {
     record(e.session_id).exit = { exit_code: e.exit_code, signal: e.signal, total_written: e.total_written };
   });
+  const dropped: string[] = [];
+  client.on('tombstoneDropped', (e) => dropped.push(e.session_id));
   await client.ready;
 
   const handle: PtyHostHandle = {
@@ -134,6 +142,7 @@ export async function startPtyHost(): Promise<PtyHostHandle> {
     child,
     exited,
     record,
+    dropped,
     async spawnSession(overrides = {}) {
       const id = randomUUID();
       record(id);
