@@ -117,7 +117,11 @@ function renderOperation({ method, path, op }: Operation, common: Map<string, st
   const marks: string[] = [];
   const stream = streamKind(op);
   if (stream) marks.push(`**${stream}**`);
-  if (Array.isArray(op['security']) && op['security'].length === 0) marks.push('**public** (no auth on TCP)');
+  const security = op['security'];
+  if (Array.isArray(security) && security.length === 0) marks.push('**public** (no auth on TCP)');
+  // An empty requirement beside the schemes: served without credentials, and checks them when sent.
+  else if (Array.isArray(security) && security.some((s) => isObject(s) && Object.keys(s).length === 0))
+    marks.push('**public** (no auth on TCP; credentials sent are checked)');
   out.push(`${marks.length > 0 ? `${marks.join(' · ')} · ` : ''}${text(String(op['summary'] ?? ''))}`);
   if (typeof op['description'] === 'string') out.push(paragraphs(op['description']));
 

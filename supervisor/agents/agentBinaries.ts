@@ -3,6 +3,8 @@
  * absolute path), its version from `--version`, and whether its `--help` offers a flag that keeps
  * it off the alternate screen (native scrollback). Each probe has a 2 s deadline and runs without
  * blocking the loop; answers are cached per path and version (a new install is a new version).
+ * `lookup` runs nothing (GET /agents/detect): the path, plus what an earlier probe of the same,
+ * unchanged file found.
  */
 import { execFile } from 'node:child_process';
 import { accessSync, constants as fsConstants, statSync } from 'node:fs';
@@ -59,8 +61,23 @@ function probe(file: string, args: string[]): Promise<string | null> {
 
 const VERSION = /\b(\d+\.\d+(?:\.\d+)?(?:[-+][\w.]+)?)\b/;
 
+/** Paths whose last probe `lookup` remembers. */
+const MAX_REMEMBERED_PROBES = 256;
+
+/** Names one version of a file: replaced, rewritten or retargeted (a symlink), it changes. */
+function fileSignature(path: string): string | null {
+  try {
+    const s = statSync(path);
+    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`;
+  } catch {
+    return null;
+  }
+}
+
 export class AgentBinaries {
   private readonly cache = new Map<string, Detection>();
+  /** The last probe of each path, with the file's signature at the time (what `lookup` may repeat). */
+  private readonly probed = new Map<string, { signature: string; detection: Detection }>();
 
   constructor(private readonly path: () => string) {}
 
@@ -69,10 +86,37 @@ export class AgentBinaries {
     return { path: findBinary(binary, this.path()), version: null, supports_no_alt_screen: false };
   }
 
-  /** Path, version and the no-alt-screen flag. */
+  /**
+   * Runs nothing: the path, and the version and flag an earlier `detect` found in this very file
+   * (same signature); a file never probed, or changed since, says version null and false.
+   */
+  lookup(binary: string): Detection {
+    const path = findBinary(binary, this.path());
+    if (path === null) return { path: null, version: null, supports_no_alt_screen: false };
+    const last = this.probed.get(path);
+    if (last !== undefined && last.signature === fileSignature(path)) return last.detection;
+    return { path, version: null, supports_no_alt_screen: false };
+  }
+
+  /** Path, version and the no-alt-screen flag: runs the binary (`--version`, `--help`). */
   async detect(binary: string): Promise<Detection> {
     const path = findBinary(binary, this.path());
     if (path === null) return { path: null, version: null, supports_no_alt_screen: false };
+    // Taken before the probes: a file changed while they ran is not remembered as probed.
+    const signature = fileSignature(path);
+    const detection = await this.probe(path);
+    if (signature !== null) {
+      this.probed.delete(path);
+      if (this.probed.size >= MAX_REMEMBERED_PROBES) {
+        const oldest = this.probed.keys().next();
+        if (!oldest.done) this.probed.delete(oldest.value);
+      }
+      this.probed.set(path, { signature, detection });
+    }
+    return detection;
+  }
+
+  private async probe(path: string): Promise<Detection> {
     const versionText = await probe(path, ['--version']);
     const version = versionText === null ? null : (VERSION.exec(versionText)?.[1] ?? null);
     const key = `${path}\u0000${version ?? ''}`;

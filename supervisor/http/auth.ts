@@ -1,4 +1,4 @@
-/** Basic Auth gate for the TCP listener: cookie, ?token, rate limit, then bcrypt off the event loop. */
+/** Auth gate for the TCP listener: rate limit, cookie, ?token, then Basic with bcrypt off the event loop. */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { verify as bcryptVerify } from '@node-rs/bcrypt';
 
@@ -55,8 +55,13 @@ function cookieValue(cookieHeader: string | undefined): string | undefined {
 }
 
 /** A refusal in the `{error, code}` shape every other error answer has, with the Basic challenge. */
-function unauthorized(message: string): Reply {
-  return errorReply('unauthorized', message, undefined, { 'WWW-Authenticate': `Basic realm="${AUTH_REALM}"` });
+function unauthorized(message: string, headers?: Record<string, string>): Reply {
+  return errorReply('unauthorized', message, undefined, { 'WWW-Authenticate': `Basic realm="${AUTH_REALM}"`, ...headers });
+}
+
+/** The answer while an address is locked out, whichever credential it tried. */
+function lockedOut(waitSecs: number): Reply {
+  return errorReply('busy', 'Too many failed authentication attempts', undefined, { 'Retry-After': String(waitSecs) });
 }
 
 export type PasswordVerifier = (password: string, hash: string) => Promise<boolean>;
@@ -108,21 +113,28 @@ export class TcpAuth {
     let address: string | undefined;
     const peer = () => (address ??= req.remoteAddress);
     if (s.lanAuthBypass && isPrivateAddress(peer())) return { ok: true };
-    const cookie = cookieValue(headers['cookie']);
-    if (s.sessionToken && cookie !== undefined && safeEqual(cookie, s.sessionToken)) return { ok: true };
+    // One lockout for every credential, checked before any is compared: were a right token or
+    // cookie let through while locked out, the 429 itself would say which guesses were wrong.
+    // With no failure on record anywhere, nobody is locked out: the peer address is not needed.
+    const wait = this.limiter.isEmpty ? 0 : this.limiter.retryAfterSecs(peer());
+    if (wait > 0) return { ok: false, reply: lockedOut(wait) };
+    const cookie = s.sessionToken ? cookieValue(headers['cookie']) : undefined;
+    if (cookie !== undefined && safeEqual(cookie, s.sessionToken)) return { ok: true };
     const token = s.sessionToken ? req.query.get('token') : null;
-    if (s.sessionToken && token !== null && safeEqual(token, s.sessionToken)) {
+    if (token !== null && safeEqual(token, s.sessionToken)) {
       this.limiter.clear(peer());
       return { ok: true, setCookie: this.cookie(s, wantsSecureCookie(req)) };
     }
-    // With no failure on record anywhere, nobody is locked out: the peer address is not needed.
-    const wait = this.limiter.isEmpty ? 0 : this.limiter.retryAfterSecs(peer());
-    if (wait > 0) {
-      return { ok: false, reply: errorReply('busy', 'Too many failed authentication attempts', undefined, { 'Retry-After': String(wait) }) };
-    }
+    // A wrong token or cookie is a guess like a wrong password. A request that also carries Basic
+    // is judged by it (a stale cookie beside the right password is no failure); otherwise it
+    // counts here, once per request, and a wrong cookie is expired so the browser stops sending it.
+    const guessed = token !== null || cookie !== undefined;
     const header = headers['authorization'];
     if (!header || !/^basic /i.test(header) || !s.username || !s.passwordHash) {
-      return { ok: false, reply: unauthorized('Scan the QR code or authenticate with Basic Auth') };
+      if (!guessed) return { ok: false, reply: unauthorized('Scan the QR code or authenticate with Basic Auth') };
+      this.limiter.recordFailure(peer());
+      const expire = cookie !== undefined ? { 'Set-Cookie': this.logoutCookie(wantsSecureCookie(req)) } : undefined;
+      return { ok: false, reply: unauthorized('Invalid credentials', expire), failure: true };
     }
     const cacheKey = digest(`${header}\0${s.username}\0${s.passwordHash}`).toString('base64');
     const until = this.verified.get(cacheKey);
@@ -158,9 +170,7 @@ export class TcpAuth {
   async login(username: string, password: string, ip: string, secure: boolean): Promise<AuthOutcome> {
     const s = this.settings();
     const wait = this.limiter.retryAfterSecs(ip);
-    if (wait > 0) {
-      return { ok: false, reply: errorReply('busy', 'Too many failed authentication attempts', undefined, { 'Retry-After': String(wait) }) };
-    }
+    if (wait > 0) return { ok: false, reply: lockedOut(wait) };
     if (!s.username || !s.passwordHash || !s.sessionToken) {
       const missing = [
         !s.username && 'services.auth.username',

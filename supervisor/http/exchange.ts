@@ -24,6 +24,8 @@ export class Exchange implements RequestContext, Cancellation {
   duplicateHost = false;
   /** The TCP guard refused the request: its answer carries no CORS grant. */
   refused = false;
+  /** Trusted: the unix socket, or TCP credentials that passed (RequestContext.authenticated). */
+  authenticated: boolean;
   /** Still inside uWS's callback: the response is corked and needs no abort handler yet. */
   inCallback = true;
   timer: NodeJS.Timeout | undefined = undefined;
@@ -46,7 +48,9 @@ export class Exchange implements RequestContext, Cancellation {
     readonly listener: ListenerKind,
     private readonly peerSource: EngineResponse | null,
     readonly tls: boolean,
-  ) {}
+  ) {
+    this.authenticated = listener === 'socket';
+  }
 
   /**
    * 'unix' on the socket; the peer IP on TCP. uWS forbids touching a response once it was answered

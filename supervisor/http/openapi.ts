@@ -60,8 +60,9 @@ export function openApiPath(pattern: string): string {
   return pattern.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 }
 
+/** A schema may have no `type` (a union, `anyOf`): typebox marks every schema it builds with `~kind`. */
 function isOther(answer: AnswerSpec): answer is OtherAnswer {
-  return typeof (answer as OtherAnswer).description === 'string' && (answer as { type?: unknown }).type === undefined;
+  return typeof (answer as OtherAnswer).description === 'string' && (answer as { type?: unknown }).type === undefined && !('~kind' in answer);
 }
 
 function answerObject(status: number, answer: AnswerSpec | null): Json {
@@ -108,7 +109,7 @@ function operationId(method: string, pattern: string): string {
     .replace(/^./, (c) => c.toLowerCase());
 }
 
-function operation(method: string, pattern: string, spec: RouteSpec, isPublic: boolean): Json {
+function operation(method: string, pattern: string, spec: RouteSpec, isPublic: boolean, optionalAuth = false): Json {
   const op: Json = { operationId: operationId(method, pattern), summary: spec.summary, tags: [spec.tag] };
   if (spec.description) op['description'] = spec.description;
   const params = parameters(spec, pattern);
@@ -129,7 +130,8 @@ function operation(method: string, pattern: string, spec: RouteSpec, isPublic: b
   if (spec.body) for (const [s, d] of Object.entries(ERROR_STATUSES.body)) addError(s, d);
   for (const [s, d] of Object.entries(ERROR_STATUSES.always)) addError(s, d);
   op['responses'] = responses;
-  if (isPublic) op['security'] = [];
+  // Optional credentials: OpenAPI's empty requirement says "none", beside the schemes that also count.
+  if (isPublic) op['security'] = optionalAuth ? [{}, { basicAuth: [] }, { sessionCookie: [] }, { sessionToken: [] }] : [];
   if (spec.kind === 'sse') op['x-stream'] = 'sse';
   if (spec.kind === 'ws') op['x-stream'] = 'websocket';
   return op;
@@ -144,7 +146,7 @@ export function buildOpenApiDocument(opts: OpenApiOptions): Json {
   };
   for (const route of opts.routes) {
     if (!route.spec) continue;
-    add(route.method, route.pattern, operation(route.method, route.pattern, route.spec, route.public === true));
+    add(route.method, route.pattern, operation(route.method, route.pattern, route.spec, route.public === true, route.optionalAuth === true));
   }
   for (const ws of opts.wsRoutes) {
     if (!ws.spec) continue;

@@ -55,8 +55,10 @@ export interface RouteDeclaration<P extends TObject | undefined, Q extends TObje
   params?: P;
   query?: Q;
   body?: B;
-  /** Served without auth on TCP (only /health). */
+  /** Served without auth on TCP (/health, the /mobile login and assets). */
   public?: boolean;
+  /** Public, but credentials sent on TCP are checked (never refused) and the handler sees `ctx.authenticated`. */
+  optionalAuth?: boolean;
   /** Skip reading a body even for a method that has one. */
   noBody?: boolean;
   /** Refusals the server makes before the handler come as JSON-RPC errors (/mcp). */
@@ -79,7 +81,7 @@ export interface StreamRouteDeclaration<Q extends TObject | undefined> extends O
 export function defineRoute<P extends TObject | undefined = undefined, Q extends TObject | undefined = undefined, B extends TSchema | undefined = undefined>(
   decl: RouteDeclaration<P, Q, B>,
 ): Route {
-  const { method, pattern, handler, public: isPublic, noBody, errorShape, params, query, body, ...doc } = decl;
+  const { method, pattern, handler, public: isPublic, optionalAuth, noBody, errorShape, params, query, body, ...doc } = decl;
   const spec: RouteSpec = { ...doc, ...(params ? { params } : {}), ...(query ? { query } : {}), ...(body ? { body } : {}) };
   const checkParams = params ? checker(params, 'path') : null;
   const checkQuery = query ? queryChecker(query) : null;
@@ -101,6 +103,7 @@ export function defineRoute<P extends TObject | undefined = undefined, Q extends
     handler: run,
     spec,
     ...(isPublic ? { public: true } : {}),
+    ...(isPublic && optionalAuth ? { optionalAuth: true } : {}),
     ...(noBody ? { noBody: true } : {}),
     ...(errorShape ? { errorShape } : {}),
   };

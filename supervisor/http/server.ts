@@ -37,6 +37,9 @@ const METHOD_NAMES: Readonly<Record<string, HttpMethod>> = {
 const METHODS = new Set<HttpMethod>(['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS']);
 const BODY_METHODS = new Set<HttpMethod>(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+/** What a request's credentials must do on its route: nothing (socket, public), pass, or be checked and never refuse. */
+type AuthMode = 'none' | 'required' | 'optional';
+
 export interface HttpLimits {
   maxBodyBytes: number;
   /** Time a handler has to produce its response before 408; streams are exempt. */
@@ -200,6 +203,7 @@ export class HttpServer {
       .then((outcome) => {
         if (ex.aborted) return;
         if (!outcome.ok) return this.send(res, ex, outcome.reply);
+        ex.authenticated = true;
         next();
       })
       .catch((err: unknown) => this.failUnhandled(res, ex, err));
@@ -255,11 +259,12 @@ export class HttpServer {
     }
     ex.params = match.params;
     const route = match.route;
-    const needsAuth = la.kind === 'tcp' && !route.public;
+    // A public route that reads credentials has them checked like any other, but is never refused.
+    const needsAuth: AuthMode = la.kind !== 'tcp' ? 'none' : !route.public ? 'required' : route.optionalAuth ? 'optional' : 'none';
 
     if (isStreamHandler(route.handler)) {
       const stream = route.handler;
-      if (!needsAuth) return stream.stream(res, ex);
+      if (needsAuth === 'none') return stream.stream(res, ex);
       this.afterAuth(res, ex, () => res.cork(() => stream.stream(res, ex)));
       return;
     }
@@ -268,7 +273,7 @@ export class HttpServer {
     const wantsBody = BODY_METHODS.has(method) && !route.noBody;
     // A browser sends text/plain and form bodies cross-site without a preflight: on TCP a body must say JSON.
     const notJson = wantsBody && la.kind === 'tcp' && hasBody(headers) && !isJsonContentType(headers['content-type']);
-    if (!needsAuth && !wantsBody) {
+    if (needsAuth === 'none' && !wantsBody) {
       // Fast path: a synchronous answer goes out at once, with no timer and no promise.
       let result: Reply | Promise<Reply>;
       try {
@@ -318,19 +323,20 @@ export class HttpServer {
     ex: Exchange,
     handler: Handler,
     bodyPromise: ReturnType<typeof readBody> | null,
-    needsAuth: boolean,
+    needsAuth: AuthMode,
     maxBodyBytes: number,
     notJson: boolean,
   ): Promise<void> {
     let setCookie: string | undefined;
-    if (needsAuth) {
+    if (needsAuth !== 'none') {
       const outcome = await this.opts.auth.check(ex);
-      if (!outcome.ok) {
+      if (outcome.ok) ex.authenticated = true;
+      else if (needsAuth === 'required') {
         // Let the body arrive (bounded) so the refusal is not lost to a connection reset.
         const got = bodyPromise ? await bodyPromise : null;
         return this.send(res, ex, outcome.reply, { close: got !== null && !got.ok && !got.drained });
       }
-      setCookie = outcome.setCookie;
+      if (outcome.ok) setCookie = outcome.setCookie;
     }
     if (bodyPromise) {
       const got = await bodyPromise;

@@ -26,6 +26,11 @@ export interface RequestContext {
   readonly remoteAddress: string;
   /** The socket listener is always loopback; on TCP it is the peer address that decides. */
   readonly isLoopback: boolean;
+  /**
+   * The caller is trusted: always on the unix socket; on TCP once its credentials passed (every
+   * route but a public one, and a public route that checks them: Route.optionalAuth). Absent: false.
+   */
+  readonly authenticated?: boolean;
   /** The raw body, bounded by the body limit; empty for bodyless methods. */
   body: Buffer;
   /** Set when the request must stop (client went away or the request timed out). Built on first use. */
@@ -78,8 +83,13 @@ export interface Route {
   /** `/sessions/:id/write` style; segments starting with `:` are parameters. */
   pattern: string;
   handler: Handler | StreamHandler;
-  /** Served without auth on TCP (only /health). */
+  /** Served without auth on TCP (/health, the /mobile login and assets). */
   public?: boolean;
+  /**
+   * A public route that still checks credentials sent on TCP, never refusing: the handler reads
+   * `ctx.authenticated` to decide how much to say (/health).
+   */
+  optionalAuth?: boolean;
   /** Skip reading a body even for POST (streams). */
   noBody?: boolean;
   /** Refusals the server makes for this route (Host/Origin guard) come as JSON-RPC errors (/mcp). */

@@ -63,10 +63,14 @@ export interface McpTransportDeps {
 /** Why a presented session header could not be used. */
 export class BadSessionHeader extends Error {}
 
-/** The presented `Mcp-Session-Id`, null when absent; throws BadSessionHeader when malformed. */
+/**
+ * The presented `Mcp-Session-Id`, null when absent; throws BadSessionHeader when malformed. A header
+ * sent empty is malformed too: uWS hands a value with bytes outside ASCII (`ñññ`) over as '', so
+ * taking '' for "no header" served such an id as a session-less caller.
+ */
 export function presentedSessionId(headers: Readonly<Record<string, string>>): string | null {
   const raw = headers[SESSION_HEADER];
-  if (raw === undefined || raw === '') return null;
+  if (raw === undefined) return null;
   if (!SESSION_ID_PATTERN.test(raw)) throw new BadSessionHeader('Bad Request: Mcp-Session-Id must be 1-256 visible ASCII characters');
   return raw;
 }
@@ -87,8 +91,15 @@ export function protocolVersionRefusal(headers: Readonly<Record<string, string>>
 }
 
 /** A JSON-RPC error as a complete reply (transport refusals use the SDK's shape: id null, -32000), `data.code` included. */
-export function jsonRpcErrorReply(status: number, code: number, message: string, id: JsonRpcId | null = null, headers?: Record<string, string>): Reply {
-  return { status, headers: { ...JSON_HEADERS, ...headers }, body: errorResponse(id, code, message) };
+export function jsonRpcErrorReply(
+  status: number,
+  code: number,
+  message: string,
+  id: JsonRpcId | null = null,
+  headers?: Record<string, string>,
+  data?: Readonly<Record<string, unknown>>,
+): Reply {
+  return { status, headers: { ...JSON_HEADERS, ...headers }, body: errorResponse(id, code, message, data) };
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

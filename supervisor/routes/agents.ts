@@ -23,9 +23,15 @@ const HEADLESS = 'not available in headless tuicd: it needs a desktop to open ap
 const MAX_BINARIES = 64;
 const SESSION_ID = '^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$';
 
+const BinaryField = Type.String({
+  minLength: 1,
+  description: 'A name on PATH or an absolute path.',
+  errorMessage: 'binary is required (a name on PATH or an absolute path)',
+});
+
 const DetectionSchema = Type.Object({
   path: Type.Union([Type.String(), Type.Null()], { description: 'Where it is; null when not installed.' }),
-  version: Type.Union([Type.String(), Type.Null()], { description: 'From `--version`; null when not probed or not found.' }),
+  version: Type.Union([Type.String(), Type.Null()], { description: 'From `--version`; null when not probed (or changed since) or not found.' }),
   supports_no_alt_screen: Type.Boolean({ description: 'Its `--help` offers `--no-alt-screen` (native scrollback).' }),
 });
 
@@ -103,16 +109,20 @@ export function agentRoutes(binaries: AgentBinaries, env: NodeJS.ProcessEnv): Ro
       method: 'GET',
       pattern: '/agents/detect',
       tag: TAG,
-      summary: 'One binary: its path, version and whether it can stay off the alternate screen',
-      query: Type.Object({
-        binary: Type.String({
-          minLength: 1,
-          description: 'A name on PATH or an absolute path.',
-          errorMessage: 'binary is required (a name on PATH or an absolute path)',
-        }),
-      }),
+      summary:
+        'One binary, looked up without running anything: its path; version and no-alt-screen flag only as an earlier POST /agents/detect found them in the same, unchanged file (else null and false)',
+      query: Type.Object({ binary: BinaryField }),
       answers: { 200: DetectionSchema },
-      handler: async ({ query }) => json({ ...(await binaries.detect(query.binary)) }),
+      handler: ({ query }) => json({ ...binaries.lookup(query.binary) }),
+    }),
+    defineRoute({
+      method: 'POST',
+      pattern: '/agents/detect',
+      tag: TAG,
+      summary: 'One binary, probed: runs it with `--version` and `--help` (2 s each) for its version and whether it can stay off the alternate screen',
+      body: Type.Object({ binary: BinaryField }),
+      answers: { 200: DetectionSchema },
+      handler: async ({ body }) => json({ ...(await binaries.detect(body.binary)) }),
     }),
     defineRoute({
       method: 'POST',

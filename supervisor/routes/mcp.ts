@@ -200,8 +200,16 @@ export function mcpRoutes(service: McpService, deps: McpRouteDeps): Route[] {
       method: 'DELETE',
       pattern: MCP_PATH,
       tag: TAG,
-      summary: 'End the protocol session named by `Mcp-Session-Id` (idempotent)',
-      answers: { 200: null, 400: HEADER_REFUSAL, 404: disabledAnswer },
+      summary: 'End the protocol session named by `Mcp-Session-Id`; an id this server does not hold (never made, or ended) is 404',
+      answers: {
+        200: null,
+        400: HEADER_REFUSAL,
+        404: {
+          description:
+            'No protocol session has that id (a JSON-RPC error, id null, `data.code: not_found`), or `mcp_server_enabled` is false (`{error, code: not_found}`).',
+          schema: Type.Union([JsonRpcResponseSchema, ErrorBodySchema]),
+        },
+      },
       errorShape: 'jsonrpc',
       noBody: true,
       handler: (_input, ctx) => {
@@ -215,8 +223,10 @@ export function mcpRoutes(service: McpService, deps: McpRouteDeps): Route[] {
           return jsonRpcErrorReply(400, JsonRpcCode.SERVER_ERROR, err.message);
         }
         if (sessionId === null) return jsonRpcErrorReply(400, JsonRpcCode.SERVER_ERROR, 'Bad Request: DELETE /mcp requires an Mcp-Session-Id header');
-        // Idempotent: a session the reaper already took is just as ended.
-        service.sessions.delete(sessionId);
+        // MCP: a session the server no longer holds answers 404 (the client starts a new one).
+        if (!service.sessions.delete(sessionId)) {
+          return jsonRpcErrorReply(404, JsonRpcCode.SERVER_ERROR, 'Not Found: no MCP session has this Mcp-Session-Id', null, undefined, { code: 'not_found' });
+        }
         return { status: 200 };
       },
     }),

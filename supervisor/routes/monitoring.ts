@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import { ApiError } from '../../shared/apiError.js';
 import { defineRoute } from '../http/routeSpec.js';
 import { json } from '../http/types.js';
-import type { Reply, Route } from '../http/types.js';
+import type { Reply, RequestContext, Route } from '../http/types.js';
 import type { Metrics } from '../metrics.js';
 
 /** bcrypt cost for remote-access password hashes: TUICommander's, about 250 ms a hash. */
@@ -17,7 +17,13 @@ const TAG = 'monitoring';
 
 const Count = Type.Integer({ minimum: 0 });
 
-export const HealthAnswer = Type.Object({
+/** What /health tells a TCP caller without credentials: alive, and which version. */
+export const PublicHealthAnswer = Type.Object(
+  { ok: Type.Literal(true), version: Type.String() },
+  { additionalProperties: false, description: 'On TCP without credentials: nothing but liveness and the version.' },
+);
+
+export const FullHealthAnswer = Type.Object({
   ok: Type.Literal(true),
   version: Type.String(),
   build: Type.Object({ version: Type.String(), node: Type.String({ description: 'The Node.js version tuicd runs on.' }) }),
@@ -41,6 +47,10 @@ export const HealthAnswer = Type.Object({
     { additionalProperties: true },
   ),
   http_engine: Type.Object({ name: Type.String(), detail: Type.String() }),
+});
+
+export const HealthAnswer = Type.Union([FullHealthAnswer, PublicHealthAnswer], {
+  description: 'The full answer on the unix socket and on TCP with credentials; `{ok, version}` on TCP without them.',
 });
 
 export const StatsAnswer = Type.Object({
@@ -96,7 +106,10 @@ export function monitoringRoutes(src: HealthSource, metrics: Metrics): Route[] {
   const JSON_HEADERS = { 'Content-Type': 'application/json' };
   let cachedKey = '';
   let cachedBody = '';
-  const health = (): Reply => {
+  const publicHealth: Reply = { status: 200, headers: JSON_HEADERS, body: JSON.stringify({ ok: true, version: src.version }) };
+  const health = (ctx: RequestContext): Reply => {
+    // Paths, versions, counts and uptime are for trusted callers: an anonymous TCP probe learns it is alive.
+    if (ctx.authenticated !== true) return publicHealth;
     const tcp = src.tcp();
     const tcpError = tcp === null ? src.tcpError() : null;
     const uptime = Math.floor((Date.now() - src.startedAtMs) / 1000);
@@ -157,11 +170,13 @@ export function monitoringRoutes(src: HealthSource, metrics: Metrics): Route[] {
       method: 'GET',
       pattern: '/health',
       tag: TAG,
-      summary: 'Liveness, version, listeners and session count',
-      description: 'The one route served without credentials on TCP.',
+      summary: 'Liveness and version; with credentials (or on the unix socket) also listeners, paths and session count',
+      description:
+        'Served without credentials on TCP, where it answers `{ok, version}` only; credentials sent with it are checked (and a wrong one counts as a failed login), and when they pass the answer is the full one the unix socket gives.',
       answers: { 200: HealthAnswer },
       public: true,
-      handler: health,
+      optionalAuth: true,
+      handler: (_input, ctx) => health(ctx),
     }),
     defineRoute({
       method: 'GET',

@@ -4,7 +4,7 @@
  * launch args for native scrollback, conversation ids on disk, and 501 for what needs a desktop.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -42,25 +42,27 @@ describe('/agents', { timeout: 60_000 }, () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('detect: path, version and the no-alt-screen flag; a hanging binary answers within the deadline; a missing one is all null', async () => {
-    assert.deepEqual((await t.socket('GET', '/agents/detect?binary=codex')).json(), {
+  const probe = (binary: string) => t.socket('POST', '/agents/detect', JSON.stringify({ binary }));
+
+  it('POST detect: path, version and the no-alt-screen flag; a hanging binary answers within the deadline; a missing one is all null', async () => {
+    assert.deepEqual((await probe('codex')).json(), {
       path: join(bin, 'codex'),
       version: '0.58.1',
       supports_no_alt_screen: true,
     });
-    assert.deepEqual((await t.socket('GET', '/agents/detect?binary=claude')).json(), {
+    assert.deepEqual((await probe('claude')).json(), {
       path: join(bin, 'claude'),
       version: '2.1.3',
       supports_no_alt_screen: false,
     });
     const started = Date.now();
-    assert.deepEqual((await t.socket('GET', '/agents/detect?binary=gemini')).json(), {
+    assert.deepEqual((await probe('gemini')).json(), {
       path: join(bin, 'gemini'),
       version: null,
       supports_no_alt_screen: false,
     });
     assert.ok(Date.now() - started < 6_000, 'two 2 s probes at most');
-    assert.deepEqual((await t.socket('GET', '/agents/detect?binary=aider')).json(), { path: null, version: null, supports_no_alt_screen: false });
+    assert.deepEqual((await probe('aider')).json(), { path: null, version: null, supports_no_alt_screen: false });
     for (const query of ['', '?binary=']) {
       const r = await t.socket('GET', `/agents/detect${query}`);
       assert.equal(r.status, 400, query);
@@ -69,6 +71,30 @@ describe('/agents', { timeout: 60_000 }, () => {
       assert.equal(r.json().in, 'query');
     }
     assert.match((await t.socket('GET', '/agents/detect?binary=')).json().error, /^binary is required \(a name on PATH or an absolute path\)$/);
+    for (const body of [{}, { binary: '' }, { binary: 7 }]) {
+      const r = await t.socket('POST', '/agents/detect', JSON.stringify(body));
+      assert.equal(r.status, 400, JSON.stringify(body));
+      assert.deepEqual([r.json().code, r.json().field, r.json().in], ['invalid_input', 'binary', 'body']);
+    }
+  });
+
+  it('GET detect runs nothing: the path, and only what a POST found in the same unchanged file', async () => {
+    const marker = join(dir, 'ran-probe-me');
+    const write = (version: string) =>
+      script('probe-me', `touch '${marker}'; case "$1" in --version) echo "probe-me ${version}";; --help) echo "  --no-alt-screen";; esac`);
+    write('1.0.0');
+    const unprobed = { path: join(bin, 'probe-me'), version: null, supports_no_alt_screen: false };
+    assert.deepEqual((await t.socket('GET', '/agents/detect?binary=probe-me')).json(), unprobed);
+    assert.deepEqual((await t.socket('GET', `/agents/detect?binary=${encodeURIComponent(join(bin, 'probe-me'))}`)).json(), unprobed);
+    assert.equal(existsSync(marker), false, 'a GET ran the binary');
+    const probed = { path: join(bin, 'probe-me'), version: '1.0.0', supports_no_alt_screen: true };
+    assert.deepEqual((await probe('probe-me')).json(), probed);
+    assert.equal(existsSync(marker), true, 'the POST runs it');
+    rmSync(marker);
+    assert.deepEqual((await t.socket('GET', '/agents/detect?binary=probe-me')).json(), probed, 'the probe is remembered');
+    write('2.0.0-longer');
+    assert.deepEqual((await t.socket('GET', '/agents/detect?binary=probe-me')).json(), unprobed, 'a changed file is not the one probed');
+    assert.equal(existsSync(marker), false, 'a GET ran the binary');
   });
 
   it('detect-all: paths only, blank names dropped; GET /agents and agent action=detect list what is installed', async () => {

@@ -170,7 +170,14 @@ describe('TcpAuth', () => {
 
   it('refuses a wrong or empty session cookie', async () => {
     const { auth } = make();
-    assertUnauthorized(await auth.check(req({ cookie: 'tui-session=wrong' }, NO_QUERY, IP)), 'Scan the QR code or authenticate with Basic Auth');
+    const wrong = await auth.check(req({ cookie: 'tui-session=wrong' }, NO_QUERY, IP));
+    assertUnauthorized(wrong, 'Invalid credentials');
+    assert.equal(refused(wrong).failure, true, 'a wrong cookie is a guess');
+    assert.equal(
+      refused(wrong).reply.headers?.['Set-Cookie'],
+      'tui-session=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0',
+      'and the browser is told to drop it',
+    );
     assertUnauthorized(await auth.check(req({ cookie: `xtui-session=${TOKEN}` }, NO_QUERY, IP)), 'Scan the QR code or authenticate with Basic Auth');
     const { auth: noToken } = make({ sessionToken: '' });
     assertUnauthorized(await noToken.check(req({ cookie: 'tui-session=' }, NO_QUERY, IP)), 'Scan the QR code or authenticate with Basic Auth');
@@ -179,8 +186,8 @@ describe('TcpAuth', () => {
 
   it('accepts ?token=, sets the cookie and clears the IP from the limiter', async () => {
     const { auth } = make();
-    for (let i = 0; i < 5; i++) await auth.check(req({ authorization: basic(USER, 'nope') }, NO_QUERY, IP));
-    assert.equal(refused(await auth.check(req({}, NO_QUERY, IP))).reply.status, 429);
+    for (let i = 0; i < 4; i++) await auth.check(req({ authorization: basic(USER, 'nope') }, NO_QUERY, IP));
+    assert.ok(auth.limiter.retryAfterSecs(IP) === 0 && !auth.limiter.isEmpty, 'four failures on record, not yet locked out');
     const out = await auth.check(req({}, new URLSearchParams({ token: TOKEN }), IP));
     assert.deepEqual(out, { ok: true, setCookie: `tui-session=${TOKEN}; HttpOnly; SameSite=Strict; Path=/; Max-Age=3600` });
     assert.equal(auth.limiter.retryAfterSecs(IP), 0);
@@ -206,9 +213,44 @@ describe('TcpAuth', () => {
     assert.doesNotMatch(await cookie(req({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP)), /Secure/);
   });
 
-  it('refuses a wrong ?token=', async () => {
+  it('refuses a wrong ?token= and counts it', async () => {
     const { auth } = make();
-    assertUnauthorized(await auth.check(req({}, new URLSearchParams({ token: 'guess' }), IP)), 'Scan the QR code or authenticate with Basic Auth');
+    const out = await auth.check(req({}, new URLSearchParams({ token: 'guess' }), IP));
+    assertUnauthorized(out, 'Invalid credentials');
+    assert.equal(refused(out).failure, true);
+    assert.equal(refused(out).reply.headers?.['Set-Cookie'], undefined, 'no cookie was sent: none to expire');
+  });
+
+  it('locks an address out after N wrong tokens or cookies, for every credential, the right ones included', async () => {
+    const { auth, clock } = make();
+    for (let i = 0; i < 3; i++) assertUnauthorized(await auth.check(req({}, new URLSearchParams({ token: `guess-${i}` }), IP)), 'Invalid credentials');
+    for (let i = 0; i < 2; i++) assertUnauthorized(await auth.check(req({ cookie: `tui-session=guess-${i}` }, NO_QUERY, IP)), 'Invalid credentials');
+    for (const request of [
+      req({}, new URLSearchParams({ token: TOKEN }), IP),
+      req({ cookie: `tui-session=${TOKEN}` }, NO_QUERY, IP),
+      req({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP),
+      req({}, new URLSearchParams({ token: 'guess-9' }), IP),
+    ]) {
+      const r = refused(await auth.check(request)).reply;
+      assert.equal(r.status, 429, 'locked out: a right credential gets the same answer as a wrong one');
+      assert.ok(Number(r.headers?.['Retry-After']) > 0);
+    }
+    assert.equal((await auth.check(req({}, new URLSearchParams({ token: TOKEN }), '198.51.100.1'))).ok, true, 'another address is not locked out');
+    assert.equal((await auth.login(USER, PASSWORD, IP, false)).ok, false, '/auth/login shares the lockout');
+    clock.t += 60_001;
+    assert.equal((await auth.check(req({ cookie: `tui-session=${TOKEN}` }, NO_QUERY, IP))).ok, true, 'the window has passed');
+  });
+
+  it('judges a request that carries Basic by Basic: a stale cookie beside the right password is no failure', async () => {
+    const { auth } = make();
+    for (let i = 0; i < 6; i++) {
+      assert.equal((await auth.check(req({ cookie: 'tui-session=stale', authorization: basic(USER, PASSWORD) }, NO_QUERY, IP))).ok, true);
+    }
+    assert.ok(auth.limiter.isEmpty);
+    const out = await auth.check(req({ cookie: 'tui-session=stale', authorization: basic(USER, 'nope') }, NO_QUERY, IP));
+    assertUnauthorized(out, 'Invalid credentials');
+    const limiter = auth.limiter as unknown as { failures: Map<string, number[]> };
+    assert.equal(limiter.failures.get(IP)?.length, 1, 'one failure per request, not one per credential');
   });
 
   it('bypasses auth for private addresses only when lanAuthBypass is on', async () => {

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { hash } from '@node-rs/bcrypt';
 
 import { holdThreePorts } from '../../helpers/ports.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
@@ -19,7 +20,9 @@ async function freeRun(): Promise<number> {
 describe('exclusive TCP bind', { timeout: 60_000 }, () => {
   it('a second tuicd on a taken port moves to port+1, and every connection to the port reaches the first', async () => {
     const base = await freeRun();
-    const config = { services: { server: { enabled: true, port: base } } };
+    // /health over TCP names its instance only to a caller with credentials.
+    const config = { services: { server: { enabled: true, port: base }, auth: { username: 'u', password_hash: await hash('p', { cost: 4 }) } } };
+    const auth = { Authorization: 'Basic ' + Buffer.from('u:p').toString('base64') };
     const a = await Tuicd.start({ config });
     let b: Tuicd | undefined;
     try {
@@ -29,8 +32,8 @@ describe('exclusive TCP bind', { timeout: 60_000 }, () => {
       const idA = (await a.socket('GET', '/health')).json().instance_id;
       const idB = (await b.socket('GET', '/health')).json().instance_id;
       assert.notEqual(idA, idB);
-      for (let i = 0; i < 20; i++) assert.equal((await a.tcp('GET', '/health', undefined, {}, base)).json().instance_id, idA, `connection ${i} to ${base}`);
-      assert.equal((await b.tcp('GET', '/health', undefined, {}, base + 1)).json().instance_id, idB);
+      for (let i = 0; i < 20; i++) assert.equal((await a.tcp('GET', '/health', undefined, auth, base)).json().instance_id, idA, `connection ${i} to ${base}`);
+      assert.equal((await b.tcp('GET', '/health', undefined, auth, base + 1)).json().instance_id, idB);
     } finally {
       await b?.stop();
       await a.stop();

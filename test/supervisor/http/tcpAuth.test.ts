@@ -32,8 +32,11 @@ describe('TCP listener and Basic Auth', () => {
   });
   after(() => t.stop());
 
-  it('serves /health without auth and names the TCP listener', async () => {
-    const r = await t.tcp('GET', '/health');
+  it('serves /health without auth as {ok, version} only; with credentials it names the TCP listener', async () => {
+    const anonymous = await t.tcp('GET', '/health');
+    assert.equal(anonymous.status, 200);
+    assert.deepEqual(Object.keys(anonymous.json()).sort(), ['ok', 'version']);
+    const r = await t.tcp('GET', '/health', undefined, { Authorization: basic(USER, PASSWORD) });
     assert.equal(r.status, 200);
     assert.equal(r.json().listeners.tcp.port, t.tcpPort);
   });

@@ -95,7 +95,7 @@ describe('TLS and plain HTTP on one TCP port', { timeout: 60_000 }, () => {
     assert.match(t.stdout, new RegExp(`and https://127\\.0\\.0\\.1:${port} \\(one port`));
     // On uWS the TCP listener alone moves to the node engine; the socket stays on uWS.
     if (/\(http engine uws:/.test(t.stdout)) assert.match(t.stdout, /tcp on http engine node: node:http \+ ws for the TLS listener/);
-    const secure = await https('GET', '/health');
+    const secure = await https('GET', '/health', undefined, { Authorization: BASIC });
     assert.equal(secure.status, 200);
     assert.deepEqual(secure.json().listeners.tcp, { host: '127.0.0.1', port, tls: true });
     assert.equal((await t.tcp('GET', '/health')).status, 200);

@@ -333,7 +333,7 @@ describe('/mcp over the unix socket', () => {
     // Gone: initialize presenting it is a reconnect with a new id.
     const again = await initialize(t, {}, { 'Mcp-Session-Id': id });
     assert.notEqual(again.id, id);
-    assert.equal((await t.socket('DELETE', '/mcp', undefined, { 'Mcp-Session-Id': id })).status, 200, 'idempotent');
+    assert.equal((await t.socket('DELETE', '/mcp', undefined, { 'Mcp-Session-Id': id })).status, 404, 'an ended session is not found');
   });
 
   it('gives a Grok session the collapsed surface while another session keeps the classic one', async () => {
