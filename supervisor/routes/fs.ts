@@ -17,7 +17,7 @@ import { defineRoute, type RouteDeclaration } from '../http/routeSpec.js';
 import { json } from '../http/types.js';
 import type { Reply, RequestContext, Route } from '../http/types.js';
 import { ContentSearchSchema, FileContentSchema, FsEntrySchema, GitignoreSchema, StatSchema, TerminalPathSchema, TransferSchema } from '../fs/fsSchemas.js';
-import { containedPath, denyUnlessInRoots } from '../fs/rootGate.js';
+import { containedIn, type RootGate } from '../fs/rootGate.js';
 import { searchRegExp } from '../pool/poolTasks.js';
 import type { WorkPool } from '../pool/workPool.js';
 import { git } from '../repos/gitRunner.js';
@@ -56,8 +56,8 @@ const readFailures = {
 };
 
 /** A file inside a repository ('' or absent: the repository itself): relative, then contained (symlinks included). */
-async function repoFile(repo: string, rel: string | undefined, key: string): Promise<string> {
-  return containedPath([repo], join(repo, rel ? relativeFile(rel, key) : ''));
+function repoFile(repo: string, rel: string | undefined, key: string): string {
+  return containedIn(repo, join(repo, rel ? relativeFile(rel, key) : ''), key);
 }
 
 /**
@@ -121,7 +121,7 @@ const content = Type.String({ description: 'The new content (UTF-8).', errorMess
 const MoveBody = Type.Object({ ...repoPathFields(REPO_KEYS), from: relativeFilePath('from'), to: relativeFilePath('to') });
 const AbsMoveBody = Type.Object({ from: gatedPath('from', 'The source.'), to: gatedPath('to', 'The destination.') });
 
-export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[] {
+export function fsRoutes(pool: WorkPool, gate: RootGate): Route[] {
   const moveOrCopy = (mode: 'rename' | 'copy') =>
     fsRoute({
       method: 'POST',
@@ -130,9 +130,9 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       body: MoveBody,
       answers: { 200: OkAnswer, 403: forbidden, 404: failure('No such source.') },
       handler: async ({ body }) => {
-        const repo = repoPathFrom(body, 'body', REPO_KEYS);
-        const from = await repoFile(repo, body.from, 'from');
-        const to = await repoFile(repo, body.to, 'to');
+        const repo = repoPathFrom(gate, body, 'body', REPO_KEYS);
+        const from = repoFile(repo, body.from, 'from');
+        const to = repoFile(repo, body.to, 'to');
         if (from === repo || to === repo) throw new ApiError('forbidden', 'the repository root cannot be moved or overwritten');
         await transferOne(from, to, mode === 'rename' ? 'move' : 'copy');
         return json({ ok: true });
@@ -149,8 +149,8 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       body: AbsMoveBody,
       answers: { 200: OkAnswer, 403: forbidden, 404: failure('No such source.') },
       handler: async ({ body }) => {
-        const from = await denyUnlessInRoots(body.from, 'from', roots());
-        const to = await denyUnlessInRoots(body.to, 'to', roots());
+        const from = gate.absolute(body.from, 'from');
+        const to = gate.absolute(body.to, 'to');
         await transferOne(from, to, mode);
         return json({ ok: true });
       },
@@ -167,8 +167,8 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       }),
       answers: { 200: Type.Array(FsEntrySchema), 403: forbidden },
       handler: async ({ query }) => {
-        const repo = repoPathFrom(query, 'query', REPO_KEYS);
-        const dir = await repoFile(repo, query.subdir, 'subdir');
+        const repo = repoPathFrom(gate, query, 'query', REPO_KEYS);
+        const dir = repoFile(repo, query.subdir, 'subdir');
         const names = (await readdir(dir, { withFileTypes: true })).filter((d) => d.name !== '.git');
         const rels = names.map((d) => relative(repo, join(dir, d.name)));
         // One `git check-ignore` for the whole directory, not one per entry.
@@ -202,7 +202,7 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
         limit: Type.Optional(boundedInt('limit', 1, 1000, 'At most this many (default 50).')),
       }),
       answers: { 200: Type.Array(Type.String({ description: 'Relative to the repository.' })) },
-      handler: async ({ query }) => json(await pool.searchFiles(repoPathFrom(query, 'query', REPO_KEYS), query.query, query.limit ?? 50)),
+      handler: async ({ query }) => json(await pool.searchFiles(repoPathFrom(gate, query, 'query', REPO_KEYS), query.query, query.limit ?? 50)),
     }),
     fsRoute({
       method: 'GET',
@@ -218,7 +218,7 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       }),
       answers: { 200: ContentSearchSchema },
       handler: async ({ query }) => {
-        const repo = repoPathFrom(query, 'query', REPO_KEYS);
+        const repo = repoPathFrom(gate, query, 'query', REPO_KEYS);
         const q = { query: query.query, caseSensitive: query.caseSensitive ?? false, useRegex: query.useRegex ?? false, wholeWord: query.wholeWord ?? false };
         try {
           searchRegExp(q); // a bad regex is the caller's to fix, said here rather than from a worker
@@ -235,8 +235,8 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       query: RepoFileQuery,
       answers: { 200: FileContentSchema, ...readFailures },
       handler: async ({ query }) => {
-        const repo = repoPathFrom(query, 'query', REPO_KEYS);
-        return readCapped(pool, await repoFile(repo, query.file, 'file'), READ_CAP_REMOTE_BYTES);
+        const repo = repoPathFrom(gate, query, 'query', REPO_KEYS);
+        return readCapped(pool, repoFile(repo, query.file, 'file'), READ_CAP_REMOTE_BYTES);
       },
     }),
     fsRoute({
@@ -246,8 +246,8 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       query: RepoFileQuery,
       answers: { 200: FileContentSchema, ...readFailures },
       handler: async ({ query }, ctx) => {
-        const repo = repoPathFrom(query, 'query', REPO_KEYS);
-        return readCapped(pool, await repoFile(repo, query.file, 'file'), editorCap(ctx));
+        const repo = repoPathFrom(gate, query, 'query', REPO_KEYS);
+        return readCapped(pool, repoFile(repo, query.file, 'file'), editorCap(ctx));
       },
     }),
     fsRoute({
@@ -256,7 +256,7 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       summary: 'A file by absolute path inside a known repository, as text (10 MB cap)',
       query: GatedPathQuery,
       answers: { 200: FileContentSchema, ...readFailures },
-      handler: async ({ query }) => readCapped(pool, await denyUnlessInRoots(query.path, 'path', roots()), READ_CAP_REMOTE_BYTES),
+      handler: async ({ query }) => readCapped(pool, gate.absolute(query.path, 'path'), READ_CAP_REMOTE_BYTES),
     }),
     fsRoute({
       method: 'GET',
@@ -264,7 +264,7 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       summary: 'A file by absolute path inside a known repository, for an editor (250 MB cap on loopback, 10 MB for remote callers)',
       query: GatedPathQuery,
       answers: { 200: FileContentSchema, ...readFailures },
-      handler: async ({ query }, ctx) => readCapped(pool, await denyUnlessInRoots(query.path, 'path', roots()), editorCap(ctx)),
+      handler: async ({ query }, ctx) => readCapped(pool, gate.absolute(query.path, 'path'), editorCap(ctx)),
     }),
     fsRoute({
       method: 'POST',
@@ -273,8 +273,8 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       body: Type.Object({ ...repoPathFields(REPO_KEYS), file: relativeFilePath('file'), content }),
       answers: { 200: OkAnswer, 403: forbidden },
       handler: async ({ body }) => {
-        const repo = repoPathFrom(body, 'body', REPO_KEYS);
-        const target = await repoFile(repo, body.file, 'file');
+        const repo = repoPathFrom(gate, body, 'body', REPO_KEYS);
+        const target = repoFile(repo, body.file, 'file');
         await mkdir(dirname(target), { recursive: true });
         await writeFile(target, body.content);
         return json({ ok: true });
@@ -287,7 +287,7 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       body: Type.Object({ path: gatedPath('path', 'The file.'), content }),
       answers: { 200: OkAnswer, 403: forbidden },
       handler: async ({ body }) => {
-        await writeFile(await denyUnlessInRoots(body.path, 'path', roots()), body.content);
+        await writeFile(gate.absolute(body.path, 'path'), body.content);
         return json({ ok: true });
       },
     }),
@@ -298,8 +298,8 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       body: Type.Object({ ...repoPathFields(REPO_KEYS), dir: relativeFilePath('dir') }),
       answers: { 200: OkAnswer, 403: forbidden },
       handler: async ({ body }) => {
-        const repo = repoPathFrom(body, 'body', REPO_KEYS);
-        await mkdir(await repoFile(repo, body.dir, 'dir'), { recursive: true });
+        const repo = repoPathFrom(gate, body, 'body', REPO_KEYS);
+        await mkdir(repoFile(repo, body.dir, 'dir'), { recursive: true });
         return json({ ok: true });
       },
     }),
@@ -310,8 +310,8 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       body: Type.Object({ ...repoPathFields(REPO_KEYS_BESIDE_PATH), path: relativeFilePath('path') }),
       answers: { 200: OkAnswer, 403: forbidden, 404: failure('No such file or directory.') },
       handler: async ({ body }) => {
-        const repo = repoPathFrom(body, 'body', REPO_KEYS_BESIDE_PATH);
-        const target = await repoFile(repo, body.path, 'path');
+        const repo = repoPathFrom(gate, body, 'body', REPO_KEYS_BESIDE_PATH);
+        const target = repoFile(repo, body.path, 'path');
         if (target === repo) throw new ApiError('forbidden', 'refusing to delete the repository root');
         const st = await lstat(target).catch(() => null);
         if (!st) throw new ApiError('not_found', `no such file or directory: ${quoteClientInput(body.path)}`);
@@ -335,7 +335,7 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       }),
       answers: { 200: TransferSchema, 403: forbidden },
       handler: async ({ body }) => {
-        const destDir = await denyUnlessInRoots(body.destDir, 'destDir', roots());
+        const destDir = gate.absolute(body.destDir, 'destDir');
         const sources = body.paths.map((p, i) => absoluteArg(p, `paths[${i}]`, 'body'));
         const moved: string[] = [];
         const errors: Array<{ path: string; error: string }> = [];
@@ -369,7 +369,7 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       }),
       answers: { 200: GitignoreSchema },
       handler: async ({ body }) => {
-        const repo = repoPathFrom(body, 'body', REPO_KEYS);
+        const repo = repoPathFrom(gate, body, 'body', REPO_KEYS);
         const pattern = body.pattern;
         const file = join(repo, '.gitignore');
         const existing = await readFile(file, 'utf8').catch(() => '');
@@ -426,7 +426,7 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       answers: { 200: OkAnswer },
       handler: ({ body }) => {
         // Listing once on the pool brings the tree into the page cache for the searches that follow.
-        void pool.listFiles(repoPathFrom(body, 'body', REPO_KEYS)).catch(() => undefined);
+        void pool.listFiles(repoPathFrom(gate, body, 'body', REPO_KEYS)).catch(() => undefined);
         return json({ ok: true });
       },
     }),
