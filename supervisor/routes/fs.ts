@@ -331,12 +331,16 @@ export function fsRoutes(pool: WorkPool, gate: RootGate): Route[] {
         destDir: gatedPath('destDir', 'The directory they go into.'),
         mode: Type.Union([Type.Literal('move'), Type.Literal('copy')], { errorMessage: "'mode' must be move or copy" }),
         allowRecursive: Type.Optional(flag('allowRecursive', 'Directories too (default false).')),
-        paths: stringList('paths', 'Absolute source paths; `..` and NUL are forbidden.'),
+        paths: stringList(
+          'paths',
+          'Absolute source paths inside a known repository, worktree or session directory; anything else (`..`, NUL, a symlink out) is forbidden (403) and nothing is transferred.',
+        ),
       }),
       answers: { 200: TransferSchema, 403: forbidden },
       handler: async ({ body }) => {
         const destDir = gate.absolute(body.destDir, 'destDir');
-        const sources = body.paths.map((p, i) => absoluteArg(p, `paths[${i}]`, 'body'));
+        // Every source passes the same gate as the destination: nothing outside a root is copied in or moved away.
+        const sources = body.paths.map((p, i) => gate.contain(absoluteArg(p, `paths[${i}]`, 'body'), `paths[${i}]`));
         const moved: string[] = [];
         const errors: Array<{ path: string; error: string }> = [];
         for (const src of sources) {

@@ -92,6 +92,24 @@ describe('the root gate on repository arguments', () => {
     refused(await t.socket('GET', `/config/repo-settings/has-custom?path=${q(stranger)}`), 'has-custom');
   });
 
+  it('/fs/transfer checks its sources: outside, symlinked out and `..` sources are 403 and nothing moves', async () => {
+    for (const mode of ['copy', 'move']) {
+      for (const source of ['/etc/hostname', join(stranger, 'secret.txt'), join(repo, 'to-stranger', 'secret.txt'), `${repo}/../stranger/secret.txt`]) {
+        const r = await post('/fs/transfer', { destDir: repo, paths: [source], mode });
+        refused(r, `${mode} ${source}`);
+      }
+    }
+    assert.equal(existsSync(join(stranger, 'secret.txt')), true, 'nothing moved away');
+    assert.equal(existsSync(join(repo, 'secret.txt')), false, 'nothing copied in');
+    assert.equal(existsSync(join(repo, 'hostname')), false);
+    // A source inside a root still transfers.
+    writeFileSync(join(repo, 'inside.txt'), 'inside\n');
+    mkdirSync(join(repo, 'dest'));
+    const ok = await post('/fs/transfer', { destDir: join(repo, 'dest'), paths: [join(repo, 'inside.txt')], mode: 'copy' });
+    assert.equal(ok.status, 200, ok.text);
+    assert.deepEqual(ok.json(), { transferred: [join(repo, 'dest', 'inside.txt')], errors: [] });
+  });
+
   it('roots still work: the registered repository, its new worktree, and a live session directory', async () => {
     const ok = await t.socket('GET', `/fs/read?repoPath=${q(repo)}&file=README.md`);
     assert.equal(ok.status, 200, ok.text);
