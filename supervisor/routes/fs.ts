@@ -94,10 +94,15 @@ function splitPosition(candidate: string): { path: string; line?: number; col?: 
   return { path: m[1], ...(m[2] ? { line: Number(m[2]) } : {}), ...(m[3] ? { col: Number(m[3]) } : {}) };
 }
 
-async function resolveTerminalPath(cwd: string, candidate: string): Promise<Record<string, unknown> | null> {
+/** What a terminal path resolution answers for a candidate outside every root. */
+const OUTSIDE = Symbol('outside');
+
+/** `cwd` has passed the gate; a candidate leading outside every root is OUTSIDE, never looked at. */
+async function resolveTerminalPath(gate: RootGate, cwd: string, candidate: string): Promise<Record<string, unknown> | null | typeof OUTSIDE> {
   if (candidate.includes('\0') || candidate.length > 4096) return null;
   const pos = splitPosition(candidate.trim());
-  const full = resolve(expandTilde(cwd), expandTilde(pos.path));
+  const full = resolve(cwd, expandTilde(pos.path));
+  if (!gate.allows(full)) return OUTSIDE;
   const st = await stat(full).catch(() => null);
   if (!st) return null;
   return {
@@ -385,11 +390,12 @@ export function fsRoutes(pool: WorkPool, gate: RootGate): Route[] {
     fsRoute({
       method: 'GET',
       pattern: '/fs/stat',
-      summary: 'Whether an absolute path exists, and its kind, size and modification time',
-      query: Type.Object({ path: nonEmpty('path', 'Absolute; `..` and NUL are forbidden.') }),
+      summary: 'Whether an absolute path inside a known repository, worktree or session directory exists, and its kind, size and modification time',
+      query: Type.Object({ path: nonEmpty('path', 'Absolute, inside a root; outside, `..` and NUL are forbidden (403).') }),
       answers: { 200: StatSchema, 403: forbidden },
       handler: async ({ query }) => {
-        const st = await stat(absoluteArg(query.path, 'path', 'query')).catch(() => null);
+        // Only inside a root: outside, nothing is said about the path (not even whether it exists).
+        const st = await stat(gate.contain(absoluteArg(query.path, 'path', 'query'), 'path')).catch(() => null);
         return json(
           st
             ? { exists: true, is_dir: st.isDirectory(), size: st.size, modified_at: Math.floor(st.mtimeMs) }
@@ -401,10 +407,15 @@ export function fsRoutes(pool: WorkPool, gate: RootGate): Route[] {
       method: 'GET',
       pattern: '/fs/resolve-terminal-path',
       summary: 'A path printed in a terminal (`src/a.ts:12:3`) resolved against a directory, or null when nothing is there',
-      query: Type.Object({ cwd: nonEmpty('cwd', 'The directory the path is relative to (`~` expanded).'), candidate: nonEmpty('candidate', 'The text seen.') }),
-      answers: { 200: Type.Union([TerminalPathSchema, Type.Null()]) },
+      query: Type.Object({
+        cwd: nonEmpty('cwd', 'The directory the path is relative to (`~` expanded), inside a root (403 otherwise).'),
+        candidate: nonEmpty('candidate', 'The text seen; one leading outside every root is 403.'),
+      }),
+      answers: { 200: Type.Union([TerminalPathSchema, Type.Null()]), 403: forbidden },
       handler: async ({ query }) => {
-        const result = await resolveTerminalPath(query.cwd, query.candidate);
+        const result = await resolveTerminalPath(gate, gate.absolute(expandTilde(query.cwd), 'cwd'), query.candidate);
+        if (result === OUTSIDE)
+          throw new ApiError('forbidden', "Access denied: 'candidate' leads outside every registered repository, worktree and session directory");
         return result === null ? { status: 200, headers: { 'Content-Type': 'application/json' }, body: 'null' } : json(result);
       },
     }),
@@ -413,14 +424,22 @@ export function fsRoutes(pool: WorkPool, gate: RootGate): Route[] {
       pattern: '/fs/resolve-terminal-paths',
       summary: 'Several terminal paths resolved at once, in order (null where nothing is there)',
       body: Type.Object({
-        cwd: nonEmpty('cwd', 'The directory the paths are relative to (`~` expanded).'),
+        cwd: nonEmpty(
+          'cwd',
+          'The directory the paths are relative to (`~` expanded), inside a root (403 otherwise); a candidate leading outside every root is null.',
+        ),
         candidates: Type.Array(Type.String({ errorMessage: `'candidates' must be an array of at most ${MAX_TERMINAL_CANDIDATES} strings` }), {
           maxItems: MAX_TERMINAL_CANDIDATES,
           errorMessage: `'candidates' must be an array of at most ${MAX_TERMINAL_CANDIDATES} strings`,
         }),
       }),
-      answers: { 200: Type.Array(Type.Union([TerminalPathSchema, Type.Null()])) },
-      handler: async ({ body }) => json(await Promise.all(body.candidates.map((c) => resolveTerminalPath(body.cwd, c)))),
+      answers: { 200: Type.Array(Type.Union([TerminalPathSchema, Type.Null()])), 403: forbidden },
+      handler: async ({ body }) => {
+        const cwd = gate.absolute(expandTilde(body.cwd), 'cwd');
+        // A candidate leading outside every root is null, as if nothing were there.
+        const results = await Promise.all(body.candidates.map((c) => resolveTerminalPath(gate, cwd, c)));
+        return json(results.map((r) => (r === OUTSIDE ? null : r)));
+      },
     }),
     fsRoute({
       method: 'POST',

@@ -110,6 +110,33 @@ describe('the root gate on repository arguments', () => {
     assert.deepEqual(ok.json(), { transferred: [join(repo, 'dest', 'inside.txt')], errors: [] });
   });
 
+  it('/fs/stat and /fs/resolve-terminal-path(s) answer only inside a root: outside is 403 whether it exists or not', async () => {
+    const shadow = await t.socket('GET', '/fs/stat?path=/etc/shadow');
+    const nothing = await t.socket('GET', '/fs/stat?path=/etc/no-such-file-here');
+    refused(shadow, 'stat /etc/shadow');
+    refused(nothing, 'stat missing');
+    assert.deepEqual(shadow.json(), nothing.json(), 'no existence oracle');
+    refused(await t.socket('GET', `/fs/stat?path=${q(join(stranger, 'secret.txt'))}`), 'stat stranger');
+    refused(await t.socket('GET', `/fs/stat?path=${q(join(repo, 'to-stranger', 'secret.txt'))}`), 'stat through a symlink out');
+    const inside = await t.socket('GET', `/fs/stat?path=${q(join(repo, 'README.md'))}`);
+    assert.equal(inside.status, 200, inside.text);
+    assert.equal(inside.json().exists, true);
+
+    const resolveOne = (cwd: string, candidate: string) => t.socket('GET', `/fs/resolve-terminal-path?cwd=${q(cwd)}&candidate=${q(candidate)}`);
+    refused(await resolveOne('/etc', 'passwd'), 'cwd /etc');
+    refused(await resolveOne(repo, '/etc/passwd'), 'absolute candidate outside');
+    refused(await resolveOne(repo, '../stranger/secret.txt:3'), 'relative candidate outside');
+    refused(await resolveOne(repo, 'to-stranger/secret.txt'), 'candidate through a symlink out');
+    const readme = await resolveOne(repo, 'README.md:2');
+    assert.equal(readme.status, 200, readme.text);
+    assert.deepEqual(readme.json(), { absolute_path: join(repo, 'README.md'), is_directory: false, line: 2 });
+
+    refused(await post('/fs/resolve-terminal-paths', { cwd: '/etc', candidates: ['passwd'] }), 'batch cwd /etc');
+    const many = await post('/fs/resolve-terminal-paths', { cwd: repo, candidates: ['/etc/passwd', 'README.md', '../stranger/secret.txt', '/etc/nope'] });
+    assert.equal(many.status, 200, many.text);
+    assert.deepEqual(many.json(), [null, { absolute_path: join(repo, 'README.md'), is_directory: false }, null, null]);
+  });
+
   it('roots still work: the registered repository, its new worktree, and a live session directory', async () => {
     const ok = await t.socket('GET', `/fs/read?repoPath=${q(repo)}&file=README.md`);
     assert.equal(ok.status, 200, ok.text);
