@@ -33,6 +33,7 @@ import {
   worktreeList,
 } from '../repos/gitQueries.js';
 import { checkRepoPath, firstOf, REPO_PATH_KEYS, relativeFile, repoPathFrom } from '../repos/repoArgs.js';
+import { checkRunGitArgs, RUN_GIT_ALLOWED, runGitEnv } from '../repos/runGit.js';
 import {
   absolutePath,
   BatchStatsSchema,
@@ -58,33 +59,6 @@ import {
 /** The standard file-read cap for remote callers; /repo/file is a viewer, not a transfer. */
 const FILE_READ_CAP_BYTES = 10 * 1024 * 1024;
 const MAX_BATCH_PATHS = 500;
-
-/**
- * Read-only subcommands `run-git` runs. Each one only reads the repository; options that make
- * a reader write a file or run a program (`--output`, `--ext-diff`, `-O`) are refused below.
- */
-export const RUN_GIT_ALLOWED = [
-  'status',
-  'log',
-  'diff',
-  'show',
-  'rev-parse',
-  'ls-files',
-  'ls-tree',
-  'blame',
-  'shortlog',
-  'describe',
-  'for-each-ref',
-  'merge-base',
-  'rev-list',
-  'cat-file',
-  'grep',
-  'show-ref',
-  'name-rev',
-  'diff-tree',
-  'count-objects',
-] as const;
-const RUN_GIT_REFUSED_OPTIONS = /^(--output|--ext-diff|--textconv|-O|--open-files-in-pager|--exec)/;
 
 /** An error answer a route itself makes: what it means there, in the common error body. */
 export function failure(description: string): OtherAnswer {
@@ -466,7 +440,7 @@ export function repoRoutes(pool: WorkPool, gate: RootGate): Route[] {
       method: 'POST',
       pattern: '/repo/run-git',
       summary: 'Run one read-only git subcommand; its exit code, stdout and stderr',
-      description: `Allowed subcommands: ${RUN_GIT_ALLOWED.join(', ')}. Options that write a file or run a program (\`--output\`, \`--ext-diff\`, \`-O\`…) are refused.`,
+      description: `Allowed subcommands (by their real names; aliases are never resolved): ${RUN_GIT_ALLOWED.join(', ')}. Each takes only an explicit list of its options; a long option may be abbreviated as git allows (to a unique prefix of an allowed option), a prefix of a refused one (\`--output\`, \`--open-files-in-pager\`, \`--ext-diff\`, \`--textconv\`…) or of several is refused, and global options (\`-c\`, \`-C\`, \`--git-dir\`…) are never taken. git runs in the repository with a scrubbed environment (no system or global config, \`cat\` as the pager, no external diff or textconv).`,
       body: Type.Object({
         ...repoPathFields(REPO_PATH_KEYS),
         args: Type.Array(Type.String(), {
@@ -478,14 +452,9 @@ export function repoRoutes(pool: WorkPool, gate: RootGate): Route[] {
       answers: { 200: RunGitAnswer },
       handler: async ({ body }) => {
         const repo = repoPathFrom(gate, body, 'body');
-        const args = body.args;
-        const sub = args[0]!;
-        if (!(RUN_GIT_ALLOWED as readonly string[]).includes(sub))
-          throw new ApiError('invalid_input', `git subcommand ${quoteClientInput(sub)} is not allowed; allowed: ${RUN_GIT_ALLOWED.join(', ')}`);
-        const refused = args.find((a) => RUN_GIT_REFUSED_OPTIONS.test(a));
-        if (refused) throw new ApiError('invalid_input', `git option ${quoteClientInput(refused)} is not allowed through run-git`);
+        const args = checkRunGitArgs(body.args);
         try {
-          return json({ exit_code: 0, stdout: await git(repo, args), stderr: '' });
+          return json({ exit_code: 0, stdout: await git(repo, args, { replaceEnv: runGitEnv(process.env) }), stderr: '' });
         } catch (err) {
           if (err instanceof GitError && err.exitCode !== null) return json({ exit_code: err.exitCode, stdout: '', stderr: err.stderr });
           throw err;
