@@ -111,13 +111,19 @@ export function reposFeature(deps: ReposDeps): ReposFeature {
       await repos
         .load()
         .catch((err: unknown) => log.error({ err, file: repos.file.path }, 'repositories.json unreadable: no repository registered until it is fixed'));
+      let listedFor: string | null = null;
       const refresh = () => {
         void repos
           .discover()
           .then(async () => {
-            repoWatcher.sync(repos.roots());
-            // Their worktrees become roots of the gate as soon as the repositories are known.
-            await worktrees.list(repos.roots()).catch(() => undefined);
+            const roots = repos.roots();
+            repoWatcher.sync(roots);
+            // Their worktrees become roots of the gate as soon as the repositories are known (asked
+            // again only when the set of repositories changes, not on every session coming and going).
+            const key = roots.join('\0');
+            if (key === listedFor) return;
+            listedFor = key;
+            await worktrees.list(roots).catch(() => undefined);
           })
           .catch((err: unknown) => log.warn({ err }, 'repository discovery failed'));
       };

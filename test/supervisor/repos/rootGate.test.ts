@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { gitSandbox, type GitSandbox } from '../../helpers/gitRepo.js';
+import { until } from '../../helpers/poll.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
 
 const SECRET = 'outside secret\n';
@@ -39,6 +40,8 @@ describe('the root gate on repository arguments', () => {
     writeFileSync(join(plain, 'secret.txt'), SECRET);
     // A symlink inside the registered repository to the stranger: its real path is outside.
     symlinkSync(stranger, join(repo, 'to-stranger'));
+    // A worktree made with git itself, before tuicd knew the repository.
+    sb.git(repo, 'worktree', 'add', '-q', '-b', 'by-hand', join(sb.root, 'by-hand'));
     t = await Tuicd.start({ env: sb.env });
     const reg = await t.socket('PUT', '/config/repositories', JSON.stringify({ repos: [repo] }), { 'content-type': 'application/json' });
     assert.equal(reg.status, 200, reg.text);
@@ -141,6 +144,12 @@ describe('the root gate on repository arguments', () => {
     const ok = await t.socket('GET', `/fs/read?repoPath=${q(repo)}&file=README.md`);
     assert.equal(ok.status, 200, ok.text);
     assert.equal(ok.json().content, 'readme\n');
+    // A worktree git made before the repository was registered is a root once tuicd lists it.
+    await until(
+      async () => (await t.socket('GET', `/repo/info?path=${q(join(sb.root, 'by-hand'))}`)).status,
+      (status) => status === 200,
+      'the hand-made worktree is a root',
+    );
     const created = await post('/worktrees', { base_repo: repo, branch_name: 'gate-wt' });
     assert.equal(created.status, 201, created.text);
     const wt = created.json().worktree_path as string;
