@@ -1,8 +1,10 @@
 /**
- * The /fs routes. Repository-relative routes keep every path inside their repository; the absolute
- * ("external") routes pass the deny_unless_in_roots gate (fs/rootGate.ts) against the known
- * repositories, so `..`, NUL, relative paths, symlinks out and look-alike siblings are forbidden
- * (403) before anything is read or written. Content search runs on the piscina pool.
+ * The /fs routes. Every path a request names passes the root gate (fs/rootGate.ts): a repository
+ * argument must be a root or inside one (a registered repository, one of its worktrees, a live
+ * session's directory), a file in it stays inside it, and the absolute ("external") paths, transfer
+ * sources, stat and terminal-path lookups are checked against every root; `..`, NUL, relative
+ * paths, symlinks out and look-alike siblings are forbidden (403) before anything is read, written
+ * or even looked at. Content search runs on the piscina pool.
  */
 import { appendFile, copyFile, cp, lstat, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
