@@ -225,6 +225,9 @@ export const run: BenchModule = async (ctx) => {
   try {
     process.env['GIT_CONFIG_GLOBAL'] = join(dir, '.gitconfig'); // tuicd inherits it: its git reads no user config either
     tuicd = await startTuicd();
+    // Repository routes reach registered repositories only (the root gate): the bench's directory is one.
+    const reg = await request(tuicd.socketPath, 'PUT', '/config/repositories', { repos: [dir] });
+    if (reg.status !== 200) throw new Error(`PUT /config/repositories answered ${reg.status}: ${reg.body.slice(0, 200)}`);
     try {
       rows.push(...(await searchRows(ctx, dir, tuicd)));
     } catch (err) {

@@ -6,6 +6,7 @@
  */
 import type { Paths } from '../../shared/paths.js';
 import type { EventBus } from '../events/eventBus.js';
+import { RootGate } from '../fs/rootGate.js';
 import type { Logger } from '../log.js';
 import type { McpChannels } from '../mcp/channels.js';
 import { createRepoTool } from '../mcp/tools/repo.js';
@@ -75,24 +76,28 @@ export function reposFeature(deps: ReposDeps): ReposFeature {
       };
     },
   });
+  // The one gate every path a request names passes: registered and discovered repositories, their
+  // known worktrees, and live sessions' working directories.
+  const gate = new RootGate(() => [...repos.roots(), ...worktrees.knownWorktreePaths(), ...liveCwds()]);
   const subscriptions: Array<{ dispose(): void }> = [];
   return {
     name: 'repos',
     repos,
     routes: [
-      ...repoConfigRoutes({ registry: repos, repoSettings, repoDefaults, onRepoSettingsSaved: () => deps.projects.load() }),
-      ...repoRoutes(pool),
-      ...repoHistoryRoutes(),
-      ...repoOrphanRoutes(),
-      ...githubRoutes(gh),
-      ...worktreeRoutes(worktrees, () => repos.roots()),
-      ...fsRoutes(pool, () => [...repos.roots(), ...worktrees.knownWorktreePaths()]),
+      ...repoConfigRoutes({ registry: repos, gate, repoSettings, repoDefaults, onRepoSettingsSaved: () => deps.projects.load() }),
+      ...repoRoutes(pool, gate),
+      ...repoHistoryRoutes(gate),
+      ...repoOrphanRoutes(gate),
+      ...githubRoutes(gh, gate),
+      ...worktreeRoutes(worktrees, () => repos.roots(), gate),
+      ...fsRoutes(pool, gate),
     ],
     tools: [
       createRepoTool({
         repos,
         worktrees,
         gh,
+        gate,
         sessions,
         progressJournal: deps.progressJournal,
         isClaudeCode: (id) => channels.isClaudeCode(id),
@@ -106,10 +111,20 @@ export function reposFeature(deps: ReposDeps): ReposFeature {
       await repos
         .load()
         .catch((err: unknown) => log.error({ err, file: repos.file.path }, 'repositories.json unreadable: no repository registered until it is fixed'));
+      let listedFor: string | null = null;
       const refresh = () => {
         void repos
           .discover()
-          .then(() => repoWatcher.sync(repos.roots()))
+          .then(async () => {
+            const roots = repos.roots();
+            repoWatcher.sync(roots);
+            // Their worktrees become roots of the gate as soon as the repositories are known (asked
+            // again only when the set of repositories changes, not on every session coming and going).
+            const key = roots.join('\0');
+            if (key === listedFor) return;
+            listedFor = key;
+            await worktrees.list(roots).catch(() => undefined);
+          })
           .catch((err: unknown) => log.warn({ err }, 'repository discovery failed'));
       };
       subscriptions.push(bus.on('session-created', refresh), bus.on('session-closed', refresh), bus.on('repositories-changed', refresh));

@@ -23,6 +23,8 @@ export interface GitOptions {
   signal?: AbortSignal;
   /** Text fed to git's stdin. */
   input?: string;
+  /** The whole environment instead of ours (run-git's scrubbed one); GIT_ENV still goes on top. */
+  replaceEnv?: NodeJS.ProcessEnv;
 }
 
 /** Git must never ask a question on a terminal nobody watches, nor localise what we parse. */
@@ -33,7 +35,13 @@ export function git(cwd: string, args: readonly string[], opts: GitOptions = {})
     const child = execFile(
       'git',
       args as string[],
-      { cwd, env: { ...process.env, ...GIT_ENV, ...opts.env }, maxBuffer: MAX_OUTPUT_BYTES, encoding: 'utf8', ...(opts.signal ? { signal: opts.signal } : {}) },
+      {
+        cwd,
+        env: { ...(opts.replaceEnv ?? process.env), ...GIT_ENV, ...opts.env },
+        maxBuffer: MAX_OUTPUT_BYTES,
+        encoding: 'utf8',
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      },
       (err, stdout, stderr) => {
         if (!err) return resolve(stdout);
         const code = typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : null;

@@ -4,19 +4,16 @@
  * routes' schemas (repoSchemas.ts); these run on what passed them, and on the repo tool's arguments,
  * which no schema checked (so a repository path's absoluteness is checked here again).
  */
-import { statSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute } from 'node:path';
 
 import { ApiError } from '../../shared/apiError.js';
 import { quoteClientInput } from '../../shared/quoteClientInput.js';
+import { hasDotDot, RootGate } from '../fs/rootGate.js';
+
+export { hasDotDot };
 
 /** The longest path a route takes (the schemas' maxLength too). */
 export const MAX_PATH_CHARS = 4096;
-
-/** True when a path has a `..` segment: it must be refused before any resolution hides it. */
-export function hasDotDot(path: string): boolean {
-  return path.split(/[\\/]/).includes('..');
-}
 
 /** Where a refused argument came from, as the error names it. */
 export type ArgLocation = 'query' | 'body' | 'arguments';
@@ -25,27 +22,23 @@ const invalid = (key: string, message: string, where?: ArgLocation) =>
   new ApiError('invalid_input', message, { extra: where ? { field: key, in: where } : { field: key } });
 
 /**
- * A repository path: no traversal, absolute, an existing directory; answered resolved. Refused
- * (invalid_input) otherwise. `..` and NUL are refused before anything resolves the path.
+ * A repository path: no traversal, absolute (invalid_input otherwise; `..` and NUL are refused
+ * before anything resolves the path), inside a root of the gate (forbidden otherwise, whether it
+ * exists or not), an existing directory (invalid_input); answered resolved.
  */
-export function checkRepoPath(value: string, key = 'path', where?: ArgLocation): string {
+export function checkRepoPath(gate: RootGate, value: string, key = 'path', where?: ArgLocation): string {
   if (value.includes('\0') || hasDotDot(value)) throw invalid(key, 'Path traversal is not allowed', where);
   if (!isAbsolute(value)) throw invalid(key, `'${key}' must be an absolute path, got ${quoteClientInput(value)}`, where);
-  let isDir = false;
-  try {
-    isDir = statSync(value).isDirectory();
-  } catch {
-    /* answered below */
-  }
-  if (!isDir) throw invalid(key, `'${key}' is not an existing directory: ${quoteClientInput(value)}`, where);
-  return resolve(value);
+  const full = gate.contain(value, key);
+  if (!RootGate.isDirectory(full)) throw invalid(key, `'${key}' is not an existing directory: ${quoteClientInput(value)}`, where);
+  return full;
 }
 
 /** A repository path from input no schema checked (the repo tool's arguments): required, bounded, then checkRepoPath. */
-export function repoPathArg(value: unknown, key = 'path'): string {
+export function repoPathArg(gate: RootGate, value: unknown, key = 'path'): string {
   if (typeof value !== 'string' || value === '') throw invalid(key, `'${key}' is required (an absolute repository path)`);
   if (value.length > MAX_PATH_CHARS) throw invalid(key, `'${key}' must be at most ${MAX_PATH_CHARS} characters`);
-  return checkRepoPath(value, key);
+  return checkRepoPath(gate, value, key);
 }
 
 /** The spellings a repository path arrives under, the usual one first. */
@@ -65,9 +58,9 @@ export function firstOf(input: Readonly<Record<string, unknown>>, keys: readonly
 }
 
 /** The repository path of a checked query or body, under the first of `keys` present, validated. */
-export function repoPathFrom(input: Readonly<Record<string, unknown>>, where: ArgLocation, keys: readonly string[] = REPO_PATH_KEYS): string {
+export function repoPathFrom(gate: RootGate, input: Readonly<Record<string, unknown>>, where: ArgLocation, keys: readonly string[] = REPO_PATH_KEYS): string {
   const { key, value } = firstOf(input, keys, where, 'an absolute repository path');
-  return checkRepoPath(value, key, where);
+  return checkRepoPath(gate, value, key, where);
 }
 
 /** A path relative to the repository (a file argument): no traversal, not absolute, no NUL (forbidden otherwise). */

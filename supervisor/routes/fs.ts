@@ -1,8 +1,10 @@
 /**
- * The /fs routes. Repository-relative routes keep every path inside their repository; the absolute
- * ("external") routes pass the deny_unless_in_roots gate (fs/rootGate.ts) against the known
- * repositories, so `..`, NUL, relative paths, symlinks out and look-alike siblings are forbidden
- * (403) before anything is read or written. Content search runs on the piscina pool.
+ * The /fs routes. Every path a request names passes the root gate (fs/rootGate.ts): a repository
+ * argument must be a root or inside one (a registered repository, one of its worktrees, a live
+ * session's directory), a file in it stays inside it, and the absolute ("external") paths, transfer
+ * sources, stat and terminal-path lookups are checked against every root; `..`, NUL, relative
+ * paths, symlinks out and look-alike siblings are forbidden (403) before anything is read, written
+ * or even looked at. Content search runs on the piscina pool.
  */
 import { appendFile, copyFile, cp, lstat, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -17,7 +19,7 @@ import { defineRoute, type RouteDeclaration } from '../http/routeSpec.js';
 import { json } from '../http/types.js';
 import type { Reply, RequestContext, Route } from '../http/types.js';
 import { ContentSearchSchema, FileContentSchema, FsEntrySchema, GitignoreSchema, StatSchema, TerminalPathSchema, TransferSchema } from '../fs/fsSchemas.js';
-import { containedPath, denyUnlessInRoots } from '../fs/rootGate.js';
+import { containedIn, type RootGate } from '../fs/rootGate.js';
 import { searchRegExp } from '../pool/poolTasks.js';
 import type { WorkPool } from '../pool/workPool.js';
 import { git } from '../repos/gitRunner.js';
@@ -56,8 +58,8 @@ const readFailures = {
 };
 
 /** A file inside a repository ('' or absent: the repository itself): relative, then contained (symlinks included). */
-async function repoFile(repo: string, rel: string | undefined, key: string): Promise<string> {
-  return containedPath([repo], join(repo, rel ? relativeFile(rel, key) : ''));
+function repoFile(repo: string, rel: string | undefined, key: string): string {
+  return containedIn(repo, join(repo, rel ? relativeFile(rel, key) : ''), key);
 }
 
 /**
@@ -94,10 +96,15 @@ function splitPosition(candidate: string): { path: string; line?: number; col?: 
   return { path: m[1], ...(m[2] ? { line: Number(m[2]) } : {}), ...(m[3] ? { col: Number(m[3]) } : {}) };
 }
 
-async function resolveTerminalPath(cwd: string, candidate: string): Promise<Record<string, unknown> | null> {
+/** What a terminal path resolution answers for a candidate outside every root. */
+const OUTSIDE = Symbol('outside');
+
+/** `cwd` has passed the gate; a candidate leading outside every root is OUTSIDE, never looked at. */
+async function resolveTerminalPath(gate: RootGate, cwd: string, candidate: string): Promise<Record<string, unknown> | null | typeof OUTSIDE> {
   if (candidate.includes('\0') || candidate.length > 4096) return null;
   const pos = splitPosition(candidate.trim());
-  const full = resolve(expandTilde(cwd), expandTilde(pos.path));
+  const full = resolve(cwd, expandTilde(pos.path));
+  if (!gate.allows(full)) return OUTSIDE;
   const st = await stat(full).catch(() => null);
   if (!st) return null;
   return {
@@ -121,7 +128,7 @@ const content = Type.String({ description: 'The new content (UTF-8).', errorMess
 const MoveBody = Type.Object({ ...repoPathFields(REPO_KEYS), from: relativeFilePath('from'), to: relativeFilePath('to') });
 const AbsMoveBody = Type.Object({ from: gatedPath('from', 'The source.'), to: gatedPath('to', 'The destination.') });
 
-export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[] {
+export function fsRoutes(pool: WorkPool, gate: RootGate): Route[] {
   const moveOrCopy = (mode: 'rename' | 'copy') =>
     fsRoute({
       method: 'POST',
@@ -130,9 +137,9 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       body: MoveBody,
       answers: { 200: OkAnswer, 403: forbidden, 404: failure('No such source.') },
       handler: async ({ body }) => {
-        const repo = repoPathFrom(body, 'body', REPO_KEYS);
-        const from = await repoFile(repo, body.from, 'from');
-        const to = await repoFile(repo, body.to, 'to');
+        const repo = repoPathFrom(gate, body, 'body', REPO_KEYS);
+        const from = repoFile(repo, body.from, 'from');
+        const to = repoFile(repo, body.to, 'to');
         if (from === repo || to === repo) throw new ApiError('forbidden', 'the repository root cannot be moved or overwritten');
         await transferOne(from, to, mode === 'rename' ? 'move' : 'copy');
         return json({ ok: true });
@@ -149,8 +156,8 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       body: AbsMoveBody,
       answers: { 200: OkAnswer, 403: forbidden, 404: failure('No such source.') },
       handler: async ({ body }) => {
-        const from = await denyUnlessInRoots(body.from, 'from', roots());
-        const to = await denyUnlessInRoots(body.to, 'to', roots());
+        const from = gate.absolute(body.from, 'from');
+        const to = gate.absolute(body.to, 'to');
         await transferOne(from, to, mode);
         return json({ ok: true });
       },
@@ -167,8 +174,8 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       }),
       answers: { 200: Type.Array(FsEntrySchema), 403: forbidden },
       handler: async ({ query }) => {
-        const repo = repoPathFrom(query, 'query', REPO_KEYS);
-        const dir = await repoFile(repo, query.subdir, 'subdir');
+        const repo = repoPathFrom(gate, query, 'query', REPO_KEYS);
+        const dir = repoFile(repo, query.subdir, 'subdir');
         const names = (await readdir(dir, { withFileTypes: true })).filter((d) => d.name !== '.git');
         const rels = names.map((d) => relative(repo, join(dir, d.name)));
         // One `git check-ignore` for the whole directory, not one per entry.
@@ -202,7 +209,7 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
         limit: Type.Optional(boundedInt('limit', 1, 1000, 'At most this many (default 50).')),
       }),
       answers: { 200: Type.Array(Type.String({ description: 'Relative to the repository.' })) },
-      handler: async ({ query }) => json(await pool.searchFiles(repoPathFrom(query, 'query', REPO_KEYS), query.query, query.limit ?? 50)),
+      handler: async ({ query }) => json(await pool.searchFiles(repoPathFrom(gate, query, 'query', REPO_KEYS), query.query, query.limit ?? 50)),
     }),
     fsRoute({
       method: 'GET',
@@ -218,7 +225,7 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       }),
       answers: { 200: ContentSearchSchema },
       handler: async ({ query }) => {
-        const repo = repoPathFrom(query, 'query', REPO_KEYS);
+        const repo = repoPathFrom(gate, query, 'query', REPO_KEYS);
         const q = { query: query.query, caseSensitive: query.caseSensitive ?? false, useRegex: query.useRegex ?? false, wholeWord: query.wholeWord ?? false };
         try {
           searchRegExp(q); // a bad regex is the caller's to fix, said here rather than from a worker
@@ -235,8 +242,8 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       query: RepoFileQuery,
       answers: { 200: FileContentSchema, ...readFailures },
       handler: async ({ query }) => {
-        const repo = repoPathFrom(query, 'query', REPO_KEYS);
-        return readCapped(pool, await repoFile(repo, query.file, 'file'), READ_CAP_REMOTE_BYTES);
+        const repo = repoPathFrom(gate, query, 'query', REPO_KEYS);
+        return readCapped(pool, repoFile(repo, query.file, 'file'), READ_CAP_REMOTE_BYTES);
       },
     }),
     fsRoute({
@@ -246,8 +253,8 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       query: RepoFileQuery,
       answers: { 200: FileContentSchema, ...readFailures },
       handler: async ({ query }, ctx) => {
-        const repo = repoPathFrom(query, 'query', REPO_KEYS);
-        return readCapped(pool, await repoFile(repo, query.file, 'file'), editorCap(ctx));
+        const repo = repoPathFrom(gate, query, 'query', REPO_KEYS);
+        return readCapped(pool, repoFile(repo, query.file, 'file'), editorCap(ctx));
       },
     }),
     fsRoute({
@@ -256,7 +263,7 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       summary: 'A file by absolute path inside a known repository, as text (10 MB cap)',
       query: GatedPathQuery,
       answers: { 200: FileContentSchema, ...readFailures },
-      handler: async ({ query }) => readCapped(pool, await denyUnlessInRoots(query.path, 'path', roots()), READ_CAP_REMOTE_BYTES),
+      handler: async ({ query }) => readCapped(pool, gate.absolute(query.path, 'path'), READ_CAP_REMOTE_BYTES),
     }),
     fsRoute({
       method: 'GET',
@@ -264,7 +271,7 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       summary: 'A file by absolute path inside a known repository, for an editor (250 MB cap on loopback, 10 MB for remote callers)',
       query: GatedPathQuery,
       answers: { 200: FileContentSchema, ...readFailures },
-      handler: async ({ query }, ctx) => readCapped(pool, await denyUnlessInRoots(query.path, 'path', roots()), editorCap(ctx)),
+      handler: async ({ query }, ctx) => readCapped(pool, gate.absolute(query.path, 'path'), editorCap(ctx)),
     }),
     fsRoute({
       method: 'POST',
@@ -273,8 +280,8 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       body: Type.Object({ ...repoPathFields(REPO_KEYS), file: relativeFilePath('file'), content }),
       answers: { 200: OkAnswer, 403: forbidden },
       handler: async ({ body }) => {
-        const repo = repoPathFrom(body, 'body', REPO_KEYS);
-        const target = await repoFile(repo, body.file, 'file');
+        const repo = repoPathFrom(gate, body, 'body', REPO_KEYS);
+        const target = repoFile(repo, body.file, 'file');
         await mkdir(dirname(target), { recursive: true });
         await writeFile(target, body.content);
         return json({ ok: true });
@@ -287,7 +294,7 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       body: Type.Object({ path: gatedPath('path', 'The file.'), content }),
       answers: { 200: OkAnswer, 403: forbidden },
       handler: async ({ body }) => {
-        await writeFile(await denyUnlessInRoots(body.path, 'path', roots()), body.content);
+        await writeFile(gate.absolute(body.path, 'path'), body.content);
         return json({ ok: true });
       },
     }),
@@ -298,8 +305,8 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       body: Type.Object({ ...repoPathFields(REPO_KEYS), dir: relativeFilePath('dir') }),
       answers: { 200: OkAnswer, 403: forbidden },
       handler: async ({ body }) => {
-        const repo = repoPathFrom(body, 'body', REPO_KEYS);
-        await mkdir(await repoFile(repo, body.dir, 'dir'), { recursive: true });
+        const repo = repoPathFrom(gate, body, 'body', REPO_KEYS);
+        await mkdir(repoFile(repo, body.dir, 'dir'), { recursive: true });
         return json({ ok: true });
       },
     }),
@@ -310,8 +317,8 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       body: Type.Object({ ...repoPathFields(REPO_KEYS_BESIDE_PATH), path: relativeFilePath('path') }),
       answers: { 200: OkAnswer, 403: forbidden, 404: failure('No such file or directory.') },
       handler: async ({ body }) => {
-        const repo = repoPathFrom(body, 'body', REPO_KEYS_BESIDE_PATH);
-        const target = await repoFile(repo, body.path, 'path');
+        const repo = repoPathFrom(gate, body, 'body', REPO_KEYS_BESIDE_PATH);
+        const target = repoFile(repo, body.path, 'path');
         if (target === repo) throw new ApiError('forbidden', 'refusing to delete the repository root');
         const st = await lstat(target).catch(() => null);
         if (!st) throw new ApiError('not_found', `no such file or directory: ${quoteClientInput(body.path)}`);
@@ -331,12 +338,16 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
         destDir: gatedPath('destDir', 'The directory they go into.'),
         mode: Type.Union([Type.Literal('move'), Type.Literal('copy')], { errorMessage: "'mode' must be move or copy" }),
         allowRecursive: Type.Optional(flag('allowRecursive', 'Directories too (default false).')),
-        paths: stringList('paths', 'Absolute source paths; `..` and NUL are forbidden.'),
+        paths: stringList(
+          'paths',
+          'Absolute source paths inside a known repository, worktree or session directory; anything else (`..`, NUL, a symlink out) is forbidden (403) and nothing is transferred.',
+        ),
       }),
       answers: { 200: TransferSchema, 403: forbidden },
       handler: async ({ body }) => {
-        const destDir = await denyUnlessInRoots(body.destDir, 'destDir', roots());
-        const sources = body.paths.map((p, i) => absoluteArg(p, `paths[${i}]`, 'body'));
+        const destDir = gate.absolute(body.destDir, 'destDir');
+        // Every source passes the same gate as the destination: nothing outside a root is copied in or moved away.
+        const sources = body.paths.map((p, i) => gate.contain(absoluteArg(p, `paths[${i}]`, 'body'), `paths[${i}]`));
         const moved: string[] = [];
         const errors: Array<{ path: string; error: string }> = [];
         for (const src of sources) {
@@ -369,7 +380,7 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       }),
       answers: { 200: GitignoreSchema },
       handler: async ({ body }) => {
-        const repo = repoPathFrom(body, 'body', REPO_KEYS);
+        const repo = repoPathFrom(gate, body, 'body', REPO_KEYS);
         const pattern = body.pattern;
         const file = join(repo, '.gitignore');
         const existing = await readFile(file, 'utf8').catch(() => '');
@@ -381,11 +392,12 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
     fsRoute({
       method: 'GET',
       pattern: '/fs/stat',
-      summary: 'Whether an absolute path exists, and its kind, size and modification time',
-      query: Type.Object({ path: nonEmpty('path', 'Absolute; `..` and NUL are forbidden.') }),
+      summary: 'Whether an absolute path inside a known repository, worktree or session directory exists, and its kind, size and modification time',
+      query: Type.Object({ path: nonEmpty('path', 'Absolute, inside a root; outside, `..` and NUL are forbidden (403).') }),
       answers: { 200: StatSchema, 403: forbidden },
       handler: async ({ query }) => {
-        const st = await stat(absoluteArg(query.path, 'path', 'query')).catch(() => null);
+        // Only inside a root: outside, nothing is said about the path (not even whether it exists).
+        const st = await stat(gate.contain(absoluteArg(query.path, 'path', 'query'), 'path')).catch(() => null);
         return json(
           st
             ? { exists: true, is_dir: st.isDirectory(), size: st.size, modified_at: Math.floor(st.mtimeMs) }
@@ -397,10 +409,15 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       method: 'GET',
       pattern: '/fs/resolve-terminal-path',
       summary: 'A path printed in a terminal (`src/a.ts:12:3`) resolved against a directory, or null when nothing is there',
-      query: Type.Object({ cwd: nonEmpty('cwd', 'The directory the path is relative to (`~` expanded).'), candidate: nonEmpty('candidate', 'The text seen.') }),
-      answers: { 200: Type.Union([TerminalPathSchema, Type.Null()]) },
+      query: Type.Object({
+        cwd: nonEmpty('cwd', 'The directory the path is relative to (`~` expanded), inside a root (403 otherwise).'),
+        candidate: nonEmpty('candidate', 'The text seen; one leading outside every root is 403.'),
+      }),
+      answers: { 200: Type.Union([TerminalPathSchema, Type.Null()]), 403: forbidden },
       handler: async ({ query }) => {
-        const result = await resolveTerminalPath(query.cwd, query.candidate);
+        const result = await resolveTerminalPath(gate, gate.absolute(expandTilde(query.cwd), 'cwd'), query.candidate);
+        if (result === OUTSIDE)
+          throw new ApiError('forbidden', "Access denied: 'candidate' leads outside every registered repository, worktree and session directory");
         return result === null ? { status: 200, headers: { 'Content-Type': 'application/json' }, body: 'null' } : json(result);
       },
     }),
@@ -409,14 +426,22 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       pattern: '/fs/resolve-terminal-paths',
       summary: 'Several terminal paths resolved at once, in order (null where nothing is there)',
       body: Type.Object({
-        cwd: nonEmpty('cwd', 'The directory the paths are relative to (`~` expanded).'),
+        cwd: nonEmpty(
+          'cwd',
+          'The directory the paths are relative to (`~` expanded), inside a root (403 otherwise); a candidate leading outside every root is null.',
+        ),
         candidates: Type.Array(Type.String({ errorMessage: `'candidates' must be an array of at most ${MAX_TERMINAL_CANDIDATES} strings` }), {
           maxItems: MAX_TERMINAL_CANDIDATES,
           errorMessage: `'candidates' must be an array of at most ${MAX_TERMINAL_CANDIDATES} strings`,
         }),
       }),
-      answers: { 200: Type.Array(Type.Union([TerminalPathSchema, Type.Null()])) },
-      handler: async ({ body }) => json(await Promise.all(body.candidates.map((c) => resolveTerminalPath(body.cwd, c)))),
+      answers: { 200: Type.Array(Type.Union([TerminalPathSchema, Type.Null()])), 403: forbidden },
+      handler: async ({ body }) => {
+        const cwd = gate.absolute(expandTilde(body.cwd), 'cwd');
+        // A candidate leading outside every root is null, as if nothing were there.
+        const results = await Promise.all(body.candidates.map((c) => resolveTerminalPath(gate, cwd, c)));
+        return json(results.map((r) => (r === OUTSIDE ? null : r)));
+      },
     }),
     fsRoute({
       method: 'POST',
@@ -426,7 +451,7 @@ export function fsRoutes(pool: WorkPool, roots: () => readonly string[]): Route[
       answers: { 200: OkAnswer },
       handler: ({ body }) => {
         // Listing once on the pool brings the tree into the page cache for the searches that follow.
-        void pool.listFiles(repoPathFrom(body, 'body', REPO_KEYS)).catch(() => undefined);
+        void pool.listFiles(repoPathFrom(gate, body, 'body', REPO_KEYS)).catch(() => undefined);
         return json({ ok: true });
       },
     }),

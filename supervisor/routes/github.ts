@@ -10,6 +10,7 @@ import { ApiError } from '../../shared/apiError.js';
 import { defineRoute, type RouteDeclaration } from '../http/routeSpec.js';
 import { json } from '../http/types.js';
 import type { Route } from '../http/types.js';
+import type { RootGate } from '../fs/rootGate.js';
 import type { GhCli } from '../repos/ghCli.js';
 import { CheckListSchema, GithubRepoSchema, IssueListSchema, MergedPrListSchema, PostedReviewSchema, PullRequestListSchema } from '../repos/githubSchemas.js';
 import { checkRepoPath, REPO_PATH_KEYS, repoPathFrom } from '../repos/repoArgs.js';
@@ -106,7 +107,7 @@ function reviewPayload(body: Static<typeof ReviewBody>): { event: string; body: 
   return payload;
 }
 
-export function githubRoutes(gh: GhCli): Route[] {
+export function githubRoutes(gh: GhCli, gate: RootGate): Route[] {
   const prs = (pattern: string) =>
     ghRoute({
       method: 'GET',
@@ -116,7 +117,7 @@ export function githubRoutes(gh: GhCli): Route[] {
       answers: { 200: PullRequestListSchema, ...ghAnswers },
       handler: async ({ query }) =>
         json(
-          await gh.json(repoPathFrom(query, 'query'), [
+          await gh.json(repoPathFrom(gate, query, 'query'), [
             'pr',
             'list',
             '--state',
@@ -136,7 +137,7 @@ export function githubRoutes(gh: GhCli): Route[] {
       query: RepoQuery,
       answers: { 200: GithubRepoSchema, ...ghAnswers },
       handler: async ({ query }) =>
-        json(await gh.json(repoPathFrom(query, 'query'), ['repo', 'view', '--json', 'name,owner,url,defaultBranchRef,isPrivate,viewerPermission'])),
+        json(await gh.json(repoPathFrom(gate, query, 'query'), ['repo', 'view', '--json', 'name,owner,url,defaultBranchRef,isPrivate,viewerPermission'])),
     });
   const ci = (pattern: string) =>
     ghRoute({
@@ -147,7 +148,7 @@ export function githubRoutes(gh: GhCli): Route[] {
       answers: { 200: CheckListSchema, ...ghAnswers },
       handler: async ({ query }) =>
         json(
-          await gh.json(repoPathFrom(query, 'query'), [
+          await gh.json(repoPathFrom(gate, query, 'query'), [
             'pr',
             'checks',
             ...(query.pr === undefined ? [] : [String(query.pr)]),
@@ -164,7 +165,7 @@ export function githubRoutes(gh: GhCli): Route[] {
       body: Type.Object({ ...repoPathFields(REPO_PATH_KEYS), issue_number: positive('issue_number', 'The issue.') }),
       answers: { 200: OkAnswer, ...ghAnswers },
       handler: async ({ body }) => {
-        await gh.call(repoPathFrom(body, 'body'), ['issue', verb, String(body.issue_number)]);
+        await gh.call(repoPathFrom(gate, body, 'body'), ['issue', verb, String(body.issue_number)]);
         return json({ ok: true });
       },
     });
@@ -193,7 +194,7 @@ export function githubRoutes(gh: GhCli): Route[] {
       }),
       answers: { 200: Type.Record(Type.String(), PullRequestListSchema), ...ghAnswers },
       handler: async ({ body }) => {
-        const paths = body.paths.map((p, i) => checkRepoPath(p, `paths[${i}]`, 'body'));
+        const paths = body.paths.map((p, i) => checkRepoPath(gate, p, `paths[${i}]`, 'body'));
         const state = body.include_merged === true ? 'all' : 'open';
         const out: Record<string, unknown> = {};
         for (const p of paths) out[p] = await gh.json(p, ['pr', 'list', '--state', state, '--limit', '100', '--json', PR_FIELDS]);
@@ -224,7 +225,9 @@ export function githubRoutes(gh: GhCli): Route[] {
       answers: { 200: IssueListSchema, ...ghAnswers },
       handler: async ({ query }) => {
         const filter = ISSUE_FILTERS[(query.filter ?? 'assigned') as keyof typeof ISSUE_FILTERS];
-        return json(await gh.json(repoPathFrom(query, 'query'), ['issue', 'list', ...filter, '--limit', String(query.limit ?? 50), '--json', ISSUE_FIELDS]));
+        return json(
+          await gh.json(repoPathFrom(gate, query, 'query'), ['issue', 'list', ...filter, '--limit', String(query.limit ?? 50), '--json', ISSUE_FIELDS]),
+        );
       },
     }),
     issueState('close'),
@@ -250,7 +253,7 @@ export function githubRoutes(gh: GhCli): Route[] {
         ...ghAnswers,
       },
       handler: async ({ body }) => {
-        const repo = repoPathFrom(body, 'body');
+        const repo = repoPathFrom(gate, body, 'body');
         const pr = String(body.prNumber);
         try {
           await gh.call(repo, ['pr', 'merge', pr, `--${body.mergeMethod ?? 'merge'}`, '--match-head-commit', body.expectedHeadSha]);
@@ -270,7 +273,7 @@ export function githubRoutes(gh: GhCli): Route[] {
       body: Type.Object({ ...repoPathFields(REPO_PATH_KEYS), prNumber: positive('prNumber', 'The pull request.') }),
       answers: { 200: OkAnswer, ...ghAnswers },
       handler: async ({ body }) => {
-        await gh.call(repoPathFrom(body, 'body'), ['pr', 'review', String(body.prNumber), '--approve']);
+        await gh.call(repoPathFrom(gate, body, 'body'), ['pr', 'review', String(body.prNumber), '--approve']);
         return json({ ok: true });
       },
     }),
@@ -285,7 +288,7 @@ export function githubRoutes(gh: GhCli): Route[] {
       }),
       answers: { 200: Type.Object({ diff: Type.String() }), ...ghAnswers },
       handler: async ({ query }) => {
-        const repo = repoPathFrom(query, 'query');
+        const repo = repoPathFrom(gate, query, 'query');
         const pr = query.pr ?? query.prNumber;
         if (pr === undefined) throw new ApiError('invalid_input', "'pr' must be a positive integer", { extra: { field: 'pr', in: 'query' } });
         return json({ diff: await gh.call(repo, ['pr', 'diff', String(pr)]) });
@@ -309,7 +312,7 @@ export function githubRoutes(gh: GhCli): Route[] {
         if (body.base !== undefined) args.push('--base', body.base);
         if (body.head !== undefined) args.push('--head', body.head);
         if (body.draft === true) args.push('--draft');
-        return json({ url: (await gh.call(repoPathFrom(body, 'body'), args)).trim() });
+        return json({ url: (await gh.call(repoPathFrom(gate, body, 'body'), args)).trim() });
       },
     }),
     ghRoute({
@@ -323,7 +326,7 @@ export function githubRoutes(gh: GhCli): Route[] {
       }),
       answers: { 200: Type.Object({ url: Type.String() }), ...ghAnswers },
       handler: async ({ body }) => {
-        const url = await gh.call(repoPathFrom(body, 'body'), ['issue', 'create', '--title', body.title, '--body', body.body ?? '']);
+        const url = await gh.call(repoPathFrom(gate, body, 'body'), ['issue', 'create', '--title', body.title, '--body', body.body ?? '']);
         return json({ url: url.trim() });
       },
     }),
@@ -337,7 +340,7 @@ export function githubRoutes(gh: GhCli): Route[] {
         const review = reviewPayload(body);
         // gh fills {owner}/{repo} from the repository's GitHub remote; the payload goes in on stdin.
         const posted = await gh.json<{ id?: number; html_url?: string; state?: string }>(
-          repoPathFrom(body, 'body'),
+          repoPathFrom(gate, body, 'body'),
           ['api', '--method', 'POST', `repos/{owner}/{repo}/pulls/${body.prNumber}/reviews`, '--input', '-'],
           JSON.stringify(review),
         );
@@ -352,7 +355,7 @@ export function githubRoutes(gh: GhCli): Route[] {
       answers: { 200: MergedPrListSchema, ...ghAnswers },
       handler: async ({ query }) =>
         json(
-          await gh.json(repoPathFrom(query, 'query'), [
+          await gh.json(repoPathFrom(gate, query, 'query'), [
             'pr',
             'list',
             '--state',

@@ -15,7 +15,7 @@ import { ErrorBodySchema } from '../http/openapi.js';
 import { defineRoute, type OtherAnswer, type RouteDeclaration } from '../http/routeSpec.js';
 import { json } from '../http/types.js';
 import type { RequestContext, Route } from '../http/types.js';
-import { containedPath } from '../fs/rootGate.js';
+import { containedIn, type RootGate } from '../fs/rootGate.js';
 import type { WorkPool } from '../pool/workPool.js';
 import { git, GitError, gitExitCode } from '../repos/gitRunner.js';
 import {
@@ -33,6 +33,7 @@ import {
   worktreeList,
 } from '../repos/gitQueries.js';
 import { checkRepoPath, firstOf, REPO_PATH_KEYS, relativeFile, repoPathFrom } from '../repos/repoArgs.js';
+import { checkRunGitArgs, RUN_GIT_ALLOWED, runGitEnv } from '../repos/runGit.js';
 import {
   absolutePath,
   BatchStatsSchema,
@@ -58,33 +59,6 @@ import {
 /** The standard file-read cap for remote callers; /repo/file is a viewer, not a transfer. */
 const FILE_READ_CAP_BYTES = 10 * 1024 * 1024;
 const MAX_BATCH_PATHS = 500;
-
-/**
- * Read-only subcommands `run-git` runs. Each one only reads the repository; options that make
- * a reader write a file or run a program (`--output`, `--ext-diff`, `-O`) are refused below.
- */
-export const RUN_GIT_ALLOWED = [
-  'status',
-  'log',
-  'diff',
-  'show',
-  'rev-parse',
-  'ls-files',
-  'ls-tree',
-  'blame',
-  'shortlog',
-  'describe',
-  'for-each-ref',
-  'merge-base',
-  'rev-list',
-  'cat-file',
-  'grep',
-  'show-ref',
-  'name-rev',
-  'diff-tree',
-  'count-objects',
-] as const;
-const RUN_GIT_REFUSED_OPTIONS = /^(--output|--ext-diff|--textconv|-O|--open-files-in-pager|--exec)/;
 
 /** An error answer a route itself makes: what it means there, in the common error body. */
 export function failure(description: string): OtherAnswer {
@@ -139,7 +113,7 @@ const fileList = (files: readonly string[]) => files.map((f, i) => relativeFile(
 
 const escapes = failure('A file path escapes the repository (`..`, NUL, absolute).');
 
-export function repoRoutes(pool: WorkPool): Route[] {
+export function repoRoutes(pool: WorkPool, gate: RootGate): Route[] {
   const files = (pattern: string) =>
     gitRoute({
       method: 'GET',
@@ -147,7 +121,7 @@ export function repoRoutes(pool: WorkPool): Route[] {
       summary: 'Changed files against HEAD (staged and unstaged, untracked too) with their line counts',
       query: RepoQuery,
       answers: { 200: Type.Array(ChangedFileSchema) },
-      handler: async ({ query }) => json(await changedFiles(repoPathFrom(query, 'query'))),
+      handler: async ({ query }) => json(await changedFiles(repoPathFrom(gate, query, 'query'))),
     });
   const branchList = (pattern: string, refs: string[], summary: string) =>
     gitRoute({
@@ -156,7 +130,7 @@ export function repoRoutes(pool: WorkPool): Route[] {
       summary,
       query: RepoQuery,
       answers: { 200: Type.Array(BranchSchema) },
-      handler: async ({ query }) => json(await branches(repoPathFrom(query, 'query'), refs)),
+      handler: async ({ query }) => json(await branches(repoPathFrom(gate, query, 'query'), refs)),
     });
   const index = (pattern: string, summary: string, run: (repo: string, files: string[]) => Promise<void>) =>
     gitRoute({
@@ -166,7 +140,7 @@ export function repoRoutes(pool: WorkPool): Route[] {
       body: FilesBody,
       answers: { 200: OkAnswer, 403: escapes },
       handler: async ({ body }) => {
-        const repo = repoPathFrom(body, 'body');
+        const repo = repoPathFrom(gate, body, 'body');
         await run(repo, fileList(body.files));
         return json({ ok: true });
       },
@@ -179,7 +153,7 @@ export function repoRoutes(pool: WorkPool): Route[] {
       summary: "A path's repository: its top level, name, initials, branch and clean/dirty/merge/conflict status",
       query: RepoQuery,
       answers: { 200: RepoInfoSchema },
-      handler: async ({ query }) => json(await repoInfo(repoPathFrom(query, 'query'))),
+      handler: async ({ query }) => json(await repoInfo(repoPathFrom(gate, query, 'query'))),
     }),
     gitRoute({
       method: 'GET',
@@ -204,7 +178,7 @@ export function repoRoutes(pool: WorkPool): Route[] {
       }),
       answers: { 200: Type.Object({ diff: Type.String() }) },
       handler: async ({ query }) => {
-        const repo = repoPathFrom(query, 'query');
+        const repo = repoPathFrom(gate, query, 'query');
         const scope = query.scope ?? 'all';
         const args = scope === 'staged' ? ['diff', '--cached'] : scope === 'unstaged' ? ['diff'] : ['diff', await diffBase(repo)];
         // A diff can be tens of MB: read and held on a pool thread, not here.
@@ -217,7 +191,7 @@ export function repoRoutes(pool: WorkPool): Route[] {
       summary: 'Lines added and deleted in the work tree against HEAD',
       query: RepoQuery,
       answers: { 200: DiffStatsSchema },
-      handler: async ({ query }) => json(await diffStats(repoPathFrom(query, 'query'))),
+      handler: async ({ query }) => json(await diffStats(repoPathFrom(gate, query, 'query'))),
     }),
     gitRoute({
       method: 'POST',
@@ -232,7 +206,7 @@ export function repoRoutes(pool: WorkPool): Route[] {
         }),
       }),
       answers: { 200: BatchStatsSchema },
-      handler: async ({ body }) => json(await pool.diffStatsBatch(body.paths.map((p, i) => checkRepoPath(p, `paths[${i}]`, 'body')))),
+      handler: async ({ body }) => json(await pool.diffStatsBatch(body.paths.map((p, i) => checkRepoPath(gate, p, `paths[${i}]`, 'body')))),
     }),
     files('/repo/files'),
     files('/repo/changed-files'),
@@ -247,7 +221,7 @@ export function repoRoutes(pool: WorkPool): Route[] {
       }),
       answers: { 200: Type.Object({ diff: Type.String() }), 403: escapes },
       handler: async ({ query }) => {
-        const repo = repoPathFrom(query, 'query');
+        const repo = repoPathFrom(gate, query, 'query');
         const file = relativeFile(query.file, 'file');
         const staged = query.staged === true;
         const args = staged ? ['diff', '--cached', '--', file] : ['diff', await diffBase(repo), '--', file];
@@ -273,10 +247,10 @@ export function repoRoutes(pool: WorkPool): Route[] {
         413: failure(`The file is over ${FILE_READ_CAP_BYTES} bytes.`),
       },
       handler: async ({ query }) => {
-        const repo = repoPathFrom(query, 'query');
+        const repo = repoPathFrom(gate, query, 'query');
         const file = relativeFile(query.file, 'file');
         if (query.ref) return json({ content: await git(repo, ['show', `${query.ref}:${file}`]) });
-        const full = await containedPath([repo], join(repo, file));
+        const full = containedIn(repo, join(repo, file), 'file');
         const st = await stat(full).catch(() => null);
         if (!st?.isFile()) throw new ApiError('not_found', `no such file: ${quoteClientInput(file)}`);
         if (st.size > FILE_READ_CAP_BYTES) throw new ApiError('payload_too_large', `file is ${st.size} bytes; the cap is ${FILE_READ_CAP_BYTES}`);
@@ -291,7 +265,7 @@ export function repoRoutes(pool: WorkPool): Route[] {
       summary: 'Branches merged into HEAD',
       query: RepoQuery,
       answers: { 200: Type.Array(Type.String()) },
-      handler: async ({ query }) => json(await mergedBranches(repoPathFrom(query, 'query'))),
+      handler: async ({ query }) => json(await mergedBranches(repoPathFrom(gate, query, 'query'))),
     }),
     gitRoute({
       method: 'GET',
@@ -299,7 +273,7 @@ export function repoRoutes(pool: WorkPool): Route[] {
       summary: 'The last commits of HEAD, newest first',
       query: Type.Object({ ...repoPathFields(REPO_PATH_KEYS), count: Type.Optional(boundedInt('count', 1, 100, 'How many (default 5).')) }),
       answers: { 200: Type.Array(CommitEntrySchema) },
-      handler: async ({ query }) => json(await commitLog(repoPathFrom(query, 'query'), query.count ?? 5)),
+      handler: async ({ query }) => json(await commitLog(repoPathFrom(gate, query, 'query'), query.count ?? 5)),
     }),
     gitRoute({
       method: 'GET',
@@ -311,7 +285,7 @@ export function repoRoutes(pool: WorkPool): Route[] {
         ref: Type.Optional(gitRef('ref', 'The revision (default HEAD).')),
       }),
       answers: { 200: Type.Array(CommitEntrySchema) },
-      handler: async ({ query }) => json(await commitLog(repoPathFrom(query, 'query'), query.count ?? 50, query.ref ?? 'HEAD')),
+      handler: async ({ query }) => json(await commitLog(repoPathFrom(gate, query, 'query'), query.count ?? 50, query.ref ?? 'HEAD')),
     }),
     gitRoute({
       method: 'GET',
@@ -320,7 +294,7 @@ export function repoRoutes(pool: WorkPool): Route[] {
       query: RepoQuery,
       answers: { 200: SummarySchema },
       handler: async ({ query }) => {
-        const repo = repoPathFrom(query, 'query');
+        const repo = repoPathFrom(gate, query, 'query');
         const [branch, stats, status, tracking, last] = await Promise.all([
           currentBranch(repo),
           diffStats(repo),
@@ -338,7 +312,7 @@ export function repoRoutes(pool: WorkPool): Route[] {
       query: RepoQuery,
       answers: { 200: StructureSchema },
       handler: async ({ query }) => {
-        const repo = repoPathFrom(query, 'query');
+        const repo = repoPathFrom(gate, query, 'query');
         const [worktrees, merged] = await Promise.all([worktreeList(repo), mergedBranches(repo)]);
         return json({ worktree_paths: Object.fromEntries(worktrees.filter((w) => w.branch).map((w) => [w.branch, w.path])), merged_branches: merged });
       },
@@ -350,7 +324,7 @@ export function repoRoutes(pool: WorkPool): Route[] {
       query: RepoQuery,
       answers: { 200: WorkingTreeStatusSchema },
       handler: async ({ query }) => {
-        const repo = repoPathFrom(query, 'query');
+        const repo = repoPathFrom(gate, query, 'query');
         const [branch, entries, tracking] = await Promise.all([currentBranch(repo), porcelainStatus(repo), aheadBehind(repo)]);
         const pick = (f: (e: (typeof entries)[number]) => boolean) => entries.filter(f).map((e) => ({ path: e.path, status: e.code.trim() }));
         return json({
@@ -382,7 +356,7 @@ export function repoRoutes(pool: WorkPool): Route[] {
       body: Type.Object({ ...repoPathFields(REPO_PATH_KEYS), message: nonEmpty('message', 'The commit message.') }),
       answers: { 200: Type.Object({ ok: Type.Literal(true), sha: Type.String({ description: 'The new commit.' }) }) },
       handler: async ({ body }) => {
-        const repo = repoPathFrom(body, 'body');
+        const repo = repoPathFrom(gate, body, 'body');
         await git(repo, ['commit', '-q', '-F', '-'], { input: body.message });
         return json({ ok: true, sha: (await git(repo, ['rev-parse', 'HEAD'])).trim() });
       },
@@ -398,7 +372,7 @@ export function repoRoutes(pool: WorkPool): Route[] {
       }),
       answers: { 200: Type.Object({ ok: Type.Literal(true), branch: Type.String({ description: 'The new local branch.' }) }) },
       handler: async ({ body }) => {
-        const repo = repoPathFrom(body, 'body');
+        const repo = repoPathFrom(gate, body, 'body');
         const remoteBranch = firstOf(body, ['branchName', 'branch_name'], 'body', 'a non-empty string').value;
         const local = remoteBranch.replace(/^[^/]+\//, '');
         await git(repo, ['checkout', '-q', '-b', local, '--track', remoteBranch]);
@@ -412,7 +386,7 @@ export function repoRoutes(pool: WorkPool): Route[] {
       body: Type.Object({ ...repoPathFields(REPO_PATH_KEYS), old_name: nonEmpty('old_name'), new_name: nonEmpty('new_name') }),
       answers: { 200: OkAnswer },
       handler: async ({ body }) => {
-        const repo = repoPathFrom(body, 'body');
+        const repo = repoPathFrom(gate, body, 'body');
         const newName = body.new_name;
         if ((await gitExitCode(repo, ['check-ref-format', '--branch', newName])) !== 0 || newName.startsWith('-'))
           throw new ApiError('invalid_input', `not a valid branch name: ${quoteClientInput(newName)}`);
@@ -435,7 +409,7 @@ export function repoRoutes(pool: WorkPool): Route[] {
       query: RepoQuery,
       answers: { 200: Type.Array(Type.String()) },
       handler: async ({ query }) => {
-        const out = await git(repoPathFrom(query, 'query'), [
+        const out = await git(repoPathFrom(gate, query, 'query'), [
           'ls-files',
           '-z',
           '--cached',
@@ -456,7 +430,7 @@ export function repoRoutes(pool: WorkPool): Route[] {
       query: Type.Object({ ...repoPathFields(REPO_PATH_KEYS), remote: Type.Optional(Type.String({ description: 'The remote (default origin).' })) }),
       answers: { 200: Type.Object({ url: Type.Union([Type.String(), Type.Null()]) }) },
       handler: async ({ query }) => {
-        const repo = repoPathFrom(query, 'query');
+        const repo = repoPathFrom(gate, query, 'query');
         const remote = query.remote ?? 'origin';
         const code = await gitExitCode(repo, ['remote', 'get-url', remote]);
         return json({ url: code === 0 ? (await git(repo, ['remote', 'get-url', remote])).trim() : null });
@@ -466,7 +440,7 @@ export function repoRoutes(pool: WorkPool): Route[] {
       method: 'POST',
       pattern: '/repo/run-git',
       summary: 'Run one read-only git subcommand; its exit code, stdout and stderr',
-      description: `Allowed subcommands: ${RUN_GIT_ALLOWED.join(', ')}. Options that write a file or run a program (\`--output\`, \`--ext-diff\`, \`-O\`…) are refused.`,
+      description: `Allowed subcommands (by their real names; aliases are never resolved): ${RUN_GIT_ALLOWED.join(', ')}. Each takes only an explicit list of its options; a long option may be abbreviated as git allows (to a unique prefix of an allowed option), a prefix of a refused one (\`--output\`, \`--open-files-in-pager\`, \`--ext-diff\`, \`--textconv\`…) or of several is refused, and global options (\`-c\`, \`-C\`, \`--git-dir\`…) are never taken. git runs in the repository with a scrubbed environment (no system or global config, \`cat\` as the pager, no external diff or textconv).`,
       body: Type.Object({
         ...repoPathFields(REPO_PATH_KEYS),
         args: Type.Array(Type.String(), {
@@ -477,15 +451,10 @@ export function repoRoutes(pool: WorkPool): Route[] {
       }),
       answers: { 200: RunGitAnswer },
       handler: async ({ body }) => {
-        const repo = repoPathFrom(body, 'body');
-        const args = body.args;
-        const sub = args[0]!;
-        if (!(RUN_GIT_ALLOWED as readonly string[]).includes(sub))
-          throw new ApiError('invalid_input', `git subcommand ${quoteClientInput(sub)} is not allowed; allowed: ${RUN_GIT_ALLOWED.join(', ')}`);
-        const refused = args.find((a) => RUN_GIT_REFUSED_OPTIONS.test(a));
-        if (refused) throw new ApiError('invalid_input', `git option ${quoteClientInput(refused)} is not allowed through run-git`);
+        const repo = repoPathFrom(gate, body, 'body');
+        const args = checkRunGitArgs(body.args);
         try {
-          return json({ exit_code: 0, stdout: await git(repo, args), stderr: '' });
+          return json({ exit_code: 0, stdout: await git(repo, args, { replaceEnv: runGitEnv(process.env) }), stderr: '' });
         } catch (err) {
           if (err instanceof GitError && err.exitCode !== null) return json({ exit_code: err.exitCode, stdout: '', stderr: err.stderr });
           throw err;

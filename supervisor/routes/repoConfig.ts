@@ -7,6 +7,7 @@
 import type { TSchema } from 'typebox';
 import { Type } from 'typebox';
 
+import type { RootGate } from '../fs/rootGate.js';
 import { defineRoute } from '../http/routeSpec.js';
 import { json } from '../http/types.js';
 import type { Route } from '../http/types.js';
@@ -17,6 +18,8 @@ import { absolutePath, ConfigFileSchema, configFileBody, OkAnswer, RepositoriesB
 
 export interface RepoConfigDeps {
   registry: RepoRegistry;
+  /** The root gate the has-custom path passes. */
+  gate: RootGate;
   repoSettings: DomainConfigFile;
   repoDefaults: DomainConfigFile;
   /** After repo-settings.json is replaced (ProjectUpstreams reads it too). */
@@ -87,7 +90,7 @@ export function repoConfigRoutes(deps: RepoConfigDeps): Route[] {
       query: Type.Object({ path: absolutePath('path', 'The repository (an existing directory).') }),
       answers: { 200: Type.Object({ has_custom: Type.Boolean() }) },
       handler: async ({ query }) => {
-        const path = checkRepoPath(query.path, 'path', 'query');
+        const path = checkRepoPath(deps.gate, query.path, 'path', 'query');
         const entry = (await deps.repoSettings.read())[path];
         return json({ has_custom: typeof entry === 'object' && entry !== null && Object.keys(entry).some((k) => k !== 'path') });
       },

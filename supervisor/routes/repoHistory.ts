@@ -5,6 +5,7 @@
 import { Type } from 'typebox';
 
 import { ApiError } from '../../shared/apiError.js';
+import type { RootGate } from '../fs/rootGate.js';
 import { json } from '../http/types.js';
 import type { Route } from '../http/types.js';
 import { fileBlame, stashList } from '../repos/gitHistory.js';
@@ -46,7 +47,7 @@ const StashIndexBody = Type.Object({
 
 const escapes = failure('The file path escapes the repository (`..`, NUL, absolute).');
 
-export function repoHistoryRoutes(): Route[] {
+export function repoHistoryRoutes(gate: RootGate): Route[] {
   const applyOrPop = (verb: 'apply' | 'pop') =>
     gitRoute({
       method: 'POST',
@@ -55,7 +56,7 @@ export function repoHistoryRoutes(): Route[] {
       body: StashIndexBody,
       answers: { 200: OkAnswer, 409: failure("The entry collides with the work tree; the stash is kept. `error` carries git's words.") },
       handler: async ({ body }) => {
-        await stashApply(repoPathFrom(body, 'body'), verb, body.index);
+        await stashApply(repoPathFrom(gate, body, 'body'), verb, body.index);
         return json({ ok: true });
       },
     });
@@ -76,7 +77,7 @@ export function repoHistoryRoutes(): Route[] {
       }),
       answers: { 200: Type.Array(CommitEntrySchema), 403: escapes },
       handler: async ({ query }) => {
-        const repo = repoPathFrom(query, 'query');
+        const repo = repoPathFrom(gate, query, 'query');
         const file = relativeFile(query.file, 'file');
         const count = Math.min(1000, Math.max(1, query.count ?? 50));
         return json(await commitLog(repo, count, 'HEAD', file));
@@ -89,7 +90,7 @@ export function repoHistoryRoutes(): Route[] {
       query: Type.Object({ ...FileQuery.properties, ref: Type.Optional(gitRef('ref', 'The revision to blame at; empty or absent: HEAD and the work tree.')) }),
       answers: { 200: Type.Array(BlameLineSchema), 403: escapes },
       handler: async ({ query }) => {
-        const repo = repoPathFrom(query, 'query');
+        const repo = repoPathFrom(gate, query, 'query');
         const file = relativeFile(query.file, 'file');
         return json(await fileBlame(repo, file, query.ref || null));
       },
@@ -100,7 +101,7 @@ export function repoHistoryRoutes(): Route[] {
       summary: 'The stash entries, newest first',
       query: RepoQuery,
       answers: { 200: Type.Array(StashEntrySchema) },
-      handler: async ({ query }) => json(await stashList(repoPathFrom(query, 'query'))),
+      handler: async ({ query }) => json(await stashList(repoPathFrom(gate, query, 'query'))),
     }),
     gitRoute({
       method: 'POST',
@@ -113,7 +114,7 @@ export function repoHistoryRoutes(): Route[] {
       }),
       answers: { 200: Type.Object({ ok: Type.Literal(true), created: Type.Boolean() }) },
       handler: async ({ body }) => {
-        const repo = repoPathFrom(body, 'body');
+        const repo = repoPathFrom(gate, body, 'body');
         const message = body.message;
         const before = (await stashList(repo)).length;
         await git(repo, ['stash', 'push', '-q', ...(body.include_untracked ? ['--include-untracked'] : []), ...(message ? ['-m', message] : [])]);
@@ -130,7 +131,7 @@ export function repoHistoryRoutes(): Route[] {
       body: StashIndexBody,
       answers: { 200: OkAnswer },
       handler: async ({ body }) => {
-        await git(repoPathFrom(body, 'body'), ['stash', 'drop', '-q', `stash@{${body.index}}`]);
+        await git(repoPathFrom(gate, body, 'body'), ['stash', 'drop', '-q', `stash@{${body.index}}`]);
         return json({ ok: true });
       },
     }),
@@ -141,7 +142,7 @@ export function repoHistoryRoutes(): Route[] {
       query: RepoQuery,
       answers: { 200: PanelContextSchema },
       handler: async ({ query }) => {
-        const repo = repoPathFrom(query, 'query');
+        const repo = repoPathFrom(gate, query, 'query');
         const [branch, status, tracking, stashes, last] = await Promise.all([
           currentBranch(repo),
           porcelainStatus(repo),

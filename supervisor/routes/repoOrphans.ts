@@ -1,6 +1,7 @@
 /** Orphan worktree routes: list the worktree entries whose directory is gone, remove one. */
 import { Type } from 'typebox';
 
+import type { RootGate } from '../fs/rootGate.js';
 import { json } from '../http/types.js';
 import type { Route } from '../http/types.js';
 import { orphanWorktrees, removeOrphan } from '../repos/orphanWorktrees.js';
@@ -11,7 +12,7 @@ import { gitRoute, RepoQuery } from './repo.js';
 /** `path` names the orphan here, so the repository comes only as `repoPath` or `repo_path`. */
 const ORPHAN_REPO_KEYS = ['repoPath', 'repo_path'] as const;
 
-export function repoOrphanRoutes(): Route[] {
+export function repoOrphanRoutes(gate: RootGate): Route[] {
   return [
     gitRoute({
       method: 'GET',
@@ -19,7 +20,7 @@ export function repoOrphanRoutes(): Route[] {
       summary: 'Worktree entries git still lists whose directory is gone',
       query: RepoQuery,
       answers: { 200: Type.Array(OrphanWorktreeSchema) },
-      handler: async ({ query }) => json(await orphanWorktrees(repoPathFrom(query, 'query'))),
+      handler: async ({ query }) => json(await orphanWorktrees(repoPathFrom(gate, query, 'query'))),
     }),
     gitRoute({
       method: 'POST',
@@ -32,7 +33,7 @@ export function repoOrphanRoutes(): Route[] {
       }),
       answers: { 200: OkAnswer },
       handler: async ({ body }) => {
-        await removeOrphan(repoPathFrom(body, 'body', ORPHAN_REPO_KEYS), body.path);
+        await removeOrphan(repoPathFrom(gate, body, 'body', ORPHAN_REPO_KEYS), body.path);
         return json({ ok: true });
       },
     }),

@@ -8,6 +8,7 @@ import { Type } from 'typebox';
 
 import { ApiError } from '../../shared/apiError.js';
 import { quoteClientInput } from '../../shared/quoteClientInput.js';
+import type { RootGate } from '../fs/rootGate.js';
 import { defineRoute, type RouteDeclaration } from '../http/routeSpec.js';
 import { json } from '../http/types.js';
 import type { Route } from '../http/types.js';
@@ -58,10 +59,10 @@ const RemoveByQuery = Type.Object({
 const noWorktree = failure('No such worktree in the repository.');
 const removalRefused = failure('The checkout has uncommitted work (pass force), or changed since `expectedFingerprint`.');
 
-export function worktreeRoutes(manager: WorktreeManager, knownRepos: () => readonly string[]): Route[] {
+export function worktreeRoutes(manager: WorktreeManager, knownRepos: () => readonly string[], gate: RootGate): Route[] {
   const remove = async (query: Static<typeof RemoveQuery>, workspaceId: string) =>
     json(
-      await manager.remove(repoPathFrom(query, 'query', REMOVE_REPO_KEYS), workspaceId, {
+      await manager.remove(repoPathFrom(gate, query, 'query', REMOVE_REPO_KEYS), workspaceId, {
         force: query.force ?? false,
         deleteBranch: query.deleteBranch ?? true,
         overrideLock: query.overrideLock ?? false,
@@ -91,7 +92,7 @@ export function worktreeRoutes(manager: WorktreeManager, knownRepos: () => reado
       answers: { 201: CreatedWorktreeSchema, 409: failure('The worktree directory exists already, or git refused to add it.') },
       handler: async ({ body }) => {
         const created = await manager.create({
-          base_repo: repoPathFrom(body, 'body', ['base_repo', 'baseRepo']),
+          base_repo: repoPathFrom(gate, body, 'body', ['base_repo', 'baseRepo']),
           branch_name: given(body.branch_name ?? body.branchName),
           base_ref: given(body.base_ref ?? body.baseRef),
         });
@@ -121,7 +122,7 @@ export function worktreeRoutes(manager: WorktreeManager, knownRepos: () => reado
       summary: "The directory a repository's worktrees live in",
       query: Type.Object(repoPathFields(['repoPath', 'path'])),
       answers: { 200: Type.Object({ dir: Type.String() }) },
-      handler: async ({ query }) => json({ dir: manager.baseDirOf(await manager.mainRepoOf(repoPathFrom(query, 'query', ['repoPath', 'path']))) }),
+      handler: async ({ query }) => json({ dir: manager.baseDirOf(await manager.mainRepoOf(repoPathFrom(gate, query, 'query', ['repoPath', 'path']))) }),
     }),
     worktreeRoute({
       method: 'GET',
@@ -129,7 +130,7 @@ export function worktreeRoutes(manager: WorktreeManager, knownRepos: () => reado
       summary: "A repository's linked worktrees by workspace id",
       query: Type.Object(repoPathFields(['path', 'repoPath'])),
       answers: { 200: WorktreePathsSchema },
-      handler: async ({ query }) => json(await manager.paths(repoPathFrom(query, 'query', ['path', 'repoPath']))),
+      handler: async ({ query }) => json(await manager.paths(repoPathFrom(gate, query, 'query', ['path', 'repoPath']))),
     }),
     worktreeRoute({
       method: 'GET',
@@ -137,7 +138,7 @@ export function worktreeRoutes(manager: WorktreeManager, knownRepos: () => reado
       summary: 'What removing a worktree would do: dirty and untracked files, whether its commits are merged, live sessions in it',
       query: Type.Object({ ...repoPathFields(['repoPath', 'path']), workspaceId: nonEmpty('workspaceId', 'The worktree: its directory name or its branch.') }),
       answers: { 200: LifecycleSchema, 404: noWorktree },
-      handler: async ({ query }) => json(await manager.lifecycle(repoPathFrom(query, 'query', ['repoPath', 'path']), query.workspaceId)),
+      handler: async ({ query }) => json(await manager.lifecycle(repoPathFrom(gate, query, 'query', ['repoPath', 'path']), query.workspaceId)),
     }),
     worktreeRoute({
       method: 'POST',
@@ -171,7 +172,7 @@ export function worktreeRoutes(manager: WorktreeManager, knownRepos: () => reado
       }),
       answers: { 200: FinalizeAnswer, 404: noWorktree, 409: removalRefused },
       handler: async ({ body }) => {
-        const repo = repoPathFrom(body, 'body', ['repoPath', 'repo_path']);
+        const repo = repoPathFrom(gate, body, 'body', ['repoPath', 'repo_path']);
         const id = firstOf(body, ['workspaceId', 'branchName'], 'body', 'a non-empty string').value;
         return json(await manager.finalize(repo, id, body.action, body.force ?? false, given(body.expectedFingerprint)));
       },
@@ -180,11 +181,18 @@ export function worktreeRoutes(manager: WorktreeManager, knownRepos: () => reado
       method: 'POST',
       pattern: '/worktrees/run-script',
       summary: 'Run a shell script in a directory (`~` expanded); its exit code and output',
-      body: Type.Object({ script: nonEmpty('script', 'Run with `sh -c`, no timeout.'), cwd: nonEmpty('cwd', 'The directory; `~` and `~/…` are expanded.') }),
-      answers: { 200: ScriptResultSchema, 500: failure('The working directory does not exist.') },
+      body: Type.Object({
+        script: nonEmpty('script', 'Run with `sh -c`, no timeout.'),
+        cwd: nonEmpty('cwd', 'The directory, inside a known repository, worktree or session directory; `~` and `~/…` are expanded.'),
+      }),
+      answers: {
+        200: ScriptResultSchema,
+        403: failure('The directory is outside every known repository, worktree and session directory.'),
+        500: failure('The working directory does not exist.'),
+      },
       handler: async ({ body }) => {
         const raw = body.cwd;
-        const cwd = raw === '~' ? homedir() : raw.startsWith('~/') ? join(homedir(), raw.slice(2)) : raw;
+        const cwd = gate.absolute(raw === '~' ? homedir() : raw.startsWith('~/') ? join(homedir(), raw.slice(2)) : raw, 'cwd');
         // Answered 500 (`internal`), as this route always has.
         if (!existsSync(cwd)) throw new ApiError('internal', `Working directory does not exist: ${quoteClientInput(cwd)}`);
         return json(await runScript(body.script, cwd));

@@ -8,6 +8,7 @@
 import { Type } from 'typebox';
 import type { TSchema } from 'typebox';
 
+import { RootGate } from '../../fs/rootGate.js';
 import type { ProgressJournal } from '../../progress/progressJournal.js';
 import type { SessionService } from '../../sessions/sessionService.js';
 import type { GhCli } from '../../repos/ghCli.js';
@@ -28,6 +29,8 @@ export interface RepoToolDeps extends CallerOriginDeps {
   progressJournal: ProgressJournal;
   /** Whether an MCP protocol session's client is Claude Code (set at initialize). */
   isClaudeCode: (mcpSessionId: string) => boolean;
+  /** The root gate every `path` passes (the routes' own); absent: one over the known repositories, worktrees and live sessions' directories. */
+  gate?: RootGate;
 }
 
 const ISSUE_FILTERS: Record<string, string[]> = { assigned: ['--assignee', '@me'], created: ['--author', '@me'], mentioned: ['--mention', '@me'], all: [] };
@@ -54,10 +57,10 @@ function optionalString(value: string | undefined): string | undefined {
 }
 
 /** The repository the action needs (the same checks as the repository routes: absolute, no traversal, a directory). */
-function requiredPath(args: RepoArgs): string {
+function requiredPath(gate: RootGate, args: RepoArgs): string {
   if (args.path === undefined || args.path === '')
     throw new ToolError('invalid_input', `repo action=${args.action} requires 'path' (an absolute repository path)`, { field: 'path' });
-  return repoPathArg(args.path, 'path');
+  return repoPathArg(gate, args.path, 'path');
 }
 
 function issueNumber(args: RepoArgs): string {
@@ -94,6 +97,16 @@ function ccHint(path: string): Record<string, string> {
 }
 
 export function createRepoTool(deps: RepoToolDeps): NativeTool {
+  const gate =
+    deps.gate ??
+    new RootGate(() => [
+      ...deps.repos.roots(),
+      ...deps.worktrees.knownWorktreePaths(),
+      ...deps.sessions
+        .list()
+        .filter((r) => r.exit === null)
+        .map((r) => r.cwd),
+    ]);
   const activeRepo = async (caller: CallerContext): Promise<string | null> => {
     const cwd = callerOrigin(caller, deps).origin_repo_path;
     return cwd === undefined ? null : toplevelOf(cwd);
@@ -109,13 +122,13 @@ export function createRepoTool(deps: RepoToolDeps): NativeTool {
       return { repo: path === null ? null : await repoInfo(path) };
     },
     status: async (args, caller) => {
-      const path = args.path !== undefined ? repoPathArg(args.path, 'path') : await activeRepo(caller);
+      const path = args.path !== undefined ? repoPathArg(gate, args.path, 'path') : await activeRepo(caller);
       if (path === null) throw new ToolError('invalid_input', "repo action=status needs 'path': the caller has no repository of its own", { field: 'path' });
       const [info, files] = await Promise.all([repoInfo(path), changedFiles(path).catch(() => [])]);
       return { ...info, changed_files: files };
     },
     prs: async (args) => ({
-      prs: await deps.gh.json(requiredPath(args), [
+      prs: await deps.gh.json(requiredPath(gate, args), [
         'pr',
         'list',
         '--state',
@@ -128,20 +141,20 @@ export function createRepoTool(deps: RepoToolDeps): NativeTool {
     }),
     issues: async (args) => {
       const filter = ISSUE_FILTERS[optionalString(args.filter) ?? 'assigned']!;
-      return { issues: await deps.gh.json(requiredPath(args), ['issue', 'list', ...filter, '--json', 'number,title,state,url,labels']) };
+      return { issues: await deps.gh.json(requiredPath(gate, args), ['issue', 'list', ...filter, '--json', 'number,title,state,url,labels']) };
     },
     close_issue: async (args) => {
-      await deps.gh.call(requiredPath(args), ['issue', 'close', issueNumber(args)]);
+      await deps.gh.call(requiredPath(gate, args), ['issue', 'close', issueNumber(args)]);
       return { ok: true };
     },
     reopen_issue: async (args) => {
-      await deps.gh.call(requiredPath(args), ['issue', 'reopen', issueNumber(args)]);
+      await deps.gh.call(requiredPath(gate, args), ['issue', 'reopen', issueNumber(args)]);
       return { ok: true };
     },
-    worktree_list: async (args) => ({ worktrees: await deps.worktrees.list([requiredPath(args)]) }),
+    worktree_list: async (args) => ({ worktrees: await deps.worktrees.list([requiredPath(gate, args)]) }),
     worktree_create: async (args, caller) => {
       const created = await deps.worktrees.create({
-        base_repo: requiredPath(args),
+        base_repo: requiredPath(gate, args),
         branch_name: optionalString(args.branch),
         base_ref: optionalString(args.base_ref),
         creator_session: caller.tuicSession ?? caller.boundSessionId ?? undefined,
@@ -155,7 +168,7 @@ export function createRepoTool(deps: RepoToolDeps): NativeTool {
       return out;
     },
     worktree_remove: async (args) => {
-      const path = requiredPath(args);
+      const path = requiredPath(gate, args);
       const id = optionalString(args.workspace_id) ?? optionalString(args.branch);
       if (id === undefined) throw new ToolError('invalid_input', "repo action=worktree_remove requires 'workspace_id'", { field: 'workspace_id' });
       const force = args.force ?? false;
@@ -168,7 +181,7 @@ export function createRepoTool(deps: RepoToolDeps): NativeTool {
       };
     },
     progress_list: async (args) => {
-      const project = requiredPath(args);
+      const project = requiredPath(gate, args);
       const input = args.input ?? {};
       const limit = Math.min(100, Math.max(1, input.limit ?? PROGRESS_LIMIT_DEFAULT));
       const page = await deps.progressJournal.list({ project, limit: 100_000 });

@@ -12,6 +12,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 
 import { ApiError } from '../../../shared/apiError.js';
 import type { RequestContext } from '../../../supervisor/http/types.js';
+import { RootGate } from '../../../supervisor/fs/rootGate.js';
 import { WorkPool } from '../../../supervisor/pool/workPool.js';
 import { fsRoutes, READ_CAP_REMOTE_BYTES } from '../../../supervisor/routes/fs.js';
 import { gitSandbox, type GitSandbox } from '../../helpers/gitRepo.js';
@@ -80,7 +81,7 @@ describe('fs reads: caps, pool reads, compression off the loop', () => {
   it('a remote caller gets the 10 MB cap on read-editor and read-editor-external', async () => {
     const pool = new WorkPool();
     try {
-      const routes = fsRoutes(pool, () => [repo]);
+      const routes = fsRoutes(pool, new RootGate(() => [repo]));
       const call = async (pattern: string, query: Record<string, string>, isLoopback: boolean) => {
         const handler = routes.find((r) => r.method === 'GET' && r.pattern === pattern)?.handler;
         if (typeof handler !== 'function') throw new Error(`${pattern} is not a plain route`);

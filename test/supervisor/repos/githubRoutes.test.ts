@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { validatorOf } from '../../../shared/schemaCheck.js';
 import type { GhCli } from '../../../supervisor/repos/ghCli.js';
+import type { RootGate } from '../../../supervisor/fs/rootGate.js';
 import { githubRoutes } from '../../../supervisor/routes/github.js';
 import { fakeGh, type FakeGh } from '../../fixtures/fakeGh/fakeGhLauncher.js';
 import { gitSandbox, type GitSandbox } from '../../helpers/gitRepo.js';
@@ -28,6 +29,8 @@ describe('GitHub routes through gh', () => {
     repo = sb.initRepo('app', { 'README.md': '# app\n' });
     gh = fakeGh(HEAD);
     t = await Tuicd.start({ env: { ...sb.env, ...gh.env } });
+    const reg = await t.socket('PUT', '/config/repositories', JSON.stringify({ repos: [repo] }), { 'content-type': 'application/json' });
+    assert.equal(reg.status, 200, reg.text);
   });
   after(async () => {
     await t?.stop();
@@ -47,7 +50,7 @@ describe('GitHub routes through gh', () => {
   });
 
   it("answers what the routes declare, gh's JSON passed through", async () => {
-    const declared = githubRoutes({} as GhCli);
+    const declared = githubRoutes({} as GhCli, {} as RootGate);
     const q = encodeURIComponent(repo);
     const check = async (method: 'GET' | 'POST', pattern: string, path: string, body?: unknown) => {
       const r = method === 'GET' ? await t.socket('GET', path) : await post(path, body);

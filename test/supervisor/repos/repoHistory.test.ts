@@ -40,6 +40,8 @@ describe('git panel routes against real git', () => {
 
   it('registers the repositories it uses', async () => {
     const repos = Object.fromEntries(['history', 'stash', 'panel', 'orphans'].map((n) => [sb.initRepo(n, { 'a.txt': 'one\n' }), {}]));
+    // The sandbox itself (not a repository) is registered too: the bad-input cases ask git about it.
+    repos[sb.root] = {};
     const r = await t.socket('PUT', '/config/repositories', JSON.stringify({ repos, groups: [] }), { 'content-type': 'application/json' });
     assert.equal(r.status, 200, r.text);
   });

@@ -146,8 +146,11 @@ describe('repositories and the /repo routes against real git', () => {
       field: 'ref',
       in: 'query',
     });
+    // A registered directory that is not a repository (the root gate lets only registered paths in).
+    assert.equal((await put('/config/repositories', { repos: { [repo]: { displayName: 'Web' }, [sb.root]: {} }, groups: [] })).status, 200);
     const notRepo = await t.socket('GET', `/repo/diff-stats?path=${q(sb.root)}`);
     assert.equal(notRepo.status, 400);
+    assert.equal((await put('/config/repositories', { repos: { [repo]: { displayName: 'Web' } }, groups: [] })).status, 200);
     assert.deepEqual(notRepo.json(), { error: `not a git repository: ${sb.root}`, code: 'invalid_input' });
   });
 

@@ -15,6 +15,7 @@ import type { TSchema } from 'typebox';
 import { validatorOf } from '../../../shared/schemaCheck.js';
 import { buildOpenApiDocument } from '../../../supervisor/http/openapi.js';
 import type { Route } from '../../../supervisor/http/types.js';
+import type { RootGate } from '../../../supervisor/fs/rootGate.js';
 import type { WorkPool } from '../../../supervisor/pool/workPool.js';
 import type { GhCli } from '../../../supervisor/repos/ghCli.js';
 import type { WorktreeManager } from '../../../supervisor/repos/worktrees.js';
@@ -32,12 +33,12 @@ import { Tuicd } from '../../helpers/tuicdProcess.js';
 const unused = {} as never;
 const ROUTES: Route[] = [
   ...repoConfigRoutes(unused as RepoConfigDeps),
-  ...repoRoutes(unused as WorkPool),
-  ...repoHistoryRoutes(),
-  ...repoOrphanRoutes(),
-  ...githubRoutes(unused as GhCli),
-  ...worktreeRoutes(unused as WorktreeManager, () => []),
-  ...fsRoutes(unused as WorkPool, () => []),
+  ...repoRoutes(unused as WorkPool, unused as RootGate),
+  ...repoHistoryRoutes(unused as RootGate),
+  ...repoOrphanRoutes(unused as RootGate),
+  ...githubRoutes(unused as GhCli, unused as RootGate),
+  ...worktreeRoutes(unused as WorktreeManager, () => [], unused as RootGate),
+  ...fsRoutes(unused as WorkPool, unused as RootGate),
 ];
 
 type Json = Record<string, unknown>;

@@ -28,6 +28,8 @@ describe('worktrees: two agents in parallel checkouts of one repository', () => 
     repo = sb.initRepo('app', { 'README.md': 'hello\n', 'src/a.ts': 'export const a = 1;\n', '.gitignore': 'build/\n' });
     sb.write(repo, { 'build/cache.bin': 'warm artifact\n' }); // ignored: copied into new worktrees in the background
     t = await Tuicd.start({ env: sb.env });
+    const reg = await t.socket('PUT', '/config/repositories', JSON.stringify({ repos: [repo] }), { 'content-type': 'application/json' });
+    assert.equal(reg.status, 200, reg.text);
     events = await SseClient.open({ socketPath: t.socketPath, path: '/events?types=worktree-created,worktree-removed,worktree-create-failed' });
   });
   after(async () => {
@@ -61,7 +63,11 @@ describe('worktrees: two agents in parallel checkouts of one repository', () => 
     assert.equal(paths['agent-two'].branch, 'agent-two');
     assert.equal(readFileSync(join(one.path, 'build/cache.bin'), 'utf8'), 'warm artifact\n');
     const list = (await get('/worktrees')).json();
-    assert.deepEqual(list.map((w: { workspace_id: string }) => w.workspace_id).sort(), [], 'no repository is registered or has a session yet');
+    assert.deepEqual(
+      list.map((w: { workspace_id: string }) => w.workspace_id).sort(),
+      ['agent-one', 'agent-two'],
+      'the worktrees of the registered repository',
+    );
   });
 
   it('shows each worktree its own diff and stats, singly and in one batch', async () => {

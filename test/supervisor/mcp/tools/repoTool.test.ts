@@ -125,4 +125,23 @@ describe('MCP repo tool through the SDK client', () => {
     const badInput = await call(client, { action: 'progress_list', path: repo, input: { bogus: 1 } });
     assert.match(payload(badInput).error, /^progress_invalid_request: unknown input field/);
   });
+
+  it('a path outside every root is forbidden for every action that takes one, naming nothing outside', async () => {
+    const client = await connect('gate-client');
+    const stranger = sb.initRepo('stranger-repo', { 's.txt': 's\n' });
+    for (const args of [
+      { action: 'status', path: stranger },
+      { action: 'status', path: '/etc' },
+      { action: 'worktree_list', path: stranger },
+      { action: 'worktree_create', path: stranger, branch: 'nope' },
+      { action: 'progress_list', path: '/' },
+    ]) {
+      const r = await call(client, args);
+      assert.equal(r.isError, true, JSON.stringify(args));
+      const body = payload(r);
+      assert.equal(body.code, 'forbidden', JSON.stringify(body));
+      assert.doesNotMatch(body.error, /stranger|etc/);
+    }
+    assert.equal(existsSync(`${stranger}__wt/nope`), false);
+  });
 });
