@@ -12,7 +12,7 @@ import type { AgentMessaging, RegisterRequest } from '../../agents/messaging.js'
 import { AgentConstants } from '../../agents/peerRegistry.js';
 import { checkEnv, type SessionService } from '../../sessions/sessionService.js';
 import { clampWaitTimeout } from '../../sessions/sessionWaiter.js';
-import { defineTool, describeArgument, requireAction, ToolError } from './nativeTool.js';
+import { defineTool, describeArgument, ToolError } from './nativeTool.js';
 import type { CallerContext, NativeTool } from './nativeTool.js';
 
 export interface AgentToolDeps {
@@ -25,59 +25,73 @@ export interface AgentToolDeps {
   maxSessions: () => number;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 const MESSAGING_ACTIONS = new Set(['register', 'list_peers', 'send', 'inbox']);
+const DIMENSION_MAX = 500;
 
-function optionalText(args: Record<string, unknown>, key: string, max: number): string | undefined {
-  const v = args[key];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string') throw new ToolError(`'${key}' must be a string, got ${describeArgument(v)}`);
-  if (v.length > max) throw new ToolError(`'${key}' must be at most ${max} characters`);
-  return v;
+/** A string argument of at most `max` characters, its refusal in one sentence. */
+const text = (description: string, max: number = AgentConstants.PROJECT_MAX_CHARS) =>
+  Type.String({ description, maxLength: max, errorMessage: `'{field}' must be a string of at most ${max} characters, got {json}` });
+const uuid = (description: string) =>
+  Type.String({ description, pattern: UUID_PATTERN, errorMessage: '{field} must be a canonical UUID (36 characters), got {json}' });
+const flag = (description: string) => Type.Boolean({ description, errorMessage: "'{field}' must be a boolean, got {json}" });
+const dimension = (name: string) =>
+  Type.Integer({
+    minimum: 1,
+    maximum: DIMENSION_MAX,
+    description: `spawn: terminal ${name}`,
+    errorMessage: `'{field}' must be an integer from 1 to ${DIMENSION_MAX}, got {json}`,
+  });
+
+/** The arguments as the schema below has checked them (null-valued optional ones dropped). */
+interface AgentArgs {
+  action: string;
+  prompt?: string;
+  agent_type?: string;
+  binary_path?: string;
+  args?: string[];
+  cwd?: string;
+  model?: string;
+  env?: Record<string, string>;
+  keep_open?: boolean;
+  print_mode?: boolean;
+  output_format?: string;
+  connection_id?: string;
+  rows?: number;
+  cols?: number;
+  pty_description?: string | null;
+  name?: string;
+  path?: string;
+  project?: string;
+  orchestrator?: boolean;
+  tuic_session?: string;
+  replaces?: string;
+  to?: string;
+  message?: string;
+  urgency?: 'normal' | 'urgent';
+  since?: number;
+  limit?: number;
+  timeout_ms?: number;
 }
 
-function sinceArg(args: Record<string, unknown>): number | undefined {
-  const v = args['since'];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0)
-    throw new ToolError(`'since' must be a non-negative integer (a next_since value), got ${describeArgument(v)}`);
-  return v;
-}
-
-function limitArg(args: Record<string, unknown>): number {
-  const v = args['limit'];
-  if (v === undefined || v === null) return AgentConstants.INBOX_DEFAULT_LIMIT;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > AgentConstants.INBOX_CAPACITY)
-    throw new ToolError(`'limit' must be an integer from 1 to ${AgentConstants.INBOX_CAPACITY}, got ${describeArgument(v)}`);
-  return v;
-}
-
-function projectArg(args: Record<string, unknown>): string | undefined {
-  return optionalText(args, 'path', AgentConstants.PROJECT_MAX_CHARS) ?? optionalText(args, 'project', AgentConstants.PROJECT_MAX_CHARS);
+/** A name that is only blanks names nothing. */
+function nameArg(args: AgentArgs): string | undefined {
+  if (args.name !== undefined && args.name.trim() === '') throw new ToolError("'name' must not be empty");
+  return args.name;
 }
 
 export function createAgentTool(deps: AgentToolDeps): NativeTool {
   const { messaging, sessions } = deps;
 
-  const register = (args: Record<string, unknown>, caller: CallerContext): Record<string, unknown> => {
+  const register = (args: AgentArgs, caller: CallerContext): Record<string, unknown> => {
     const req: RegisterRequest = {};
-    const announced = optionalText(args, 'tuic_session', 64);
-    if (announced !== undefined && !UUID.test(announced))
-      throw new ToolError(`tuic_session must be a canonical UUID (36 characters), got ${describeArgument(announced)}`);
-    if (announced !== undefined) req.tuicSession = announced;
-    const name = optionalText(args, 'name', AgentConstants.NAME_MAX_CHARS);
-    if (name !== undefined && name.trim() === '') throw new ToolError("'name' must not be empty");
+    if (args.tuic_session !== undefined) req.tuicSession = args.tuic_session;
+    const name = nameArg(args);
     if (name !== undefined) req.name = name;
-    const project = projectArg(args);
+    const project = args.path ?? args.project;
     if (project !== undefined) req.project = project;
-    const orchestrator = args['orchestrator'];
-    if (orchestrator !== undefined && orchestrator !== null && typeof orchestrator !== 'boolean')
-      throw new ToolError(`'orchestrator' must be a boolean, got ${describeArgument(orchestrator)}`);
-    if (typeof orchestrator === 'boolean') req.orchestrator = orchestrator;
-    const replaces = optionalText(args, 'replaces', 64);
-    if (replaces !== undefined && !UUID.test(replaces))
-      throw new ToolError(`replaces must be a canonical UUID (36 characters), got ${describeArgument(replaces)}`);
-    if (replaces !== undefined) req.replaces = replaces;
+    if (args.orchestrator !== undefined) req.orchestrator = args.orchestrator;
+    if (args.replaces !== undefined) req.replaces = args.replaces;
 
     const r = messaging.register(caller, req);
     return {
@@ -96,16 +110,11 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
     };
   };
 
-  const send = (args: Record<string, unknown>, caller: CallerContext): Record<string, unknown> => {
-    const to = args['to'];
-    if (typeof to !== 'string' || to === '')
-      throw new ToolError("Action 'send' requires 'to' (a peer's tuic_session, the session id of its terminal, or its alias)");
-    const message = args['message'];
-    if (typeof message !== 'string' || message === '') throw new ToolError("Action 'send' requires 'message'");
-    const urgency = args['urgency'];
-    if (urgency !== undefined && urgency !== null && urgency !== 'normal' && urgency !== 'urgent')
-      throw new ToolError(`'urgency' must be normal or urgent, got ${describeArgument(urgency)}`);
-    const { message: stored, receipt, toSelf } = messaging.send(caller, to, message, urgency === 'urgent');
+  const send = (args: AgentArgs, caller: CallerContext): Record<string, unknown> => {
+    const { to, message } = args;
+    if (to === undefined || to === '') throw new ToolError("Action 'send' requires 'to' (a peer's tuic_session, the session id of its terminal, or its alias)");
+    if (message === undefined || message === '') throw new ToolError("Action 'send' requires 'message'");
+    const { message: stored, receipt, toSelf } = messaging.send(caller, to, message, args.urgency === 'urgent');
     const out: Record<string, unknown> = {
       ok: true,
       accepted: true,
@@ -120,77 +129,48 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
     return out;
   };
 
-  const inbox = (args: Record<string, unknown>, caller: CallerContext): Record<string, unknown> => {
-    const page = messaging.inbox(caller, sinceArg(args), limitArg(args));
+  const inbox = (args: AgentArgs, caller: CallerContext): Record<string, unknown> => {
+    const page = messaging.inbox(caller, args.since, args.limit ?? AgentConstants.INBOX_DEFAULT_LIMIT);
     const out: Record<string, unknown> = { messages: page.messages, count: page.messages.length, next_since: page.nextSince, has_more: page.hasMore };
     if (page.missed > 0) out['missed_count'] = page.missed;
     return out;
   };
 
-  const wait = async (args: Record<string, unknown>, caller: CallerContext): Promise<Record<string, unknown>> => {
-    const { messages, nextSince } = await messaging.wait(caller, sinceArg(args), clampWaitTimeout(args['timeout_ms']), caller.signal);
+  const wait = async (args: AgentArgs, caller: CallerContext): Promise<Record<string, unknown>> => {
+    const { messages, nextSince } = await messaging.wait(caller, args.since, clampWaitTimeout(args.timeout_ms), caller.signal);
     const met = messages.length > 0;
     return { met, timed_out: !met, new_messages: messages.length, messages, next_since: nextSince };
   };
 
-  const spawn = async (args: Record<string, unknown>, caller: CallerContext): Promise<Record<string, unknown>> => {
+  const spawn = async (args: AgentArgs, caller: CallerContext): Promise<Record<string, unknown>> => {
     if (!caller.isLoopback) throw new ToolError('forbidden', 'Agent spawning is restricted to localhost connections');
-    const prompt = args['prompt'];
-    if (typeof prompt !== 'string' || prompt.trim() === '') throw new ToolError("Action 'spawn' requires 'prompt'");
+    const { prompt } = args;
+    if (prompt === undefined || prompt.trim() === '') throw new ToolError("Action 'spawn' requires 'prompt'");
     const req: SpawnRequest = { prompt };
-    const text = (key: string): string | undefined => optionalText(args, key, AgentConstants.PROJECT_MAX_CHARS);
-    const agentType = text('agent_type');
-    if (agentType !== undefined) req.agentType = agentType;
-    const binaryPath = text('binary_path');
-    if (binaryPath !== undefined) req.binaryPath = binaryPath;
-    const cwd = text('cwd');
-    if (cwd !== undefined) req.cwd = cwd;
-    const model = text('model');
-    if (model !== undefined) req.model = model;
-    const name = optionalText(args, 'name', AgentConstants.NAME_MAX_CHARS);
-    if (name !== undefined) {
-      if (name.trim() === '') throw new ToolError("'name' must not be empty");
-      req.name = name;
-    }
-    const list = args['args'];
-    if (list !== undefined && list !== null) {
-      if (!Array.isArray(list) || !list.every((a) => typeof a === 'string'))
-        throw new ToolError(`'args' must be an array of strings, got ${describeArgument(list)}`);
-      req.args = list;
-    }
-    for (const dim of ['rows', 'cols'] as const) {
-      const v = args[dim];
-      if (v === undefined || v === null) continue;
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > 500)
-        throw new ToolError(`'${dim}' must be an integer from 1 to 500, got ${describeArgument(v)}`);
-      req[dim] = v;
-    }
-    if (args['pty_description'] !== undefined) {
-      const d = args['pty_description'];
-      if (d !== null && typeof d !== 'string') throw new ToolError("'pty_description' must be a string or null");
-      req.ptyDescription = d === '' ? null : (d as string | null);
-    }
-    const connection = args['connection_id'];
-    if (connection !== undefined && connection !== null && connection !== '' && connection !== 'local') {
+    if (args.agent_type !== undefined) req.agentType = args.agent_type;
+    if (args.binary_path !== undefined) req.binaryPath = args.binary_path;
+    if (args.cwd !== undefined) req.cwd = args.cwd;
+    if (args.model !== undefined) req.model = args.model;
+    const name = nameArg(args);
+    if (name !== undefined) req.name = name;
+    if (args.args !== undefined) req.args = args.args;
+    if (args.rows !== undefined) req.rows = args.rows;
+    if (args.cols !== undefined) req.cols = args.cols;
+    if (args.pty_description !== undefined) req.ptyDescription = args.pty_description === '' ? null : args.pty_description;
+    const connection = args.connection_id;
+    if (connection !== undefined && connection !== '' && connection !== 'local') {
       throw new ToolError(
         `connection_id ${describeArgument(connection)} names a remote connection; tuicd runs agents on this machine only: omit connection_id`,
       );
     }
-    if (args['env'] !== undefined && args['env'] !== null) {
-      checkEnv(args['env']);
-      req.env = args['env'] as Record<string, string>;
+    if (args.env !== undefined) {
+      // The names tuicd reserves and the size limits; the schema has checked the shape.
+      checkEnv(args.env);
+      req.env = args.env;
     }
-    for (const [key, field] of [
-      ['keep_open', 'keepOpen'],
-      ['print_mode', 'printMode'],
-    ] as const) {
-      const v = args[key];
-      if (v === undefined || v === null) continue;
-      if (typeof v !== 'boolean') throw new ToolError(`'${key}' must be a boolean, got ${describeArgument(v)}`);
-      req[field] = v;
-    }
-    const outputFormat = text('output_format');
-    if (outputFormat !== undefined) req.outputFormat = outputFormat;
+    if (args.keep_open !== undefined) req.keepOpen = args.keep_open;
+    if (args.print_mode !== undefined) req.printMode = args.print_mode;
+    if (args.output_format !== undefined) req.outputFormat = args.output_format;
     return { ...(await deps.spawner.spawnFor(caller, req)) };
   };
 
@@ -217,45 +197,70 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
     notes:
       'Messages are kept per recipient (100, oldest dropped first; missed_count says how many). Cursors are logical milliseconds: pass next_since back, or omit since to resume where you last read; since=0 replays everything.',
     properties: {
-      prompt: Type.Optional(Type.String({ description: 'spawn: the task' })),
-      agent_type: Type.Optional(Type.String({ description: 'spawn: claude, codex, gemini… (its binary is looked up on PATH)' })),
-      binary_path: Type.Optional(Type.String({ description: 'spawn: absolute path of the agent program' })),
-      args: Type.Optional(Type.Array(Type.String(), { description: 'spawn: arguments; {prompt} marks where the prompt goes (else it is the last one)' })),
-      cwd: Type.Optional(Type.String({ description: 'spawn: working directory' })),
-      model: Type.Optional(Type.String({ description: 'spawn: passed as --model' })),
+      prompt: Type.Optional(Type.String({ description: 'spawn: the task', errorMessage: "'prompt' must be a string, got {json}" })),
+      agent_type: Type.Optional(text('spawn: claude, codex, gemini… (its binary is looked up on PATH)')),
+      binary_path: Type.Optional(text('spawn: absolute path of the agent program')),
+      args: Type.Optional(
+        Type.Array(Type.String(), {
+          description: 'spawn: arguments; {prompt} marks where the prompt goes (else it is the last one)',
+          errorMessage: "'args' must be an array of strings, got {json}",
+        }),
+      ),
+      cwd: Type.Optional(text('spawn: working directory')),
+      model: Type.Optional(text('spawn: passed as --model')),
       env: Type.Optional(
         Type.Record(Type.String(), Type.String(), {
           description: 'spawn: extra environment variables',
           errorMessage: 'env must be an object of names to strings',
         }),
       ),
-      keep_open: Type.Optional(
-        Type.Boolean({ description: 'spawn: keep the terminal and its output after the agent exits', errorMessage: "'keep_open' must be a boolean" }),
-      ),
-      print_mode: Type.Optional(Type.Boolean({ description: 'spawn: true runs the agent one-shot and headless (claude -p, codex exec); default false' })),
-      output_format: Type.Optional(Type.String({ description: 'spawn, print_mode: e.g. json' })),
+      keep_open: Type.Optional(flag('spawn: keep the terminal and its output after the agent exits')),
+      print_mode: Type.Optional(flag('spawn: true runs the agent one-shot and headless (claude -p, codex exec); default false')),
+      output_format: Type.Optional(text('spawn, print_mode: e.g. json')),
       connection_id: Type.Optional(Type.String({ description: 'spawn: a remote connection; tuicd has only this machine' })),
-      rows: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
-      cols: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
+      rows: Type.Optional(dimension('rows')),
+      cols: Type.Optional(dimension('cols')),
       pty_description: Type.Optional(
-        Type.Union([Type.String(), Type.Null()], { description: 'spawn: what the terminal works on (default: from the prompt; null: none)' }),
+        Type.Union([Type.String(), Type.Null()], {
+          description: 'spawn: what the terminal works on (default: from the prompt; null: none)',
+          errorMessage: "'pty_description' must be a string or null",
+        }),
       ),
-      name: Type.Optional(Type.String({ description: 'register, spawn: display name' })),
-      path: Type.Optional(Type.String({ description: 'register: your project (repository path); list_peers: only peers of this project' })),
-      orchestrator: Type.Optional(Type.Boolean({ description: 'register: declare (true) or drop (false) the orchestrator role; omitted keeps it' })),
-      tuic_session: Type.Optional(
-        Type.String({ description: 'register: the identity (canonical UUID) to register as; omitted = your terminal’s, or a new one' }),
+      name: Type.Optional(text('register, spawn: display name', AgentConstants.NAME_MAX_CHARS)),
+      path: Type.Optional(text('register: your project (repository path); list_peers: only peers of this project')),
+      project: Type.Optional(text('register, list_peers: the same as path (older clients)')),
+      orchestrator: Type.Optional(flag('register: declare (true) or drop (false) the orchestrator role; omitted keeps it')),
+      tuic_session: Type.Optional(uuid('register: the identity (canonical UUID) to register as; omitted = your terminal’s, or a new one')),
+      replaces: Type.Optional(uuid('register: an old identity (UUID) whose mail moves to you')),
+      to: Type.Optional(Type.String({ description: 'send: recipient', errorMessage: "'to' must be a string, got {json}" })),
+      message: Type.Optional(Type.String({ description: 'send: the text, at most 64 KiB', errorMessage: "'message' must be a string, got {json}" })),
+      urgency: Type.Optional(
+        Type.String({
+          enum: ['normal', 'urgent'],
+          description: 'send: default normal',
+          errorMessage: "'urgency' must be normal or urgent, got {json}",
+        } as never),
       ),
-      replaces: Type.Optional(Type.String({ description: 'register: an old identity (UUID) whose mail moves to you' })),
-      to: Type.Optional(Type.String({ description: 'send: recipient' })),
-      message: Type.Optional(Type.String({ description: 'send: the text, at most 64 KiB' })),
-      urgency: Type.Optional(Type.String({ enum: ['normal', 'urgent'], description: 'send: default normal' } as never)),
-      since: Type.Optional(Type.Integer({ minimum: 0, description: 'inbox, wait: a next_since value; 0 replays everything' })),
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'inbox: at most this many messages (default 100)' })),
+      since: Type.Optional(
+        Type.Integer({
+          minimum: 0,
+          description: 'inbox, wait: a next_since value; 0 replays everything',
+          errorMessage: "'since' must be a non-negative integer (a next_since value), got {json}",
+        }),
+      ),
+      limit: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: AgentConstants.INBOX_CAPACITY,
+          description: `inbox: at most this many messages (default ${AgentConstants.INBOX_DEFAULT_LIMIT})`,
+          errorMessage: `'limit' must be an integer from 1 to ${AgentConstants.INBOX_CAPACITY}, got {json}`,
+        }),
+      ),
       timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 300_000, description: 'wait: how long to block' })),
     },
-    handler: async (args, caller) => {
-      const action = requireAction(tool, args);
+    handler: async (raw, caller) => {
+      const args = raw as unknown as AgentArgs;
+      const { action } = args;
       if (MESSAGING_ACTIONS.has(action) && !caller.isLoopback) throw new ToolError('forbidden', 'Agent messaging is restricted to localhost connections');
       switch (action) {
         case 'spawn':
@@ -263,7 +268,7 @@ export function createAgentTool(deps: AgentToolDeps): NativeTool {
         case 'register':
           return register(args, caller);
         case 'list_peers':
-          return { peers: messaging.listPeers(projectArg(args)) };
+          return { peers: messaging.listPeers(args.path ?? args.project) };
         case 'send':
           return send(args, caller);
         case 'inbox':
