@@ -20,15 +20,6 @@ export function readBody(res: EngineResponse, declaredLength: number | undefined
     let total = 0;
     let settled = false;
     let oversize = declaredLength !== undefined && declaredLength > maxBytes;
-    // Declared past what would ever be drained: the 413 goes out at once, before any byte is read.
-    // Waiting for bytes the client may not send (it waits for an answer first) left it with no
-    // status line at all, only the request timeout or the close.
-    if (oversize && declaredLength! > maxBytes + OVERSIZE_DRAIN_BYTES) {
-      settled = true;
-      res.onData(() => {});
-      resolve({ ok: false, tooLarge: true, drained: false });
-      return;
-    }
     // With a declared length the body is copied once, straight into its final buffer.
     const whole =
       !oversize && declaredLength !== undefined && Number.isInteger(declaredLength) && declaredLength > 0 ? Buffer.allocUnsafe(declaredLength) : undefined;
