@@ -105,6 +105,18 @@ export class TcpAuth {
     }, now);
   }
 
+  /**
+   * True when `check` could not accept the request whatever it waited for: no LAN bypass, no
+   * Authorization header, and no session cookie or `?token=` while a session token is set. Read
+   * synchronously, so a public route that only says more to the authenticated (/health) keeps its
+   * fast path for the anonymous caller.
+   */
+  carriesNoCredential(req: AuthRequest): boolean {
+    const s = this.settings();
+    if (s.lanAuthBypass || req.headers['authorization'] !== undefined) return false;
+    return !s.sessionToken || (cookieValue(req.headers['cookie']) === undefined && req.query.get('token') === null);
+  }
+
   async check(req: AuthRequest): Promise<AuthOutcome> {
     const s = this.settings();
     const { headers } = req;

@@ -260,7 +260,9 @@ export class HttpServer {
     ex.params = match.params;
     const route = match.route;
     // A public route that reads credentials has them checked like any other, but is never refused.
-    const needsAuth: AuthMode = la.kind !== 'tcp' ? 'none' : !route.public ? 'required' : route.optionalAuth ? 'optional' : 'none';
+    let needsAuth: AuthMode = la.kind !== 'tcp' ? 'none' : !route.public ? 'required' : route.optionalAuth ? 'optional' : 'none';
+    // Nothing to check: the anonymous answer goes out on the fast path, as for any public route.
+    if (needsAuth === 'optional' && this.opts.auth.carriesNoCredential(ex)) needsAuth = 'none';
 
     if (isStreamHandler(route.handler)) {
       const stream = route.handler;

@@ -52,17 +52,7 @@ export class OutputRing {
 
   /** From `offset` (clamped) up to `limit` bytes, or the last `limit` bytes, or everything kept. */
   read(options: RingReadOptions = {}): RingRead {
-    const oldest = this.oldestOffset;
-    const end = this.total;
-    let start: number;
-    let stop: number;
-    if (options.offset !== undefined) {
-      start = Math.min(Math.max(options.offset, oldest), end);
-      stop = options.limit === undefined ? end : Math.min(end, start + options.limit);
-    } else {
-      start = options.limit === undefined ? oldest : Math.max(oldest, end - options.limit);
-      stop = end;
-    }
+    const { start, stop } = readRange(options, this.oldestOffset, this.total);
     return { start, bytes: this.copy(start, stop) };
   }
 
@@ -76,4 +66,16 @@ export class OutputRing {
     if (first < length) this.storage.copy(out, first, 0, length - first);
     return out;
   }
+}
+
+/**
+ * The absolute byte range a read asks for among the kept bytes [oldest, end): from `offset`
+ * (clamped) up to `limit` bytes, or the last `limit` bytes, or everything kept.
+ */
+export function readRange(options: RingReadOptions, oldest: number, end: number): { start: number; stop: number } {
+  if (options.offset !== undefined) {
+    const start = Math.min(Math.max(options.offset, oldest), end);
+    return { start, stop: options.limit === undefined ? end : Math.min(end, start + options.limit) };
+  }
+  return { start: options.limit === undefined ? oldest : Math.max(oldest, end - options.limit), stop: end };
 }

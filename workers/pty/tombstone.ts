@@ -7,7 +7,7 @@
  */
 
 import { PtyConstants } from '../../shared/protocol/pty.js';
-import type { RingRead, RingReadOptions } from './outputRing.js';
+import { readRange, type RingRead, type RingReadOptions } from './outputRing.js';
 import type { ScreenSnapshot } from './screenModel.js';
 import type { ExitInfo, LogRead } from './ptySession.js';
 
@@ -90,16 +90,7 @@ export class Tombstone {
 
   private readTail(options: RingReadOptions): RingRead {
     const oldest = this.tailStart;
-    const end = this.totalWritten;
-    let start: number;
-    let stop: number;
-    if (options.offset !== undefined) {
-      start = Math.min(Math.max(options.offset, oldest), end);
-      stop = options.limit === undefined ? end : Math.min(end, start + options.limit);
-    } else {
-      start = options.limit === undefined ? oldest : Math.max(oldest, end - options.limit);
-      stop = end;
-    }
+    const { start, stop } = readRange(options, oldest, this.totalWritten);
     // A copy, as the ring gives: the caller may hand it to a transport that keeps it.
     return { start, bytes: Buffer.from(this.tail.subarray(start - oldest, stop - oldest)) };
   }

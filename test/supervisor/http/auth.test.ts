@@ -355,3 +355,14 @@ describe('safeEqual', () => {
     assert.equal(safeEqual('', 'x'), false);
   });
 });
+
+it('carriesNoCredential: only a request that check() could never accept skips it', () => {
+  const { auth, settings } = make();
+  assert.equal(auth.carriesNoCredential(req({}, NO_QUERY, IP)), true, 'nothing sent');
+  assert.equal(auth.carriesNoCredential(req({ authorization: basic(USER, 'wrong') }, NO_QUERY, IP)), false, 'Basic, even wrong, is checked');
+  assert.equal(auth.carriesNoCredential(req({ cookie: `tui-session=${TOKEN}` }, NO_QUERY, IP)), false, 'a session cookie is checked');
+  assert.equal(auth.carriesNoCredential(req({}, new URLSearchParams({ token: 'x' }), IP)), false, 'a ?token= is checked');
+  assert.equal(auth.carriesNoCredential(req({ cookie: 'other=1' }, NO_QUERY, IP)), true, 'an unrelated cookie is nothing');
+  settings.lanAuthBypass = true;
+  assert.equal(auth.carriesNoCredential(req({}, NO_QUERY, '192.168.1.2')), false, 'the LAN bypass may authenticate anyone');
+});
