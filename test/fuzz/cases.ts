@@ -13,6 +13,7 @@
  *   move or reopen the listener, change auth or the guard get only invalid values.
  */
 import type { WsFrameSpec, WsPlan } from './client.js';
+import { containmentCase, containmentToolArgs, sessionCwd } from './containment.js';
 import type { Rng } from './rng.js';
 import {
   anyTypedText,
@@ -34,7 +35,7 @@ import {
 } from './values.js';
 import type { J, JObj } from './values.js';
 
-export type Family = 'rest' | 'mcp' | 'ws' | 'sse' | 'method' | 'path' | 'headers' | 'oversize' | 'raw';
+export type Family = 'rest' | 'mcp' | 'ws' | 'sse' | 'method' | 'path' | 'headers' | 'oversize' | 'raw' | 'contain';
 export type ListenerKind = 'socket' | 'tcp';
 
 export interface Slot {
@@ -59,7 +60,12 @@ export interface FuzzCtx {
   upstreamId: string;
   nodePath: string;
   mockScript: string;
+  /** A git repository the fuzzer's sessions run in (so a root). */
   workDir: string;
+  /** Beside workDir and no root: holds secret.txt; workDir/link-out points here. */
+  outsideDir: string;
+  /** tuicd's HOME (what `~` means to it). */
+  home: string;
 }
 
 export interface Case {
@@ -91,6 +97,10 @@ export interface Case {
   /** TCP: a body sent as a CORS "simple" content type, which must not be accepted. */
   textPlain: boolean;
   publicRoute: boolean;
+  /** Names a path outside every root: a 2xx (or a tool result that is no error) is a breach. */
+  outside: boolean;
+  /** A file that must not exist after the answer (git ran a command or wrote where it was told). */
+  canary: string | null;
   /** Free-form: what the generator did (mutations), for the report. */
   notes: string[];
 }
@@ -663,7 +673,11 @@ const REST: Array<[number, RouteGen]> = [
       const withShell = r.chance(0.8);
       if (withShell) entries.push(['shell', shell]);
       if (r.chance(0.5)) entries.push(['args', argsFor(r, withShell ? shell : '/bin/sh')]);
-      if (r.chance(0.6)) entries.push(['cwd', r.chance(0.5) ? ctx.workDir : r.chance(0.7) ? nastyString(r).slice(0, 5000) : nastyValue(r, { strings: false })]);
+      if (r.chance(0.6))
+        entries.push([
+          'cwd',
+          sessionCwd(r.chance(0.5) ? ctx.workDir : r.chance(0.7) ? nastyString(r).slice(0, 5000) : nastyValue(r, { strings: false }), ctx)!,
+        ]);
       if (r.chance(0.4)) entries.push(['rows', r.chance(0.5) ? r.int(1, 500) : nastyNumber(r)]);
       if (r.chance(0.4)) entries.push(['cols', r.chance(0.5) ? r.int(1, 500) : nastyNumber(r)]);
       if (r.chance(0.3)) entries.push(['session_id', r.pick<J>([`fz-${r.hex(8)}`, ctx.slots[0]!.id, nastyString(r).slice(0, 5000), 42])]);
@@ -870,6 +884,7 @@ const TOOL_NAMES: Array<readonly [number, string]> = [
   [1, 'mock__whoami'],
   [1, 'mock__rpcError'],
   [1, 'mock__initParams'],
+  [2, 'repo'],
   [2, '*nasty*'],
 ];
 
@@ -946,7 +961,10 @@ function toolArgs(r: Rng, ctx: FuzzCtx, name: string, depth: number): ToolCall {
           );
           put(
             'cwd',
-            maybe(r, 0.5, () => (r.chance(0.5) ? ctx.workDir : nastyString(r).slice(0, 5000))),
+            sessionCwd(
+              maybe(r, 0.5, () => (r.chance(0.5) ? ctx.workDir : nastyString(r).slice(0, 5000))),
+              ctx,
+            ),
           );
           put(
             'rows',
@@ -1184,6 +1202,7 @@ interface McpDraft {
   body: Buffer;
   what: string;
   mayBlock: boolean;
+  outside?: boolean;
 }
 
 function mcpMessage(r: Rng, ctx: FuzzCtx, index: number): McpDraft {
@@ -1231,6 +1250,11 @@ function mcpMessage(r: Rng, ctx: FuzzCtx, index: number): McpDraft {
       };
     case 'tools/call': {
       const name = r.weighted(TOOL_NAMES);
+      if (name === 'repo') {
+        // The repo tool asked about a directory outside every root: its result must be an error.
+        const params = obj({ name, arguments: obj(containmentToolArgs(r, ctx)) });
+        return { body: jsonBody(rpc('tools/call', params)), what: 'tools/call repo (outside)', mayBlock: false, outside: true };
+      }
       const call = name === '*nasty*' ? { name: nastyString(r), args: nastyValue(r, { strings: false }), mayBlock: false } : toolArgs(r, ctx, name, 0);
       const params = r.chance(0.95)
         ? obj({ name: call.name, arguments: call.args, ...(r.chance(0.1) ? { _meta: nastyValue(r, { strings: false }) } : {}) })
@@ -1445,10 +1469,15 @@ function crossSiteHeaders(r: Rng, ctx: FuzzCtx): { headers: Array<[string, strin
   ])();
 }
 
-function badAuthHeader(r: Rng, ctx: FuzzCtx): { header: string | null; what: string } {
+/** Bad credentials on TCP: a header, or (with no Authorization) a guessed session token in the query or the cookie. */
+function badAuthHeader(r: Rng, ctx: FuzzCtx): { header: string | null; what: string; query?: string; cookie?: string } {
   const b64 = (s: string) => Buffer.from(s, 'latin1').toString('base64');
-  return r.pick<() => { header: string | null; what: string }>([
+  const guess = () => r.pick([r.hex(32), r.hex(64), r.uuid(), '', 'null', headerSafe(nastyString(r).slice(0, 300))]);
+  return r.pick<() => { header: string | null; what: string; query?: string; cookie?: string }>([
     () => ({ header: null, what: 'no Authorization' }),
+    () => ({ header: null, what: 'guessed ?token=', query: `token=${pct(guess())}` }),
+    () => ({ header: null, what: 'guessed tui-session cookie', cookie: `tui-session=${guess().replace(/[;,\s]/g, '')}` }),
+    () => ({ header: null, what: 'guessed token and cookie', query: `token=${pct(guess())}`, cookie: `tui-session=${r.hex(32)}; other=1` }),
     () => ({ header: `Basic ${b64(`${ctx.username}:wrong-password`)}`, what: 'wrong password' }),
     () => ({ header: `Basic ${b64('admin:admin')}`, what: 'wrong user' }),
     () => ({ header: `Basic ${b64(ctx.username)}`, what: 'Basic without a colon' }),
@@ -1635,6 +1664,8 @@ function emptyCase(index: number, family: Family): Case {
     badAuth: null,
     textPlain: false,
     publicRoute: false,
+    outside: false,
+    canary: null,
     notes: [],
   };
 }
@@ -1665,6 +1696,7 @@ export function generateCase(r: Rng, ctx: FuzzCtx, index: number): Case {
     [5, 'headers'],
     [3, 'oversize'],
     [4, 'raw'],
+    [5, 'contain'],
   ]);
   const c = emptyCase(index, family);
   const tcp = ctx.tcpPort !== null && r.chance(0.45);
@@ -1687,6 +1719,16 @@ export function generateCase(r: Rng, ctx: FuzzCtx, index: number): Case {
       if (json !== undefined && !Buffer.isBuffer(json) && r.chance(0.3)) json = mutateBody(r, json, c.notes, d.sensitive ?? false);
       break;
     }
+    case 'contain': {
+      const d = containmentCase(r, ctx, index);
+      c.method = d.method;
+      c.route = d.route;
+      c.path = d.path;
+      c.outside = d.outside;
+      c.canary = d.canary;
+      if (d.body !== undefined) json = d.body;
+      break;
+    }
     case 'mcp': {
       const which = r.weighted<string>([
         [12, 'post'],
@@ -1706,6 +1748,7 @@ export function generateCase(r: Rng, ctx: FuzzCtx, index: number): Case {
         c.notes.push(m.what);
         c.route = `POST /mcp (${m.what.split(' ')[0]})`;
         json = m.body;
+        if (m.outside) c.outside = true;
         if (m.mayBlock) {
           c.mayBlock = true;
           c.timeoutMs = BLOCKING_TIMEOUT_MS;
@@ -1925,6 +1968,8 @@ export function generateCase(r: Rng, ctx: FuzzCtx, index: number): Case {
       const bad = badAuthHeader(r, ctx);
       auth = bad.header;
       c.badAuth = bad.what;
+      if (bad.query !== undefined && c.path.startsWith('/')) c.path += (c.path.includes('?') ? '&' : '?') + bad.query;
+      if (bad.cookie !== undefined) c.headers.push(['Cookie', bad.cookie]);
     }
     if (auth !== null) c.headers.unshift(['Authorization', auth]);
     if (r.chance(0.14)) {

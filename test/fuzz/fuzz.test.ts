@@ -1,7 +1,8 @@
 /**
  * The CI pass of the fuzzer: ~25 s of seeded requests against a real tuicd (unix socket and TCP on
  * 127.0.0.1), failing on any finding: a crash, a 5xx, a non-JSON error answer, a dropped or hung
- * request, a huge echoed error body, a cross-site or bad-credential request accepted on TCP. Drops
+ * request, a huge echoed error body, a cross-site or bad-credential (Basic, guessed token or cookie)
+ * request accepted on TCP, a path outside every root answered, git running a command it was handed. Drops
  * uWS's own parser makes before any handler runs are reported as known and do not fail it.
  * The failure message is the full report: every distinct finding with the seed and index that
  * replays it (`node dist/test/fuzz/run.js --seed <seed> --replay <index>`).

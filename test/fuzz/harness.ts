@@ -8,7 +8,8 @@
  */
 import { hash as bcryptHash } from '@node-rs/bcrypt';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,7 @@ import { join } from 'node:path';
 
 import { Tuicd } from '../helpers/tuicdProcess.js';
 import { baselineUpstreams } from './cases.js';
+import { LINK_OUT, SECRET_FILE } from './containment.js';
 import type { FuzzCtx, Slot } from './cases.js';
 import { send } from './client.js';
 import type { Answer, Target } from './client.js';
@@ -159,7 +161,9 @@ export class FuzzTarget {
     const home = join(root, 'home');
     const configDir = join(root, 'config');
     const workDir = join(root, 'work');
-    for (const d of [home, configDir, workDir]) mkdirSync(d, { recursive: true });
+    const outsideDir = join(root, 'outside');
+    for (const d of [home, configDir, workDir, outsideDir]) mkdirSync(d, { recursive: true });
+    makeContainmentFixture(workDir, outsideDir);
     const password = `fuzz-password-${opts.seed}`;
     // Cost 4: the server verifies whatever cost the hash says, and wrong-password cases stay cheap.
     const passwordHash = await bcryptHash(password, { cost: 4 });
@@ -184,6 +188,8 @@ export class FuzzTarget {
       nodePath: process.execPath,
       mockScript: MOCK_UPSTREAM,
       workDir,
+      outsideDir,
+      home,
     };
     writeFileSync(join(configDir, 'mcp-upstreams.json'), JSON.stringify(baselineUpstreams(ctx), null, 2), { mode: 0o600 });
     const t = new FuzzTarget(opts, root, ctx, services);
@@ -439,4 +445,24 @@ export class FuzzTarget {
     rmSync(this.root, { recursive: true, force: true });
     return { exitCode, leftovers };
   }
+}
+
+/**
+ * The work tree is a git repository with one commit (a root while the fuzzer's sessions run in it);
+ * the outside directory beside it holds a secret and is reachable from the work tree only through
+ * a symlink and `..`, which the root gate must see through.
+ */
+function makeContainmentFixture(workDir: string, outsideDir: string): void {
+  writeFileSync(join(outsideDir, SECRET_FILE), 'outside every root\n');
+  writeFileSync(join(workDir, 'README.md'), 'hello from the fuzz work tree\n');
+  symlinkSync(outsideDir, join(workDir, LINK_OUT));
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=fuzz', '-c', 'user.email=fuzz@localhost', '-c', 'init.defaultBranch=main', ...args], {
+      cwd: workDir,
+      stdio: 'ignore',
+      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' },
+    });
+  git('init', '-q');
+  git('add', 'README.md');
+  git('commit', '-q', '-m', 'fuzz fixture');
 }

@@ -2,6 +2,8 @@
  * What counts as a finding, and how findings are grouped: one group per (kind, route, status,
  * normalized error message), with a count and the first few cases to reproduce it.
  */
+import { existsSync } from 'node:fs';
+
 import type { Answer } from './client.js';
 import type { Case } from './cases.js';
 
@@ -18,7 +20,9 @@ export type FindingKind =
   | 'auth-bypass'
   | 'simple-content-type-accepted'
   | 'ws-internal-error'
-  | 'mcp-internal-error';
+  | 'mcp-internal-error'
+  | 'containment-breach'
+  | 'command-ran';
 
 export const KIND_TITLES: Record<FindingKind, string> = {
   crash: 'crashes (tuicd exited)',
@@ -34,6 +38,8 @@ export const KIND_TITLES: Record<FindingKind, string> = {
   'auth-bypass': 'TCP requests with bad credentials answered 2xx/101',
   'simple-content-type-accepted': 'TCP bodies with a CORS-simple Content-Type (text/plain, form) accepted',
   'ws-internal-error': 'WebSocket closed by the server with 1011 (internal error)',
+  'containment-breach': 'a path outside every root answered (2xx, or a tool result that is no error)',
+  'command-ran': "git ran a command or wrote a file it was handed (the case's canary file exists)",
   'mcp-internal-error': "MCP internal errors (JSON-RPC -32603, or a tool result \"Tool '…' failed\": an unexpected exception, MCP's 5xx)",
 };
 
@@ -51,6 +57,8 @@ export const KIND_ORDER: FindingKind[] = [
   'simple-content-type-accepted',
   'ws-internal-error',
   'mcp-internal-error',
+  'containment-breach',
+  'command-ran',
 ];
 
 export const HUGE_ERROR_BYTES = 8 * 1024;
@@ -75,6 +83,17 @@ function isHealthBody(a: Answer): boolean {
   try {
     const b = JSON.parse(a.body.toString('utf8')) as { ok?: unknown; instance_id?: unknown };
     return b.ok === true && typeof b.instance_id === 'string';
+  } catch {
+    return false;
+  }
+}
+
+/** A tools/call answer (JSON or one SSE message) that carries a result which is not an error. */
+function isToolSuccess(text: string): boolean {
+  const json = text.trimStart().startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '');
+  try {
+    const parsed = JSON.parse(json) as { result?: { isError?: unknown } };
+    return parsed.result !== undefined && parsed.result.isError !== true;
   } catch {
     return false;
   }
@@ -115,6 +134,7 @@ export function uwsParserDrops(c: Case): boolean {
 /** The findings one answered case yields (crashes are detected by the harness, not here). */
 export function judge(c: Case, a: Answer, engine = 'uws'): Finding[] {
   const out: Finding[] = [];
+  if (c.canary !== null && existsSync(c.canary)) out.push({ kind: 'command-ran', detail: c.canary });
   if (a.kind === 'error') return out; // could not connect: the harness decides whether tuicd died
   if (c.relaxed) {
     if (a.status >= 500) out.push({ kind: '5xx', detail: `${a.status}` });
@@ -155,6 +175,10 @@ export function judge(c: Case, a: Answer, engine = 'uws'): Finding[] {
     const failed = /Tool '[^'\\]{0,80}' failed: ([^"\\]{0,160})/.exec(text);
     if (failed) out.push({ kind: 'mcp-internal-error', detail: `tool failed: ${failed[1]}` });
     else if (/"code":\s*-32603/.test(text)) out.push({ kind: 'mcp-internal-error', detail: 'JSON-RPC -32603' });
+  }
+  if (c.outside && s >= 200 && s < 300) {
+    if (c.path !== '/mcp') out.push({ kind: 'containment-breach', detail: `${s}` });
+    else if (isToolSuccess(a.body.toString('utf8'))) out.push({ kind: 'containment-breach', detail: 'tool result without isError' });
   }
   if (a.ws?.closeCode === 1011) out.push({ kind: 'ws-internal-error', detail: `close 1011 ${JSON.stringify(a.ws.closeReason ?? '')}` });
   return out;
