@@ -9,6 +9,10 @@
  * refused and one into another root is not. A path that does not exist yet (a file about to be
  * written) is judged by the real path of its deepest existing ancestor. The refusal is `forbidden`
  * and names only the argument, never the file, and is the same whether the file exists or not.
+ *
+ * Writes (and deletes, moves, directories made) are refused below a `.git` component of a root: a
+ * repository's config, hooks and attributes there name commands git runs (`core.fsmonitor`,
+ * `core.pager`, filter drivers, hooks), so a file write would become a command.
  */
 import { realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve, sep } from 'node:path';
@@ -73,6 +77,24 @@ export class RootGate {
   contain(path: string, key: string): string {
     const full = resolve(path);
     if (!this.allows(full)) throw outside(key);
+    return full;
+  }
+
+  /**
+   * A path about to be written, created, deleted or moved (already through the gate): forbidden when
+   * its real path lies in a `.git` directory (or is a `.git` file) below the root that holds it.
+   */
+  writable(path: string, key: string): string {
+    const full = resolve(path);
+    const real = realPathOrAncestor(full);
+    let holder: string | undefined;
+    for (const root of this.realRoots()) if (isInside(real, root) && (holder === undefined || root.length > holder.length)) holder = root;
+    if (holder === undefined) throw outside(key);
+    if (real.slice(holder.length).split(sep).includes('.git'))
+      throw new ApiError(
+        'forbidden',
+        `Access denied: '${key}' is inside a repository's .git directory (git's own files are not written here: they can name commands git runs)`,
+      );
     return full;
   }
 

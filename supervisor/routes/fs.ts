@@ -139,7 +139,8 @@ export function fsRoutes(pool: WorkPool, gate: RootGate): Route[] {
       handler: async ({ body }) => {
         const repo = repoPathFrom(gate, body, 'body', REPO_KEYS);
         const from = repoFile(repo, body.from, 'from');
-        const to = repoFile(repo, body.to, 'to');
+        const to = gate.writable(repoFile(repo, body.to, 'to'), 'to');
+        if (mode === 'rename') gate.writable(from, 'from');
         if (from === repo || to === repo) throw new ApiError('forbidden', 'the repository root cannot be moved or overwritten');
         await transferOne(from, to, mode === 'rename' ? 'move' : 'copy');
         return json({ ok: true });
@@ -157,7 +158,8 @@ export function fsRoutes(pool: WorkPool, gate: RootGate): Route[] {
       answers: { 200: OkAnswer, 403: forbidden, 404: failure('No such source.') },
       handler: async ({ body }) => {
         const from = gate.absolute(body.from, 'from');
-        const to = gate.absolute(body.to, 'to');
+        const to = gate.writable(gate.absolute(body.to, 'to'), 'to');
+        if (mode === 'move') gate.writable(from, 'from');
         await transferOne(from, to, mode);
         return json({ ok: true });
       },
@@ -281,7 +283,7 @@ export function fsRoutes(pool: WorkPool, gate: RootGate): Route[] {
       answers: { 200: OkAnswer, 403: forbidden },
       handler: async ({ body }) => {
         const repo = repoPathFrom(gate, body, 'body', REPO_KEYS);
-        const target = repoFile(repo, body.file, 'file');
+        const target = gate.writable(repoFile(repo, body.file, 'file'), 'file');
         await mkdir(dirname(target), { recursive: true });
         await writeFile(target, body.content);
         return json({ ok: true });
@@ -294,7 +296,7 @@ export function fsRoutes(pool: WorkPool, gate: RootGate): Route[] {
       body: Type.Object({ path: gatedPath('path', 'The file.'), content }),
       answers: { 200: OkAnswer, 403: forbidden },
       handler: async ({ body }) => {
-        await writeFile(gate.absolute(body.path, 'path'), body.content);
+        await writeFile(gate.writable(gate.absolute(body.path, 'path'), 'path'), body.content);
         return json({ ok: true });
       },
     }),
@@ -306,7 +308,7 @@ export function fsRoutes(pool: WorkPool, gate: RootGate): Route[] {
       answers: { 200: OkAnswer, 403: forbidden },
       handler: async ({ body }) => {
         const repo = repoPathFrom(gate, body, 'body', REPO_KEYS);
-        await mkdir(repoFile(repo, body.dir, 'dir'), { recursive: true });
+        await mkdir(gate.writable(repoFile(repo, body.dir, 'dir'), 'dir'), { recursive: true });
         return json({ ok: true });
       },
     }),
@@ -320,6 +322,7 @@ export function fsRoutes(pool: WorkPool, gate: RootGate): Route[] {
         const repo = repoPathFrom(gate, body, 'body', REPO_KEYS_BESIDE_PATH);
         const target = repoFile(repo, body.path, 'path');
         if (target === repo) throw new ApiError('forbidden', 'refusing to delete the repository root');
+        gate.writable(target, 'path');
         const st = await lstat(target).catch(() => null);
         if (!st) throw new ApiError('not_found', `no such file or directory: ${quoteClientInput(body.path)}`);
         await rm(target, { recursive: st.isDirectory(), force: false });
@@ -345,9 +348,12 @@ export function fsRoutes(pool: WorkPool, gate: RootGate): Route[] {
       }),
       answers: { 200: TransferSchema, 403: forbidden },
       handler: async ({ body }) => {
-        const destDir = gate.absolute(body.destDir, 'destDir');
+        const destDir = gate.writable(gate.absolute(body.destDir, 'destDir'), 'destDir');
         // Every source passes the same gate as the destination: nothing outside a root is copied in or moved away.
-        const sources = body.paths.map((p, i) => gate.contain(absoluteArg(p, `paths[${i}]`, 'body'), `paths[${i}]`));
+        const sources = body.paths.map((p, i) => {
+          const src = gate.contain(absoluteArg(p, `paths[${i}]`, 'body'), `paths[${i}]`);
+          return body.mode === 'move' ? gate.writable(src, `paths[${i}]`) : src;
+        });
         const moved: string[] = [];
         const errors: Array<{ path: string; error: string }> = [];
         for (const src of sources) {
@@ -382,7 +388,7 @@ export function fsRoutes(pool: WorkPool, gate: RootGate): Route[] {
       handler: async ({ body }) => {
         const repo = repoPathFrom(gate, body, 'body', REPO_KEYS);
         const pattern = body.pattern;
-        const file = join(repo, '.gitignore');
+        const file = gate.writable(join(repo, '.gitignore'), '.gitignore');
         const existing = await readFile(file, 'utf8').catch(() => '');
         if (existing.split(/\r?\n/).includes(pattern)) return json({ ok: true, added: false });
         await appendFile(file, (existing === '' || existing.endsWith('\n') ? '' : '\n') + pattern + '\n');
