@@ -47,6 +47,8 @@ export const UpstreamStatusRowSchema = Type.Object({
   last_error: Type.Union([Type.String(), Type.Null()]),
   /** The stdio child's process id while it runs (tests check a hot reload left it alone). */
   pid: Type.Union([Type.Integer(), Type.Null()]),
+  /** While `authenticating`: the pending OAuth flow's authorization URL (added by the supervisor). */
+  authorization_url: Type.Optional(Type.String()),
 });
 
 export const McpHubProtocol = defineProtocol({
@@ -63,6 +65,11 @@ export const McpHubProtocol = defineProtocol({
     disconnect: { params: Type.Object({ name: Type.String() }), result: Type.Object({}) },
     /** Manual reconnect (also out of `failed`): status connecting, disconnect, connect. Error: `Upstream '<n>' not found`. */
     reconnect: { params: Type.Object({ name: Type.String() }), result: Type.Object({}) },
+    /** An OAuth flow's status change (authenticating, needs_auth, or the status before a cancelled attempt). Error: `Upstream '<n>' not found`. */
+    authStatus: {
+      params: Type.Object({ name: Type.String(), status: UpstreamStatusSchema, last_error: Type.Union([Type.String(), Type.Null()]) }),
+      result: Type.Object({}),
+    },
     /** mark_initial_connect_complete: every saved upstream is registered (their handshakes may still run). */
     initialConnectComplete: { params: Type.Object({}), result: Type.Object({}) },
     /**

@@ -175,6 +175,17 @@ export const EVENT_SCHEMAS = {
     { entry: ProgressEntrySchema },
     { description: 'An entry was added to the progress journal (the `progress` tool, or an intent marker).' },
   ),
+  'mcp-oauth-start': Type.Object(
+    {
+      name: Type.String(),
+      authorization_url: Type.String(),
+      as_origin: Type.String(),
+      cross_domain_as: Type.Boolean(),
+    },
+    {
+      description: 'An OAuth authorization of an upstream started (POST /mcp/upstreams/oauth/start): the URL to open, and the authorization server it goes to.',
+    },
+  ),
   'upstream-status-changed': Type.Object(
     { name: Type.String(), status: Type.Union([UpstreamStatusSchema, Type.Literal('disconnected')]) },
     { description: "An upstream MCP server's status changed." },

@@ -10,6 +10,9 @@ import type { EventBus } from '../events/eventBus.js';
 import { McpHubHost } from '../hosts/mcpHubHost.js';
 import type { Logger } from '../log.js';
 import { mcpUpstreamsRoutes } from '../routes/mcpUpstreams.js';
+import { upstreamOAuthRoutes } from '../routes/upstreamOAuth.js';
+import { OAuthFlows } from '../upstreams/oauth/oauthFlows.js';
+import { bearerOf, OAuthStore } from '../upstreams/oauth/oauthStore.js';
 import { projectUpstreamsRoutes } from '../routes/projectUpstreams.js';
 import type { CredentialStore } from '../secrets/credentialStore.js';
 import { ProjectUpstreams } from '../upstreams/projectUpstreams.js';
@@ -43,16 +46,37 @@ export function hubFeature(deps: HubDeps): HubFeature {
     log,
     credential: async (account) => {
       const store = credentials();
-      return store ? store.get(account) : null;
+      if (!store) return null;
+      const value = await store.get(account);
+      // An upstream's own account may hold an OAuth token set: requests carry its access token.
+      return account.includes('/') ? value : bearerOf(value);
     },
     ownPort,
     settleTimeoutMs: settleTimeoutFromEnv(deps.env),
+  });
+  const oauth = new OAuthFlows({
+    servers: async () => (await upstreams.read()).servers,
+    store: new OAuthStore(credentials),
+    hub: {
+      status: async (name) => {
+        const row = (await hub.status()).find((r) => r.name === name);
+        return row ? { status: row.status, lastError: row.last_error } : null;
+      },
+      setAuthStatus: (name, status, lastError) => hub.setAuthStatus(name, status, lastError),
+      reconnect: (name) => hub.reconnect(name),
+    },
+    onStart: (event) => deps.bus.publish('mcp-oauth-start', event),
+    log: (level, msg, fields) => log[level](fields ?? {}, msg),
   });
   return {
     name: 'hub',
     hub,
     projects,
-    routes: [...mcpUpstreamsRoutes({ store: upstreams, control: hub, credentials, ownPort }), ...projectUpstreamsRoutes(projects)],
+    routes: [
+      ...mcpUpstreamsRoutes({ store: upstreams, control: hub, credentials, ownPort, pendingAuthorization: (name) => oauth.pendingUrl(name) }),
+      ...upstreamOAuthRoutes(oauth),
+      ...projectUpstreamsRoutes(projects),
+    ],
     prepare: () => projects.load(),
     start: async () => {
       // A corrupt mcp-upstreams.json is named in the log and left alone; the server still comes up.
@@ -61,7 +85,11 @@ export function hubFeature(deps: HubDeps): HubFeature {
         return { servers: [] };
       });
       void hub.boot(saved.servers).catch((err: unknown) => log.error({ err }, 'upstream boot failed'));
+      oauth.startSweeping();
     },
-    dispose: () => hub.stop(),
+    dispose: () => {
+      oauth.dispose();
+      return hub.stop();
+    },
   };
 }

@@ -22,7 +22,7 @@ import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { toDisposable, type Disposable } from '../../shared/disposable.js';
 import { RawToolResult, textEnvelope, type ToolCallOutcome } from '../../shared/mcpEnvelope.js';
 import { HubConstants, HubHostProtocol, McpHubProtocol, type HubHostProtocolT, type McpHubProtocolT } from '../../shared/protocol/mcpHub.js';
-import type { UpstreamServerWire } from '../../shared/protocol/upstreamServer.js';
+import type { UpstreamServerWire, UpstreamStatus } from '../../shared/protocol/upstreamServer.js';
 import { messagePortTransport, workerTransport } from '../../shared/transports/messagePort.js';
 import type { Transport } from '../../shared/transports/transport.js';
 import type { EventBus } from '../events/eventBus.js';
@@ -260,6 +260,20 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
         if (!hub.closed) throw err;
         // It died under the request: its successor connects every upstream afresh, which is what was asked.
         await this.hub();
+      }
+    });
+  }
+
+  /** An OAuth flow's status change for one upstream (see McpHubProtocol `authStatus`). */
+  async setAuthStatus(name: string, status: UpstreamStatus, lastError: string | null): Promise<void> {
+    await this.serial(async () => {
+      if (!this.registered.has(name)) throw new UpstreamNotFoundError(name);
+      const hub = await this.hub();
+      try {
+        await hub.request('authStatus', { name, status, last_error: lastError });
+      } catch (err) {
+        if (err instanceof SupervisorError && err.code === ErrorCode.UPSTREAM_NOT_FOUND) throw new UpstreamNotFoundError(name);
+        throw err;
       }
     });
   }

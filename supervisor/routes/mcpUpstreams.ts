@@ -36,6 +36,8 @@ export interface McpUpstreamsRouteDeps {
   credentials: () => UpstreamSecrets | null;
   /** `services.server.port`, for the circular-proxy check. */
   ownPort: () => number;
+  /** The pending OAuth flow's authorization URL of an `authenticating` upstream. */
+  pendingAuthorization?: (name: string) => string | null;
 }
 
 /** An error answer of this route's own, with the common error body. */
@@ -101,7 +103,17 @@ export function mcpUpstreamsRoutes(deps: McpUpstreamsRouteDeps): Route[] {
       tag: TAG,
       summary: "Every upstream's live status, transport, tools and call metrics",
       answers: { 200: UpstreamStatusAnswer },
-      handler: async () => json({ upstreams: await deps.control.status() }),
+      handler: async () => {
+        const rows = await deps.control.status();
+        const pending = deps.pendingAuthorization;
+        if (pending === undefined) return json({ upstreams: rows });
+        return json({
+          upstreams: rows.map((row) => {
+            const url = row.status === 'authenticating' ? pending(row.name) : null;
+            return url === null ? row : { ...row, authorization_url: url };
+          }),
+        });
+      },
     }),
     defineRoute({
       method: 'POST',

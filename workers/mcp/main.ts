@@ -92,6 +92,10 @@ server = serve(messagePortTransport(parentPort!), McpHubProtocol, {
     registry.reconnect(name);
     return {};
   },
+  authStatus: ({ name, status, last_error }) => {
+    registry.setAuthStatus(name, status, last_error);
+    return {};
+  },
   initialConnectComplete: () => {
     registry.markInitialConnectComplete();
     return {};

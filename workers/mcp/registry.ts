@@ -156,6 +156,20 @@ export class UpstreamRegistry {
     this.connect(entry.server, null);
   }
 
+  /**
+   * An OAuth flow moved the upstream (authenticating when one starts; needs_auth when it is denied,
+   * fails or expires; the earlier status when it is cancelled). Calls are refused while it is
+   * authenticating or needs_auth, and the health checker leaves it alone.
+   */
+  setAuthStatus(name: string, status: UpstreamStatus, lastError: string | null): void {
+    const entry = this.entries.get(name);
+    if (!entry) throw new SupervisorError(ErrorCode.UPSTREAM_NOT_FOUND, `Upstream '${name}' not found`);
+    if (entry.status === status && entry.lastError === lastError) return;
+    entry.lastError = lastError;
+    if (entry.status === status) this.opts.events.status(name, status, lastError);
+    else this.setStatus(entry, status);
+  }
+
   /** Every merged tool, qualified, in registration order: the JSON array tools/list splices. */
   mergedToolsJson(): { json: string; count: number } {
     const parts: string[] = [];
@@ -227,7 +241,13 @@ export class UpstreamRegistry {
         return { message: `Upstream '${name}' is disabled`, code: 'unavailable' };
       case 'needs_auth':
       case 'authenticating':
-        return { message: JSON.stringify({ code: -32001, message: `Upstream '${name}' is awaiting OAuth authentication` }), code: 'unauthorized' };
+        return {
+          message: JSON.stringify({
+            code: -32001,
+            message: `Upstream '${name}' is awaiting OAuth authentication: authorize it with POST /mcp/upstreams/oauth/start {"name":"${name}"} and open the authorization_url it answers`,
+          }),
+          code: 'unauthorized',
+        };
       case 'failed':
         return { message: `Upstream '${name}' has failed — restart the server or reconnect`, code: 'unavailable' };
       case 'connecting':

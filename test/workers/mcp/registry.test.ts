@@ -347,7 +347,11 @@ test('needs_auth does not trip the breaker and calls get the -32001 error string
   await h.settle();
   assert.equal(h.registry.statusRows()[0]!.status, 'needs_auth');
   const text = JSON.parse((await h.registry.call('oauth', 'x', {})).json).content[0].text;
-  assert.deepEqual(JSON.parse(JSON.parse(text).error), { code: -32001, message: "Upstream 'oauth' is awaiting OAuth authentication" });
+  assert.deepEqual(JSON.parse(JSON.parse(text).error), {
+    code: -32001,
+    message:
+      'Upstream \'oauth\' is awaiting OAuth authentication: authorize it with POST /mcp/upstreams/oauth/start {"name":"oauth"} and open the authorization_url it answers',
+  });
   assert.equal(h.clients.get('oauth')!.connects, 1, 'no retry loop');
 });
 
