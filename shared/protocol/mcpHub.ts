@@ -92,7 +92,7 @@ export const McpHubProtocol = defineProtocol({
      * no enabled entry is `connecting`.
      */
     tools: Type.Object({ revision: Type.Integer(), settled: Type.Boolean(), count: Type.Integer() }),
-    /** Published on /events as `upstream-status-changed` {name, status}. */
+    /** Published on /events as `upstream-status-changed` {name, status, last_error}. */
     status: Type.Object({
       name: Type.String(),
       status: Type.Union([UpstreamStatusSchema, Type.Literal('disconnected')]),

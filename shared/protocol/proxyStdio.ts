@@ -43,7 +43,8 @@ export const ProxyStdioProtocol = defineProtocol({
      * Spawns the upstream (env cleared to the allowlist + `env`, `~` expanded in command, args and
      * cwd) and runs the handshake: initialize → notifications/initialized → tools/list. Fails at once
      * with `Upstream '<n>' respawning too fast (<ms>ms since last spawn, min 5000ms)` when called
-     * within MIN_RESPAWN_INTERVAL_MS of the previous spawn. A running child is shut down first.
+     * within MIN_RESPAWN_INTERVAL_MS of the previous spawn (error data: `reason: 'respawn_rate_limit'`
+     * and `retry_after_ms`, how long until a start is taken). A running child is shut down first.
      * Reply payload: the upstream's `tools` array as JSON (`[]` when result.tools is missing).
      */
     start: {

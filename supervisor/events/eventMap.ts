@@ -187,7 +187,14 @@ export const EVENT_SCHEMAS = {
     },
   ),
   'upstream-status-changed': Type.Object(
-    { name: Type.String(), status: Type.Union([UpstreamStatusSchema, Type.Literal('disconnected')]) },
+    {
+      name: Type.String(),
+      status: Type.Union([UpstreamStatusSchema, Type.Literal('disconnected')]),
+      last_error: Type.Union([Type.String(), Type.Null()], {
+        description:
+          'Why it left `ready` or is not ready (a failed handshake or call, `… (pid 123) ended: exited on its own (signal SIGKILL)`); null when ready.',
+      }),
+    },
     { description: "An upstream MCP server's status changed." },
   ),
   'config-changed': Type.Object(

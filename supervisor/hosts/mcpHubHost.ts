@@ -485,7 +485,7 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
     };
     hub.on('tools', (data, payload) => this.onTools(data, payload));
     hub.on('status', ({ name, status, last_error }) => {
-      this.opts.bus.publish('upstream-status-changed', { name, status });
+      this.opts.bus.publish('upstream-status-changed', { name, status, last_error });
       if (last_error !== null && status !== 'ready') this.opts.log.warn({ upstream: name, status, last_error }, 'upstream status changed');
       else this.opts.log.info({ upstream: name, status }, 'upstream status changed');
     });

@@ -135,6 +135,7 @@ export class UpstreamRegistry {
     if (!server.enabled) return;
     entry.client = this.opts.createClient(server);
     entry.client.onToolsMayHaveChanged?.(() => void this.refreshTools(entry));
+    entry.client.onConnectionLost?.((reason) => this.connectionLost(entry, reason));
     void this.initialize(entry);
     this.opts.events.toolsChanged();
   }
@@ -272,14 +273,16 @@ export class UpstreamRegistry {
       .catch((err: unknown) => this.opts.events.log('warn', 'upstream shutdown failed', { upstream: entry.server.name, error: message(err) }));
   }
 
-  private initialize(entry: Entry): Promise<void> {
+  /** The handshake (a respawn: after the connection was lost, see connectionLost). */
+  private initialize(entry: Entry, respawn = false): Promise<void> {
     const run = (async () => {
       try {
         const tools = await entry.client!.connect();
         if (entry.removed) return;
         entry.initialized = true;
         this.setTools(entry, tools);
-        this.recordSuccess(entry, true);
+        if (respawn) this.respawned(entry);
+        else this.recordSuccess(entry, true);
       } catch (err) {
         if (entry.removed) return;
         this.recordFailure(entry, err);
@@ -290,6 +293,38 @@ export class UpstreamRegistry {
       if (!entry.removed) this.opts.events.toolsChanged();
     });
     return entry.connecting;
+  }
+
+  /**
+   * The connection ended on its own (a stdio child crashed or was killed, its pump went away). A
+   * ready upstream leaves ready at once (`connecting` with the reason as last_error: unlisted, the
+   * status event sent) and is respawned now (the stdio client waits out the pump's 5 s respawn
+   * limit); calls meanwhile wait for that handshake. An open circuit keeps its backoff, and its probe
+   * is a handshake now. The exit is not a breaker failure by itself (a call it failed is one, and so
+   * is a respawn that fails, which then retries as any failed handshake does). Nothing happens for
+   * `failed` (manual reconnect or the health probe), `disabled`, or an upstream still connecting.
+   */
+  private connectionLost(entry: Entry, reason: string): void {
+    if (entry.removed) return;
+    if (entry.status !== 'ready' && entry.status !== 'circuit_open') return;
+    entry.handshakeDue = true;
+    entry.lastError = reason;
+    this.opts.events.log('info', 'upstream connection lost', { upstream: entry.server.name, error: reason, status: entry.status });
+    if (entry.status === 'circuit_open') return this.scheduleRetry(entry);
+    this.setStatus(entry, 'connecting');
+    if (entry.connecting === null) void this.initialize(entry, true);
+  }
+
+  /**
+   * A respawn handshake succeeded: ready again, unless a failure meanwhile opened the circuit. It
+   * leaves the breaker's count alone: a child that starts is no proof that calls work (a server that
+   * hangs or dies on every call must still open the circuit on the third failed call).
+   */
+  private respawned(entry: Entry): void {
+    entry.handshakeDue = false;
+    if (entry.status !== 'connecting') return;
+    entry.lastError = null;
+    this.setStatus(entry, 'ready');
   }
 
   private setStatus(entry: Entry, status: UpstreamStatus): void {

@@ -3,8 +3,10 @@
  * Pump object hosted in the hub's thread (pumpHost.ts), reached over its own channel, that owns the
  * child process. Deadlines, teardown, the lossy stdout queue and the respawn limit live in the
  * pump; this side maps the UpstreamClient calls onto its channel, respawns the child when a call
- * finds it gone (the pump enforces the 5 s limit, its error is the call's failure), and tells the
- * registry when the tools may have changed (the child exited, or was respawned).
+ * or the registry asks for it (a start the pump refuses as too soon after the last spawn waits out
+ * the rest of the 5 s limit and is tried again), tells the registry at once when the child ended
+ * without being asked to (it crashed, was killed, or its pump went away: the registry respawns it),
+ * and when the tools may have changed (the child exited, or was respawned).
  */
 
 import { type Client, connect } from '../../shared/channel.js';
@@ -31,6 +33,10 @@ const CHANNEL_MARGIN_MS = 5_000;
 /** timeout_secs 0 means no deadline; the channel still needs one (setTimeout's ceiling). */
 const NO_DEADLINE_MS = 2 ** 31 - 1;
 const STATUS_TIMEOUT_MS = 5_000;
+/** A start refused as too soon is tried again after the rest of the limit; a refusal this many times running is the start's failure. */
+const MAX_START_ATTEMPTS = 3;
+/** Timers may fire a millisecond before Date.now() says the limit is over. */
+const RESPAWN_WAIT_MARGIN_MS = 20;
 
 type StdioTransport = Extract<UpstreamServerWire['transport'], { type: 'stdio' }>;
 
@@ -46,7 +52,12 @@ export class StdioUpstream implements UpstreamClient {
   private starting: Promise<UpstreamTool[]> | undefined;
   private closing: Promise<void> | undefined;
   private attaching: Promise<Client<ProxyStdioProtocolT>> | undefined;
+  /** Aborted by close(): a start waiting out the respawn limit stops waiting. */
+  private readonly closed = new AbortController();
+  /** Why the child ended while a start was in flight; reported as lost if that start fails. */
+  private lostDuringStart: string | undefined;
   private readonly toolsListeners = new Set<() => void>();
+  private readonly lostListeners = new Set<(reason: string) => void>();
 
   constructor(private readonly options: StdioUpstreamOptions) {
     const { server } = options;
@@ -84,22 +95,97 @@ export class StdioUpstream implements UpstreamClient {
     this.toolsListeners.add(listener);
   }
 
+  onConnectionLost(listener: (reason: string) => void): void {
+    this.lostListeners.add(listener);
+  }
+
   /** Shuts the child down (stdin closed, 2 s, group SIGKILL), then releases its pump. Idempotent. */
   close(): Promise<void> {
-    this.closing ??= this.shutdownPump();
+    if (this.closing === undefined) {
+      this.closing = this.shutdownPump();
+      this.closed.abort();
+    }
     return this.closing;
   }
 
-  /** Spawns (or respawns) the child through the pump; concurrent callers share one start. */
+  /**
+   * Spawns (or respawns) the child through the pump; concurrent callers share one start. A child
+   * that ended while a start was in flight is not news while that start may still replace it; if
+   * the start fails, the loss is reported then.
+   */
   private start(signal?: AbortSignal): Promise<UpstreamTool[]> {
     if (this.closing !== undefined) return Promise.reject(new Error(`Upstream '${this.name}' is closed`));
-    this.starting ??= this.runStart(signal).finally(() => (this.starting = undefined));
+    this.starting ??= this.runStart(signal)
+      .then(
+        (tools) => {
+          this.lostDuringStart = undefined;
+          return tools;
+        },
+        (err: unknown) => {
+          const lost = this.lostDuringStart;
+          this.lostDuringStart = undefined;
+          if (lost !== undefined && this.closing === undefined && !this.running) this.connectionLost(lost);
+          throw err;
+        },
+      )
+      .finally(() => (this.starting = undefined));
     return this.starting;
   }
 
   private async runStart(signal: AbortSignal | undefined): Promise<UpstreamTool[]> {
-    const client = await this.pump();
-    if (this.closing !== undefined) throw new Error(`Upstream '${this.name}' is closed`);
+    const reply = await this.startChild(signal);
+    this.running = true;
+    this.childPid = reply.result.pid;
+    const respawned = this.started;
+    this.started = true;
+    this.options.log('info', `Upstream '${this.name}' ${respawned ? 'respawned' : 'started'} (pid ${reply.result.pid})`, {
+      upstream: this.name,
+      pid: reply.result.pid,
+      server_name: reply.result.server_name,
+    });
+    const tools = this.toTools(parsePayload(reply.payload, []));
+    if (respawned) this.toolsMayHaveChanged();
+    return tools;
+  }
+
+  /** The pump's `start`; a refusal as too soon after the last spawn waits out the rest of the limit, then tries again. */
+  private async startChild(signal: AbortSignal | undefined) {
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.pump();
+      if (this.closing !== undefined) throw new Error(`Upstream '${this.name}' is closed`);
+      try {
+        return await this.sendStart(client, signal);
+      } catch (err) {
+        const waitMs = respawnWaitMs(err);
+        if (waitMs === undefined || attempt >= MAX_START_ATTEMPTS) throw err;
+        this.options.log('info', `Upstream '${this.name}' respawns in ${waitMs}ms (at most one spawn per ${StdioLimits.MIN_RESPAWN_INTERVAL_MS}ms)`, {
+          upstream: this.name,
+          wait_ms: waitMs,
+        });
+        await this.pause(waitMs + RESPAWN_WAIT_MARGIN_MS, signal);
+      }
+    }
+  }
+
+  /** Resolves after `ms`; rejects when the upstream is closed or `signal` aborts meanwhile. */
+  private pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    const signals = signal === undefined ? [this.closed.signal] : [this.closed.signal, signal];
+    return new Promise<void>((resolve, reject) => {
+      const stop = (): void => {
+        clearTimeout(timer);
+        for (const s of signals) s.removeEventListener('abort', stop);
+        reject(this.closing !== undefined ? new Error(`Upstream '${this.name}' is closed`) : (signal?.reason ?? new Error('aborted')));
+      };
+      const timer = setTimeout(() => {
+        for (const s of signals) s.removeEventListener('abort', stop);
+        resolve();
+      }, ms);
+      if (signals.some((s) => s.aborted)) return stop();
+      for (const s of signals) s.addEventListener('abort', stop, { once: true });
+    });
+  }
+
+  private sendStart(client: Client<ProxyStdioProtocolT>, signal: AbortSignal | undefined) {
     const { command, args, env, cwd } = this.transport;
     const budget = this.timeoutMs > 0 ? 2 * this.timeoutMs + StdioLimits.SHUTDOWN_GRACE_MS + CHANNEL_MARGIN_MS : NO_DEADLINE_MS;
     const params = {
@@ -113,19 +199,7 @@ export class StdioUpstream implements UpstreamClient {
       client_name: PROXY_CLIENT_NAME,
       client_version: this.options.version,
     };
-    const reply = await this.pumpCall('start', () => client.requestWithPayload('start', params, { timeout: budget, ...(signal ? { signal } : {}) }));
-    this.running = true;
-    this.childPid = reply.result.pid;
-    const respawned = this.started;
-    this.started = true;
-    this.options.log('info', `Upstream '${this.name}' ${respawned ? 'respawned' : 'started'} (pid ${reply.result.pid})`, {
-      upstream: this.name,
-      pid: reply.result.pid,
-      server_name: reply.result.server_name,
-    });
-    const tools = this.toTools(parsePayload(reply.payload, []));
-    if (respawned) this.toolsMayHaveChanged();
-    return tools;
+    return this.pumpCall('start', () => client.requestWithPayload('start', params, { timeout: budget, ...(signal ? { signal } : {}) }));
   }
 
   /**
@@ -193,6 +267,12 @@ export class StdioUpstream implements UpstreamClient {
       if (pid !== this.childPid) return;
       this.running = false;
       this.options.log(this.closing ? 'info' : 'warn', `Upstream '${this.name}' (pid ${pid}) ended: ${reason}`, { ...fields, pid, code, signal });
+      if (this.closing === undefined) {
+        const lost = `Upstream '${this.name}' (pid ${pid}) ended: ${reason}`;
+        // A start in flight replaces this child (the pump shut it down first) or fails: it decides.
+        if (this.starting !== undefined) this.lostDuringStart = lost;
+        else this.connectionLost(lost);
+      }
       this.toolsMayHaveChanged();
     });
     client.onClose((reason) => {
@@ -205,6 +285,11 @@ export class StdioUpstream implements UpstreamClient {
         this.options.log('error', `Upstream '${this.name}': pump channel closed: ${reason.message}`, fields);
         // Nobody can reach that child through this link any more; the pump shuts it down after its grace, this is sooner.
         if (wasRunning && this.childPid !== null) signalGroup(this.childPid, 'SIGKILL');
+        if (wasRunning) {
+          const lost = `Upstream '${this.name}': its stdio pump went away (${reason.message})`;
+          if (this.starting !== undefined) this.lostDuringStart = lost;
+          else this.connectionLost(lost);
+        }
       }
       if (wasRunning) this.toolsMayHaveChanged();
     });
@@ -227,6 +312,16 @@ export class StdioUpstream implements UpstreamClient {
       this.running = false;
       client.dispose();
       attachment.release();
+    }
+  }
+
+  private connectionLost(reason: string): void {
+    for (const listener of this.lostListeners) {
+      try {
+        listener(reason);
+      } catch (err) {
+        this.options.log('warn', `Upstream '${this.name}': connection-lost listener threw: ${(err as Error).message}`, { upstream: this.name });
+      }
     }
   }
 
@@ -257,6 +352,17 @@ export class StdioUpstream implements UpstreamClient {
 function parsePayload(payload: Uint8Array | undefined, missing: unknown): unknown {
   if (payload === undefined) return missing;
   return JSON.parse(Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength).toString('utf8'));
+}
+
+/** How long to wait before a start the pump refused as too soon after the last spawn; undefined for any other error. */
+function respawnWaitMs(err: unknown): number | undefined {
+  if (!(err instanceof SupervisorError)) return undefined;
+  const data = err.data as { reason?: unknown; retry_after_ms?: unknown } | undefined;
+  if (data?.reason !== 'respawn_rate_limit') return undefined;
+  const wait = data.retry_after_ms;
+  return typeof wait === 'number' && Number.isFinite(wait)
+    ? Math.min(Math.max(0, wait), StdioLimits.MIN_RESPAWN_INTERVAL_MS)
+    : StdioLimits.MIN_RESPAWN_INTERVAL_MS;
 }
 
 function isNotRunning(err: unknown): boolean {

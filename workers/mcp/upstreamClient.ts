@@ -43,6 +43,12 @@ export interface UpstreamClient {
   readonly pid: number | null;
   /** Fires when the connection's tools may have changed without a call (stdio respawn, child exit). */
   onToolsMayHaveChanged?(listener: () => void): void;
+  /**
+   * Fires when the connection ended without being asked to (a stdio child that crashed or was
+   * killed, or whose pump went away), with the reason; never for close(). The registry takes the
+   * upstream out of ready at once and respawns it under its retry policy.
+   */
+  onConnectionLost?(listener: (reason: string) => void): void;
   /** Graceful shutdown (HTTP: DELETE the session; stdio: close stdin, 2 s, kill group). Idempotent. */
   close(): Promise<void>;
 }

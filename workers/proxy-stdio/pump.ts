@@ -50,7 +50,8 @@ export class Pump implements HandlersOf<P> {
       throw new SupervisorError(
         ErrorCode.UPSTREAM_SPAWN_FAILED,
         `Upstream '${params.name}' respawning too fast (${now - this.lastSpawnAt}ms since last spawn, min ${StdioLimits.MIN_RESPAWN_INTERVAL_MS}ms)`,
-        { upstream: params.name, reason: 'respawn_rate_limit' },
+        // retry_after_ms: when a start would be taken (the hub waits that long instead of failing).
+        { upstream: params.name, reason: 'respawn_rate_limit', retry_after_ms: StdioLimits.MIN_RESPAWN_INTERVAL_MS - (now - this.lastSpawnAt) },
       );
     }
     this.starting = true;

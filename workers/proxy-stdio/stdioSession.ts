@@ -407,7 +407,7 @@ export class StdioSession {
     this.lines.end();
     for (let line = this.lines.shift(); line !== undefined; line = this.lines.shift()) this.handleLine(line);
     this.lines.clear();
-    const how = signal !== null ? `signal ${signal}` : `code ${code}`;
+    const how = exitHow(this.exitStatus!);
     const reason = this.endReason ?? `exited on its own (${how})`;
     this.failAll((exchange) =>
       upstreamFailure(
@@ -430,8 +430,21 @@ export class StdioSession {
   }
 
   private notRunning(method: string): SupervisorError {
-    return upstreamFailure(ErrorCode.HANDLER_FAILED, `Upstream '${this.spec.name}' is not running; '${method}' not sent`, this.spec.name, 'not_running');
+    // Why, when known: a child that died at once fails its handshake with its exit status, not a bare "not running".
+    const exit = this.exitStatus;
+    const why = this.endReason ?? (exit === undefined ? undefined : `exited on its own (${exitHow(exit)})`);
+    return upstreamFailure(
+      ErrorCode.HANDLER_FAILED,
+      `Upstream '${this.spec.name}' is not running${why === undefined ? '' : ` (${why})`}; '${method}' not sent`,
+      this.spec.name,
+      'not_running',
+    );
   }
+}
+
+/** `code 3` or `signal SIGKILL`. */
+function exitHow(exit: { code: number | null; signal: string | null }): string {
+  return exit.signal !== null ? `signal ${exit.signal}` : `code ${exit.code}`;
 }
 
 function isDirectory(path: string): boolean {

@@ -6,7 +6,7 @@ import { describe, test, type TestContext } from 'node:test';
 import type { UpstreamServerWire } from '../../../shared/protocol/upstreamServer.js';
 import { StdioUpstream } from '../../../workers/mcp/stdioUpstream.js';
 import { UpstreamRpcError } from '../../../workers/mcp/upstreamClient.js';
-import { EVERYTHING_SERVER, isAlive, MOCK_UPSTREAM, waitForRespawnWindow } from '../proxy-stdio/pumpHarness.js';
+import { EVERYTHING_SERVER, isAlive, MOCK_UPSTREAM } from '../proxy-stdio/pumpHarness.js';
 import { waitFor } from '../../helpers/poll.js';
 
 interface Logged {
@@ -22,17 +22,19 @@ function server(name: string, args: string[], extra: Partial<UpstreamServerWire>
 function make(t: TestContext, wire: UpstreamServerWire) {
   const logs: Logged[] = [];
   let toolsChanged = 0;
+  const lost: string[] = [];
   const upstream = new StdioUpstream({ server: wire, version: '1.2.3-test', log: (level, msg, fields) => logs.push({ level, msg, fields }) });
   upstream.onToolsMayHaveChanged(() => toolsChanged++);
+  upstream.onConnectionLost((reason) => lost.push(reason));
   t.after(() => upstream.close());
-  return { upstream, logs, toolsChanged: () => toolsChanged };
+  return { upstream, logs, toolsChanged: () => toolsChanged, lost };
 }
 
 const text = (result: unknown): string => (result as { content: Array<{ text: string }> }).content[0]!.text;
 
 describe('StdioUpstream', { concurrency: true }, () => {
-  test('server-everything: connect lists the tools, callTool answers, healthCheck, 16 concurrent callers, close', async (t) => {
-    const { upstream, logs } = make(t, server('everything', [EVERYTHING_SERVER, 'stdio']));
+  test('server-everything: connect lists the tools, callTool answers, healthCheck, 16 concurrent callers, close (not a lost connection)', async (t) => {
+    const { upstream, logs, lost } = make(t, server('everything', [EVERYTHING_SERVER, 'stdio']));
     assert.equal(upstream.pid, null);
     const tools = await upstream.connect();
     assert.ok(tools.some((tool) => tool.name === 'echo' && typeof tool.inputSchema === 'object'));
@@ -55,6 +57,7 @@ describe('StdioUpstream', { concurrency: true }, () => {
     await upstream.close();
     assert.equal(upstream.pid, null);
     assert.equal(isAlive(pid), false);
+    assert.deepEqual(lost, [], 'a child stopped by close() is not reported lost');
     await assert.rejects(upstream.healthCheck(), /Upstream 'everything' is not running/);
     await assert.rejects(upstream.callTool('echo', { message: 'late' }), /Upstream 'everything' is closed/);
   });
@@ -81,25 +84,38 @@ describe('StdioUpstream', { concurrency: true }, () => {
     assert.equal(await upstream.healthCheck(), null);
   });
 
-  test('the child exiting: the call fails, tools may have changed, a too-fast respawn fails with the limit text, a later call respawns', async (t) => {
-    const { upstream, logs, toolsChanged } = make(t, server('mock', [MOCK_UPSTREAM, 'normal']));
+  test('the child exiting: the call fails, the loss and tools-changed are signalled, a call within the respawn limit waits it out and gets a new child', async (t) => {
+    const { upstream, logs, toolsChanged, lost } = make(t, server('mock', [MOCK_UPSTREAM, 'normal']));
     await upstream.connect();
     const spawnedBy = Date.now();
     const firstPid = upstream.pid!;
     await assert.rejects(upstream.callTool('exit', { code: 7 }), { message: "Upstream 'mock' exited (code 7) while 'tools/call' was pending" });
     await waitFor(() => toolsChanged() === 1, 'the tools-changed signal for the exit');
+    assert.deepEqual(lost, [`Upstream 'mock' (pid ${firstPid}) ended: exited on its own (code 7)`]);
     assert.equal(upstream.pid, null);
     await assert.rejects(upstream.healthCheck(), /Upstream 'mock' process is not running/);
-    await assert.rejects(upstream.callTool('echo', { text: 'too soon' }), (err: Error) => {
-      assert.match(err.message, /^Upstream 'mock' respawning too fast \(\d+ms since last spawn, min 5000ms\)$/);
-      return true;
-    });
-    await waitForRespawnWindow(spawnedBy);
+    // Before: refused at once as "respawning too fast"; the pump still refuses, the client waits out the rest of the limit.
     assert.equal(text(await upstream.callTool('echo', { text: 'respawned' })), 'respawned');
+    assert.ok(Date.now() >= spawnedBy + 4_000, 'not before the respawn limit allowed');
     assert.ok(upstream.pid !== null && upstream.pid !== firstPid);
     assert.equal(toolsChanged(), 2, 'the respawn signals again');
+    assert.equal(lost.length, 1, 'a respawn is not a loss');
+    assert.ok(logs.some((l) => /^Upstream 'mock' respawns in \d+ms \(at most one spawn per 5000ms\)$/.test(l.msg)));
     assert.ok(logs.some((l) => /Upstream 'mock' respawned/.test(l.msg)));
     assert.ok(logs.some((l) => l.level === 'warn' && /ended: exited on its own \(code 7\)/.test(l.msg)));
+  });
+
+  test('close() while a start waits out the respawn limit ends the wait at once', async (t) => {
+    const { upstream } = make(t, server('mock', [MOCK_UPSTREAM, 'normal']));
+    await upstream.connect();
+    await assert.rejects(upstream.callTool('exit', { code: 0 }));
+    await waitFor(() => upstream.pid === null, 'the exit seen');
+    const waiting = upstream.callTool('echo', { text: 'never' });
+    await new Promise((r) => setTimeout(r, 100));
+    const closedAt = Date.now();
+    await upstream.close();
+    await assert.rejects(waiting, /Upstream 'mock' is closed/);
+    assert.ok(Date.now() - closedAt < 1_000, 'the wait ended with the close');
   });
 
   test('a timeout fails the call with the upstream named, and the pump warning reaches the hub log', async (t) => {
