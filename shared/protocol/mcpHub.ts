@@ -118,6 +118,15 @@ export const HubHostProtocol = defineProtocol({
      * `account` is the upstream name (Bearer) or `<name>/header/<credential_ref>`. Null = none stored.
      */
     credential: { params: Type.Object({ account: Type.String() }), result: Type.Object({ value: Type.Union([Type.String(), Type.Null()]) }) },
+    /**
+     * The upstream answered 401 to `rejected` (the bearer an attempt carried): a different valid
+     * generation if one is stored now, else an OAuth refresh (serialized per upstream). Null: no
+     * bearer to retry with (a plain token, or the authorization is gone: the upstream is needs_auth).
+     */
+    refreshCredential: {
+      params: Type.Object({ upstream: Type.String(), rejected: Type.String() }),
+      result: Type.Object({ value: Type.Union([Type.String(), Type.Null()]) }),
+    },
   },
   events: {},
 });

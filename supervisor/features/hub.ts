@@ -5,6 +5,7 @@
  * connect in the background once the listeners are up (nothing waits for a handshake).
  */
 import type { Paths } from '../../shared/paths.js';
+import type { UpstreamStatus } from '../../shared/protocol/upstreamServer.js';
 import { VERSION } from '../../shared/version.js';
 import type { EventBus } from '../events/eventBus.js';
 import { McpHubHost } from '../hosts/mcpHubHost.js';
@@ -12,7 +13,8 @@ import type { Logger } from '../log.js';
 import { mcpUpstreamsRoutes } from '../routes/mcpUpstreams.js';
 import { upstreamOAuthRoutes } from '../routes/upstreamOAuth.js';
 import { OAuthFlows } from '../upstreams/oauth/oauthFlows.js';
-import { bearerOf, OAuthStore } from '../upstreams/oauth/oauthStore.js';
+import { OAuthStore } from '../upstreams/oauth/oauthStore.js';
+import { TokenRefresher } from '../upstreams/oauth/tokenRefresher.js';
 import { projectUpstreamsRoutes } from '../routes/projectUpstreams.js';
 import type { CredentialStore } from '../secrets/credentialStore.js';
 import { ProjectUpstreams } from '../upstreams/projectUpstreams.js';
@@ -39,6 +41,17 @@ export interface HubFeature extends Feature {
 export function hubFeature(deps: HubDeps): HubFeature {
   const { paths, log, credentials, ownPort } = deps;
   const upstreams = new UpstreamStore({ configDir: paths.configDir, credentials });
+  const oauthStore = new OAuthStore(credentials);
+  const oauthLog = (level: 'info' | 'warn', msg: string, fields?: Record<string, unknown>) => log[level](fields ?? {}, msg);
+  // Set once the hub exists: a refused refresh moves the upstream to needs_auth.
+  let setAuthStatus: (name: string, status: UpstreamStatus, lastError: string | null) => Promise<void> = async () => undefined;
+  const refresher = new TokenRefresher({
+    servers: async () => (await upstreams.read()).servers,
+    store: oauthStore,
+    read: async (account) => credentials()?.get(account) ?? null,
+    setAuthStatus: (name, status, lastError) => setAuthStatus(name, status, lastError),
+    log: oauthLog,
+  });
   const projects = new ProjectUpstreams({ configDir: paths.configDir, log });
   const hub = new McpHubHost({
     version: VERSION,
@@ -47,16 +60,17 @@ export function hubFeature(deps: HubDeps): HubFeature {
     credential: async (account) => {
       const store = credentials();
       if (!store) return null;
-      const value = await store.get(account);
-      // An upstream's own account may hold an OAuth token set: requests carry its access token.
-      return account.includes('/') ? value : bearerOf(value);
+      // An upstream's own account may hold an OAuth token set: requests carry its access token, refreshed when due.
+      return account.includes('/') ? store.get(account) : refresher.bearer(account);
     },
+    refreshCredential: (upstream, rejected) => refresher.afterRejection(upstream, rejected),
     ownPort,
     settleTimeoutMs: settleTimeoutFromEnv(deps.env),
   });
+  setAuthStatus = (name, status, lastError) => hub.setAuthStatus(name, status, lastError);
   const oauth = new OAuthFlows({
     servers: async () => (await upstreams.read()).servers,
-    store: new OAuthStore(credentials),
+    store: oauthStore,
     hub: {
       status: async (name) => {
         const row = (await hub.status()).find((r) => r.name === name);
@@ -66,7 +80,8 @@ export function hubFeature(deps: HubDeps): HubFeature {
       reconnect: (name) => hub.reconnect(name),
     },
     onStart: (event) => deps.bus.publish('mcp-oauth-start', event),
-    log: (level, msg, fields) => log[level](fields ?? {}, msg),
+    log: oauthLog,
+    discovered: (url, found) => refresher.remember(url, found),
   });
   return {
     name: 'hub',

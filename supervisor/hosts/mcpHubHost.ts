@@ -61,6 +61,8 @@ export interface McpHubHostOptions {
   log: HostLogger & { debug?(obj: object, msg: string): void };
   /** A secret for the hub (bearer token, header value), read per attempt. */
   credential(account: string): Promise<string | null>;
+  /** After a 401 to `rejected`: another generation or a refreshed token (OAuth), else null. */
+  refreshCredential?(upstream: string, rejected: string): Promise<string | null>;
   /** Our own TCP port, for the circular-proxy check. */
   ownPort(): number | null;
   settleTimeoutMs?: number;
@@ -458,6 +460,7 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
     const hub = connect(link, McpHubProtocol);
     const hostServer = serve(messagePortTransport(port1), HubHostProtocol, {
       credential: async ({ account }) => ({ value: await this.opts.credential(account) }),
+      refreshCredential: async ({ upstream, rejected }) => ({ value: (await this.opts.refreshCredential?.(upstream, rejected)) ?? null }),
     });
     const timeoutMs = this.opts.heartbeatTimeoutMs ?? McpHubHostConstants.HEARTBEAT_TIMEOUT_MS;
     const running: Running = {

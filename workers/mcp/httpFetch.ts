@@ -60,6 +60,8 @@ export interface UpstreamFetchOptions {
   userAgent: string;
   headers: readonly { name: string; credential_ref: string }[];
   credential: (account: string) => Promise<string | null>;
+  /** After a 401 to the bearer an attempt carried: the bearer to retry once with, or null (see mcpHub's refreshCredential). */
+  refreshCredential?: (rejected: string) => Promise<string | null>;
   baseFetch: typeof fetch;
   warnMissingHeader: (headerName: string) => void;
   warn: (msg: string) => void;
@@ -209,6 +211,7 @@ export class UpstreamFetch {
 
   private async followWithinOrigin(start: URL, init: RequestInit & { method: string }, signal: AbortSignal | undefined): Promise<Response> {
     let target = start;
+    let recovered = false;
     for (let hop = 0; ; hop++) {
       signal?.throwIfAborted();
       if (target.origin !== this.origin) {
@@ -221,6 +224,17 @@ export class UpstreamFetch {
       } catch (error) {
         if (signal?.aborted) throw signal.reason;
         throw this.connectionError(error);
+      }
+      // A rejected bearer: once per request, retry with what the store has now or a refreshed token.
+      if (response.status === 401 && !recovered && this.opts.refreshCredential) {
+        recovered = true;
+        const sent = headers.get('authorization');
+        const rejected = sent?.startsWith('Bearer ') ? sent.slice(7) : null;
+        const fresh = rejected === null ? null : await this.opts.refreshCredential(rejected).catch(() => null);
+        if (fresh !== null && fresh !== rejected) {
+          await response.body?.cancel().catch(() => {});
+          continue; // headersFor reads the credential again: the new generation
+        }
       }
       const location = REDIRECT_STATUSES.has(response.status) ? response.headers.get('location') : null;
       if (location === null) return response;

@@ -55,6 +55,8 @@ export interface HttpUpstreamOptions {
   version: string;
   /** Read per attempt: `server.name` (Bearer) and `<name>/header/<credential_ref>` (custom headers). */
   credential: (account: string) => Promise<string | null>;
+  /** After a 401 to the bearer `rejected`: the bearer to retry with once (OAuth refresh), or null. */
+  refreshCredential?: (rejected: string) => Promise<string | null>;
   log: UpstreamLog;
   /** The fetch under ours (tests); global fetch by default. */
   fetch?: typeof fetch;
@@ -232,6 +234,7 @@ export class HttpUpstream implements UpstreamClient {
       userAgent: `${PROXY_USER_AGENT_PRODUCT}/${this.opts.version}`,
       headers: this.opts.server.headers ?? [],
       credential: this.opts.credential,
+      ...(this.opts.refreshCredential ? { refreshCredential: this.opts.refreshCredential } : {}),
       baseFetch: this.baseFetch,
       warnMissingHeader: (header) => this.warnMissingHeader(header),
       warn: (msg) => this.opts.log('warn', msg, { upstream: this.name }),

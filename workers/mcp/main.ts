@@ -38,6 +38,7 @@ function createClient(upstream: UpstreamServerWire): UpstreamClient {
     version: data.version,
     log: scoped,
     credential: async (account) => (await host.request('credential', { account })).value,
+    refreshCredential: async (rejected) => (await host.request('refreshCredential', { upstream: upstream.name, rejected })).value,
   });
 }
 

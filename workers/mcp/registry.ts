@@ -346,12 +346,14 @@ export class UpstreamRegistry {
   }
 
   private recordFailure(entry: Entry, err: unknown): void {
-    entry.lastError = message(err);
     if (err instanceof UpstreamNeedsAuthError) {
+      // A reason already given (a refused token refresh) says more than the 401 that follows it.
+      if (entry.status !== 'needs_auth' || entry.lastError === null) entry.lastError = message(err);
       // NeedsOAuth does not trip the breaker; the health checker skips the entry (no retry loop).
       this.setStatus(entry, 'needs_auth');
       return;
     }
+    entry.lastError = message(err);
     const state = entry.breaker.recordFailure();
     if (state === 'failed') this.setStatus(entry, 'failed');
     else if (state === 'open') this.setStatus(entry, 'circuit_open');

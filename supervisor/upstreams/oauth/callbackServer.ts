@@ -20,7 +20,10 @@ export class CallbackServer {
   private closeTimer: NodeJS.Timeout | null = null;
   port = 0;
 
-  constructor(private readonly handle: (query: URLSearchParams) => Promise<CallbackAnswer>) {}
+  constructor(
+    private readonly handle: (query: URLSearchParams) => Promise<CallbackAnswer>,
+    private readonly onClosed: () => void = () => undefined,
+  ) {}
 
   async listen(): Promise<void> {
     const server = createServer((req, res) => {
@@ -45,6 +48,8 @@ export class CallbackServer {
         resolve();
       });
     });
+    // Never what keeps a process alive: tuicd's own listeners do that.
+    server.unref();
     const address = server.address();
     this.port = typeof address === 'object' && address !== null ? address.port : 0;
   }
@@ -69,5 +74,6 @@ export class CallbackServer {
     if (server === null) return;
     server.close();
     server.closeAllConnections();
+    this.onClosed();
   }
 }

@@ -56,6 +56,8 @@ export interface OAuthFlowsDeps {
   hub: OAuthHub;
   onStart: (event: OAuthStartEvent) => void;
   log: (level: 'info' | 'warn', msg: string, fields?: Record<string, unknown>) => void;
+  /** Told what discovery found for an upstream URL once tokens are stored (the refresher reuses it). */
+  discovered?: (url: string, found: Discovered) => void;
   fetch?: typeof fetch;
   now?: () => number;
 }
@@ -66,6 +68,7 @@ export type RedirectVia = { kind: 'loopback' } | { kind: 'listener'; baseUrl: st
 interface PendingFlow {
   state: string;
   upstream: string;
+  serverUrl: string;
   codeVerifier: string;
   redirectUri: string;
   client: OAuthClientInformationMixed;
@@ -103,6 +106,8 @@ export class OAuthFlows {
   private readonly pending = new Map<string, PendingFlow>();
   /** state → why it no longer authorizes anything (cancelled, expired, used). */
   private readonly ended = new Map<string, { upstream: string; reason: string }>();
+  /** Every loopback server still up (a flow's outlives it by the grace period). */
+  private readonly servers = new Set<CallbackServer>();
   private readonly fetchFn: typeof fetch;
   private readonly now: () => number;
   private sweeper: NodeJS.Timeout | null = null;
@@ -121,7 +126,8 @@ export class OAuthFlows {
   dispose(): void {
     if (this.sweeper !== null) clearInterval(this.sweeper);
     this.sweeper = null;
-    for (const flow of this.pending.values()) flow.callback?.close();
+    for (const server of this.servers) server.close();
+    this.servers.clear();
     this.pending.clear();
   }
 
@@ -150,8 +156,13 @@ export class OAuthFlows {
     let redirectUri: string;
     const state = randomBytes(32).toString('base64url');
     if (via.kind === 'loopback') {
-      callback = new CallbackServer(async (query) => this.answerRedirect(query));
-      await callback.listen();
+      const server = new CallbackServer(
+        async (query) => this.answerRedirect(query),
+        () => this.servers.delete(server),
+      );
+      callback = server;
+      this.servers.add(server);
+      await server.listen();
       redirectUri = callback.redirectUri;
     } else {
       redirectUri = new URL(LISTENER_CALLBACK_PATH, via.baseUrl).href;
@@ -170,6 +181,7 @@ export class OAuthFlows {
       const flow: PendingFlow = {
         state,
         upstream: name,
+        serverUrl: serverUrl.href,
         codeVerifier,
         redirectUri,
         client,
@@ -287,6 +299,7 @@ export class OAuthFlows {
         fetchFn: this.fetchFn,
       });
       await this.deps.store.saveTokens(flow.upstream, toStored(tokens, this.now()));
+      this.deps.discovered?.(flow.serverUrl, flow.discovered);
     } catch (err) {
       const detail = (err as Error).message;
       await this.deps.hub.setAuthStatus(flow.upstream, 'needs_auth', `The token exchange failed: ${detail}`);

@@ -43,11 +43,6 @@ export function parseStoredTokens(value: string | null): StoredTokens | null {
   }
 }
 
-/** The bearer a request carries for a stored credential: the access token of a token set, else the value itself. */
-export function bearerOf(value: string | null): string | null {
-  return parseStoredTokens(value)?.access_token ?? value;
-}
-
 export function isExpired(tokens: StoredTokens, nowMs: number): boolean {
   return tokens.expires_at !== undefined && tokens.expires_at - EXPIRY_MARGIN_S <= nowMs / 1000;
 }

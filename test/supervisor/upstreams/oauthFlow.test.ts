@@ -118,7 +118,10 @@ describe('OAuth upstream authorization (loopback callback, DCR, restart)', () =>
     assert.ok(tokens.length >= 2);
     const vault = join(dir, 'vault.json');
     assert.equal(statSync(vault).mode & 0o777, 0o600);
-    assert.ok(tokens.some((token) => readFileSync(vault, 'utf8').includes(token)), 'the vault holds them');
+    assert.ok(
+      tokens.some((token) => readFileSync(vault, 'utf8').includes(token)),
+      'the vault holds them',
+    );
     for (const { path, text } of allFiles(dir)) {
       if (path === vault) continue;
       for (const token of tokens) assert.ok(!text.includes(token), `${path} holds a token`);
