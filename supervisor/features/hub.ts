@@ -88,7 +88,21 @@ export function hubFeature(deps: HubDeps): HubFeature {
     hub,
     projects,
     routes: [
-      ...mcpUpstreamsRoutes({ store: upstreams, control: hub, credentials, ownPort, pendingAuthorization: (name) => oauth.pendingUrl(name) }),
+      ...mcpUpstreamsRoutes({
+        store: upstreams,
+        control: {
+          // A transport that moved takes its OAuth authorization with it: forgotten before the reconnect.
+          applyPlan: async (plan) => {
+            for (const r of plan.reconnect) if (r.clearStoredAuth && credentials() !== null) await oauthStore.forget(r.before.name);
+            await hub.applyPlan(plan);
+          },
+          reconnect: (name) => hub.reconnect(name),
+          status: () => hub.status(),
+        },
+        credentials,
+        ownPort,
+        pendingAuthorization: (name) => oauth.pendingUrl(name),
+      }),
       ...upstreamOAuthRoutes(oauth),
       ...projectUpstreamsRoutes(projects),
     ],

@@ -28,8 +28,9 @@ export function diffUpstreams(before: UpstreamConfig, after: UpstreamConfig): Up
     if (!prev) plan.connect.push(s);
     else if (changed(prev, s)) {
       // A dynamically registered OAuth client is bound to the old server's authorization server:
-      // when only the transport moved, the stored tokens would be presented to the wrong one.
-      const clearStoredAuth = prev.auth !== undefined && jsonEqual(prev.auth, s.auth) && !jsonEqual(prev.transport, s.transport);
+      // when only the transport moved, the stored tokens would be presented to the wrong one. An
+      // upstream with no auth field authorizes with a registration too; a Bearer token stays.
+      const clearStoredAuth = prev.auth?.type !== 'bearer' && jsonEqual(prev.auth, s.auth) && !jsonEqual(prev.transport, s.transport);
       plan.reconnect.push({ before: prev, after: s, clearStoredAuth });
     }
   }

@@ -93,10 +93,10 @@ export class OAuthStore {
     await this.store().set(clientAccount(upstream), JSON.stringify(client));
   }
 
-  /** Forgets the tokens and the registration (a transport moved to another server). */
+  /** Forgets the OAuth tokens and the registration (a transport moved to another server); a plain Bearer token stays. */
   async forget(upstream: string): Promise<void> {
     const s = this.store();
-    await s.delete(tokensAccount(upstream));
+    if (parseStoredTokens(await s.get(tokensAccount(upstream))) !== null) await s.delete(tokensAccount(upstream));
     await s.delete(clientAccount(upstream));
   }
 }

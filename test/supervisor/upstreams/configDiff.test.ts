@@ -35,3 +35,10 @@ test('a transport move with the same auth clears the stored OAuth tokens first',
   const plan = diffUpstreams(cfg(http('a', auth)), cfg({ ...http('a', auth), transport: { type: 'http', url: 'https://elsewhere.example/mcp' } }));
   assert.equal(plan.reconnect[0]!.clearStoredAuth, true);
 });
+
+test('a transport move clears a registration-based authorization (no auth field) but never a Bearer token', () => {
+  const moved = (extra: object) =>
+    diffUpstreams(cfg(http('a', extra)), cfg({ ...http('a', extra), transport: { type: 'http', url: 'https://elsewhere.example/mcp' } }));
+  assert.equal(moved({}).reconnect[0]!.clearStoredAuth, true, 'no auth field: tokens from a dynamic registration');
+  assert.equal(moved({ auth: { type: 'bearer', token: '' } }).reconnect[0]!.clearStoredAuth, false, 'a Bearer token is not bound to a server');
+});

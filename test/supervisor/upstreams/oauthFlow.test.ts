@@ -137,6 +137,18 @@ describe('OAuth upstream authorization (loopback callback, DCR, restart)', () =>
     assert.equal((await callWhoami(t, 'guarded')).isError, false);
     assert.equal(up.provider.authorizations, authorizations);
   });
+
+  it("moving the upstream's URL forgets its OAuth tokens and registration: it asks for a new authorization", async () => {
+    const base = (await t.socket('GET', '/mcp/upstreams')).json();
+    const moved = structuredClone(base);
+    moved.servers[0].transport.url = `${up.mcpUrl}?moved=1`;
+    const saved = await t.socket('PUT', '/mcp/upstreams', JSON.stringify({ base, config: moved }), { 'content-type': 'application/json' });
+    assert.equal(saved.status, 200, saved.text);
+    await waitStatus(t, 'guarded', 'needs_auth');
+    const vault = readFileSync(join(dir, 'vault.json'), 'utf8');
+    for (const token of [...up.provider.access.keys(), ...up.provider.refresh.keys()]) assert.ok(!vault.includes(token), 'the old tokens are gone');
+    assert.ok(!vault.includes('guarded/oauth-client'), 'the old registration is gone');
+  });
 });
 
 describe('OAuth upstream authorization: denial, cancel, paste, concurrent flows, off-domain', () => {
