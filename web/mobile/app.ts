@@ -13,6 +13,7 @@ import { Feed } from './feed.js';
 import { sessionList } from './list.js';
 import { pushAvailable, subscribePush } from './push.js';
 import { SessionView } from './sessionView.js';
+import { upstreamCards } from './upstreams.js';
 import type { ViewMode } from './sessionView.js';
 
 const root = document.getElementById('app')!;
@@ -20,6 +21,8 @@ const status = h('p', { class: 'status', role: 'status', 'aria-live': 'polite' }
 let view: SessionView | undefined;
 const listSlot = h('div');
 const confirmSlot = h('div');
+const upstreamSlot = h('div');
+let upstreamsShown = -1;
 const pushButton = h('button', { class: 'small', hidden: true }, 'Notify me');
 const listPage = h(
   'main',
@@ -27,6 +30,7 @@ const listPage = h(
   h('header', {}, h('h1', {}, 'tuicd'), pushButton, h('button', { class: 'small', onclick: () => void logout() }, 'Log out')),
   status,
   confirmSlot,
+  upstreamSlot,
   listSlot,
 );
 
@@ -58,6 +62,10 @@ function render(): void {
   if (root.firstElementChild !== listPage) root.replaceChildren(listPage);
   status.textContent = feed.live ? '' : 'Live updates paused — refreshing every 3 s';
   confirmSlot.replaceChildren(confirmCards(feed.confirms.values()) ?? '');
+  if (upstreamsShown !== feed.upstreamsRevision) {
+    upstreamsShown = feed.upstreamsRevision;
+    upstreamSlot.replaceChildren(upstreamCards(feed.upstreams, () => void feed.refetchUpstreams()) ?? '');
+  }
   listSlot.replaceChildren(sessionList(feed.sessions.values(), (sid) => go(`/mobile/session/${encodeURIComponent(sid)}`)));
   document.title = `tuicd (${feed.sessions.size})`;
 }

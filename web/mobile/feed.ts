@@ -6,13 +6,26 @@
  */
 import { api } from './api.js';
 import type { Confirm, SessionRow, SessionState } from './model.js';
+import type { UpstreamRow } from './upstreams.js';
 
 const POLL_MS = 3000;
-const TYPES = ['session-created', 'session-closed', 'session-state-changed', 'pty-activity', 'term-alias-assigned', 'mcp-confirm', 'mcp-confirm-resolved'];
+const TYPES = [
+  'session-created',
+  'session-closed',
+  'session-state-changed',
+  'pty-activity',
+  'term-alias-assigned',
+  'mcp-confirm',
+  'mcp-confirm-resolved',
+  'upstream-status-changed',
+];
 
 export class Feed {
   readonly sessions = new Map<string, SessionRow>();
   readonly confirms = new Map<string, Confirm>();
+  upstreams: UpstreamRow[] = [];
+  /** Bumped when the upstream rows changed (their cards keep typed input otherwise). */
+  upstreamsRevision = 0;
   private source: EventSource | undefined;
   private poll: ReturnType<typeof setInterval> | undefined;
   private refetchQueued = false;
@@ -30,6 +43,7 @@ export class Feed {
 
   async refetch(): Promise<void> {
     const [rows, confirms] = await Promise.all([api<SessionRow[]>('GET', '/sessions'), api<{ confirms: Confirm[] }>('GET', '/api/mobile/confirms')]);
+    await this.refetchUpstreams(false);
     this.sessions.clear();
     for (const r of rows) this.sessions.set(r.session_id, r);
     this.confirms.clear();
@@ -67,10 +81,26 @@ export class Feed {
       this.confirms.set(d.request_id, d);
       this.onChange();
     });
+    on('upstream-status-changed', () => void this.refetchUpstreams().catch(() => undefined));
     on('mcp-confirm-resolved', (d: { request_id: string }) => {
       this.confirms.delete(d.request_id);
       this.onChange();
     });
+  }
+
+  /** The upstream rows (GET /mcp/upstream-status), kept only as the fields the page shows. */
+  async refetchUpstreams(notify = true): Promise<void> {
+    const answer = await api<{ upstreams: UpstreamRow[] }>('GET', '/mcp/upstream-status').catch(() => ({ upstreams: this.upstreams }));
+    const rows = answer.upstreams.map(({ name, status, last_error, authorization_url }) => ({
+      name,
+      status,
+      last_error,
+      ...(authorization_url ? { authorization_url } : {}),
+    }));
+    if (JSON.stringify(rows) === JSON.stringify(this.upstreams)) return;
+    this.upstreams = rows;
+    this.upstreamsRevision++;
+    if (notify) this.onChange();
   }
 
   /** Several lifecycle events in a burst cost one GET. */
