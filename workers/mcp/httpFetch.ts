@@ -100,6 +100,8 @@ export class UpstreamFetch {
   private readonly bound = new Map<string, RequestScope>();
   private current: RequestScope | undefined;
   private handshake: RequestScope | undefined;
+  /** Responses to attempts that carried a bearer token (a 401 to one is a refused credential). */
+  private readonly withBearer = new WeakSet<Response>();
   private warnedUnbound = false;
 
   constructor(private readonly opts: UpstreamFetchOptions) {
@@ -189,7 +191,7 @@ export class UpstreamFetch {
       if (method !== 'POST') return response;
       if (!response.ok) {
         await response.body?.cancel().catch(() => {});
-        throw this.statusError(response, rpc?.method);
+        throw this.statusError(response, rpc?.method, this.withBearer.has(response));
       }
       const type = mediaType(response);
       if (requestId !== undefined && response.status !== 202 && type !== 'application/json' && type !== 'text/event-stream') {
@@ -237,7 +239,10 @@ export class UpstreamFetch {
         }
       }
       const location = REDIRECT_STATUSES.has(response.status) ? response.headers.get('location') : null;
-      if (location === null) return response;
+      if (location === null) {
+        if (headers.has('authorization')) this.withBearer.add(response);
+        return response;
+      }
       await response.body?.cancel().catch(() => {});
       let next: URL;
       try {
@@ -301,13 +306,15 @@ export class UpstreamFetch {
     }
   }
 
-  private statusError(response: Response, rpcMethod: string | undefined): Error {
+  private statusError(response: Response, rpcMethod: string | undefined, sentBearer: boolean): Error {
     const { upstream } = this.opts;
     const what = rpcMethod ?? 'a request';
     if (response.status === 401) {
-      // Only the presence of the parameter is read: challenge values stay out of diagnostics.
+      // Only the presence of the parameter is read: challenge values stay out of diagnostics. A
+      // Bearer challenge naming its resource metadata asks for OAuth; so does a bare one to a
+      // request that carried no token (discovery then falls back to the well-known paths).
       const challenge = response.headers.get('www-authenticate') ?? '';
-      if (/\bbearer\b/i.test(challenge) && /\bresource_metadata\s*=/i.test(challenge)) {
+      if (/\bbearer\b/i.test(challenge) && (/\bresource_metadata\s*=/i.test(challenge) || !sentBearer)) {
         return new UpstreamNeedsAuthError(`Upstream '${upstream}' requires OAuth authorization (HTTP 401 on ${what})`);
       }
       return new UpstreamAuthFailedError(`Upstream '${upstream}' refused the credentials (HTTP 401 on ${what})`);

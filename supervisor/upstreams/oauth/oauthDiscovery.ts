@@ -10,7 +10,7 @@
  * identity provider), or metadata whose issuer differs from where it was found, is reported
  * (`cross_domain_as`, a warning), never refused: the person authorizing sees the origin and decides.
  */
-import { discoverOAuthServerInfo, extractResourceMetadataUrl } from '@modelcontextprotocol/sdk/client/auth.js';
+import { discoverOAuthServerInfo, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { AuthorizationServerMetadata, OAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
 
 import { ApiError } from '../../../shared/apiError.js';
@@ -24,6 +24,8 @@ export interface Discovered {
   resource: URL;
   asOrigin: string;
   crossDomain: boolean;
+  /** The scope the 401 challenge asked for, if it named one. */
+  challengeScope: string | undefined;
   /** Why it is flagged (issuer mismatch, another domain), for the log. */
   warnings: string[];
 }
@@ -40,8 +42,8 @@ export function registrableDomain(hostname: string): string {
   return labels.slice(-keep).join('.');
 }
 
-/** Asks the MCP endpoint without credentials; returns the resource metadata URL its challenge names, if any. */
-async function probe(serverUrl: URL, fetchFn: typeof fetch, signal: AbortSignal): Promise<URL | undefined> {
+/** Asks the MCP endpoint without credentials; returns what its 401 challenge names (resource metadata, scope). */
+async function probe(serverUrl: URL, fetchFn: typeof fetch, signal: AbortSignal): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
   const response = await fetchFn(serverUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
@@ -54,13 +56,14 @@ async function probe(serverUrl: URL, fetchFn: typeof fetch, signal: AbortSignal)
     signal,
   });
   await response.body?.cancel().catch(() => undefined);
-  return response.status === 401 ? extractResourceMetadataUrl(response) : undefined;
+  return response.status === 401 ? extractWWWAuthenticateParams(response) : {};
 }
 
 export async function discover(serverUrl: URL, auth: OAuth2Auth, fetchFn: typeof fetch, signal: AbortSignal): Promise<Discovered> {
   let resourceMetadataUrl: URL | undefined;
+  let challengeScope: string | undefined;
   try {
-    resourceMetadataUrl = await probe(serverUrl, fetchFn, signal);
+    ({ resourceMetadataUrl, scope: challengeScope } = await probe(serverUrl, fetchFn, signal));
   } catch (err) {
     throw new ApiError('bad_gateway', `the upstream did not answer the discovery probe: ${(err as Error).message}`);
   }
@@ -98,6 +101,7 @@ export async function discover(serverUrl: URL, auth: OAuth2Auth, fetchFn: typeof
     resource,
     asOrigin: authorizeAt.origin,
     crossDomain,
+    challengeScope,
     warnings,
   };
 }

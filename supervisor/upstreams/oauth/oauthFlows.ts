@@ -169,7 +169,8 @@ export class OAuthFlows {
     }
     try {
       const client = await this.clientFor(name, auth, discovered, redirectUri);
-      const scope = auth.scopes.length > 0 ? auth.scopes.join(' ') : discovered.resourceMetadata?.scopes_supported?.join(' ');
+      // The configured scopes, else what the challenge asked for, else what the resource says it supports.
+      const scope = auth.scopes.length > 0 ? auth.scopes.join(' ') : (discovered.challengeScope ?? discovered.resourceMetadata?.scopes_supported?.join(' '));
       const { authorizationUrl, codeVerifier } = await startAuthorization(discovered.authorizationServerUrl, {
         ...(discovered.metadata ? { metadata: discovered.metadata } : {}),
         clientInformation: client,

@@ -390,7 +390,9 @@ test('a JSON-RPC error answer becomes an UpstreamRpcError and does not re-initia
   assert.equal(f.initializeCount, 1);
 });
 
-test('401 with a resource_metadata challenge needs OAuth; a plain 401 is an auth failure', { timeout: 20_000 }, async (t) => {
+test('401 with a resource_metadata challenge needs OAuth, as does a bare Bearer challenge to a request without a token; a plain 401 to a token is an auth failure', {
+  timeout: 20_000,
+}, async (t) => {
   const f = await fixture(t);
   f.intercept = (req, res) => {
     const challenge =
@@ -403,14 +405,19 @@ test('401 with a resource_metadata challenge needs OAuth; a plain 401 is an auth
   const oauth = makeUpstream(f.url, { name: 'oauth' });
   oauth.store.set('oauth', 'wants-oauth');
   const plain = makeUpstream(f.url, { name: 'plain' });
+  plain.store.set('plain', 'static-token');
+  const tokenless = makeUpstream(f.url, { name: 'tokenless' });
   t.after(async () => {
     await oauth.upstream.close();
     await plain.upstream.close();
+    await tokenless.upstream.close();
   });
   const needs = await rejection(oauth.upstream.connect());
   assert.ok(needs instanceof UpstreamNeedsAuthError, String(needs));
   assert.ok(!needs.message.includes('resource_metadata'), 'challenge parameters stay out of the message');
   assert.ok((await rejection(plain.upstream.connect())) instanceof UpstreamAuthFailedError);
+  // No token sent and a Bearer challenge without resource_metadata: OAuth with well-known discovery.
+  assert.ok((await rejection(tokenless.upstream.connect())) instanceof UpstreamNeedsAuthError);
 });
 
 test('a refused connection is a clear UpstreamConnectionError', { timeout: 20_000 }, async (t) => {
