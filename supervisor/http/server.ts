@@ -12,6 +12,7 @@ import type { EngineApp, EngineRequest, EngineResponse, EngineSocket, HttpEngine
 import { corsHeaders, preflightHeaders } from './cors.js';
 import { Exchange } from './exchange.js';
 import { writeParts } from './partsWriter.js';
+import { answerThenLinger } from './lingeringAnswer.js';
 import { readBody } from './requestBody.js';
 import type { RequestGuard } from './requestGuard.js';
 import { clipClientInput, quoteClientInput } from '../../shared/quoteClientInput.js';
@@ -292,9 +293,12 @@ export class HttpServer {
       );
       return;
     }
-    watchAbort(res, ex);
     const limits = this.opts.limits();
     const declared = declaredLength(headers);
+    // A declared body over the limit is answered before any of it is read, whoever asks (the
+    // answer says no more than a 404 would); the connection then closes, lingering.
+    if (wantsBody && declared !== undefined && declared > limits.maxBodyBytes) return this.refuseDeclaredOversize(res, ex, limits.maxBodyBytes);
+    watchAbort(res, ex);
     const bodyPromise = wantsBody ? readBody(res, declared, limits.maxBodyBytes) : null;
     this.armTimeout(res, ex);
     void this.run(res, ex, handler, bodyPromise, needsAuth, limits.maxBodyBytes, notJson);
@@ -310,6 +314,20 @@ export class HttpServer {
     watchAbort(res, ex);
     const declared = declaredLength(ex.headers);
     void readBody(res, declared, 0).then((got) => this.send(res, ex, reply, { close: close || (!got.ok && !got.drained) }));
+  }
+
+  /** The 413 at once, before the body (lingeringAnswer.ts); inside the engine's request callback. */
+  private refuseDeclaredOversize(res: EngineResponse, ex: Exchange, maxBodyBytes: number): void {
+    ex.done = true;
+    const reply = errorReply('payload_too_large', `request body exceeds ${maxBodyBytes} bytes`);
+    const headers: Array<[string, string]> = [['Content-Type', 'application/json']];
+    const origin = ex.headers['origin'];
+    if (origin !== undefined && !ex.refused) for (const [name, value] of Object.entries(corsHeaders(ex.listener, origin))) headers.push([name, value]);
+    answerThenLinger(res, statusLine(reply.status), headers, JSON.stringify(reply.body), () => {
+      ex.aborted = true;
+      ex.abort();
+    });
+    this.opts.onResponse?.(reply.status, ex.listener);
   }
 
   private armTimeout(res: EngineResponse, ex: Exchange): void {

@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
+import { LINGER_IDLE_MS, LINGER_MAX_BYTES, LINGER_MAX_MS } from './bounds.js';
 import type { Chunk, EngineResponse } from './types.js';
 
 const EMPTY = new ArrayBuffer(0);
@@ -130,6 +131,37 @@ export class NodeResponse implements EngineResponse {
     this.req.on('data', (chunk: Buffer) => handler(chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength) as ArrayBuffer, false));
     this.req.once('end', () => handler(EMPTY, true));
     return this;
+  }
+
+  endLingering(status: string, headers: ReadonlyArray<readonly [string, string]>, body: string, onClosed: () => void): void {
+    if (this.ended || this.aborted) return;
+    this.ended = true;
+    const socket = this.req.socket;
+    // Straight to the socket: a ServerResponse that says `Connection: close` makes Node destroy the
+    // socket as soon as the answer is flushed, the very reset this avoids.
+    let head = `HTTP/1.1 ${status}\r\n`;
+    for (const [name, value] of headers) head += `${name}: ${value}\r\n`;
+    socket.write(`${head}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    let drained = 0;
+    let done = false;
+    const finish = (): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(cap);
+      socket.setTimeout(0);
+      // Once the body has ended nothing is unread and the close is a clean FIN.
+      socket.destroySoon();
+    };
+    const cap = setTimeout(finish, LINGER_MAX_MS);
+    socket.setTimeout(LINGER_IDLE_MS, finish);
+    this.req.on('data', (chunk: Buffer) => {
+      if ((drained += chunk.byteLength) > LINGER_MAX_BYTES) finish();
+    });
+    this.req.once('end', finish);
+    socket.once('close', () => {
+      clearTimeout(cap);
+      onClosed();
+    });
   }
 
   /**
