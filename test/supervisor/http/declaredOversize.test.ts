@@ -43,13 +43,13 @@ function rawUpload(target: Target, head: string, bodyBytes: number, waitMs: numb
 }
 
 /** node's http client sending `bodyBytes` with PUT: the status it got, or the error it failed with. */
-function httpUpload(target: Target, bodyBytes: number): Promise<{ status?: number; text?: string; error?: string }> {
+function httpUpload(target: Target, bodyBytes: number, path = '/config'): Promise<{ status?: number; text?: string; error?: string }> {
   return new Promise((resolve) => {
     const req = request(
       {
         ...('path' in target ? { socketPath: target.path } : target),
         method: 'PUT',
-        path: '/config',
+        path,
         agent: false,
         headers: { 'Content-Type': 'application/json', 'Content-Length': String(bodyBytes) },
       },
@@ -142,6 +142,17 @@ describe('a declared Content-Length over the limit', () => {
         assert.equal(JSON.parse(r.text!).code, 'payload_too_large');
       });
     }
+    it(`${via}: an early answer (404 for an unknown path) to a declared 20 MB body goes out at once, and a client still sending reads it`, async () => {
+      const bytes = 20_000_000;
+      const r = await rawUpload(target(), head(bytes).replace('PUT /config', 'PUT /no-such-route'), bytes, 15_000);
+      assert.match(r.got, /^HTTP\/1\.1 404 /, JSON.stringify(r.got.slice(0, 200)));
+      assert.equal(JSON.parse(r.got.slice(r.got.indexOf('\r\n\r\n') + 4)).code, 'not_found');
+      assert.equal(r.error, undefined, 'no reset');
+      for (let i = 0; i < 3; i++) {
+        const viaHttp = await httpUpload(target(), bytes, '/no-such-route');
+        assert.equal(viaHttp.status, 404, JSON.stringify(viaHttp).slice(0, 300));
+      }
+    });
     it(`${via}: 2 MiB + 1 declared and sent: 413, the whole body drained, a clean close`, async () => {
       const bytes = 2 * 1024 * 1024 + 1;
       const r = await rawUpload(target(), head(bytes), bytes, 15_000);
