@@ -59,12 +59,12 @@ describe('node engine bounds', () => {
         i++;
       }, 50);
       try {
-        const results = await Promise.all([...slow, silent].map((s) => closed(s, started, LIMIT_MS * 6)));
+        const results = await Promise.all([...slow, silent].map((s) => closed(s, started, LIMIT_MS * 8)));
         for (const r of results) {
           assert.ok(r !== null, 'closed');
           assert.match(r.got, /^HTTP\/1\.1 408 /);
           assert.equal(JSON.parse(r.got.slice(r.got.indexOf('\r\n\r\n') + 4)).code, 'timeout');
-          assert.ok(r.atMs >= LIMIT_MS - 100 && r.atMs < LIMIT_MS * 4, `closed after ${r.atMs} ms`);
+          assert.ok(r.atMs >= LIMIT_MS - 100 && r.atMs < LIMIT_MS * 6, `closed after ${r.atMs} ms`);
         }
       } finally {
         clearInterval(drip);
@@ -74,35 +74,42 @@ describe('node engine bounds', () => {
     it(`${via}: a body that declares 1 MB and sends 1 byte gets 408 and the connection closes`, async () => {
       const started = Date.now();
       const s = open(target());
-      const done = closed(s, started, LIMIT_MS * 6);
+      const done = closed(s, started, LIMIT_MS * 8);
       s.write('PUT /config HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{');
       const r = await done;
       assert.ok(r !== null, 'closed');
       assert.match(r.got, /^HTTP\/1\.1 408 /);
       assert.equal(JSON.parse(r.got.slice(r.got.indexOf('\r\n\r\n') + 4)).code, 'timeout');
-      assert.ok(r.atMs >= LIMIT_MS - 100 && r.atMs < LIMIT_MS * 4, `closed after ${r.atMs} ms`);
+      assert.ok(r.atMs >= LIMIT_MS - 100 && r.atMs < LIMIT_MS * 6, `closed after ${r.atMs} ms`);
     });
 
     it(`${via}: an idle keep-alive connection is closed after the limit`, async () => {
       const s = open(target());
       let started = 0;
       const answered = new Promise<void>((resolve) => s.once('data', () => resolve()));
-      const done = closed(s, 0, LIMIT_MS * 6);
+      const done = closed(s, 0, LIMIT_MS * 8);
       s.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
       await answered;
       started = Date.now();
       const r = await done;
       assert.ok(r !== null, 'closed');
       const idleMs = Date.now() - started;
-      assert.ok(idleMs >= LIMIT_MS - 100 && idleMs < LIMIT_MS * 4, `closed after ${idleMs} ms idle`);
+      assert.ok(idleMs >= LIMIT_MS - 100 && idleMs < LIMIT_MS * 6, `closed after ${idleMs} ms idle`);
     });
   }
 
   it(`past ${CAP} open connections on a listener a new one is dropped at once; once one closes, a new one is served`, async () => {
-    // The headers limit would close idle ones at LIMIT_MS: each sends a partial head to stay counted, briefly.
+    // Each held connection is answered once (so the server surely counts it), then idles within the keep-alive limit.
     const held = Array.from({ length: CAP }, () => open({ path: t.socketPath }));
-    for (const s of held) s.write('GET /health HTTP/1.1\r\n');
-    await new Promise((r) => setTimeout(r, 150));
+    await Promise.all(
+      held.map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            s.once('data', () => resolve());
+            s.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+          }),
+      ),
+    );
     const started = Date.now();
     const extra = open({ path: t.socketPath });
     const r = await closed(extra, started, LIMIT_MS / 2);
