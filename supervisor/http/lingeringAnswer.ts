@@ -49,6 +49,8 @@ export function answerThenLinger(
   res.cork(() => {
     res.writeStatus(status);
     for (const [name, value] of headers) res.writeHeader(name, value);
+    // No body (a 204 preflight): no length, and nothing after the blank line.
+    if (body === '') return void res.writeHeader('Connection', 'close\r\n');
     res.writeHeader('Content-Length', String(Buffer.byteLength(body) + 2));
     res.writeHeader('Connection', `close\r\n\r\n${body}`);
   });

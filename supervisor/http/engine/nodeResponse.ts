@@ -179,7 +179,9 @@ export class NodeResponse implements EngineResponse {
     // socket as soon as the answer is flushed, the very reset this avoids.
     let head = `HTTP/1.1 ${status}\r\n`;
     for (const [name, value] of headers) head += `${name}: ${value}\r\n`;
-    socket.write(`${head}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    // No body (a 204 preflight): no length.
+    if (body !== '') head += `Content-Length: ${Buffer.byteLength(body)}\r\n`;
+    socket.write(`${head}Connection: close\r\n\r\n${body}`);
     let drained = 0;
     let done = false;
     const finish = (): void => {

@@ -161,6 +161,16 @@ describe('a declared Content-Length over the limit', () => {
     });
   }
 
+  it('a preflight declaring a body over the limit gets its 204 at once, with no body after the head', async () => {
+    const started = Date.now();
+    const r = await rawUpload({ path: t.socketPath }, head(20_000_000).replace('PUT /config', 'OPTIONS /config'), 0, 10_000);
+    assert.ok(Date.now() - started < 8_000, 'closed by the server');
+    const answer = r.got.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, '');
+    assert.match(answer, /^HTTP\/1\.1 204 /, JSON.stringify(answer.slice(0, 200)));
+    assert.ok(answer.endsWith('\r\n\r\n'), 'nothing after the blank line');
+    assert.doesNotMatch(answer, /content-length/i);
+  });
+
   it('the server serves on after all of that', async () => {
     assert.equal((await t.socket('GET', '/health')).status, 200);
     const put = await t.socket('PUT', '/config', JSON.stringify({ collapse_tools: true }));
