@@ -12,6 +12,7 @@ import type { EngineApp, EngineRequest, EngineResponse, EngineSocket, HttpEngine
 import { corsHeaders, preflightHeaders } from './cors.js';
 import { Exchange } from './exchange.js';
 import { writeParts } from './partsWriter.js';
+import { answerThenLinger } from './lingeringAnswer.js';
 import { readBody } from './requestBody.js';
 import type { RequestGuard } from './requestGuard.js';
 import { clipClientInput, quoteClientInput } from '../../shared/quoteClientInput.js';
@@ -292,9 +293,13 @@ export class HttpServer {
       );
       return;
     }
-    watchAbort(res, ex);
     const limits = this.opts.limits();
     const declared = declaredLength(headers);
+    // A declared body over the limit is answered before any of it is read, whoever asks (the
+    // answer says no more than a 404 would); the connection then closes, lingering.
+    if (wantsBody && declared !== undefined && declared > limits.maxBodyBytes)
+      return this.answerThenLinger(res, ex, errorReply('payload_too_large', `request body exceeds ${limits.maxBodyBytes} bytes`));
+    watchAbort(res, ex);
     const bodyPromise = wantsBody ? readBody(res, declared, limits.maxBodyBytes) : null;
     this.armTimeout(res, ex);
     void this.run(res, ex, handler, bodyPromise, needsAuth, limits.maxBodyBytes, notJson);
@@ -303,13 +308,36 @@ export class HttpServer {
   /**
    * An early answer (guard refusal, 404, 405, a preflight) to a request whose body is still arriving: the body is read
    * and dropped first (up to OVERSIZE_DRAIN_BYTES), because answering while the client still sends
-   * makes the close reset the answer away before the client reads it.
+   * makes the close reset the answer away before the client reads it. A declared body over the
+   * limit would not be drained whole: that answer goes out at once, and the drain follows it.
    */
   private sendAfterBody(res: EngineResponse, ex: Exchange, reply: Reply, close = false): void {
     if (!hasBody(ex.headers)) return this.send(res, ex, reply, { close });
-    watchAbort(res, ex);
     const declared = declaredLength(ex.headers);
+    if (declared !== undefined && declared > this.opts.limits().maxBodyBytes && isJsonOrEmpty(reply.body)) return this.answerThenLinger(res, ex, reply);
+    watchAbort(res, ex);
     void readBody(res, declared, 0).then((got) => this.send(res, ex, reply, { close: close || (!got.ok && !got.drained) }));
+  }
+
+  /**
+   * `reply` at once, before the body, then the lingering close (lingeringAnswer.ts). Inside the
+   * engine's request callback; the reply's body is a JSON value or absent.
+   */
+  private answerThenLinger(res: EngineResponse, ex: Exchange, reply: Reply): void {
+    ex.done = true;
+    const headers: Array<[string, string]> = [];
+    const body = reply.body === undefined || reply.body === null ? '' : JSON.stringify(reply.body);
+    if (body !== '') headers.push(['Content-Type', 'application/json']);
+    const origin = ex.headers['origin'];
+    const own = new Set(Object.keys(reply.headers ?? {}).map((k) => k.toLowerCase()));
+    if (origin !== undefined && !ex.refused)
+      for (const [name, value] of Object.entries(corsHeaders(ex.listener, origin))) if (!own.has(name.toLowerCase())) headers.push([name, value]);
+    for (const [name, value] of Object.entries(reply.headers ?? {})) headers.push([name, value]);
+    answerThenLinger(res, statusLine(reply.status), headers, body, () => {
+      ex.aborted = true;
+      ex.abort();
+    });
+    this.opts.onResponse?.(reply.status, ex.listener);
   }
 
   private armTimeout(res: EngineResponse, ex: Exchange): void {
@@ -498,6 +526,11 @@ function statusLine(status: number): string {
 function declaredLength(headers: Readonly<Record<string, string>>): number | undefined {
   const length = headers['content-length'];
   return length !== undefined ? Number(length) : undefined;
+}
+
+/** A reply body answerThenLinger can write: a JSON value (not text, bytes or parts), or none. */
+function isJsonOrEmpty(body: Reply['body']): boolean {
+  return body === undefined || body === null || (typeof body === 'object' && !Buffer.isBuffer(body) && !(body instanceof BodyParts));
 }
 
 function hasBody(headers: Readonly<Record<string, string>>): boolean {

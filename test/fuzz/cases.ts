@@ -1921,7 +1921,8 @@ export function generateCase(r: Rng, ctx: FuzzCtx, index: number): Case {
       c.method = base.method;
       c.route = base.route;
       c.path = base.path;
-      const size = r.pick([2 * MIB + 1, 2 * MIB + 4096, 3 * MIB, 5 * MIB]);
+      // 6.4 MB: the PUT /config that an immediate 413-and-close left with no answer (issue 26 item 8).
+      const size = r.pick([2 * MIB + 1, 2 * MIB + 4096, 3 * MIB, 5 * MIB, 6_400_000]);
       const shape = r.int(0, 3);
       json =
         shape === 0

@@ -7,15 +7,13 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
 
+import { nodeBounds, type NodeBounds } from './bounds.js';
 import { serveDualProtocol } from './nodeDualProtocol.js';
 import { NodeRequest, pathOf } from './nodeRequest.js';
-import { NodeResponse } from './nodeResponse.js';
+import { type BodyRate, NodeResponse } from './nodeResponse.js';
 import { NodeWebSocket } from './nodeWebSocket.js';
 import type { AppOptions, EngineApp, EngineListenSocket, EngineRequest, EngineResponse, EngineWsBehavior, HttpEngine, TlsCredentials } from './types.js';
 import { codeOfStatus } from '../errorReply.js';
-
-/** uWS closes an idle keep-alive connection after about 10 s; the same here. */
-const KEEP_ALIVE_TIMEOUT_MS = 10_000;
 
 /**
  * After answering a request the parser refused, the connection keeps reading (and discarding) what
@@ -51,12 +49,27 @@ class NodeApp implements EngineApp {
   private handler: ((res: EngineResponse, req: EngineRequest) => void) | undefined;
   private readonly wsRoutes: WsRouteEntry[] = [];
   private readonly server: Server;
+  private readonly bodyRate: BodyRate;
 
   readonly setTlsCredentials?: (credentials: TlsCredentials) => void;
 
   constructor(options: AppOptions) {
+    // uWS's bounds (bounds.ts): headers within 10 s of the connection's start (Node measures from
+    // there too, and answers a late one with 408 through clientError), 10 s of idle keep-alive, a
+    // minimum body rate (NodeResponse.onData), and a connection cap, past which Node drops new ones.
+    const bounds: NodeBounds = nodeBounds();
+    this.bodyRate = { windowMs: bounds.bodyWindowMs, minBytes: bounds.bodyWindowMinBytes };
     // A missing Host is the request guard's to refuse (403 JSON on TCP), as on uWS; not Node's empty 400.
-    this.server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, requireHostHeader: false }, (req, res) => this.onRequest(req, res));
+    this.server = createServer(
+      {
+        keepAliveTimeout: bounds.keepAliveTimeoutMs,
+        headersTimeout: bounds.headersTimeoutMs,
+        connectionsCheckingInterval: bounds.checkIntervalMs,
+        requireHostHeader: false,
+      },
+      (req, res) => this.onRequest(req, res),
+    );
+    this.server.maxConnections = bounds.maxConnections;
     this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.onUpgrade(req, socket, head));
     // A request Node's parser refuses never reaches a handler: answer it in the same JSON shape.
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => answerClientError(err, socket));
@@ -93,7 +106,7 @@ class NodeApp implements EngineApp {
     // Errors on a connection the client dropped are the abort path, never a crash.
     req.on('error', ignore);
     res.on('error', ignore);
-    this.handler?.(new NodeResponse(req, res), new NodeRequest(req));
+    this.handler?.(new NodeResponse(req, res, undefined, this.bodyRate), new NodeRequest(req));
   }
 
   private onUpgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
@@ -235,6 +248,8 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
   if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
   if (err.code === 'HPE_INVALID_METHOD') return answerRaw(socket, 405, 'Method Not Allowed', 'method is not supported');
   if (err.code === 'HPE_HEADER_OVERFLOW') return answerRaw(socket, 431, 'Request Header Fields Too Large', 'request headers too large');
+  // headersTimeout (or requestTimeout) passed: nothing to linger for, the client is the slow one.
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return answerRaw(socket, 408, 'Request Timeout', 'request not received in time', false);
   answerRaw(socket, 400, 'Bad Request', 'malformed HTTP request');
 }
 
@@ -244,10 +259,12 @@ function answerJson(res: ServerResponse, status: number, message: string): void 
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }).end(body);
 }
 
-/** A JSON error written straight to a socket no request object owns, then the connection ends. */
-function answerRaw(socket: Socket, status: number, text: string, message: string): void {
+/** A JSON error written straight to a socket no request object owns, then the connection ends (lingering, or at once). */
+function answerRaw(socket: Socket, status: number, text: string, message: string, lingers = true): void {
   const body = JSON.stringify({ error: message, code: codeOfStatus(status) });
-  socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  const answer = `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+  if (!lingers) return void socket.end(answer, () => socket.destroy());
+  socket.end(answer);
   linger(socket);
 }
 

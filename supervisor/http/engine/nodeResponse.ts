@@ -5,12 +5,20 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
+import { LINGER_IDLE_MS, LINGER_MAX_BYTES, LINGER_MAX_MS } from './bounds.js';
 import type { Chunk, EngineResponse } from './types.js';
+import { codeOfStatus } from '../errorReply.js';
 
 const EMPTY = new ArrayBuffer(0);
 
 /** Accepts a WebSocket upgrade on the request's socket; set only on a WebSocket route's request. */
 export type Upgrader = (userData: unknown) => void;
+
+/** A body being read must bring `minBytes` in each window of `windowMs`, else 408 and close (uWS's rule). */
+export interface BodyRate {
+  windowMs: number;
+  minBytes: number;
+}
 
 export class NodeResponse implements EngineResponse {
   private statusCode = 200;
@@ -30,6 +38,7 @@ export class NodeResponse implements EngineResponse {
     private readonly req: IncomingMessage,
     private readonly res: ServerResponse,
     private readonly upgrader?: Upgrader,
+    private readonly bodyRate?: BodyRate,
   ) {}
 
   writeStatus(status: string): this {
@@ -127,9 +136,72 @@ export class NodeResponse implements EngineResponse {
   }
 
   onData(handler: (chunk: ArrayBuffer, isLast: boolean) => void): this {
-    this.req.on('data', (chunk: Buffer) => handler(chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength) as ArrayBuffer, false));
-    this.req.once('end', () => handler(EMPTY, true));
+    const rate = this.bodyRate;
+    let windowBytes = 0;
+    const timer = rate === undefined ? undefined : setTimeout(() => this.bodyTooSlow(rate), rate.windowMs);
+    this.req.on('data', (chunk: Buffer) => {
+      if (timer !== undefined && (windowBytes += chunk.byteLength) >= rate!.minBytes) {
+        windowBytes = 0;
+        timer.refresh();
+      }
+      handler(chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength) as ArrayBuffer, false);
+    });
+    this.req.once('end', () => {
+      clearTimeout(timer);
+      handler(EMPTY, true);
+    });
+    if (timer !== undefined) this.res.once('close', () => clearTimeout(timer));
     return this;
+  }
+
+  /** A window passed without the body's minimum: 408 if nothing was answered yet, and the connection closes. */
+  private bodyTooSlow(rate: BodyRate): void {
+    if (this.aborted) return;
+    if (this.ended || this.headSent) return void this.res.destroy();
+    this.ended = true;
+    const body = JSON.stringify({
+      error: `request body arrived too slowly (under ${rate.minBytes} bytes in ${rate.windowMs / 1000} s)`,
+      code: codeOfStatus(408),
+    });
+    this.res.writeHead(408, { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' });
+    this.res.end(body);
+    this.aborted = true;
+    const handler = this.abortHandler;
+    this.abortHandler = undefined;
+    handler?.();
+  }
+
+  endLingering(status: string, headers: ReadonlyArray<readonly [string, string]>, body: string, onClosed: () => void): void {
+    if (this.ended || this.aborted) return;
+    this.ended = true;
+    const socket = this.req.socket;
+    // Straight to the socket: a ServerResponse that says `Connection: close` makes Node destroy the
+    // socket as soon as the answer is flushed, the very reset this avoids.
+    let head = `HTTP/1.1 ${status}\r\n`;
+    for (const [name, value] of headers) head += `${name}: ${value}\r\n`;
+    // No body (a 204 preflight): no length.
+    if (body !== '') head += `Content-Length: ${Buffer.byteLength(body)}\r\n`;
+    socket.write(`${head}Connection: close\r\n\r\n${body}`);
+    let drained = 0;
+    let done = false;
+    const finish = (): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(cap);
+      socket.setTimeout(0);
+      // Once the body has ended nothing is unread and the close is a clean FIN.
+      socket.destroySoon();
+    };
+    const cap = setTimeout(finish, LINGER_MAX_MS);
+    socket.setTimeout(LINGER_IDLE_MS, finish);
+    this.req.on('data', (chunk: Buffer) => {
+      if ((drained += chunk.byteLength) > LINGER_MAX_BYTES) finish();
+    });
+    this.req.once('end', finish);
+    socket.once('close', () => {
+      clearTimeout(cap);
+      onClosed();
+    });
   }
 
   /**

@@ -56,6 +56,11 @@ export interface EngineResponse {
   cork(cb: () => void): EngineResponse;
   /** Drops the connection without an answer. */
   close(): EngineResponse;
+  /**
+   * The node engine's whole answer before the body, then a lingering close (lingeringAnswer.ts,
+   * which does the same with uWS's own calls where this is absent). Must be the only answer.
+   */
+  endLingering?(status: string, headers: ReadonlyArray<readonly [string, string]>, body: string, onClosed: () => void): void;
   /** The peer's address as text (IPv4-mapped IPv6 for IPv4 peers on some engines). */
   getRemoteAddressAsText(): ArrayBuffer | Uint8Array;
   /** Inside a WebSocket route's upgrade handler: accept, with the data the socket carries. */
