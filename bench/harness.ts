@@ -32,12 +32,23 @@ export interface BenchContext {
   /**
    * `--baseline-ref`: a build of an older commit to measure beside the current tuicd (baseline.ts).
    * Modules that support it add a `tuicd (baseline <ref>)` variant; absent, nothing changes.
+   * A module that exports `baselineRef: string` (the commit its goal is about) always gets a build of
+   * that ref here, whatever --baseline-ref says (run.ts builds it before any module runs).
    */
   baseline?: Baseline;
 }
 
 /** Every bench module exports `run` with this signature; bench/run.ts calls them in both regimes. */
 export type BenchModule = (ctx: BenchContext) => Promise<BenchRow[]>;
+
+/**
+ * The exports run.ts reads from a `*.bench.js`: `run`, and optionally `baselineRef`, the git ref of
+ * the older commit the module's goal compares against (e.g. "96fcc07^", the commit before a change).
+ */
+export interface BenchModuleExports {
+  run: BenchModule;
+  baselineRef?: string;
+}
 
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);

@@ -29,7 +29,8 @@ const USAGE = `usage: npm run bench -- [--quick] [--reps N] [--only SUBSTRING]..
   --regime R      idle, busy or both (default both: idle first, then one core kept busy)
   --timeout-s N   abandon a module after N seconds per regime (default ${MODULE_TIMEOUT_S})
   --baseline-ref R  also build git ref R (cached in .cache/bench-baseline/) and measure it beside the
-                  current tuicd where a module supports it (http/health, mcp/proxyCall); env ${BASELINE_REF_ENV}`;
+                  current tuicd where a module supports it (http/health, mcp/proxyCall); env ${BASELINE_REF_ENV}.
+                  A module that names its own baseline (export const baselineRef) always gets that one`;
 
 interface Options {
   quick: boolean;
@@ -92,6 +93,16 @@ async function discover(dir: string): Promise<string[]> {
   };
   await walk(dir);
   return found.sort();
+}
+
+/** The `baselineRef` a module exports (the commit its goal is about), if any; a module that fails to load has none here (its run says why). */
+async function declaredBaselineRef(dir: string, name: string): Promise<string | undefined> {
+  try {
+    const mod = (await import(pathToFileURL(join(dir, name + BENCH_SUFFIX)).href)) as { baselineRef?: unknown };
+    return typeof mod.baselineRef === 'string' && mod.baselineRef.trim() !== '' ? mod.baselineRef.trim() : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function withTimeout<T>(work: Promise<T>, seconds: number): Promise<T> {
@@ -193,10 +204,23 @@ async function main(): Promise<number> {
   process.on('unhandledRejection', (reason) => console.error(`unhandled rejection (continuing): ${errorText(reason)}`));
 
   // Built before any module runs (and before the load probe), so tsc never overlaps a measurement.
-  let baseline: Baseline | undefined;
-  if (opts.baselineRef) {
-    baseline = await prepareBaseline(repoRoot, opts.baselineRef, (line) => console.error(line));
-    if ('error' in baseline) console.error(`${baseline.error}: its rows will say so; the rest of the run goes on`);
+  // A module that exports `baselineRef` (the commit its goal is measured against) gets that build
+  // whatever --baseline-ref says; the others get --baseline-ref's, if any. Each ref is built once.
+  const builds = new Map<string, Baseline>();
+  const prepare = async (ref: string): Promise<Baseline> => {
+    let b = builds.get(ref);
+    if (!b) {
+      b = await prepareBaseline(repoRoot, ref, (line) => console.error(line));
+      if ('error' in b) console.error(`${b.error}: its rows will say so; the rest of the run goes on`);
+      builds.set(ref, b);
+    }
+    return b;
+  };
+  const baseline: Baseline | undefined = opts.baselineRef ? await prepare(opts.baselineRef) : undefined;
+  const ownBaseline = new Map<string, Baseline>();
+  for (const name of modules) {
+    const ref = await declaredBaselineRef(benchDir, name);
+    if (ref) ownBaseline.set(name, await prepare(ref));
   }
 
   const startedAt = new Date().toISOString();
@@ -207,7 +231,8 @@ async function main(): Promise<number> {
     for (const regime of opts.regimes) {
       console.error(`bench ${name} [${regime}${opts.quick ? ', quick' : ''}, ${opts.reps} reps] ...`);
       const background = await backgroundCpuShare(LOAD_PROBE_MS);
-      const ctx: BenchContext = { regime, repetitions: opts.reps, quick: opts.quick, ...(baseline ? { baseline } : {}) };
+      const moduleBaseline = ownBaseline.get(name) ?? baseline;
+      const ctx: BenchContext = { regime, repetitions: opts.reps, quick: opts.quick, ...(moduleBaseline ? { baseline: moduleBaseline } : {}) };
       const result = await runModule(benchDir, name, ctx, busy, opts.timeoutS);
       if (result.outcome.ok && background !== undefined && background > FOREIGN_LOAD_WARN) {
         warnings.push(
@@ -233,6 +258,7 @@ async function main(): Promise<number> {
     cpus: os.cpus().length,
     options: opts,
     baseline: baselineReport(baseline),
+    moduleBaselines: Object.fromEntries([...ownBaseline].map(([name, b]) => [name, baselineReport(b)])),
     outcomes,
     rows,
   };

@@ -1,0 +1,182 @@
+/**
+ * The root gate's cost (issue 26 "Benchmarks"): supervisor/fs/rootGate.ts sits on every fs and repo
+ * request since commit 96fcc07. Calls/s and calls per supervisor CPU second of `GET /fs/read` of a
+ * small file in a registered repository and of `GET /repo/diff-stats` of that repository, on the
+ * current build and on the commit before the gate (`baselineRef`, built by run.ts before any module
+ * runs), measured back to back in every repetition. The goal is ≥ 0.97× the commit before on both.
+ *
+ * The baseline let any directory through; the repository is registered (PUT /config/repositories)
+ * in both, so the two builds answer the very same requests. Over the unix socket with the node
+ * client (bench/http/loadgen.ts); git reads no user config (GIT_CONFIG_GLOBAL is an empty temp file).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { baselineGoalNote } from '../baseline.js';
+import { errorText, failedRow, median, row, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
+import { runLoadgen, type LoadgenRequest, type Measurement } from '../http/drivers.js';
+import { confirmUws, startBaseline, startTuicd, type Target } from '../http/targets.js';
+import { request } from './sessions/tuicd.js';
+
+/** The commit before the root gate landed (96fcc07): what the goal compares against. */
+export const baselineRef = '96fcc07^';
+
+const DURATIONS = {
+  full: { warmupMs: 1000, measureMs: 5000 },
+  quick: { warmupMs: 300, measureMs: 1000 },
+};
+/** A small source file, as an editor or a file panel reads one. */
+const SMALL_FILE = 'src/small.ts';
+const SMALL_FILE_LINES = 30;
+
+interface Case {
+  group: string;
+  /** Requests in flight: /fs/read is answered from a pool thread; diff-stats runs two git processes per call. */
+  connections: number;
+  request: (repo: string) => LoadgenRequest;
+  /** Checks one answer before anything is measured (same answer from both builds). */
+  check: (body: string) => string | undefined;
+}
+
+const CASES: Case[] = [
+  {
+    group: 'GET /fs/read small file (unix, node client)',
+    connections: 16,
+    request: (repo) => ({ method: 'GET', path: `/fs/read?repoPath=${encodeURIComponent(repo)}&file=${encodeURIComponent(SMALL_FILE)}` }),
+    check: (body) =>
+      (JSON.parse(body) as { content?: unknown }).content === smallFileText() ? undefined : `/fs/read answered other content: ${body.slice(0, 120)}`,
+  },
+  {
+    group: 'GET /repo/diff-stats (unix, node client)',
+    connections: 4,
+    request: (repo) => ({ method: 'GET', path: `/repo/diff-stats?path=${encodeURIComponent(repo)}` }),
+    check: (body) => {
+      const s = JSON.parse(body) as { additions?: unknown };
+      return typeof s.additions === 'number' && s.additions > 0 ? undefined : `/repo/diff-stats answered no additions: ${body.slice(0, 120)}`;
+    },
+  },
+];
+
+function smallFileText(): string {
+  return Array.from({ length: SMALL_FILE_LINES }, (_, i) => `export const value${i} = compute(${i}, 'text ${i}');`).join('\n') + '\n';
+}
+
+/** A repository with the small file committed and one tracked file edited (so diff-stats has lines to count). */
+function makeRepo(dir: string): string {
+  const repo = join(dir, 'repo');
+  mkdirSync(join(repo, 'src'), { recursive: true });
+  const env = { ...process.env, GIT_CONFIG_GLOBAL: join(dir, '.gitconfig'), GIT_CONFIG_NOSYSTEM: '1', LC_ALL: 'C' };
+  const git = (args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@example.invalid', '-c', 'commit.gpgsign=false', ...args], { cwd: repo, env });
+  git(['init', '-q', '-b', 'main']);
+  writeFileSync(join(repo, SMALL_FILE), smallFileText());
+  for (let i = 0; i < 20; i++) writeFileSync(join(repo, 'src', `f${i}.ts`), smallFileText().replaceAll('value', `v${i}_`));
+  git(['add', '-A']);
+  git(['commit', '-q', '-m', 'initial']);
+  writeFileSync(join(repo, 'src', 'f3.ts'), smallFileText() + '// edited\nexport const extra = 1;\n');
+  return repo;
+}
+
+interface Series {
+  rps: number[];
+  perCpu: number[];
+  notes: Set<string>;
+  error?: string;
+}
+
+export const run: BenchModule = async (ctx) => {
+  const d = ctx.quick ? DURATIONS.quick : DURATIONS.full;
+  const tmp = await mkdtemp(join(tmpdir(), 'tuicd-bench-gate-'));
+  const removeTmp = (): void => rmSync(tmp, { recursive: true, force: true });
+  process.once('exit', removeTmp);
+  writeFileSync(join(tmp, '.gitconfig'), '');
+  const hadGitConfig = process.env['GIT_CONFIG_GLOBAL'];
+  process.env['GIT_CONFIG_GLOBAL'] = join(tmp, '.gitconfig'); // both tuicds inherit it
+  const targets: Target[] = [];
+  const failures = new Map<string, string>();
+  try {
+    const repo = makeRepo(tmp);
+    const starters: Array<[string, () => Promise<Target>]> = [['tuicd', async () => confirmUws(await startTuicd('tuicd', 'uws', tmp))]];
+    if (ctx.baseline) {
+      const b = ctx.baseline;
+      starters.push([b.label, () => startBaseline(b, tmp)]);
+    }
+    for (const [name, start] of starters) {
+      let target: Target | undefined;
+      try {
+        target = await start();
+        const reg = await request(target.at.socketPath, 'PUT', '/config/repositories', { repos: [repo] });
+        if (reg.status !== 200) throw new Error(`PUT /config/repositories answered ${reg.status}: ${reg.body.slice(0, 200)}`);
+        for (const c of CASES) {
+          const q = c.request(repo);
+          const r = await request(target.at.socketPath, q.method, q.path);
+          const wrong = r.status !== 200 ? `${q.method} ${q.path.split('?')[0]} answered ${r.status}: ${r.body.slice(0, 200)}` : c.check(r.body);
+          if (wrong) throw new Error(wrong);
+        }
+        targets.push(target);
+      } catch (err) {
+        await target?.proc.stop();
+        failures.set(name, `${name}: ${errorText(err)}`);
+      }
+    }
+    const rows: BenchRow[] = [];
+    for (const c of CASES) {
+      const series = new Map<string, Series>(targets.map((t) => [t.name, { rps: [], perCpu: [], notes: new Set() }]));
+      const measure = async (target: Target, record: boolean, ms: number): Promise<void> => {
+        const s = series.get(target.name)!;
+        if (s.error) return;
+        try {
+          const m: Measurement = await runLoadgen(target, record ? d.warmupMs : 0, ms, c.request(repo), c.connections);
+          if (m.badStatus) s.error = `${target.name}: ${m.badStatus}`;
+          if (!record) return;
+          s.rps.push(m.rps);
+          if (m.serverCpuS) s.perCpu.push(m.requestsInCpuWindow / m.serverCpuS);
+          if (m.socketErrors) s.notes.add(m.socketErrors);
+        } catch (err) {
+          s.error = `${target.name}: ${errorText(err)}`;
+        }
+      };
+      for (const t of targets) await measure(t, false, d.warmupMs);
+      // Back to back in every repetition, the order rotating, so the two values of a repetition pair up.
+      for (let rep = 0; rep < ctx.repetitions; rep++) {
+        for (let i = 0; i < targets.length; i++) await measure(targets[(rep + i) % targets.length]!, true, d.measureMs);
+      }
+      rows.push(...rowsFor(ctx, c, series, failures));
+    }
+    return rows;
+  } finally {
+    await Promise.all(targets.map((t) => t.proc.stop()));
+    if (hadGitConfig === undefined) delete process.env['GIT_CONFIG_GLOBAL'];
+    else process.env['GIT_CONFIG_GLOBAL'] = hadGitConfig;
+    process.removeListener('exit', removeTmp);
+    await rm(tmp, { recursive: true, force: true });
+  }
+};
+
+function rowsFor(ctx: BenchContext, c: Case, series: Map<string, Series>, failures: Map<string, string>): BenchRow[] {
+  const rows: BenchRow[] = [];
+  const label = ctx.baseline?.label;
+  for (const [group, unit, pick] of [
+    [c.group, 'calls/s', (s: Series) => s.rps],
+    [`${c.group} per supervisor CPU`, 'calls/cpu-s', (s: Series) => s.perCpu],
+  ] as const) {
+    const values = (name: string): number[] | string => failures.get(name) ?? series.get(name)?.error ?? pick(series.get(name)!);
+    const current = values('tuicd');
+    const base = label ? values(label) : undefined;
+    if (label && base !== undefined) rows.push(typeof base === 'string' ? failedRow(group, label, ctx, unit, base) : row(group, label, ctx, unit, base));
+    if (typeof current === 'string') {
+      rows.push(failedRow(group, 'tuicd', ctx, unit, current));
+      continue;
+    }
+    const baseMedian = base !== undefined && typeof base !== 'string' && base.length ? { name: label!, median: median(base) } : undefined;
+    const r = row(group, 'tuicd', ctx, unit, current, baseMedian);
+    const notes = [`${c.connections} connections`, ...(series.get('tuicd')?.notes ?? [])];
+    if (baseMedian && typeof base !== 'string' && base) notes.push(baselineGoalNote(current, base, true).replace('(issue 14)', '(issue 26: the root gate)'));
+    else if (!label) notes.push('no baseline build: run through bench/run.ts, which builds baselineRef');
+    rows.push(withNote(r, notes.join('; ')));
+  }
+  return rows;
+}
