@@ -92,7 +92,7 @@ export class Supervisor {
     };
     const { sessions, ptyHost } = add(sessionsFeature({ paths, env, config, bus, log, metrics, agentSettings }));
     const agents = add(agentsFeature({ env, config, bus, log, metrics, sessions, agentSettings, channels }));
-    const { hub, projects } = add(hubFeature({ paths, env, bus, log, credentials, ownPort: () => listeners.ownPort() }));
+    const { hub, projects, oauth } = add(hubFeature({ paths, env, bus, log, credentials, ownPort: () => listeners.ownPort() }));
     const { repos } = add(reposFeature({ paths, env, bus, log, sessions, progressJournal, projects, channels }));
     add(progressFeature({ config, bus, log, sessions, agentSettings, journal: progressJournal, channels }));
     const { confirms } = add(uiFeature({ env, bus, sessions, channels }));
@@ -117,7 +117,21 @@ export class Supervisor {
     const { presence } = add(streamingFeature({ bus, sessions }));
     add(mobileFeature({ paths, config, bus, log, presence, auth: listeners.auth, confirms }));
     // Last: the endpoint serves every tool composed before it.
-    add(mcpFeature({ config, log, metrics, channels, tools: features.flatMap((f) => f.tools ?? []), sessions, hub, projects, repos, agents }));
+    add(
+      mcpFeature({
+        config,
+        log,
+        metrics,
+        channels,
+        tools: features.flatMap((f) => f.tools ?? []),
+        sessions,
+        hub,
+        projects,
+        repos,
+        agents,
+        authorizeUpstream: (upstream) => oauth.authorizationFor(upstream),
+      }),
+    );
     this.features = features;
     this.hub = hub;
 

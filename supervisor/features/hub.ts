@@ -36,6 +36,7 @@ export interface HubDeps {
 export interface HubFeature extends Feature {
   readonly hub: McpHubHost;
   readonly projects: ProjectUpstreams;
+  readonly oauth: OAuthFlows;
 }
 
 export function hubFeature(deps: HubDeps): HubFeature {
@@ -87,6 +88,7 @@ export function hubFeature(deps: HubDeps): HubFeature {
     name: 'hub',
     hub,
     projects,
+    oauth,
     routes: [
       ...mcpUpstreamsRoutes({
         store: upstreams,

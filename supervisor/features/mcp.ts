@@ -30,6 +30,8 @@ export interface McpDeps {
   sessions: SessionService;
   hub: McpHubHost;
   projects: ProjectUpstreams;
+  /** An upstream's OAuth authorization URL, for clients that take URL elicitations. */
+  authorizeUpstream?: (upstream: string) => Promise<{ url: string; asOrigin: string; elicitationId: string } | null>;
   repos: RepoRegistry;
   /** Identities: initialize binds the one x-tuic-session asserts; instructions count peers. */
   agents: Pick<AgentsFeature, 'peers' | 'messaging'>;
@@ -51,6 +53,7 @@ export function mcpFeature(deps: McpDeps): Feature {
     repos: () => deps.repos.roots(),
     registeredIdentity: (id) => peers.identityOf(id),
     onInitialized: (meta) => messaging.protocolSessionStarted(meta.id, meta.tuic_session),
+    ...(deps.authorizeUpstream ? { authorizeUpstream: deps.authorizeUpstream } : {}),
   });
   metrics.gauge('mcp_sessions', 'MCP protocol sessions held', () => channels.sessions.size);
   metrics.gauge('mcp_streams', 'Open GET /mcp streams', () => channels.streams.openCount);

@@ -49,6 +49,8 @@ export interface McpServiceOptions {
   registeredIdentity?: (mcpSessionId: string) => string | null;
   /** After each initialize: binds the identity its x-tuic-session asserted. */
   onInitialized?: (meta: McpSessionMeta) => void;
+  /** The authorization URL of an upstream waiting for OAuth (for clients that take URL elicitations). */
+  authorizeUpstream?: (upstream: string) => Promise<{ url: string; asOrigin: string; elicitationId: string } | null>;
 }
 
 export function catalogSettings(config: ConfigSnapshot): CatalogSettings {
@@ -94,6 +96,7 @@ export class McpService implements Disposable {
       ...(opts.onInitialized ? { onInitialized: opts.onInitialized } : {}),
       ...(opts.registeredIdentity ? { registeredIdentity: opts.registeredIdentity } : {}),
       ...(opts.projects ? { allowlistFor: (repoPath: string | null) => opts.projects!.allowlistFor(repoPath) } : {}),
+      ...(opts.authorizeUpstream ? { authorizeUpstream: opts.authorizeUpstream } : {}),
     });
     this.store.add(this.catalog.onChanged(() => this.streams.broadcast(TOOLS_LIST_CHANGED)));
     // A project's allowlist changes what its sessions list, not the catalog's own lists.

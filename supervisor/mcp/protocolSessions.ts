@@ -45,12 +45,14 @@ export interface McpSessionMeta {
   tuic_session: string | null;
   /** The revision initialize negotiated; null for an id recreated without an initialize. */
   protocol_version: string | null;
+  /** initialize declared `capabilities.elicitation.url` (MCP 2025-11-25): it can be sent to a URL. */
+  url_elicitation: boolean;
   /** Requests of this session being served right now (a busy session is never evicted). */
   in_flight: number;
 }
 
 export type McpSessionInit = Partial<
-  Pick<McpSessionMeta, 'client_name' | 'is_claude_code' | 'requires_meta_tools' | 'repo_path' | 'tuic_session' | 'protocol_version'>
+  Pick<McpSessionMeta, 'client_name' | 'is_claude_code' | 'requires_meta_tools' | 'repo_path' | 'tuic_session' | 'protocol_version' | 'url_elicitation'>
 >;
 
 export interface McpSessionStoreOptions {
@@ -139,6 +141,7 @@ export class McpSessionStore implements Disposable {
       repo_path: init.repo_path ?? null,
       tuic_session: init.tuic_session ?? null,
       protocol_version: init.protocol_version ?? null,
+      url_elicitation: init.url_elicitation ?? false,
       in_flight: 0,
     };
     const replaced = this.sessions.get(id);

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 
 import { CancelSource, cancellationOf } from '../../shared/cancellation.js';
-import { serializeToolOutcome } from '../../shared/mcpEnvelope.js';
+import { RawToolResult, serializeToolOutcome, type ToolCallOutcome } from '../../shared/mcpEnvelope.js';
 import { BodyParts } from '../http/bodyParts.js';
 import type { Reply, RequestContext } from '../http/types.js';
 import { errorResponse, JsonRpcCode, parseBody, resultResponse, resultResponseParts } from './jsonRpc.js';
@@ -58,7 +58,16 @@ export interface McpTransportDeps {
   registeredIdentity?(mcpSessionId: string): string | null;
   /** After each initialize (fresh or resumed), before its answer: identity binding (Protocol 0 auto-identity). */
   onInitialized?(meta: McpSessionMeta): void;
+  /**
+   * The authorization URL for an upstream waiting for OAuth (a pending flow's, or a new one's);
+   * null when the upstream does not wait for one. Asked after a call to its tool failed, for a
+   * client that takes URL elicitations.
+   */
+  authorizeUpstream?(upstream: string): Promise<{ url: string; asOrigin: string; elicitationId: string } | null>;
 }
+
+/** MCP 2025-11-25's URLElicitationRequiredError: the client sends the person to a URL, then retries. */
+const URL_ELICITATION_REQUIRED = -32042;
 
 /** Why a presented session header could not be used. */
 export class BadSessionHeader extends Error {}
@@ -270,6 +279,9 @@ export class McpTransport {
       repo_path: repoPathOf(params),
       // An invalid identity is ignored, not refused: the connection still works, just unbound.
       tuic_session: tuicHeader !== undefined && UUID_PATTERN.test(tuicHeader) ? tuicHeader : null,
+      url_elicitation:
+        isPlainObject((params?.['capabilities'] as Record<string, unknown> | undefined)?.['elicitation']) &&
+        isPlainObject(((params?.['capabilities'] as Record<string, unknown>)['elicitation'] as Record<string, unknown>)['url']),
     };
 
     let meta: McpSessionMeta;
@@ -330,12 +342,31 @@ export class McpTransport {
     meta.in_flight++;
     try {
       const result = await this.deps.catalog.call(name, rawArgs ?? {}, this.callerContext(ctx, meta, source));
+      if (meta.url_elicitation && isErrorOutcome(result)) {
+        const elicited = await this.urlElicitation(name);
+        if (elicited !== null) return { status: 200, headers: { ...JSON_HEADERS, 'Mcp-Session-Id': meta.id }, body: elicitationErrorResponse(id, elicited) };
+      }
       return this.reply(id, serializeToolOutcome(result), meta);
     } finally {
       meta.in_flight--;
       unlink();
       if (this.inFlight.get(key) === source) this.inFlight.delete(key);
     }
+  }
+
+  /** For a failed call to an upstream waiting for OAuth: the elicitation that sends the person to authorize it. */
+  private async urlElicitation(toolName: string): Promise<UrlElicitation | null> {
+    const separator = toolName.indexOf('__');
+    if (separator <= 0 || !this.deps.authorizeUpstream) return null;
+    const upstream = toolName.slice(0, separator);
+    const found = await this.deps.authorizeUpstream(upstream).catch(() => null);
+    if (found === null) return null;
+    return {
+      mode: 'url',
+      elicitationId: found.elicitationId,
+      url: found.url,
+      message: `tuicd needs your authorization for the upstream MCP server '${upstream}' at ${found.asOrigin}. Open the link, sign in, then retry.`,
+    };
   }
 
   /** `notifications/cancelled {requestId, reason?}` from the session that sent the request; anything else is ignored, as MCP allows. */
@@ -372,4 +403,24 @@ export class McpTransport {
   private allowlistOf(meta: McpSessionMeta | null): ReadonlySet<string> | null {
     return meta === null || !this.deps.allowlistFor ? null : this.deps.allowlistFor(meta.repo_path);
   }
+}
+
+interface UrlElicitation {
+  mode: 'url';
+  elicitationId: string;
+  url: string;
+  message: string;
+}
+
+/** Asked only for clients that take URL elicitations: a spliced result is looked into as text. */
+function isErrorOutcome(outcome: ToolCallOutcome): boolean {
+  return outcome instanceof RawToolResult ? /"isError"\s*:\s*true/.test(outcome.json) : outcome.isError === true;
+}
+
+function elicitationErrorResponse(id: JsonRpcId, elicitation: UrlElicitation): string {
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    error: { code: URL_ELICITATION_REQUIRED, message: `Authorization required: ${elicitation.message}`, data: { elicitations: [elicitation] } },
+  });
 }

@@ -15,7 +15,7 @@
  * - storage only in the credential store (tokens under the upstream's name, a registration beside
  *   them, reused by later flows), then a reconnect that takes the upstream to `ready`.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 import { exchangeAuthorization, registerClient, startAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationFull, OAuthClientInformationMixed } from '@modelcontextprotocol/sdk/shared/auth.js';
@@ -136,6 +136,26 @@ export class OAuthFlows {
     let newest: PendingFlow | null = null;
     for (const flow of this.pending.values()) if (flow.upstream === upstream && (newest === null || flow.createdAt >= newest.createdAt)) newest = flow;
     return newest?.authorizationUrl ?? null;
+  }
+
+  /**
+   * For an MCP client that takes URL elicitations and just failed to call a tool of `upstream`: the
+   * pending flow's URL, or a new loopback flow's, when the upstream waits for authorization; else null.
+   */
+  async authorizationFor(upstream: string): Promise<{ url: string; asOrigin: string; elicitationId: string } | null> {
+    const status = await this.deps.hub.status(upstream).catch(() => null);
+    if (status === null || (status.status !== 'needs_auth' && status.status !== 'authenticating')) return null;
+    let newest: PendingFlow | null = null;
+    for (const flow of this.pending.values()) if (flow.upstream === upstream && (newest === null || flow.createdAt >= newest.createdAt)) newest = flow;
+    // The elicitation id names the flow without being its state (the redirect's capability).
+    const idOf = (state: string) => createHash('sha256').update(state).digest('base64url').slice(0, 22);
+    if (newest !== null) return { url: newest.authorizationUrl, asOrigin: newest.discovered.asOrigin, elicitationId: idOf(newest.state) };
+    const started = await this.start(upstream, { kind: 'loopback' });
+    return {
+      url: started.authorization_url,
+      asOrigin: started.as_origin,
+      elicitationId: idOf(new URL(started.authorization_url).searchParams.get('state') ?? ''),
+    };
   }
 
   async start(name: string, via: RedirectVia): Promise<StartResult> {
