@@ -279,9 +279,7 @@ export class McpTransport {
       repo_path: repoPathOf(params),
       // An invalid identity is ignored, not refused: the connection still works, just unbound.
       tuic_session: tuicHeader !== undefined && UUID_PATTERN.test(tuicHeader) ? tuicHeader : null,
-      url_elicitation:
-        isPlainObject((params?.['capabilities'] as Record<string, unknown> | undefined)?.['elicitation']) &&
-        isPlainObject(((params?.['capabilities'] as Record<string, unknown>)['elicitation'] as Record<string, unknown>)['url']),
+      url_elicitation: declaresUrlElicitation(params),
     };
 
     let meta: McpSessionMeta;
@@ -423,4 +421,12 @@ function elicitationErrorResponse(id: JsonRpcId, elicitation: UrlElicitation): s
     id,
     error: { code: URL_ELICITATION_REQUIRED, message: `Authorization required: ${elicitation.message}`, data: { elicitations: [elicitation] } },
   });
+}
+
+/** initialize's `capabilities.elicitation.url` is an object: the client can send its user to a URL. */
+function declaresUrlElicitation(params: Record<string, unknown> | undefined): boolean {
+  const capabilities = params?.['capabilities'];
+  if (!isPlainObject(capabilities)) return false;
+  const elicitation = (capabilities as Record<string, unknown>)['elicitation'];
+  return isPlainObject(elicitation) && isPlainObject((elicitation as Record<string, unknown>)['url']);
 }
