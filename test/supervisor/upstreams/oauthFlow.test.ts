@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { OAuthUpstream } from '../../fixtures/upstreams/oauthUpstream.js';
 import { waitFor } from '../../helpers/poll.js';
+import { SseClient } from '../../helpers/sseClient.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
 import { httpServer, writeUpstreams } from '../../helpers/upstreamServers.js';
 import { rpc } from '../mcp/transport/mcpHttp.js';
@@ -78,6 +79,7 @@ describe('OAuth upstream authorization (loopback callback, DCR, restart)', () =>
   });
 
   it('start → open the URL → the loopback page says authorized → ready, with the tools, the resource and a registered client', async () => {
+    const events = await SseClient.open({ socketPath: t.socketPath, path: '/events?types=mcp-oauth-start' });
     const started = await post(t, '/mcp/upstreams/oauth/start', { name: 'guarded' });
     assert.equal(started.status, 200, started.text);
     const { authorization_url, as_origin, cross_domain_as, redirect_uri } = started.json();
@@ -89,6 +91,14 @@ describe('OAuth upstream authorization (loopback callback, DCR, restart)', () =>
     assert.ok((url.searchParams.get('state') ?? '').length >= 40, 'an opaque state');
     assert.equal(url.searchParams.get('resource'), up.mcpUrl);
     assert.match(redirect_uri, /^http:\/\/127\.0\.0\.1:\d+\/callback$/);
+    await waitFor(() => events.events.some((e) => e.event === 'mcp-oauth-start'), 'the mcp-oauth-start event', 5_000);
+    assert.deepEqual(JSON.parse(events.events.find((e) => e.event === 'mcp-oauth-start')!.data), {
+      name: 'guarded',
+      authorization_url,
+      as_origin,
+      cross_domain_as: false,
+    });
+    events.close();
     assert.equal(up.provider.registrations, 1, 'dynamic client registration');
 
     const pending = await statusOf(t, 'guarded');
