@@ -60,6 +60,9 @@ export interface OAuthFlowsDeps {
   discovered?: (url: string, found: Discovered) => void;
   fetch?: typeof fetch;
   now?: () => number;
+  /** Test knobs: the flow timeout and the callback server's grace (FLOW_TIMEOUT_MS, CALLBACK_SERVER_GRACE_MS). */
+  flowTimeoutMs?: number;
+  callbackGraceMs?: number;
 }
 
 /** Where the authorization server sends the browser back. */
@@ -111,10 +114,14 @@ export class OAuthFlows {
   private readonly fetchFn: typeof fetch;
   private readonly now: () => number;
   private sweeper: NodeJS.Timeout | null = null;
+  private readonly flowTimeoutMs: number;
+  private readonly graceMs: number;
 
   constructor(private readonly deps: OAuthFlowsDeps) {
     this.fetchFn = deps.fetch ?? globalThis.fetch;
     this.now = deps.now ?? Date.now;
+    this.flowTimeoutMs = deps.flowTimeoutMs ?? FLOW_TIMEOUT_MS;
+    this.graceMs = deps.callbackGraceMs ?? CALLBACK_SERVER_GRACE_MS;
   }
 
   startSweeping(): void {
@@ -214,7 +221,7 @@ export class OAuthFlows {
       };
       // Recorded first: the status never says "awaiting authorization" for a flow that does not exist.
       this.pending.set(state, flow);
-      callback?.closeIn(FLOW_TIMEOUT_MS + CALLBACK_SERVER_GRACE_MS);
+      callback?.closeIn(this.flowTimeoutMs + this.graceMs);
       await this.deps.hub.setAuthStatus(name, 'authenticating', null);
       const result = { authorization_url: flow.authorizationUrl, as_origin: discovered.asOrigin, cross_domain_as: discovered.crossDomain };
       this.deps.onStart({ name, ...result });
@@ -347,10 +354,10 @@ export class OAuthFlows {
   /** Drops flows past their timeout; each one's upstream goes back to `needs_auth` (nothing else would move it). */
   async sweep(): Promise<string[]> {
     const now = this.now();
-    const expired = [...this.pending.values()].filter((f) => now - f.createdAt >= FLOW_TIMEOUT_MS);
+    const expired = [...this.pending.values()].filter((f) => now - f.createdAt >= this.flowTimeoutMs);
     const upstreams = new Set<string>();
     for (const flow of expired) {
-      this.end(flow, `This authorization request expired (${FLOW_TIMEOUT_MS / 60_000} minutes passed without a redirect).`);
+      this.end(flow, `This authorization request expired (${Math.round(this.flowTimeoutMs / 60_000)} minutes passed without a redirect).`);
       upstreams.add(flow.upstream);
     }
     for (const name of upstreams) {

@@ -132,3 +132,43 @@ describe('OAuth: the expiry sweep (injected clock)', () => {
     assert.equal(secrets.has('guarded'), false, 'nothing was authorized');
   });
 });
+
+describe("OAuth: a flow's loopback server outlives it by the grace period, then closes", () => {
+  it('answers a late redirect during the grace, and refuses connections after it', async (t) => {
+    const up = await OAuthUpstream.start();
+    const secrets = new Map<string, string>();
+    const store: UpstreamSecrets = {
+      get: async (name) => secrets.get(name) ?? null,
+      set: async (name, value) => void secrets.set(name, value),
+      delete: async (name) => secrets.delete(name),
+    };
+    let now = Date.now();
+    const flows = new OAuthFlows({
+      servers: async () => [{ id: 'g', name: 'guarded', transport: { type: 'http', url: up.mcpUrl }, enabled: true, timeout_secs: 30 } as never],
+      store: new OAuthStore(() => store),
+      hub: {
+        status: async () => ({ status: 'needs_auth' as UpstreamStatus, lastError: null }),
+        setAuthStatus: async () => undefined,
+        reconnect: async () => undefined,
+      },
+      onStart: () => undefined,
+      log: () => undefined,
+      now: () => now,
+      flowTimeoutMs: 1_000,
+      callbackGraceMs: 1_500,
+    });
+    t.after(async () => {
+      flows.dispose();
+      await up.stop();
+    });
+    const started = await flows.start('guarded', { kind: 'loopback' });
+    const back = (await fetch(started.authorization_url, { redirect: 'manual' })).headers.get('location')!;
+    now += 1_000;
+    await flows.sweep();
+    const late = await fetch(back);
+    assert.equal(late.status, 410, 'during the grace the late redirect gets its page');
+    assert.match(await late.text(), /expired/);
+    await new Promise((r) => setTimeout(r, 2_800));
+    await assert.rejects(fetch(back), 'after the grace nothing listens');
+  });
+});
