@@ -79,23 +79,30 @@ async function main() {
   let row = await status();
   for (let i = 0; i < 200 && row.status === 'connecting'; i++) row = (await sleep(50), await status());
   log(`upstream status ${row.status}${row.last_error ? ` (${row.last_error})` : ''}`);
-  if (row.status === 'needs_auth') {
+  // The person: starts an authorization and lets the browser follow the authorization server back.
+  const authorize = async () => {
     const started = await call(socket, 'POST', '/mcp/upstreams/oauth/start', { name: 'conformance' });
     if (started.status !== 200) throw new Error(`oauth/start: ${started.status} ${started.text}`);
-    const { authorization_url } = JSON.parse(started.text);
-    // The person's browser: follows the authorization server back to the flow's callback page.
-    const page = await fetch(authorization_url, { redirect: 'follow' });
+    const page = await fetch(JSON.parse(started.text).authorization_url, { redirect: 'follow' });
     log(`callback page: HTTP ${page.status}`);
     for (let i = 0; i < 200 && row.status !== 'ready'; i++) row = (await sleep(50), await status());
     log(`upstream status ${row.status}${row.last_error ? ` (${row.last_error})` : ''}`);
-  }
+  };
+  if (row.status === 'needs_auth') await authorize();
   const rpc = (id, method, params) => call(socket, 'POST', '/mcp', { jsonrpc: '2.0', id, method, ...(params ? { params } : {}) });
   const listed = JSON.parse((await rpc(1, 'tools/list')).text);
   const tools = (listed.result?.tools ?? []).filter((t) => t.name.startsWith('conformance__'));
   log(`tools: ${tools.map((t) => t.name).join(', ') || '(none)'}`);
   for (const tool of tools.slice(0, 1)) {
-    const called = await rpc(2, 'tools/call', { name: tool.name, arguments: {} });
+    let called = await rpc(2, 'tools/call', { name: tool.name, arguments: {} });
     log(`tools/call ${tool.name}: ${called.text.slice(0, 200)}`);
+    row = await status();
+    if (row.status === 'needs_auth') {
+      // A step-up (403 insufficient_scope): authorize again, then retry the call once.
+      await authorize();
+      called = await rpc(3, 'tools/call', { name: tool.name, arguments: {} });
+      log(`tools/call ${tool.name} again: ${called.text.slice(0, 200)}`);
+    }
   }
   return row.status === 'ready' ? 0 : 1;
 }

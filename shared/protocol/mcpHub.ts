@@ -49,6 +49,8 @@ export const UpstreamStatusRowSchema = Type.Object({
   pid: Type.Union([Type.Integer(), Type.Null()]),
   /** While `authenticating`: the pending OAuth flow's authorization URL (added by the supervisor). */
   authorization_url: Type.Optional(Type.String()),
+  /** The scope a 403 insufficient_scope asked for: the next authorization requests it too. */
+  auth_scope: Type.Optional(Type.String()),
 });
 
 export const McpHubProtocol = defineProtocol({

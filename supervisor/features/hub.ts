@@ -75,7 +75,7 @@ export function hubFeature(deps: HubDeps): HubFeature {
     hub: {
       status: async (name) => {
         const row = (await hub.status()).find((r) => r.name === name);
-        return row ? { status: row.status, lastError: row.last_error } : null;
+        return row ? { status: row.status, lastError: row.last_error, ...(row.auth_scope !== undefined ? { authScope: row.auth_scope } : {}) } : null;
       },
       setAuthStatus: (name, status, lastError) => hub.setAuthStatus(name, status, lastError),
       reconnect: (name) => hub.reconnect(name),

@@ -319,6 +319,14 @@ export class UpstreamFetch {
       }
       return new UpstreamAuthFailedError(`Upstream '${upstream}' refused the credentials (HTTP 401 on ${what})`);
     }
+    if (response.status === 403) {
+      // A step-up: the token is good but too narrow; the next authorization asks for this scope.
+      const challenge = response.headers.get('www-authenticate') ?? '';
+      if (/\bbearer\b/i.test(challenge) && /\berror\s*=\s*"?insufficient_scope/i.test(challenge)) {
+        const scope = /\bscope\s*=\s*"([^"]*)"/i.exec(challenge)?.[1];
+        return new UpstreamNeedsAuthError(`Upstream '${upstream}' needs a broader authorization for ${what} (insufficient_scope): authorize again`, scope);
+      }
+    }
     const hint = response.status === 400 || response.status === 404 ? ' (the session may have expired)' : '';
     return new UpstreamHttpStatusError(response.status, `Upstream '${upstream}' answered ${what} with HTTP ${response.status}${hint}`);
   }

@@ -60,6 +60,8 @@ interface Entry {
   readonly breaker: CircuitBreaker;
   readonly metrics: Metrics;
   lastError: string | null;
+  /** The scope a 403 insufficient_scope asked for, until a handshake succeeds again. */
+  authScope: string | null;
   /** The handshake in flight, if any; a call during `connecting` waits on it. */
   connecting: Promise<void> | null;
   /** A handshake has succeeded on this client at least once (else a probe re-runs it). */
@@ -124,6 +126,7 @@ export class UpstreamRegistry {
       breaker: new CircuitBreaker({ ...this.opts.breaker, now: this.now }),
       metrics: { call_count: 0, error_count: 0, last_latency_ms: 0 },
       lastError: null,
+      authScope: null,
       connecting: null,
       initialized: false,
       handshakeDue: false,
@@ -190,6 +193,7 @@ export class UpstreamRegistry {
         metrics: { ...e.metrics },
         last_error: e.lastError,
         pid: e.client?.pid ?? null,
+        ...(e.authScope !== null ? { auth_scope: e.authScope } : {}),
       };
     });
   }
@@ -338,7 +342,10 @@ export class UpstreamRegistry {
   private recordSuccess(entry: Entry, handshake = false): void {
     entry.breaker.recordSuccess();
     entry.handshakeDue = false;
-    if (handshake) entry.lastError = null;
+    if (handshake) {
+      entry.lastError = null;
+      entry.authScope = null;
+    }
     if (entry.status === 'circuit_open' || entry.status === 'connecting' || entry.status === 'failed') {
       entry.lastError = null;
       this.setStatus(entry, 'ready');
@@ -349,6 +356,7 @@ export class UpstreamRegistry {
     if (err instanceof UpstreamNeedsAuthError) {
       // A reason already given (a refused token refresh) says more than the 401 that follows it.
       if (entry.status !== 'needs_auth' || entry.lastError === null) entry.lastError = message(err);
+      if (err.scope !== undefined) entry.authScope = err.scope;
       // NeedsOAuth does not trip the breaker; the health checker skips the entry (no retry loop).
       this.setStatus(entry, 'needs_auth');
       return;

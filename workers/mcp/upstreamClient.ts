@@ -24,7 +24,15 @@ export class UpstreamRpcError extends Error {
 }
 
 /** The upstream demands OAuth (401 with `WWW-Authenticate: Bearer resource_metadata=…`): not a breaker failure. */
-export class UpstreamNeedsAuthError extends Error {}
+export class UpstreamNeedsAuthError extends Error {
+  /** The scope the server asked for (a step-up: 403 insufficient_scope), to request on the next authorization. */
+  constructor(
+    message: string,
+    readonly scope?: string,
+  ) {
+    super(message);
+  }
+}
 
 export interface UpstreamClient {
   /** Handshake (initialize → notifications/initialized) then tools/list; resolves with the tools. */

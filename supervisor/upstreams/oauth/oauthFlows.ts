@@ -37,7 +37,7 @@ const MAX_ENDED = 256;
 
 /** What the flows need from the hub: the upstream's status, and a reconnect once tokens are stored. */
 export interface OAuthHub {
-  status(name: string): Promise<{ status: UpstreamStatus; lastError: string | null } | null>;
+  status(name: string): Promise<{ status: UpstreamStatus; lastError: string | null; authScope?: string } | null>;
   setAuthStatus(name: string, status: UpstreamStatus, lastError: string | null): Promise<void>;
   reconnect(name: string): Promise<void>;
 }
@@ -196,8 +196,10 @@ export class OAuthFlows {
     }
     try {
       const client = await this.clientFor(name, auth, discovered, redirectUri);
-      // The configured scopes, else what the challenge asked for, else what the resource says it supports.
-      const scope = auth.scopes.length > 0 ? auth.scopes.join(' ') : (discovered.challengeScope ?? discovered.resourceMetadata?.scopes_supported?.join(' '));
+      // The configured scopes, else what the challenge asked for, else what the resource says it
+      // supports; plus what a 403 insufficient_scope asked for (a step-up).
+      const base = auth.scopes.length > 0 ? auth.scopes.join(' ') : (discovered.challengeScope ?? discovered.resourceMetadata?.scopes_supported?.join(' '));
+      const scope = [...new Set([...(base ?? '').split(' '), ...(before.authScope ?? '').split(' ')].filter(Boolean))].join(' ') || undefined;
       const { authorizationUrl, codeVerifier } = await startAuthorization(discovered.authorizationServerUrl, {
         ...(discovered.metadata ? { metadata: discovered.metadata } : {}),
         clientInformation: client,

@@ -108,4 +108,25 @@ describe('OAuth tokens: refresh, rotation, recovery, revocation', () => {
     await authorize(t);
     assert.equal((await call(t)).isError, false);
   });
+
+  it('a step-up (403 insufficient_scope): needs_auth, and the next authorization asks for the larger scope; then the call works', async () => {
+    up.provider.accessTtlS = 3600;
+    up.callScope = 'mcp:write';
+    try {
+      const refused = await call(t);
+      assert.equal(refused.isError, true);
+      await waitStatus(t, 'guarded', 'needs_auth');
+      const row = (await t.socket('GET', '/mcp/upstream-status')).json().upstreams[0];
+      assert.match(row.last_error, /insufficient_scope/);
+      assert.match(row.auth_scope, /mcp:write/);
+      const { authorization_url } = (await post(t, '/mcp/upstreams/oauth/start', { name: 'guarded' })).json();
+      assert.ok((new URL(authorization_url).searchParams.get('scope') ?? '').split(' ').includes('mcp:write'), authorization_url);
+      const res = await fetch(authorization_url, { redirect: 'manual' });
+      assert.equal((await fetch(res.headers.get('location')!)).status, 200);
+      await waitStatus(t, 'guarded', 'ready');
+      assert.equal((await call(t)).isError, false);
+    } finally {
+      up.callScope = null;
+    }
+  });
 });
