@@ -13,7 +13,7 @@ import { Feed } from './feed.js';
 import { sessionList } from './list.js';
 import { pushAvailable, subscribePush } from './push.js';
 import { SessionView } from './sessionView.js';
-import { upstreamCards } from './upstreams.js';
+import { UpstreamCards } from './upstreams.js';
 import type { ViewMode } from './sessionView.js';
 
 const root = document.getElementById('app')!;
@@ -21,16 +21,17 @@ const status = h('p', { class: 'status', role: 'status', 'aria-live': 'polite' }
 let view: SessionView | undefined;
 const listSlot = h('div');
 const confirmSlot = h('div');
-const upstreamSlot = h('div');
 let upstreamsShown = -1;
 const pushButton = h('button', { class: 'small', hidden: true }, 'Notify me');
+// Its callback reads `feed` only when a card acts, after both exist.
+const upstreamCards = new UpstreamCards(() => void feed.refetchUpstreams());
 const listPage = h(
   'main',
   { class: 'list' },
   h('header', {}, h('h1', {}, 'tuicd'), pushButton, h('button', { class: 'small', onclick: () => void logout() }, 'Log out')),
   status,
   confirmSlot,
-  upstreamSlot,
+  upstreamCards.el,
   listSlot,
 );
 
@@ -64,7 +65,7 @@ function render(): void {
   confirmSlot.replaceChildren(confirmCards(feed.confirms.values()) ?? '');
   if (upstreamsShown !== feed.upstreamsRevision) {
     upstreamsShown = feed.upstreamsRevision;
-    upstreamSlot.replaceChildren(upstreamCards(feed.upstreams, () => void feed.refetchUpstreams()) ?? '');
+    upstreamCards.update(feed.upstreams);
   }
   listSlot.replaceChildren(sessionList(feed.sessions.values(), (sid) => go(`/mobile/session/${encodeURIComponent(sid)}`)));
   document.title = `tuicd (${feed.sessions.size})`;

@@ -98,8 +98,27 @@ function card(row: UpstreamRow, onChange: () => void): HTMLElement {
   );
 }
 
-export function upstreamCards(rows: Iterable<UpstreamRow>, onChange: () => void): HTMLElement | null {
-  const waiting = [...rows].filter(needsAuthorization);
-  if (waiting.length === 0) return null;
-  return h('section', { class: 'confirms', 'aria-label': 'Upstreams waiting for authorization' }, ...waiting.map((row) => card(row, onChange)));
+/**
+ * The section of cards. A card is rebuilt only when its own row changed: another upstream's news
+ * must not wipe an address being pasted into this one.
+ */
+export class UpstreamCards {
+  readonly el = h('section', { class: 'confirms', 'aria-label': 'Upstreams waiting for authorization', hidden: true });
+  private readonly cards = new Map<string, { key: string; el: HTMLElement }>();
+
+  constructor(private readonly onChange: () => void) {}
+
+  update(rows: Iterable<UpstreamRow>): void {
+    const waiting = [...rows].filter(needsAuthorization);
+    const next = new Map<string, { key: string; el: HTMLElement }>();
+    for (const row of waiting) {
+      const key = JSON.stringify(row);
+      const kept = this.cards.get(row.name);
+      next.set(row.name, kept !== undefined && kept.key === key ? kept : { key, el: card(row, this.onChange) });
+    }
+    this.cards.clear();
+    for (const [name, entry] of next) this.cards.set(name, entry);
+    this.el.replaceChildren(...[...next.values()].map((entry) => entry.el));
+    this.el.hidden = waiting.length === 0;
+  }
 }
