@@ -8,6 +8,7 @@
  * - Throughput and latency, raw HTTP generator over tuicd's unix socket (proxyMeasure.ts): calls/s
  *   with 16 callers (**goal ≥ 0.95×** the static-bearer peer), sequential p50/p99, tuicd's CPU per
  *   call. The OAuth tokens live an hour here: no refresh falls into these runs (the note counts them).
+ *   Then both peers at once, 8 callers each: the same goal on a ratio the machine's drift cannot skew.
  * - The refresh: tokens that live 61 s (tuicd refreshes 60 s before expiry, so one is due about every
  *   second), one caller in this process timing every call; the call during which the provider's
  *   token endpoint was hit is the one that refreshed. Its latency against the median call of the
@@ -33,6 +34,7 @@ import {
   measurePeers,
   rawHttp,
   seriesKey,
+  type Durations,
   type Figure,
   type Series,
 } from './proxyMeasure.js';
@@ -49,6 +51,7 @@ const LONG_TTL_S = 3600;
 const BEARER_PEER = 'static bearer upstream';
 const OAUTH_PEER = 'OAuth upstream';
 const GROUP = 'proxied whoami, OAuth vs static bearer (unix, raw HTTP)';
+const SIMULTANEOUS_GROUP = `proxied whoami, OAuth and static bearer at once (unix, raw HTTP) ${CONCURRENT_CALLERS / 2} + ${CONCURRENT_CALLERS / 2} callers`;
 const REFRESH_GROUP = 'OAuth token refresh (unix, one caller in-process)';
 
 /** The refresh phase's window per peer and repetition, and its warm-up. */
@@ -227,6 +230,41 @@ async function toLongLivedTokens(setup: OAuthHub): Promise<void> {
 }
 
 /**
+ * Both peers at once, half the callers each (two generator processes started together): they share
+ * the machine's state through the whole window, so their per-repetition ratio shrugs off what a
+ * shared machine does between two back-to-back runs. Values per repetition: calls/s of each.
+ */
+async function simultaneous(ctx: BenchContext, setup: OAuthHub): Promise<{ bearer: number[]; oauth: number[] }> {
+  const d = durationsFor(ctx);
+  const half = CONCURRENT_CALLERS / 2;
+  const drives = [rawHttp(setup.hub, whoami(BEARER), 'unix'), rawHttp(setup.hub, whoami(OAUTH), 'unix')] as const;
+  const both = async (dd: Durations): Promise<[number, number]> => {
+    const runs = await Promise.all(drives.map((drive) => drive(half, dd)));
+    for (const r of runs) if (r.load.bad > 0) throw new Error(`${r.load.bad} of ${r.load.requests} answers were errors (${r.load.firstProblem ?? '?'})`);
+    return [runs[0]!.load.rps, runs[1]!.load.rps];
+  };
+  await both({ warmupMs: 0, durationMs: d.warmupMs * 2 });
+  const out = { bearer: [] as number[], oauth: [] as number[] };
+  for (let rep = 0; rep < ctx.repetitions; rep++) {
+    const [b, o] = await both(d);
+    out.bearer.push(b);
+    out.oauth.push(o);
+  }
+  return out;
+}
+
+function simultaneousRows(ctx: BenchContext, v: { bearer: number[]; oauth: number[] }): BenchRow[] {
+  const half = CONCURRENT_CALLERS / 2;
+  return [
+    withNote(
+      row(SIMULTANEOUS_GROUP, BEARER_PEER, ctx, 'calls/s', v.bearer),
+      `both peers driven at once, ${half} connections each, sharing the machine's state: the steadiest ratio here`,
+    ),
+    withNote(row(SIMULTANEOUS_GROUP, OAUTH_PEER, ctx, 'calls/s', v.oauth, { name: BEARER_PEER, median: median(v.bearer) }), goalNote(v.oauth, v.bearer)),
+  ];
+}
+
+/**
  * The goal on calls/s: the paired per-repetition ratios (the two peers run back to back in each
  * repetition), their median against 0.95, and whether every repetition agrees.
  */
@@ -279,11 +317,17 @@ export const run: BenchModule = (ctx) =>
         { name: OAUTH_PEER, drive: rawHttp(setup.hub, whoami(OAUTH), 'unix') },
       ];
       const series = await measurePeers(peers, [1, CONCURRENT_CALLERS], ctx.repetitions, durationsFor(ctx));
+      let together: BenchRow[];
+      try {
+        together = simultaneousRows(ctx, await simultaneous(ctx, setup));
+      } catch (err) {
+        together = [failedRow(SIMULTANEOUS_GROUP, OAUTH_PEER, ctx, 'calls/s', errorText(err))];
+      }
       const refreshesDuring = setup.oauth.provider.refreshes - refreshesBefore;
       const calls = callFigures(GROUP).flatMap((fig) =>
         figureRows(ctx, fig, [BEARER_PEER, OAUTH_PEER], series, BEARER_PEER, throughputNotes(fig, series, { engine, refreshesDuring })),
       );
-      return [...calls, ...refresh];
+      return [...calls, ...together, ...refresh];
     } catch (err) {
       return [failedRow(GROUP, OAUTH_PEER, ctx, 'calls/s', errorText(err))];
     } finally {
