@@ -116,7 +116,7 @@ export class CredentialStore {
   /** The secret, or null if none is recorded. KEYRING_UNAVAILABLE / KEYRING_FAILED when it exists but cannot be read. */
   async get(name: string): Promise<string | null> {
     checkName(name);
-    const doc = await this.vault.read();
+    const doc = await this.vault.peek();
     const inFile = own(doc.secrets, name);
     if (inFile !== undefined) return inFile;
     const where = own(doc.keyring, name);
@@ -135,7 +135,7 @@ export class CredentialStore {
   /** True when a value is recorded, even in a keyring unreachable now: `*_exists` flags stay honest. */
   async has(name: string): Promise<boolean> {
     checkName(name);
-    const doc = await this.vault.read();
+    const doc = await this.vault.peek();
     return Object.hasOwn(doc.secrets, name) || Object.hasOwn(doc.keyring, name);
   }
 

@@ -75,6 +75,8 @@ function isOwnedByUs(uid: number): boolean {
 export class VaultFile {
   /** Serialises this process's read-modify-write cycles; the lock file covers other processes. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** The last document read, keyed by the file's identity (inode, size, mtime). */
+  private cached: { key: string; doc: VaultDoc } | null = null;
 
   constructor(readonly path: string) {}
 
@@ -102,6 +104,31 @@ export class VaultFile {
       throw corrupt(this.path, `cannot be read (${(err as Error).message})`);
     }
     return parseVault(text, this.path);
+  }
+
+  /**
+   * The current document for reading only (never mutate it): the file is parsed again only when it
+   * changed (every write renames a new file into place, so its inode changes; another process's
+   * too). Credentials are read on every upstream request: a stat instead of a read and a parse.
+   */
+  async peek(): Promise<Readonly<VaultDoc>> {
+    let key: string;
+    try {
+      const st = await stat(this.path, { bigint: true });
+      key = `${st.ino}:${st.size}:${st.mtimeNs}`;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+        this.cached = null;
+        return emptyVault();
+      }
+      throw corrupt(this.path, `cannot be read (${(err as Error).message})`);
+    }
+    if (this.cached?.key === key) return this.cached.doc;
+    // Replaced between the stat and the read: the newer document is cached under the older key,
+    // so the next stat differs and reads again; nothing older than the file is ever served.
+    const doc = await this.read();
+    this.cached = { key, doc };
+    return doc;
   }
 
   /**

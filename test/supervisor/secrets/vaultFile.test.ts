@@ -103,6 +103,30 @@ describe('VaultFile', () => {
     assert.equal(Object.keys((await a.read()).secrets).length, 10);
   });
 
+  it('peek parses again only when the file changed, and always sees what another process wrote', async () => {
+    const path = join(root, 'vault.json');
+    const mine = new VaultFile(path);
+    const other = new VaultFile(path);
+    assert.deepEqual((await mine.peek()).secrets, {}, 'no file yet');
+    await mine.update(async (doc) => {
+      doc.secrets['a'] = '1';
+    });
+    const first = await mine.peek();
+    assert.equal(first.secrets['a'], '1');
+    assert.equal(await mine.peek(), first, 'unchanged file: the same parsed document');
+    await other.update(async (doc) => {
+      doc.secrets['a'] = '2';
+    });
+    assert.equal((await mine.peek()).secrets['a'], '2', 'a write by another process is seen at once');
+    // Rewritten in place with the same size (no rename): the mtime still tells.
+    const text = (await readFile(path, 'utf8')).replace('"2"', '"3"');
+    await new Promise((r) => setTimeout(r, 5));
+    await writeFile(path, text);
+    assert.equal((await mine.peek()).secrets['a'], '3');
+    await rm(path);
+    assert.deepEqual((await mine.peek()).secrets, {}, 'a removed file is an empty vault');
+  });
+
   it('refuses invalid JSON with VAULT_CORRUPT naming the file, and never overwrites it', async () => {
     const path = join(root, 'vault.json');
     await writeFile(path, '{"version":1,"secrets":{"session_token":"abc"', { mode: 0o600 });
