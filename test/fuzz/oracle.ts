@@ -167,7 +167,8 @@ export function judge(c: Case, a: Answer, engine = 'uws'): Finding[] {
       });
     if (c.badAuth && !c.publicRoute && !isHealthBody(a) && c.method !== 'OPTIONS' && ((s >= 200 && s < 300) || s === 101))
       out.push({ kind: 'auth-bypass', detail: `${c.badAuth} → ${s}` });
-    if (c.textPlain && s >= 200 && s < 300)
+    // OPTIONS is a preflight (its 204 acts on no body), not the simple request a browser sends cross-site.
+    if (c.textPlain && s >= 200 && s < 300 && c.method !== 'OPTIONS')
       out.push({ kind: 'simple-content-type-accepted', detail: `${c.headers.find(([k]) => k === 'Content-Type')?.[1] ?? ''} → ${s}` });
   }
   if (c.path === '/mcp' && c.method === 'POST' && s < 500) {

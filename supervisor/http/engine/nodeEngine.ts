@@ -4,7 +4,7 @@
  */
 import { createServer, ServerResponse } from 'node:http';
 import type { IncomingMessage, Server } from 'node:http';
-import type { Socket } from 'node:net';
+import { Server as NetServer, type Socket } from 'node:net';
 import { type WebSocket, WebSocketServer } from 'ws';
 
 import { nodeBounds, type NodeBounds } from './bounds.js';
@@ -201,7 +201,11 @@ class NodeApp implements EngineApp {
         resolve({
           port: typeof address === 'object' && address !== null ? address.port : 0,
           close: () => {
-            server.close();
+            // Stop accepting, as uWS does, and leave open connections to the app: since Node 19,
+            // http's close() also destroys idle ones, and a connection accepted an instant before
+            // (its request not parsed yet) counts as idle, so its client met a reset instead of the
+            // retired listener's 403. Idle keep-alive connections still end with keepAliveTimeout.
+            NetServer.prototype.close.call(server);
             for (const route of this.wsRoutes) clearInterval(route.pinger);
           },
         });
