@@ -201,7 +201,8 @@ export class FuzzTarget {
           HISTFILE: '/dev/null',
           // The default shell of sessions created without one: dash, never the caller's login shell.
           SHELL: '/bin/sh',
-          TUIC_LOG_LEVEL: 'warn',
+          // info: tcpStoppedDuring() reads the 'TCP listener stopped' line (a fuzzed save turning remote access off).
+          TUIC_LOG_LEVEL: 'info',
           ...(opts.engine ? { TUIC_HTTP_ENGINE: opts.engine } : {}),
         },
       });
