@@ -14,6 +14,7 @@
  */
 import type { WsFrameSpec, WsPlan } from './client.js';
 import { containmentCase, containmentToolArgs, sessionCwd } from './containment.js';
+import { pct, query } from './encoding.js';
 import type { Rng } from './rng.js';
 import {
   anyTypedText,
@@ -108,24 +109,6 @@ export interface Case {
 const DEFAULT_TIMEOUT_MS = 15_000;
 const BLOCKING_TIMEOUT_MS = 2_000;
 const MIB = 1024 * 1024;
-
-// ---------------------------------------------------------------------------------------------
-// Encoding helpers
-
-/** Percent-encodes the UTF-8 bytes of `s` (lone surrogates become U+FFFD, never a throw). */
-export function pct(s: string): string {
-  let out = '';
-  for (const b of Buffer.from(s, 'utf8')) {
-    const c = String.fromCharCode(b);
-    out += /[A-Za-z0-9\-._~]/.test(c) ? c : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
-  }
-  return out;
-}
-
-function query(params: Array<[string, string]>): string {
-  if (params.length === 0) return '';
-  return '?' + params.map(([k, v]) => `${pct(k)}=${pct(v)}`).join('&');
-}
 
 const jsonBody = (v: J): Buffer => Buffer.from(toJson(v), 'utf8');
 

@@ -15,6 +15,7 @@
 import { resolve } from 'node:path';
 
 import type { Rng } from './rng.js';
+import { query } from './encoding.js';
 import { obj } from './values.js';
 import type { J } from './values.js';
 
@@ -38,18 +39,15 @@ export interface ContainmentCtx {
 export const SECRET_FILE = 'secret.txt';
 export const LINK_OUT = 'link-out';
 
-function pct(s: string): string {
-  return encodeURIComponent(s);
-}
-
-function q(params: Record<string, string>): string {
-  return (
-    '?' +
-    Object.entries(params)
-      .map(([k, v]) => `${pct(k)}=${pct(v)}`)
-      .join('&')
-  );
-}
+/** A request naming a path outside every root: any success is a breach. */
+const outsideGet = (route: string, params: Record<string, string>): ContainmentDraft => ({
+  method: 'GET',
+  route: `GET ${route}`,
+  path: route + query(params),
+  outside: true,
+  canary: null,
+});
+const outsidePost = (route: string, body: J): ContainmentDraft => ({ method: 'POST', route: `POST ${route}`, path: route, body, outside: true, canary: null });
 
 /** Directory spellings that all lead outside the roots. */
 function outsideDirSpelling(r: Rng, ctx: ContainmentCtx): string {
@@ -128,6 +126,7 @@ function hostileGitArgs(r: Rng, canary: string): string[] {
 export function containmentCase(r: Rng, ctx: ContainmentCtx, index: number): ContainmentDraft {
   const work = ctx.workDir;
   const canary = `${work}/canary-${index}`;
+  const outsideName = ctx.outsideDir.split('/').pop();
   const gen = r.pick<() => ContainmentDraft>([
     () => {
       const which = r.pick(['read', 'read-editor', 'list']);
@@ -136,86 +135,50 @@ export function containmentCase(r: Rng, ctx: ContainmentCtx, index: number): Con
       const file = relative ? escapingRelative(r, ctx) : SECRET_FILE;
       const params: Record<string, string> = which === 'list' ? { repoPath: repo } : { [r.pick(['repoPath', 'repo_path', 'path'])]: repo, file };
       if (which === 'list' && relative) params.subdir = LINK_OUT;
-      return { method: 'GET', route: `GET /fs/${which}`, path: `/fs/${which}${q(params)}`, outside: true, canary: null };
+      return outsideGet(`/fs/${which}`, params);
     },
-    () => {
-      const which = r.pick(['read-external', 'read-editor-external', 'stat']);
-      return { method: 'GET', route: `GET /fs/${which}`, path: `/fs/${which}${q({ path: outsideFileSpelling(r, ctx) })}`, outside: true, canary: null };
-    },
-    () => {
-      const inside = r.chance(0.5);
-      const params = inside ? { cwd: work, candidate: `${escapingRelative(r, ctx)}:1:1` } : { cwd: outsideDirSpelling(r, ctx), candidate: SECRET_FILE };
-      return { method: 'GET', route: 'GET /fs/resolve-terminal-path', path: `/fs/resolve-terminal-path${q(params)}`, outside: true, canary: null };
-    },
+    () => outsideGet(`/fs/${r.pick(['read-external', 'read-editor-external', 'stat'])}`, { path: outsideFileSpelling(r, ctx) }),
+    () =>
+      outsideGet(
+        '/fs/resolve-terminal-path',
+        r.chance(0.5) ? { cwd: work, candidate: `${escapingRelative(r, ctx)}:1:1` } : { cwd: outsideDirSpelling(r, ctx), candidate: SECRET_FILE },
+      ),
     () => {
       // Writes aimed outside: the repository itself, or a relative file that leaves it.
-      const relative = r.chance(0.5);
       const name = `written-${index}.txt`;
-      const body = relative
-        ? obj({ repoPath: work, file: r.pick([`${LINK_OUT}/${name}`, `../${ctx.outsideDir.split('/').pop()}/${name}`]), content: 'x' })
-        : obj({ repoPath: outsideDirSpelling(r, ctx), file: name, content: 'x' });
-      return { method: 'POST', route: 'POST /fs/write', path: '/fs/write', body, outside: true, canary: null };
+      return outsidePost(
+        '/fs/write',
+        r.chance(0.5)
+          ? obj({ repoPath: work, file: r.pick([`${LINK_OUT}/${name}`, `../${outsideName}/${name}`]), content: 'x' })
+          : obj({ repoPath: outsideDirSpelling(r, ctx), file: name, content: 'x' }),
+      );
     },
-    () => ({
-      method: 'POST',
-      route: 'POST /fs/write-external',
-      path: '/fs/write-external',
-      body: obj({ path: `${outsideDirSpelling(r, ctx)}/written-${index}.txt`, content: 'x' }),
-      outside: true,
-      canary: null,
-    }),
-    () => ({
-      method: 'POST',
-      route: 'POST /fs/transfer',
-      path: '/fs/transfer',
-      body: obj({ destDir: work, paths: [outsideFileSpelling(r, ctx)], mode: r.pick(['copy', 'move']), allowRecursive: r.chance(0.3) }),
-      outside: true,
-      canary: null,
-    }),
-    () => ({
-      method: 'POST',
-      route: 'POST /fs/transfer',
-      path: '/fs/transfer',
-      body: obj({ destDir: outsideDirSpelling(r, ctx), paths: [`${work}/README.md`], mode: 'copy' }),
-      outside: true,
-      canary: null,
-    }),
-    () => {
-      const which = r.pick(['copy-abs', 'move-abs']);
-      const body = r.chance(0.5)
-        ? obj({ from: outsideFileSpelling(r, ctx), to: `${work}/taken-${index}.txt` })
-        : obj({ from: `${work}/README.md`, to: `${outsideDirSpelling(r, ctx)}/given-${index}.txt` });
-      return { method: 'POST', route: `POST /fs/${which}`, path: `/fs/${which}`, body, outside: true, canary: null };
-    },
+    () => outsidePost('/fs/write-external', obj({ path: `${outsideDirSpelling(r, ctx)}/written-${index}.txt`, content: 'x' })),
+    // Transfer: a source outside moved or copied in, or a file of the work tree copied out.
+    () =>
+      outsidePost(
+        '/fs/transfer',
+        r.chance(0.5)
+          ? obj({ destDir: work, paths: [outsideFileSpelling(r, ctx)], mode: r.pick(['copy', 'move']), allowRecursive: r.chance(0.3) })
+          : obj({ destDir: outsideDirSpelling(r, ctx), paths: [`${work}/README.md`], mode: 'copy' }),
+      ),
+    () =>
+      outsidePost(
+        `/fs/${r.pick(['copy-abs', 'move-abs'])}`,
+        r.chance(0.5)
+          ? obj({ from: outsideFileSpelling(r, ctx), to: `${work}/taken-${index}.txt` })
+          : obj({ from: `${work}/README.md`, to: `${outsideDirSpelling(r, ctx)}/given-${index}.txt` }),
+      ),
     () => {
       const which = r.pick(['file', 'diff-stats', 'info', 'files', 'changed-files', 'file-history']);
       const params: Record<string, string> = { [r.pick(['path', 'repoPath', 'repo_path'])]: outsideDirSpelling(r, ctx) };
       if (which === 'file' || which === 'file-history') params.file = SECRET_FILE;
-      return { method: 'GET', route: `GET /repo/${which}`, path: `/repo/${which}${q(params)}`, outside: true, canary: null };
+      return outsideGet(`/repo/${which}`, params);
     },
-    () => ({
-      method: 'GET',
-      route: 'GET /repo/file',
-      path: `/repo/file${q({ path: work, file: escapingRelative(r, ctx) })}`,
-      outside: true,
-      canary: null,
-    }),
-    () => ({
-      method: 'POST',
-      route: 'POST /repo/run-git',
-      path: '/repo/run-git',
-      body: obj({ path: outsideDirSpelling(r, ctx), args: ['status'] }),
-      outside: true,
-      canary: null,
-    }),
-    () => ({
-      method: 'POST',
-      route: 'POST /repo/run-git',
-      path: '/repo/run-git',
-      body: obj({ path: work, args: hostileGitArgs(r, canary) }),
-      outside: false,
-      canary,
-    }),
+    () => outsideGet('/repo/file', { path: work, file: escapingRelative(r, ctx) }),
+    () => outsidePost('/repo/run-git', obj({ path: outsideDirSpelling(r, ctx), args: ['status'] })),
+    // Inside the work tree, but with arguments that would make git run or write the canary.
+    () => ({ ...outsidePost('/repo/run-git', obj({ path: work, args: hostileGitArgs(r, canary) })), outside: false, canary }),
   ]);
   return gen();
 }
