@@ -25,6 +25,7 @@ import type { UpstreamStatus } from '../../../shared/protocol/upstreamServer.js'
 import type { OAuth2Auth, UpstreamServer } from '../upstreamConfig.js';
 import { CallbackServer } from './callbackServer.js';
 import { callbackPage, outcomeStatus, type CallbackOutcome } from './callbackPage.js';
+import { configuredClient, oauthAuthOf } from './oauthConfig.js';
 import { discover, type Discovered } from './oauthDiscovery.js';
 import { type OAuthStore, toStored } from './oauthStore.js';
 
@@ -140,9 +141,13 @@ export class OAuthFlows {
 
   /** The authorization URL of the upstream's newest pending flow (shown beside `authenticating`). */
   pendingUrl(upstream: string): string | null {
+    return this.newestFlow(upstream)?.authorizationUrl ?? null;
+  }
+
+  private newestFlow(upstream: string): PendingFlow | null {
     let newest: PendingFlow | null = null;
     for (const flow of this.pending.values()) if (flow.upstream === upstream && (newest === null || flow.createdAt >= newest.createdAt)) newest = flow;
-    return newest?.authorizationUrl ?? null;
+    return newest;
   }
 
   /**
@@ -152,17 +157,12 @@ export class OAuthFlows {
   async authorizationFor(upstream: string): Promise<{ url: string; asOrigin: string; elicitationId: string } | null> {
     const status = await this.deps.hub.status(upstream).catch(() => null);
     if (status === null || (status.status !== 'needs_auth' && status.status !== 'authenticating')) return null;
-    let newest: PendingFlow | null = null;
-    for (const flow of this.pending.values()) if (flow.upstream === upstream && (newest === null || flow.createdAt >= newest.createdAt)) newest = flow;
+    if (this.newestFlow(upstream) === null) await this.start(upstream, { kind: 'loopback' });
+    const flow = this.newestFlow(upstream);
+    if (flow === null) return null; // ended already (a redirect came back in between)
     // The elicitation id names the flow without being its state (the redirect's capability).
-    const idOf = (state: string) => createHash('sha256').update(state).digest('base64url').slice(0, 22);
-    if (newest !== null) return { url: newest.authorizationUrl, asOrigin: newest.discovered.asOrigin, elicitationId: idOf(newest.state) };
-    const started = await this.start(upstream, { kind: 'loopback' });
-    return {
-      url: started.authorization_url,
-      asOrigin: started.as_origin,
-      elicitationId: idOf(new URL(started.authorization_url).searchParams.get('state') ?? ''),
-    };
+    const elicitationId = createHash('sha256').update(flow.state).digest('base64url').slice(0, 22);
+    return { url: flow.authorizationUrl, asOrigin: flow.discovered.asOrigin, elicitationId };
   }
 
   async start(name: string, via: RedirectVia): Promise<StartResult> {
@@ -174,7 +174,7 @@ export class OAuthFlows {
     if (!server.enabled) throw new ApiError('conflict', `Upstream '${name}' is disabled: enable it before authorizing`);
     const before = await this.deps.hub.status(name);
     if (before === null) throw new ApiError('not_found', `Upstream '${name}' not found`);
-    const auth: OAuth2Auth = server.auth ?? { type: 'oauth2', client_id: '', scopes: [] };
+    const auth = oauthAuthOf(server);
     const serverUrl = new URL(server.transport.url);
     const discovered = await discover(serverUrl, auth, this.fetchFn, AbortSignal.timeout(30_000));
     for (const warning of discovered.warnings) this.deps.log('warn', `OAuth for '${name}': ${warning}`, { upstream: name });
@@ -238,7 +238,8 @@ export class OAuthFlows {
 
   /** The configured client, else the kept registration, else a new one (RFC 7591), kept for next time. */
   private async clientFor(name: string, auth: OAuth2Auth, discovered: Discovered, redirectUri: string): Promise<OAuthClientInformationMixed> {
-    if (auth.client_id !== '') return { client_id: auth.client_id, ...(auth.client_secret ? { client_secret: auth.client_secret } : {}) };
+    const configured = configuredClient(auth);
+    if (configured !== null) return configured;
     const kept = await this.deps.store.client(name);
     if (kept !== null && registrationServes(kept, redirectUri)) return kept;
     if (discovered.metadata && !discovered.metadata.registration_endpoint)
@@ -363,7 +364,7 @@ export class OAuthFlows {
       upstreams.add(flow.upstream);
     }
     for (const name of upstreams) {
-      if (this.pendingUrl(name) !== null) continue; // a newer flow for it is still running
+      if (this.newestFlow(name) !== null) continue; // a newer flow for it is still running
       await this.deps.hub.setAuthStatus(name, 'needs_auth', 'The authorization was not completed within 5 minutes').catch(() => undefined);
     }
     return [...upstreams];

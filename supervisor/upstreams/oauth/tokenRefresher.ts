@@ -15,10 +15,10 @@
  * request; discovery is redone only when this process has not seen the upstream's server yet.
  */
 import { refreshAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { OAuthClientInformationMixed } from '@modelcontextprotocol/sdk/shared/auth.js';
 
 import type { UpstreamStatus } from '../../../shared/protocol/upstreamServer.js';
 import type { UpstreamServer } from '../upstreamConfig.js';
+import { configuredClient, oauthAuthOf } from './oauthConfig.js';
 import { discover, type Discovered } from './oauthDiscovery.js';
 import { isExpired, type OAuthStore, parseStoredTokens, type StoredTokens, toStored } from './oauthStore.js';
 
@@ -94,15 +94,10 @@ export class TokenRefresher {
       const url = server.transport.url;
       let found = this.discovered.get(url);
       if (found === undefined) {
-        found = await discover(
-          new URL(url),
-          server.auth?.type === 'oauth2' ? server.auth : { type: 'oauth2', client_id: '', scopes: [] },
-          this.fetchFn,
-          AbortSignal.timeout(30_000),
-        );
+        found = await discover(new URL(url), oauthAuthOf(server), this.fetchFn, AbortSignal.timeout(30_000));
         this.discovered.set(url, found);
       }
-      const client = await this.clientOf(upstream, server);
+      const client = configuredClient(oauthAuthOf(server)) ?? (await this.deps.store.client(upstream));
       if (client === null) {
         await this.lost(upstream, 'No OAuth client is known for this upstream (its registration is gone): authorize again');
         return null;
@@ -124,12 +119,6 @@ export class TokenRefresher {
       await this.lost(upstream, `The token refresh was refused (${detail}): authorize again`);
       return null;
     }
-  }
-
-  private async clientOf(upstream: string, server: UpstreamServer): Promise<OAuthClientInformationMixed | null> {
-    if (server.auth?.type === 'oauth2' && server.auth.client_id !== '')
-      return { client_id: server.auth.client_id, ...(server.auth.client_secret ? { client_secret: server.auth.client_secret } : {}) };
-    return this.deps.store.client(upstream);
   }
 
   /** The authorization is gone: needs_auth with the reason (never failed, never a breaker failure). */
