@@ -7,4 +7,6 @@ export const JsonRpcCode = {
   INTERNAL_ERROR: -32603,
   /** Implementation-defined server error: the SDK uses it for transport refusals (bad Host, missing session). */
   SERVER_ERROR: -32000,
+  /** MCP 2025-11-25's URLElicitationRequiredError: the client sends its user to a URL, then retries. */
+  URL_ELICITATION_REQUIRED: -32042,
 } as const;

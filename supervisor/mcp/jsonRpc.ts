@@ -24,6 +24,7 @@ const API_CODE_OF: Readonly<Record<number, ApiErrorCode>> = {
   [JsonRpcCode.INVALID_PARAMS]: 'invalid_input',
   [JsonRpcCode.INTERNAL_ERROR]: 'internal',
   [JsonRpcCode.SERVER_ERROR]: 'invalid_input',
+  [JsonRpcCode.URL_ELICITATION_REQUIRED]: 'unauthorized',
 };
 
 export type JsonRpcId = string | number;

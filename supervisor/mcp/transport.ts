@@ -14,6 +14,7 @@ import type { Reply, RequestContext } from '../http/types.js';
 import { errorResponse, JsonRpcCode, parseBody, resultResponse, resultResponseParts } from './jsonRpc.js';
 import type { JsonRpcCall, JsonRpcClientResponse, JsonRpcId, ParsedMessage } from './jsonRpc.js';
 import { clipClientInput, quoteClientInput } from '../../shared/quoteClientInput.js';
+import { HubConstants } from '../../shared/protocol/mcpHub.js';
 import { negotiateProtocolVersion, SERVER_NAME, SUPPORTED_PROTOCOL_VERSIONS } from '../../shared/mcpRevisions.js';
 import type { McpSessionMeta, McpSessionStore } from './protocolSessions.js';
 import type { ToolCatalogView, ToolSurface } from './surface.js';
@@ -65,9 +66,6 @@ export interface McpTransportDeps {
    */
   authorizeUpstream?(upstream: string): Promise<{ url: string; asOrigin: string; elicitationId: string } | null>;
 }
-
-/** MCP 2025-11-25's URLElicitationRequiredError: the client sends the person to a URL, then retries. */
-const URL_ELICITATION_REQUIRED = -32042;
 
 /** Why a presented session header could not be used. */
 export class BadSessionHeader extends Error {}
@@ -342,7 +340,17 @@ export class McpTransport {
       const result = await this.deps.catalog.call(name, rawArgs ?? {}, this.callerContext(ctx, meta, source));
       if (meta.url_elicitation && isErrorOutcome(result)) {
         const elicited = await this.urlElicitation(name);
-        if (elicited !== null) return { status: 200, headers: { ...JSON_HEADERS, 'Mcp-Session-Id': meta.id }, body: elicitationErrorResponse(id, elicited) };
+        if (elicited !== null)
+          return jsonRpcErrorReply(
+            200,
+            JsonRpcCode.URL_ELICITATION_REQUIRED,
+            `Authorization required: ${elicited.message}`,
+            id,
+            { 'Mcp-Session-Id': meta.id },
+            {
+              elicitations: [elicited],
+            },
+          );
       }
       return this.reply(id, serializeToolOutcome(result), meta);
     } finally {
@@ -354,7 +362,7 @@ export class McpTransport {
 
   /** For a failed call to an upstream waiting for OAuth: the elicitation that sends the person to authorize it. */
   private async urlElicitation(toolName: string): Promise<UrlElicitation | null> {
-    const separator = toolName.indexOf('__');
+    const separator = toolName.indexOf(HubConstants.SEPARATOR);
     if (separator <= 0 || !this.deps.authorizeUpstream) return null;
     const upstream = toolName.slice(0, separator);
     const found = await this.deps.authorizeUpstream(upstream).catch(() => null);
@@ -413,14 +421,6 @@ interface UrlElicitation {
 /** Asked only for clients that take URL elicitations: a spliced result is looked into as text. */
 function isErrorOutcome(outcome: ToolCallOutcome): boolean {
   return outcome instanceof RawToolResult ? /"isError"\s*:\s*true/.test(outcome.json) : outcome.isError === true;
-}
-
-function elicitationErrorResponse(id: JsonRpcId, elicitation: UrlElicitation): string {
-  return JSON.stringify({
-    jsonrpc: '2.0',
-    id,
-    error: { code: URL_ELICITATION_REQUIRED, message: `Authorization required: ${elicitation.message}`, data: { elicitations: [elicitation] } },
-  });
 }
 
 /** initialize's `capabilities.elicitation.url` is an object: the client can send its user to a URL. */

@@ -1,6 +1,7 @@
 /**
  * What an OAuth upstream keeps, and where: only in the credential store (the OS keyring, else the
- * owner-only encrypted vault), never in mcp-upstreams.json or a log.
+ * owner-only vault file, not encrypted: a key kept beside it would protect nothing), never in
+ * mcp-upstreams.json or a log.
  *
  * - Tokens, under the upstream's name (the account a Bearer token uses, so the hub's per-attempt
  *   credential read finds them): `{"type":"oauth2", access_token, refresh_token?, expires_at?}`,
