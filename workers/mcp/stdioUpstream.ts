@@ -9,6 +9,8 @@
  * and when the tools may have changed (the child exited, or was respawned).
  */
 
+import { setTimeout as sleep } from 'node:timers/promises';
+
 import { type Client, connect } from '../../shared/channel.js';
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { type Cancellation, cancellationOf } from '../../shared/cancellation.js';
@@ -168,21 +170,12 @@ export class StdioUpstream implements UpstreamClient {
   }
 
   /** Resolves after `ms`; rejects when the upstream is closed or `signal` aborts meanwhile. */
-  private pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-    const signals = signal === undefined ? [this.closed.signal] : [this.closed.signal, signal];
-    return new Promise<void>((resolve, reject) => {
-      const stop = (): void => {
-        clearTimeout(timer);
-        for (const s of signals) s.removeEventListener('abort', stop);
-        reject(this.closing !== undefined ? new Error(`Upstream '${this.name}' is closed`) : (signal?.reason ?? new Error('aborted')));
-      };
-      const timer = setTimeout(() => {
-        for (const s of signals) s.removeEventListener('abort', stop);
-        resolve();
-      }, ms);
-      if (signals.some((s) => s.aborted)) return stop();
-      for (const s of signals) s.addEventListener('abort', stop, { once: true });
-    });
+  private async pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    try {
+      await sleep(ms, undefined, { signal: signal === undefined ? this.closed.signal : AbortSignal.any([this.closed.signal, signal]) });
+    } catch (err) {
+      throw this.closing !== undefined ? new Error(`Upstream '${this.name}' is closed`) : (signal?.reason ?? err);
+    }
   }
 
   private sendStart(client: Client<ProxyStdioProtocolT>, signal: AbortSignal | undefined) {
