@@ -260,12 +260,7 @@ export class StdioUpstream implements UpstreamClient {
       if (pid !== this.childPid) return;
       this.running = false;
       this.options.log(this.closing ? 'info' : 'warn', `Upstream '${this.name}' (pid ${pid}) ended: ${reason}`, { ...fields, pid, code, signal });
-      if (this.closing === undefined) {
-        const lost = `Upstream '${this.name}' (pid ${pid}) ended: ${reason}`;
-        // A start in flight replaces this child (the pump shut it down first) or fails: it decides.
-        if (this.starting !== undefined) this.lostDuringStart = lost;
-        else this.connectionLost(lost);
-      }
+      if (this.closing === undefined) this.lost(`Upstream '${this.name}' (pid ${pid}) ended: ${reason}`);
       this.toolsMayHaveChanged();
     });
     client.onClose((reason) => {
@@ -278,11 +273,7 @@ export class StdioUpstream implements UpstreamClient {
         this.options.log('error', `Upstream '${this.name}': pump channel closed: ${reason.message}`, fields);
         // Nobody can reach that child through this link any more; the pump shuts it down after its grace, this is sooner.
         if (wasRunning && this.childPid !== null) signalGroup(this.childPid, 'SIGKILL');
-        if (wasRunning) {
-          const lost = `Upstream '${this.name}': its stdio pump went away (${reason.message})`;
-          if (this.starting !== undefined) this.lostDuringStart = lost;
-          else this.connectionLost(lost);
-        }
+        if (wasRunning) this.lost(`Upstream '${this.name}': its stdio pump went away (${reason.message})`);
       }
       if (wasRunning) this.toolsMayHaveChanged();
     });
@@ -308,22 +299,27 @@ export class StdioUpstream implements UpstreamClient {
     }
   }
 
+  /** The child ended unasked. A start in flight replaces it (the pump shut it down first) or fails: that start decides. */
+  private lost(reason: string): void {
+    if (this.starting !== undefined) this.lostDuringStart = reason;
+    else this.connectionLost(reason);
+  }
+
   private connectionLost(reason: string): void {
-    for (const listener of this.lostListeners) {
-      try {
-        listener(reason);
-      } catch (err) {
-        this.options.log('warn', `Upstream '${this.name}': connection-lost listener threw: ${(err as Error).message}`, { upstream: this.name });
-      }
-    }
+    this.notify(this.lostListeners, reason, 'connection-lost');
   }
 
   private toolsMayHaveChanged(): void {
-    for (const listener of this.toolsListeners) {
+    this.notify(this.toolsListeners, undefined, 'tools-changed');
+  }
+
+  /** Calls each listener; one that throws is logged and the rest still run. */
+  private notify<T>(listeners: Iterable<(value: T) => void>, value: T, what: string): void {
+    for (const listener of listeners) {
       try {
-        listener();
+        listener(value);
       } catch (err) {
-        this.options.log('warn', `Upstream '${this.name}': tools-changed listener threw: ${(err as Error).message}`, { upstream: this.name });
+        this.options.log('warn', `Upstream '${this.name}': ${what} listener threw: ${(err as Error).message}`, { upstream: this.name });
       }
     }
   }
