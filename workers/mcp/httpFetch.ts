@@ -240,7 +240,8 @@ export class UpstreamFetch {
       }
       const location = REDIRECT_STATUSES.has(response.status) ? response.headers.get('location') : null;
       if (location === null) {
-        if (headers.has('authorization')) this.withBearer.add(response);
+        // Only a refusal is ever asked about: the hot path's successes are not recorded.
+        if (!response.ok && headers.has('authorization')) this.withBearer.add(response);
         return response;
       }
       await response.body?.cancel().catch(() => {});
