@@ -5,7 +5,6 @@
  * connect in the background once the listeners are up (nothing waits for a handshake).
  */
 import type { Paths } from '../../shared/paths.js';
-import type { UpstreamStatus } from '../../shared/protocol/upstreamServer.js';
 import { VERSION } from '../../shared/version.js';
 import type { EventBus } from '../events/eventBus.js';
 import { McpHubHost } from '../hosts/mcpHubHost.js';
@@ -44,21 +43,12 @@ export function hubFeature(deps: HubDeps): HubFeature {
   const upstreams = new UpstreamStore({ configDir: paths.configDir, credentials });
   const oauthStore = new OAuthStore(credentials);
   const oauthLog = (level: 'info' | 'warn', msg: string, fields?: Record<string, unknown>) => log[level](fields ?? {}, msg);
-  // Set once the hub exists: a refused refresh moves the upstream to needs_auth.
-  let setAuthStatus: (name: string, status: UpstreamStatus, lastError: string | null) => Promise<void> = async () => undefined;
-  const refresher = new TokenRefresher({
-    servers: async () => (await upstreams.read()).servers,
-    store: oauthStore,
-    read: async (account) => credentials()?.get(account) ?? null,
-    setAuthStatus: (name, status, lastError) => setAuthStatus(name, status, lastError),
-    log: oauthLog,
-  });
   const projects = new ProjectUpstreams({ configDir: paths.configDir, log });
-  const hub = new McpHubHost({
+  const hub: McpHubHost = new McpHubHost({
     version: VERSION,
     bus: deps.bus,
     log,
-    credential: async (account) => {
+    credential: async (account): Promise<string | null> => {
       const store = credentials();
       if (!store) return null;
       // An upstream's own account may hold an OAuth token set: requests carry its access token, refreshed when due.
@@ -68,7 +58,15 @@ export function hubFeature(deps: HubDeps): HubFeature {
     ownPort,
     settleTimeoutMs: settleTimeoutFromEnv(deps.env),
   });
-  setAuthStatus = (name, status, lastError) => hub.setAuthStatus(name, status, lastError);
+  // The hub's credential reads above reach it only once the hub runs, after this line.
+  const refresher: TokenRefresher = new TokenRefresher({
+    servers: async () => (await upstreams.read()).servers,
+    store: oauthStore,
+    read: async (account) => credentials()?.get(account) ?? null,
+    // A refused refresh moves the upstream to needs_auth.
+    setAuthStatus: (name, status, lastError) => hub.setAuthStatus(name, status, lastError),
+    log: oauthLog,
+  });
   const oauth = new OAuthFlows({
     servers: async () => (await upstreams.read()).servers,
     store: oauthStore,
