@@ -42,8 +42,11 @@ export class Feed {
   }
 
   async refetch(): Promise<void> {
-    const [rows, confirms] = await Promise.all([api<SessionRow[]>('GET', '/sessions'), api<{ confirms: Confirm[] }>('GET', '/api/mobile/confirms')]);
-    await this.refetchUpstreams(false);
+    const [rows, confirms] = await Promise.all([
+      api<SessionRow[]>('GET', '/sessions'),
+      api<{ confirms: Confirm[] }>('GET', '/api/mobile/confirms'),
+      this.refetchUpstreams(false),
+    ]);
     this.sessions.clear();
     for (const r of rows) this.sessions.set(r.session_id, r);
     this.confirms.clear();
