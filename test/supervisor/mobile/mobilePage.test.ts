@@ -13,15 +13,13 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { hash } from '@node-rs/bcrypt';
-import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 
 import { fakeAgent } from '../../fixtures/fakeAgent/fakeAgentLauncher.js';
 import { removeDir } from '../../helpers/removeDir.js';
-import { browserEnv } from '../../helpers/testHome.js';
+import { CHROMIUM, launchPhoneBrowser } from '../../helpers/phoneBrowser.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
 
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 const TOKEN = 'mobile-test-token-2b7f1c0d9e';
 const PASSWORD = 'correct horse battery staple';
 const ESC = '\x1b';
@@ -48,20 +46,7 @@ describe('/mobile in headless Chromium', {
       config: { services: { server: { enabled: true, port: 0 }, auth: { username: 'phone', password_hash, session_token: TOKEN } } },
     });
     base = `http://127.0.0.1:${t.tcpPort}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM!,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      env: browserEnv(scratch),
-    });
-    context = await browser.newContext({ viewport: { width: 360, height: 640 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+    ({ browser, context } = await launchPhoneBrowser(scratch));
     page = await context.newPage();
   });
 

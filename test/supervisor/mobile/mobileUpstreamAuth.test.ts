@@ -8,23 +8,21 @@
  *   the address the browser ended on into the card.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { hash } from '@node-rs/bcrypt';
-import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 
 import { OAuthUpstream } from '../../fixtures/upstreams/oauthUpstream.js';
 import { waitFor } from '../../helpers/poll.js';
 import { removeDir } from '../../helpers/removeDir.js';
-import { browserEnv } from '../../helpers/testHome.js';
+import { CHROMIUM, launchPhoneBrowser } from '../../helpers/phoneBrowser.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
 import { httpServer, writeUpstreams } from '../../helpers/upstreamServers.js';
 
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 const PASSWORD = 'phone oauth password';
 
 describe('/mobile authorizes OAuth upstreams', {
@@ -53,20 +51,7 @@ describe('/mobile authorizes OAuth upstreams', {
       config: { services: { server: { enabled: true, port: 0 }, auth: { username: 'phone', password_hash, session_token: 'mobile-oauth-token-5d1e9a7c3b' } } },
     });
     base = `http://127.0.0.1:${t.tcpPort}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM!,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-      env: browserEnv(join(scratch, 'browser')),
-    });
-    context = await browser.newContext({ viewport: { width: 360, height: 640 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+    ({ browser, context } = await launchPhoneBrowser(scratch));
     page = await context.newPage();
     await page.goto(`${base}/mobile`);
     await page.fill('input[name=username]', 'phone');

@@ -2,17 +2,17 @@
 // load with no external assets and fill its table from /process/stats.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 
+import { CHROMIUM, QUIET_CHROMIUM_FLAGS } from '../../helpers/phoneBrowser.js';
 import { browserEnv } from '../../helpers/testHome.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
 
 const run = promisify(execFile);
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 const TOKEN = 'monitor-test-token-5f0c2a9e';
 
 describe('process monitor page in headless Chromium', { skip: CHROMIUM ? false : 'chromium not installed (apt-get install -y chromium; .ci/run does)' }, () => {
@@ -39,20 +39,7 @@ describe('process monitor page in headless Chromium', { skip: CHROMIUM ? false :
     const url = `http://127.0.0.1:${t.tcpPort}/process/monitor?token=${TOKEN}`;
     const { stdout } = await run(
       CHROMIUM!,
-      [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        `--user-data-dir=${profile}`,
-        '--virtual-time-budget=5000',
-        '--dump-dom',
-        url,
-      ],
+      ['--headless', ...QUIET_CHROMIUM_FLAGS, `--user-data-dir=${profile}`, '--virtual-time-budget=5000', '--dump-dom', url],
       { timeout: 60_000, maxBuffer: 8 * 1024 * 1024, env: browserEnv(scratch) },
     );
     assert.match(stdout, /<tr class="tuicd">/, 'a tuicd row');
