@@ -132,6 +132,12 @@ export class Tuicd {
     return httpRequest({ socketPath: this.socketPath, method, path, headers }, body);
   }
 
+  /** Registers repositories (PUT /config/repositories): the root gate then lets the repository routes into them. */
+  async registerRepos(...repos: string[]): Promise<void> {
+    const r = await this.socket('PUT', '/config/repositories', JSON.stringify({ repos }), { 'content-type': 'application/json' });
+    if (r.status !== 200) throw new Error(`PUT /config/repositories: ${r.status} ${r.text}`);
+  }
+
   /** HTTP over TCP on 127.0.0.1. */
   tcp(method: string, path: string, body?: string | Buffer, headers: Record<string, string> = {}, port = this.tcpPort): Promise<HttpAnswer> {
     if (port === null) throw new Error('TCP listener is not on');

@@ -37,8 +37,7 @@ describe('fs routes: the deny_unless_in_roots gate and repository containment', 
     symlinkSync(sb.root, join(repo, 'link'));
     symlinkSync(join(repo, 'src'), join(repo, 'inner'));
     t = await Tuicd.start({ env: sb.env });
-    const reg = await t.socket('PUT', '/config/repositories', JSON.stringify({ repos: { [repo]: {} } }), { 'content-type': 'application/json' });
-    assert.equal(reg.status, 200, reg.text);
+    await t.registerRepos(repo);
     hostile = [
       { name: 'dot-dot', query: enc(`${repo}/../secret.txt`), body: `${repo}/../secret.txt` },
       { name: '%2e%2e', query: `${enc(repo)}/%2e%2e/secret.txt`, body: `${repo}/%2e%2e/secret.txt`.replace('%2e%2e', '..') },

@@ -38,8 +38,7 @@ describe('fs reads: caps, pool reads, compression off the loop', () => {
     writeFileSync(join(repo, 'medium.txt'), medium);
     writeFileSync(join(repo, 'large.txt'), large);
     t = await Tuicd.start({ env: sb.env });
-    const reg = await t.socket('PUT', '/config/repositories', JSON.stringify({ repos: { [repo]: {} } }), { 'content-type': 'application/json' });
-    assert.equal(reg.status, 200, reg.text);
+    await t.registerRepos(repo);
   });
   after(async () => {
     await t.stop();

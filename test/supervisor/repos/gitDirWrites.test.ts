@@ -37,8 +37,7 @@ describe("writes into a repository's .git", () => {
     canary = join(sb.root, 'fsmonitor-ran');
     configBefore = readFileSync(join(repo, '.git', 'config'), 'utf8');
     t = await Tuicd.start({ env: sb.env });
-    const reg = await t.socket('PUT', '/config/repositories', JSON.stringify({ repos: [repo] }), { 'content-type': 'application/json' });
-    assert.equal(reg.status, 200, reg.text);
+    await t.registerRepos(repo);
   });
   after(async () => {
     await t?.stop();

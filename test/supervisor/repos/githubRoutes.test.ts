@@ -29,8 +29,7 @@ describe('GitHub routes through gh', () => {
     repo = sb.initRepo('app', { 'README.md': '# app\n' });
     gh = fakeGh(HEAD);
     t = await Tuicd.start({ env: { ...sb.env, ...gh.env } });
-    const reg = await t.socket('PUT', '/config/repositories', JSON.stringify({ repos: [repo] }), { 'content-type': 'application/json' });
-    assert.equal(reg.status, 200, reg.text);
+    await t.registerRepos(repo);
   });
   after(async () => {
     await t?.stop();

@@ -43,8 +43,7 @@ describe('the root gate on repository arguments', () => {
     // A worktree made with git itself, before tuicd knew the repository.
     sb.git(repo, 'worktree', 'add', '-q', '-b', 'by-hand', join(sb.root, 'by-hand'));
     t = await Tuicd.start({ env: sb.env });
-    const reg = await t.socket('PUT', '/config/repositories', JSON.stringify({ repos: [repo] }), { 'content-type': 'application/json' });
-    assert.equal(reg.status, 200, reg.text);
+    await t.registerRepos(repo);
   });
   after(async () => {
     await t?.stop();

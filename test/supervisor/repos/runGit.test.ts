@@ -90,8 +90,7 @@ describe('run-git against real git', () => {
     sb.git(repo, 'config', 'core.fsmonitor', script);
     sb.write(repo, { 'a.txt': 'hello\nchanged\n' });
     t = await Tuicd.start({ env: sb.env });
-    const reg = await t.socket('PUT', '/config/repositories', JSON.stringify({ repos: [repo] }), { 'content-type': 'application/json' });
-    assert.equal(reg.status, 200, reg.text);
+    await t.registerRepos(repo);
   });
   after(async () => {
     await t?.stop();

@@ -28,8 +28,7 @@ describe('worktrees: two agents in parallel checkouts of one repository', () => 
     repo = sb.initRepo('app', { 'README.md': 'hello\n', 'src/a.ts': 'export const a = 1;\n', '.gitignore': 'build/\n' });
     sb.write(repo, { 'build/cache.bin': 'warm artifact\n' }); // ignored: copied into new worktrees in the background
     t = await Tuicd.start({ env: sb.env });
-    const reg = await t.socket('PUT', '/config/repositories', JSON.stringify({ repos: [repo] }), { 'content-type': 'application/json' });
-    assert.equal(reg.status, 200, reg.text);
+    await t.registerRepos(repo);
     events = await SseClient.open({ socketPath: t.socketPath, path: '/events?types=worktree-created,worktree-removed,worktree-create-failed' });
   });
   after(async () => {

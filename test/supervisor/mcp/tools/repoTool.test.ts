@@ -52,8 +52,7 @@ describe('MCP repo tool through the SDK client', () => {
       config: { services: { server: { enabled: true, port: 0 }, auth: { username: USER, password_hash: passwordHash } } },
       env: { ...sb.env, GH_CONFIG_DIR: ghConfig, GH_TOKEN: '', GITHUB_TOKEN: '' },
     });
-    const reg = await t.socket('PUT', '/config/repositories', JSON.stringify({ repos: [repo] }), { 'content-type': 'application/json' });
-    assert.equal(reg.status, 200, reg.text);
+    await t.registerRepos(repo);
   });
   after(async () => {
     for (const c of clients) await c.close();
