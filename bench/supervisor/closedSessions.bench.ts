@@ -14,7 +14,7 @@
 import { PtyConstants } from '../../shared/protocol/pty.js';
 import { errorText, failedRow, median, row, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
 import { fmt } from './sessions/stats.js';
-import { createSession, listSessions, ptyHostPid, request, rssKiB, sleep, startTuicd, type TuicdUnderTest } from './sessions/tuicd.js';
+import { createSession, listSessions, ptyHostPid, request, rssKiB, rssSampler, sleep, startTuicd, type TuicdUnderTest } from './sessions/tuicd.js';
 
 /** The commit before the tombstones landed (3de6fef): an exited session kept everything it had. */
 export const baselineRef = '3de6fef^';
@@ -63,24 +63,6 @@ interface Churn {
   closedSessions?: number;
   closedBytes?: number;
   budgetBytes?: number;
-}
-
-/** Reads a process's VmRSS every `everyMs` until stopped; the largest reading in KiB. */
-function rssSampler(pid: number, everyMs: number): { stop(): number | undefined } {
-  let max: number | undefined;
-  const read = (): void => {
-    const v = rssKiB(pid);
-    if (v !== undefined) max = Math.max(max ?? 0, v);
-  };
-  read();
-  const timer = setInterval(read, everyMs);
-  return {
-    stop() {
-      clearInterval(timer);
-      read();
-      return max;
-    },
-  };
 }
 
 /** Resolves each session's exit (it leaves GET /sessions, which lists live sessions) by polling the list. */

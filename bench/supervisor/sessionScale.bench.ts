@@ -24,6 +24,7 @@ import {
   listSessions,
   ptyHostPid,
   rssKiB,
+  rssSampler,
   sleep,
   startTuicd,
   type TuicdUnderTest,
@@ -67,24 +68,6 @@ function perlPath(): string | undefined {
   const r = spawnSync('sh', ['-c', `command -v ${STEADY_PRINTER.command}`], { encoding: 'utf8', timeout: 5000 });
   const path = r.stdout?.trim();
   return path && existsSync(path) ? path : undefined;
-}
-
-/** Reads a process's VmRSS every `everyMs` until stopped; `max` is the largest reading. */
-function rssSampler(pid: number | undefined, everyMs: number): { stop(): number | undefined } {
-  let max: number | undefined;
-  const read = (): void => {
-    const v = pid === undefined ? undefined : rssKiB(pid);
-    if (v !== undefined) max = Math.max(max ?? 0, v);
-  };
-  read();
-  const timer = setInterval(read, everyMs);
-  return {
-    stop() {
-      clearInterval(timer);
-      read();
-      return max;
-    },
-  };
 }
 
 /** Processes the pty host started (the sessions), so their end can be checked after tuicd stops. */

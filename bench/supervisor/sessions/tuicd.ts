@@ -138,6 +138,24 @@ export function rssKiB(pid: number): number | undefined {
   }
 }
 
+/** Reads a process's VmRSS every `everyMs` until stopped; `stop()` gives the largest reading in KiB. */
+export function rssSampler(pid: number | undefined, everyMs: number): { stop(): number | undefined } {
+  let max: number | undefined;
+  const read = (): void => {
+    const v = pid === undefined ? undefined : rssKiB(pid);
+    if (v !== undefined) max = Math.max(max ?? 0, v);
+  };
+  read();
+  const timer = setInterval(read, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      read();
+      return max;
+    },
+  };
+}
+
 /** Direct children of a process (from /proc/<pid>/task/<tid>/children, all threads). */
 export function childPids(pid: number): number[] {
   const out: number[] = [];
