@@ -13,7 +13,8 @@ import { join } from 'node:path';
 
 import { baselineGoalNote } from '../baseline.js';
 import { errorText, failedRow, median, row, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
-import { runLoadgen, type Measurement } from './drivers.js';
+import { runLoadgen } from './drivers.js';
+import { measureRotating, type Series } from './rotatingSeries.js';
 import { confirmUws, startBaseline, startTuicd, type Target } from './targets.js';
 
 const DURATIONS = {
@@ -25,13 +26,6 @@ const CONNECTIONS = 16;
 /** Reads and drops what is typed, with the terminal's echo off. */
 const SINK = ['-c', 'stty -echo; exec cat > /dev/null'];
 const GROUP = 'POST /sessions/:id/write (unix, node client)';
-
-interface Series {
-  rps: number[];
-  perCpu: number[];
-  notes: Set<string>;
-  error?: string;
-}
 
 export const run: BenchModule = async (ctx) => {
   const d = ctx.quick ? DURATIONS.quick : DURATIONS.full;
@@ -55,31 +49,13 @@ export const run: BenchModule = async (ctx) => {
         failures.set(name, `${name} did not start: ${errorText(err)}`);
       }
     }
-    const series = new Map<string, Series>(targets.map((t) => [t.target.name, { rps: [], perCpu: [], notes: new Set() }]));
-    const measure = async ({ target, sessionId }: (typeof targets)[number], record: boolean, ms: number): Promise<void> => {
-      const s = series.get(target.name)!;
-      if (s.error) return;
-      try {
-        const m: Measurement = await runLoadgen(
-          target,
-          record ? d.warmupMs : 0,
-          ms,
-          { method: 'POST', path: `/sessions/${sessionId}/write`, body: '{"data":"x"}' },
-          CONNECTIONS,
-        );
-        if (m.badStatus) s.error = `${target.name}: ${m.badStatus}`;
-        if (!record) return;
-        s.rps.push(m.rps);
-        if (m.serverCpuS) s.perCpu.push(m.requestsInCpuWindow / m.serverCpuS);
-        if (m.socketErrors) s.notes.add(m.socketErrors);
-      } catch (err) {
-        s.error = `${target.name}: ${errorText(err)}`;
-      }
-    };
-    for (const t of targets) await measure(t, false, d.warmupMs);
-    for (let rep = 0; rep < ctx.repetitions; rep++) {
-      for (let i = 0; i < targets.length; i++) await measure(targets[(rep + i) % targets.length]!, true, d.measureMs);
-    }
+    const series = await measureRotating(
+      targets,
+      (t) => t.target.name,
+      { repetitions: ctx.repetitions, ...d },
+      ({ target, sessionId }, warmupMs, ms) =>
+        runLoadgen(target, warmupMs, ms, { method: 'POST', path: `/sessions/${sessionId}/write`, body: '{"data":"x"}' }, CONNECTIONS),
+    );
     return rowsFor(ctx, series, failures);
   } finally {
     await Promise.all(targets.map((t) => t.target.proc.stop()));

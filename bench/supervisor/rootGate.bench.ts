@@ -17,7 +17,8 @@ import { join } from 'node:path';
 
 import { baselineGoalNote } from '../baseline.js';
 import { errorText, failedRow, median, row, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
-import { runLoadgen, type LoadgenRequest, type Measurement } from '../http/drivers.js';
+import { runLoadgen, type LoadgenRequest } from '../http/drivers.js';
+import { measureRotating, type Series } from '../http/rotatingSeries.js';
 import { confirmUws, startBaseline, startTuicd, type Target } from '../http/targets.js';
 import { request } from './sessions/tuicd.js';
 
@@ -80,13 +81,6 @@ function makeRepo(dir: string): string {
   return repo;
 }
 
-interface Series {
-  rps: number[];
-  perCpu: number[];
-  notes: Set<string>;
-  error?: string;
-}
-
 export const run: BenchModule = async (ctx) => {
   const d = ctx.quick ? DURATIONS.quick : DURATIONS.full;
   const tmp = await mkdtemp(join(tmpdir(), 'tuicd-bench-gate-'));
@@ -124,26 +118,13 @@ export const run: BenchModule = async (ctx) => {
     }
     const rows: BenchRow[] = [];
     for (const c of CASES) {
-      const series = new Map<string, Series>(targets.map((t) => [t.name, { rps: [], perCpu: [], notes: new Set() }]));
-      const measure = async (target: Target, record: boolean, ms: number): Promise<void> => {
-        const s = series.get(target.name)!;
-        if (s.error) return;
-        try {
-          const m: Measurement = await runLoadgen(target, record ? d.warmupMs : 0, ms, c.request(repo), c.connections);
-          if (m.badStatus) s.error = `${target.name}: ${m.badStatus}`;
-          if (!record) return;
-          s.rps.push(m.rps);
-          if (m.serverCpuS) s.perCpu.push(m.requestsInCpuWindow / m.serverCpuS);
-          if (m.socketErrors) s.notes.add(m.socketErrors);
-        } catch (err) {
-          s.error = `${target.name}: ${errorText(err)}`;
-        }
-      };
-      for (const t of targets) await measure(t, false, d.warmupMs);
       // Back to back in every repetition, the order rotating, so the two values of a repetition pair up.
-      for (let rep = 0; rep < ctx.repetitions; rep++) {
-        for (let i = 0; i < targets.length; i++) await measure(targets[(rep + i) % targets.length]!, true, d.measureMs);
-      }
+      const series = await measureRotating(
+        targets,
+        (t) => t.name,
+        { repetitions: ctx.repetitions, ...d },
+        (target, warmupMs, ms) => runLoadgen(target, warmupMs, ms, c.request(repo), c.connections),
+      );
       rows.push(...rowsFor(ctx, c, series, failures));
     }
     return rows;
