@@ -58,6 +58,8 @@ describe('OAuth upstream authorization (loopback callback, DCR, restart)', () =>
   let up: OAuthUpstream;
   let dir: string;
   let t: Tuicd;
+  /** The redirect that completed the first authorization. */
+  let usedRedirect = '';
 
   before(async () => {
     up = await OAuthUpstream.start();
@@ -106,6 +108,7 @@ describe('OAuth upstream authorization (loopback callback, DCR, restart)', () =>
     assert.equal(pending.authorization_url, authorization_url);
 
     const back = await authorizeAt(authorization_url);
+    usedRedirect = back;
     assert.ok(back.startsWith(redirect_uri), back);
     const page = await fetch(back);
     assert.equal(page.status, 200);
@@ -117,10 +120,16 @@ describe('OAuth upstream authorization (loopback callback, DCR, restart)', () =>
     assert.deepEqual(up.provider.resources, [up.mcpUrl], 'the token was asked for this resource (RFC 8707)');
   });
 
-  it('the same redirect again authorizes nothing and says it was used', async () => {
-    const used = await post(t, '/mcp/upstreams/oauth/callback', { url: 'http://127.0.0.1:1/callback?state=nonexistent&code=x' });
+  it('the same redirect again authorizes nothing and says it was used; an unknown state says so too', async () => {
+    const exchanges = up.provider.exchanges;
+    const used = await post(t, '/mcp/upstreams/oauth/callback', { url: usedRedirect });
     assert.equal(used.status, 410);
     assert.equal(used.json().code, 'gone');
+    assert.match(used.json().error, /already completed/);
+    assert.equal(up.provider.exchanges, exchanges, 'the code was not exchanged again');
+    const unknown = await post(t, '/mcp/upstreams/oauth/callback', { url: 'http://127.0.0.1:1/callback?state=nonexistent&code=x' });
+    assert.equal(unknown.status, 410);
+    assert.match(unknown.json().error, /No authorization request with this state is pending/);
   });
 
   it('tokens are only in the credential store: here the owner-only vault (no keyring in this test), no other file, no log line', async () => {
