@@ -11,10 +11,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { baselineGoalNote } from '../baseline.js';
-import { errorText, failedRow, median, row, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
+import { errorText, type BenchModule } from '../harness.js';
 import { runLoadgen } from './drivers.js';
-import { measureRotating, type Series } from './rotatingSeries.js';
+import { measureRotating, rowsVsBaseline } from './rotatingSeries.js';
 import { confirmUws, startBaseline, startTuicd, type Target } from './targets.js';
 
 const DURATIONS = {
@@ -56,37 +55,13 @@ export const run: BenchModule = async (ctx) => {
       ({ target, sessionId }, warmupMs, ms) =>
         runLoadgen(target, warmupMs, ms, { method: 'POST', path: `/sessions/${sessionId}/write`, body: '{"data":"x"}' }, CONNECTIONS),
     );
-    return rowsFor(ctx, series, failures);
+    return rowsVsBaseline(ctx, GROUP, series, failures);
   } finally {
     await Promise.all(targets.map((t) => t.target.proc.stop()));
     process.removeListener('exit', removeTmp);
     await rm(tmp, { recursive: true, force: true });
   }
 };
-
-function rowsFor(ctx: BenchContext, series: Map<string, Series>, failures: Map<string, string>): BenchRow[] {
-  const rows: BenchRow[] = [];
-  const label = ctx.baseline?.label;
-  for (const [group, unit, pick, higherIsBetter] of [
-    [GROUP, 'calls/s', (s: Series) => s.rps, true],
-    [`${GROUP} per supervisor CPU`, 'calls/cpu-s', (s: Series) => s.perCpu, true],
-  ] as const) {
-    const values = (name: string): number[] | string => failures.get(name) ?? series.get(name)?.error ?? pick(series.get(name)!);
-    const current = values('tuicd');
-    const base = label ? values(label) : undefined;
-    if (label && base !== undefined) rows.push(typeof base === 'string' ? failedRow(group, label, ctx, unit, base) : row(group, label, ctx, unit, base));
-    if (typeof current === 'string') {
-      rows.push(failedRow(group, 'tuicd', ctx, unit, current));
-      continue;
-    }
-    const baseMedian = base !== undefined && typeof base !== 'string' && base.length ? { name: label!, median: median(base) } : undefined;
-    const r = row(group, 'tuicd', ctx, unit, current, baseMedian);
-    const notes = [...(series.get('tuicd')?.notes ?? [])];
-    if (baseMedian && typeof base !== 'string' && base) notes.push(baselineGoalNote(current, base, higherIsBetter));
-    rows.push(withNote(r, notes.join('; ')));
-  }
-  return rows;
-}
 
 /** One JSON request over a unix socket; a non-2xx answer is an error naming it. */
 function httpJson<T>(socketPath: string, method: string, path: string, body: object): Promise<T> {

@@ -15,10 +15,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { baselineGoalNote } from '../baseline.js';
-import { errorText, failedRow, median, row, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
+import { errorText, type BenchModule, type BenchRow } from '../harness.js';
 import { runLoadgen, type LoadgenRequest } from '../http/drivers.js';
-import { measureRotating, type Series } from '../http/rotatingSeries.js';
+import { measureRotating, rowsVsBaseline } from '../http/rotatingSeries.js';
 import { confirmUws, startBaseline, startTuicd, type Target } from '../http/targets.js';
 import { request } from './sessions/tuicd.js';
 
@@ -125,7 +124,13 @@ export const run: BenchModule = async (ctx) => {
         { repetitions: ctx.repetitions, ...d },
         (target, warmupMs, ms) => runLoadgen(target, warmupMs, ms, c.request(repo), c.connections),
       );
-      rows.push(...rowsFor(ctx, c, series, failures));
+      rows.push(
+        ...rowsVsBaseline(ctx, c.group, series, failures, {
+          notes: [`${c.connections} connections`],
+          goal: (note) => note.replace('(issue 14)', '(issue 26: the root gate)'),
+          withoutBaseline: 'no baseline build: run through bench/run.ts, which builds baselineRef',
+        }),
+      );
     }
     return rows;
   } finally {
@@ -136,28 +141,3 @@ export const run: BenchModule = async (ctx) => {
     await rm(tmp, { recursive: true, force: true });
   }
 };
-
-function rowsFor(ctx: BenchContext, c: Case, series: Map<string, Series>, failures: Map<string, string>): BenchRow[] {
-  const rows: BenchRow[] = [];
-  const label = ctx.baseline?.label;
-  for (const [group, unit, pick] of [
-    [c.group, 'calls/s', (s: Series) => s.rps],
-    [`${c.group} per supervisor CPU`, 'calls/cpu-s', (s: Series) => s.perCpu],
-  ] as const) {
-    const values = (name: string): number[] | string => failures.get(name) ?? series.get(name)?.error ?? pick(series.get(name)!);
-    const current = values('tuicd');
-    const base = label ? values(label) : undefined;
-    if (label && base !== undefined) rows.push(typeof base === 'string' ? failedRow(group, label, ctx, unit, base) : row(group, label, ctx, unit, base));
-    if (typeof current === 'string') {
-      rows.push(failedRow(group, 'tuicd', ctx, unit, current));
-      continue;
-    }
-    const baseMedian = base !== undefined && typeof base !== 'string' && base.length ? { name: label!, median: median(base) } : undefined;
-    const r = row(group, 'tuicd', ctx, unit, current, baseMedian);
-    const notes = [`${c.connections} connections`, ...(series.get('tuicd')?.notes ?? [])];
-    if (baseMedian && typeof base !== 'string' && base) notes.push(baselineGoalNote(current, base, true).replace('(issue 14)', '(issue 26: the root gate)'));
-    else if (!label) notes.push('no baseline build: run through bench/run.ts, which builds baselineRef');
-    rows.push(withNote(r, notes.join('; ')));
-  }
-  return rows;
-}
