@@ -9,7 +9,7 @@ import { Type } from 'typebox';
 import { defineProtocol } from './defineProtocol.js';
 import { UpstreamServerSchema, UpstreamStatusSchema } from './upstreamServer.js';
 
-export const MCP_HUB_PROTOCOL_VERSION = 1;
+export const MCP_HUB_PROTOCOL_VERSION = 2;
 
 /** Every resilience constant of the proxy hub (circuit breaker, health checks, settle gate, tool names), in one place. */
 export const HubConstants = {
@@ -29,6 +29,29 @@ export const HubConstants = {
   /** `{upstream}__{tool}`: the routing discriminator; native names never contain it. */
   SEPARATOR: '__',
 } as const;
+
+/** A JSON-RPC error an upstream (or the hub refusing on its behalf) answered with. */
+export const JsonRpcErrorSchema = Type.Object({ code: Type.Integer(), message: Type.String(), data: Type.Optional(Type.Unknown()) });
+
+/**
+ * What lets the hub send an upstream's requests and progress back to the client whose request it
+ * is serving: `route` is opaque to the hub (the supervisor's name for one client request, its
+ * protocol session and request id); `progress_token` is the client's `_meta.progressToken`, which
+ * the hub replaces with one of its own on the way up and restores on the way back.
+ */
+export const ClientRouteSchema = {
+  route: Type.Optional(Type.String()),
+  progress_token: Type.Optional(Type.Union([Type.String(), Type.Number()])),
+};
+
+/** The MCP methods `request` forwards to one upstream (everything but tools/call, which is `call`). */
+export const FORWARDED_METHODS = ['resources/read', 'resources/subscribe', 'resources/unsubscribe', 'prompts/get', 'completion/complete'] as const;
+export type ForwardedMethod = (typeof FORWARDED_METHODS)[number];
+
+/** MCP's logging levels, lowest first (RFC 5424 severities). */
+export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
+export type McpLogLevel = (typeof LOG_LEVELS)[number];
+export const McpLogLevelSchema = Type.Union(LOG_LEVELS.map((l) => Type.Literal(l)));
 
 export const UpstreamMetricsSchema = Type.Object({ call_count: Type.Integer(), error_count: Type.Integer(), last_latency_ms: Type.Integer() });
 
@@ -79,7 +102,29 @@ export const McpHubProtocol = defineProtocol({
      * JSON: the upstream's own result unchanged when valid, else the compact text envelope; routing,
      * filter, breaker and upstream errors come back as `isError` envelopes too (never a channel error).
      */
-    call: { params: Type.Object({ upstream: Type.String(), tool: Type.String() }), result: Type.Object({ upstream_error: Type.Boolean() }) },
+    call: {
+      params: Type.Object({ upstream: Type.String(), tool: Type.String(), ...ClientRouteSchema }),
+      result: Type.Object({ upstream_error: Type.Boolean() }),
+    },
+    /**
+     * One of FORWARDED_METHODS to one upstream. Payload in: the params as JSON, names and URIs
+     * already the upstream's own (the supervisor strips the namespace), without `_meta.progressToken`
+     * (carried in `progress_token`). Reply: `error` for a JSON-RPC error, the upstream's or the hub's
+     * own refusal (unknown upstream -32602, not ready / circuit open -32603 with the reason, an
+     * upstream without the capability -32601); else payload = the raw `result` as JSON, with resource
+     * URIs inside it left as the upstream wrote them.
+     */
+    request: {
+      params: Type.Object({ upstream: Type.String(), method: Type.String(), ...ClientRouteSchema }),
+      result: Type.Object({ error: Type.Optional(JsonRpcErrorSchema) }),
+    },
+    /**
+     * The lowest level any client asked for with logging/setLevel: sent to every ready upstream that
+     * declares `logging`, and to each that becomes ready later.
+     */
+    setLogLevel: { params: Type.Object({ level: McpLogLevelSchema }), result: Type.Object({}) },
+    /** A client notification for every ready upstream (notifications/roots/list_changed). Payload: params JSON, if any. */
+    notifyUpstreams: { params: Type.Object({ method: Type.String() }), result: Type.Object({}) },
     status: { params: Type.Object({}), result: Type.Object({ upstreams: Type.Array(UpstreamStatusRowSchema) }) },
     /** Liveness: the supervisor's heartbeat (as the pty protocol's ping); a thread stuck in a loop never answers. */
     ping: { params: Type.Object({}), result: Type.Object({}) },
@@ -94,6 +139,25 @@ export const McpHubProtocol = defineProtocol({
      * no enabled entry is `connecting`.
      */
     tools: Type.Object({ revision: Type.Integer(), settled: Type.Boolean(), count: Type.Integer() }),
+    /**
+     * The merged resources, resource templates and prompts changed (or what the upstreams can do).
+     * Payload: JSON `{resources, resourceTemplates, prompts, capabilities}`: every entry as its
+     * upstream listed it (all pages), with `uri` / `uriTemplate` namespaced (shared/upstreamUris.ts)
+     * and prompt names `{upstream}__{name}`; `capabilities` = `{resources, subscribe, prompts,
+     * completions, logging}` (booleans: any ready upstream declares it). `changed` names the lists
+     * that differ from the last push, for list_changed notifications.
+     */
+    lists: Type.Object({
+      revision: Type.Integer(),
+      changed: Type.Array(Type.Union([Type.Literal('resources'), Type.Literal('prompts')])),
+    }),
+    /**
+     * A notification from an upstream for clients: `notifications/message` (no route: for every
+     * client whose level it meets; the supervisor sets `logger`), `notifications/progress` (route set,
+     * the client's own token restored), `notifications/resources/updated` (uri namespaced: for the
+     * clients subscribed to it). Payload: params JSON.
+     */
+    notification: Type.Object({ upstream: Type.String(), method: Type.String(), route: Type.Optional(Type.String()) }),
     /** Published on /events as `upstream-status-changed` {name, status, last_error}. */
     status: Type.Object({
       name: Type.String(),
@@ -113,7 +177,7 @@ export type McpHubProtocolT = typeof McpHubProtocol;
 /** What the supervisor serves back to the hub on a second port. */
 export const HubHostProtocol = defineProtocol({
   name: 'mcp-hub-host',
-  version: 1,
+  version: 2,
   requests: {
     /**
      * A secret from the credential store, read per attempt so rotation takes effect at once.
@@ -128,6 +192,17 @@ export const HubHostProtocol = defineProtocol({
     refreshCredential: {
       params: Type.Object({ upstream: Type.String(), rejected: Type.String() }),
       result: Type.Object({ value: Type.Union([Type.String(), Type.Null()]) }),
+    },
+    /**
+     * An upstream's request to the client (sampling/createMessage, elicitation/create, roots/list)
+     * while it serves `route` (the client request most recently forwarded to it and still open;
+     * absent when none is: the supervisor then asks the last client that used the upstream, or
+     * refuses). Payload in: params JSON. Reply: `error` (the client's, or -32601 when the client did
+     * not declare the capability, or -32603 when no client can be asked), else payload = result JSON.
+     */
+    clientRequest: {
+      params: Type.Object({ upstream: Type.String(), method: Type.String(), route: Type.Optional(Type.String()) }),
+      result: Type.Object({ error: Type.Optional(JsonRpcErrorSchema) }),
     },
   },
   events: {},

@@ -15,7 +15,7 @@ import { Type } from 'typebox';
 import type { Transport } from '../transports/transport.js';
 import { defineProtocol } from './defineProtocol.js';
 
-export const PROXY_STDIO_PROTOCOL_VERSION = 1;
+export const PROXY_STDIO_PROTOCOL_VERSION = 2;
 
 /** Every limit of the stdio upstream client (its stdout queue, respawn rate, shutdown, environment), in one place. */
 export const StdioLimits = {
@@ -59,8 +59,15 @@ export const ProxyStdioProtocol = defineProtocol({
         protocol_version: Type.String(),
         client_name: Type.String(),
         client_version: Type.String(),
+        /** The client capabilities initialize declares (the hub's: sampling, elicitation, roots). */
+        capabilities: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
       }),
-      result: Type.Object({ pid: Type.Integer(), server_name: Type.Union([Type.String(), Type.Null()]) }),
+      result: Type.Object({
+        pid: Type.Integer(),
+        server_name: Type.Union([Type.String(), Type.Null()]),
+        /** initialize's `result.capabilities` as the server declared them ({} when absent). */
+        capabilities: Type.Record(Type.String(), Type.Unknown()),
+      }),
     },
     /**
      * One JSON-RPC exchange with the running child. Payload in: `params` as JSON (absent = no
@@ -71,6 +78,16 @@ export const ProxyStdioProtocol = defineProtocol({
     rpc: {
       params: Type.Object({ method: Type.String(), timeout_ms: Type.Optional(Type.Integer({ minimum: 0 })) }),
       result: Type.Object({ error: Type.Optional(JsonRpcErrorSchema) }),
+    },
+    /** A JSON-RPC notification to the running child. Payload: params JSON, if any. Fails when no child runs. */
+    notify: { params: Type.Object({ method: Type.String() }), result: Type.Object({}) },
+    /**
+     * The answer to a request the child sent (a `message` event with an `id`). Payload: the result
+     * JSON when `error` is absent. A child that is no longer the one that asked gets nothing.
+     */
+    answer: {
+      params: Type.Object({ id: Type.Union([Type.String(), Type.Number()]), pid: Type.Integer(), error: Type.Optional(JsonRpcErrorSchema) }),
+      result: Type.Object({}),
     },
     /** Non-blocking liveness (the health check for stdio), and the pump's counters. */
     status: {
@@ -98,6 +115,12 @@ export const ProxyStdioProtocol = defineProtocol({
       signal: Type.Union([Type.String(), Type.Null()]),
       reason: Type.String(),
     }),
+    /**
+     * A notification, or a request other than `ping` (which the pump answers itself), the child
+     * sent: `id` set for a request (answer it with `answer`, quoting `pid`). Payload: params JSON,
+     * if any. Notifications share the lossy stdout queue with answers; see the pump.
+     */
+    message: Type.Object({ pid: Type.Integer(), method: Type.String(), id: Type.Optional(Type.Union([Type.String(), Type.Number()])) }),
     /** A line the child wrote to stderr (drained so it can never block on it), cut to 4 KiB. */
     stderr: Type.Object({ line: Type.String() }),
     /** Something the hub should log: timeouts (with the drop count), teardowns, oversized lines. */
