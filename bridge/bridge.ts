@@ -53,6 +53,16 @@ function isRequest(m: unknown): m is Message {
   return isObject(m) && typeof m['method'] === 'string' && 'id' in m && m['id'] !== undefined;
 }
 
+/** The id of a JSON-RPC response in an event's data; undefined for anything else (a notification, a request). */
+function responseIdOf(data: string): JsonRpcId | undefined {
+  try {
+    const m: unknown = JSON.parse(data);
+    return isObject(m) && !('method' in m) && ('result' in m || 'error' in m) ? idOf(m) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function idOf(m: Message): JsonRpcId {
   const id = m['id'];
   return typeof id === 'string' || typeof id === 'number' ? id : null;
@@ -158,9 +168,22 @@ export class Bridge {
       return;
     }
     const deadline = requests.length === 1 ? deadlineFor(requests[0]) : Math.max(deadlineFor(message), ...requests.map(deadlineFor));
+    // tuicd answers as an event stream when messages must reach the client before the answer
+    // (progress, an upstream's sampling or elicitation request): each goes out as it arrives.
+    const answered = new Set<JsonRpcId>();
+    const onEvent = (data: string): void => {
+      const id = responseIdOf(data);
+      if (id !== undefined) answered.add(id);
+      if (!data.includes('\n')) return this.opts.write(data);
+      try {
+        this.opts.write(JSON.stringify(JSON.parse(data)));
+      } catch {
+        this.opts.log(`tuicd sent an event that is not JSON; dropped: ${data.slice(0, 120)}`);
+      }
+    };
     let answer: IpcAnswer;
     try {
-      answer = await this.post(line, deadline);
+      answer = await this.post(line, deadline, { onEvent });
     } catch (err) {
       if (!wantsAnswer) return;
       const why = this.failureText(err);
@@ -169,6 +192,12 @@ export class Bridge {
       return;
     }
     if (!wantsAnswer) return;
+    if ((answer.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+      for (const r of requests)
+        if (!answered.has(idOf(r)))
+          this.opts.write(errorLine(idOf(r), JsonRpcErrors.TRANSPORT_FAILED, 'TUICommander IPC request failed: the answer stream ended without a response'));
+      return;
+    }
     this.writeAnswer(answer, requests);
   }
 
@@ -292,10 +321,11 @@ export class Bridge {
     return h;
   }
 
-  private async post(body: string, timeoutMs: number, opts: { initialize?: boolean } = {}): Promise<IpcAnswer> {
+  private async post(body: string, timeoutMs: number, opts: { initialize?: boolean; onEvent?: (data: string) => void } = {}): Promise<IpcAnswer> {
     const path = this.socketPath;
     if (path === null) throw new IpcError('unreachable', this.lastFailure);
-    const answer = await ipcRequest(path, { method: 'POST', path: '/mcp', headers: this.headers(opts.initialize ?? false), body, timeoutMs });
+    const request = { method: 'POST' as const, path: '/mcp', headers: this.headers(opts.initialize ?? false), body, timeoutMs };
+    const answer = await ipcRequest(path, opts.onEvent === undefined ? request : { ...request, onEvent: opts.onEvent });
     // A session tuicd no longer knew is recreated under a new id: follow it.
     const id = answer.headers['mcp-session-id'];
     if (typeof id === 'string' && id !== '' && path === this.socketPath) this.sessionId = id;

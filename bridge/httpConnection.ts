@@ -8,6 +8,7 @@
  * on every tool call's path.
  */
 import { connect, type Socket } from 'node:net';
+import { StringDecoder } from 'node:string_decoder';
 
 const MAX_HEADER_BYTES = 64 * 1024;
 const MAX_INTERIM_ANSWERS = 32;
@@ -34,6 +35,20 @@ export class ConnectionError extends Error {
 interface Pending {
   resolve(answer: RawAnswer): void;
   reject(err: Error): void;
+  /** Set for a request whose answer may be an event stream: each event's data as it arrives. */
+  onEvent?: (data: string) => void;
+}
+
+/** A chunked `text/event-stream` answer being read: its events go out as they complete. */
+interface StreamingAnswer {
+  status: number;
+  headers: Record<string, string>;
+  close: boolean;
+  text: StringDecoder;
+  /** Text after the last complete line. */
+  partial: string;
+  /** `data:` lines of the event being read. */
+  data: string[];
 }
 
 export class HttpConnection {
@@ -42,6 +57,7 @@ export class HttpConnection {
   private pending: Pending | null = null;
   private interim = 0;
   private gotBytes = false;
+  private streaming: StreamingAnswer | null = null;
   /** Set once the socket closed or failed: the pool drops it. */
   closed = false;
   /** Requests this connection carried; a failure on one after the first may be a stale reuse. */
@@ -73,15 +89,20 @@ export class HttpConnection {
     });
   }
 
-  /** One request; the connection carries one at a time. */
-  request(head: string, body: string | undefined): Promise<RawAnswer> {
+  /**
+   * One request; the connection carries one at a time. With `onEvent`, a chunked
+   * `text/event-stream` answer is read as it comes: each event's data (its `data:` lines joined by
+   * newlines) goes to `onEvent` at once, and the answer resolves with an empty body when the stream ends.
+   */
+  request(head: string, body: string | undefined, onEvent?: (data: string) => void): Promise<RawAnswer> {
     if (this.pending !== null) return Promise.reject(new Error('HttpConnection carries one request at a time'));
     if (this.closed) return Promise.reject(new ConnectionError('the connection is closed', 'ECONNRESET', false));
     this.uses++;
     this.interim = 0;
     this.gotBytes = false;
+    this.streaming = null;
     return new Promise((resolve, reject) => {
-      this.pending = { resolve, reject };
+      this.pending = onEvent === undefined ? { resolve, reject } : { resolve, reject, onEvent };
       this.socket.write(body === undefined ? head : head + body);
     });
   }
@@ -131,6 +152,7 @@ export class HttpConnection {
 
   /** One answer off the front of the buffer, 'interim' for a skipped 1xx, 'more' when incomplete. */
   private parse(): { answer: RawAnswer; close: boolean } | 'interim' | 'more' | ConnectionError {
+    if (this.streaming !== null) return this.streamEvents();
     const end = this.buffered.indexOf(CRLF2);
     if (end < 0) return this.buffered.length > MAX_HEADER_BYTES ? new ConnectionError('answer headers over 64 KiB', undefined, true) : 'more';
     if (end > MAX_HEADER_BYTES) return new ConnectionError('answer headers over 64 KiB', undefined, true);
@@ -155,7 +177,13 @@ export class HttpConnection {
       this.buffered = this.buffered.subarray(bodyStart);
       return { answer: { status, headers, body: '' }, close };
     }
-    if ((headers['transfer-encoding'] ?? '').toLowerCase().includes('chunked')) return this.chunked(status, headers, bodyStart, close);
+    const chunkedBody = (headers['transfer-encoding'] ?? '').toLowerCase().includes('chunked');
+    if (chunkedBody && this.pending?.onEvent !== undefined && (headers['content-type'] ?? '').startsWith('text/event-stream')) {
+      this.buffered = this.buffered.subarray(bodyStart);
+      this.streaming = { status, headers, close, text: new StringDecoder('utf8'), partial: '', data: [] };
+      return this.streamEvents();
+    }
+    if (chunkedBody) return this.chunked(status, headers, bodyStart, close);
     const length = headers['content-length'];
     if (length === undefined || !/^\d+$/.test(length)) return new ConnectionError(`answer ${status} without a Content-Length`, undefined, true);
     const n = Number(length);
@@ -163,6 +191,45 @@ export class HttpConnection {
     const body = this.buffered.toString('utf8', bodyStart, bodyStart + n);
     this.buffered = this.buffered.subarray(bodyStart + n);
     return { answer: { status, headers, body }, close };
+  }
+
+  /** Takes every whole chunk of an event stream off the buffer, sending each complete event on. */
+  private streamEvents(): { answer: RawAnswer; close: boolean } | 'more' | ConnectionError {
+    const stream = this.streaming!;
+    for (;;) {
+      const lineEnd = this.buffered.indexOf('\r\n');
+      if (lineEnd < 0) return 'more';
+      const size = parseInt(this.buffered.toString('latin1', 0, lineEnd).split(';')[0]!.trim(), 16);
+      if (!Number.isInteger(size) || size < 0) return new ConnectionError('malformed chunk size', undefined, true);
+      if (size === 0) {
+        const noTrailers = this.buffered.length >= lineEnd + 4 && this.buffered.toString('latin1', lineEnd, lineEnd + 4) === '\r\n\r\n';
+        const trailersEnd = this.buffered.indexOf(CRLF2, lineEnd);
+        const finish = noTrailers ? lineEnd + 4 : trailersEnd >= 0 ? trailersEnd + 4 : -1;
+        if (finish < 0) return 'more';
+        this.buffered = this.buffered.subarray(finish);
+        this.streaming = null;
+        this.feedEvents(stream, `${stream.text.end()}\n\n`);
+        return { answer: { status: stream.status, headers: stream.headers, body: '' }, close: stream.close };
+      }
+      const dataStart = lineEnd + 2;
+      if (this.buffered.length < dataStart + size + 2) return 'more';
+      this.feedEvents(stream, stream.text.write(this.buffered.subarray(dataStart, dataStart + size)));
+      this.buffered = this.buffered.subarray(dataStart + size + 2);
+    }
+  }
+
+  private feedEvents(stream: StreamingAnswer, text: string): void {
+    const onEvent = this.pending?.onEvent;
+    let rest = stream.partial + text;
+    for (let nl = rest.indexOf('\n'); nl >= 0; nl = rest.indexOf('\n')) {
+      const line = rest.slice(0, nl).replace(/\r$/, '');
+      rest = rest.slice(nl + 1);
+      if (line === '') {
+        if (stream.data.length > 0) onEvent?.(stream.data.join('\n'));
+        stream.data = [];
+      } else if (line.startsWith('data:')) stream.data.push(line.slice(line[5] === ' ' ? 6 : 5));
+    }
+    stream.partial = rest;
   }
 
   private chunked(

@@ -43,6 +43,8 @@ export interface IpcRequest {
   headers: Record<string, string>;
   body?: string;
   timeoutMs: number;
+  /** An answer that is an event stream is read as it comes: each event's data here (the answer's body is then empty). */
+  onEvent?: (data: string) => void;
 }
 
 const UNREACHABLE_CODES = new Set(['ENOENT', 'ECONNREFUSED', 'ENOTSOCK', 'EACCES', 'ETIMEDOUT']);
@@ -101,7 +103,7 @@ export async function ipcRequest(socketPath: string, req: IpcRequest): Promise<I
       req.timeoutMs,
     );
     try {
-      const answer = await conn.request(head, req.body);
+      const answer = await conn.request(head, req.body, req.onEvent);
       if (!conn.closed) giveBack(socketPath, conn);
       return answer;
     } catch (err) {

@@ -42,6 +42,7 @@ export function mcpFeature(deps: McpDeps): Feature {
   const { peers, messaging } = deps.agents;
   const mcp = new McpService({
     upstreams: deps.hub,
+    primitives: deps.hub,
     projects: deps.projects,
     version: VERSION,
     config: () => config.get(),

@@ -17,16 +17,34 @@
 import { MessageChannel, Worker } from 'node:worker_threads';
 
 import type { Cancellation } from '../../shared/cancellation.js';
-import { connect, serve, type Client, type Server } from '../../shared/channel.js';
+import { connect, serve, withPayload, type Client, type Server } from '../../shared/channel.js';
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { toDisposable, type Disposable } from '../../shared/disposable.js';
 import { RawToolResult, textEnvelope, type ToolCallOutcome } from '../../shared/mcpEnvelope.js';
-import { HubConstants, HubHostProtocol, McpHubProtocol, type HubHostProtocolT, type McpHubProtocolT } from '../../shared/protocol/mcpHub.js';
+import {
+  HubConstants,
+  HubHostProtocol,
+  McpHubProtocol,
+  type ForwardedMethod,
+  type HubHostProtocolT,
+  type McpHubProtocolT,
+  type McpLogLevel,
+} from '../../shared/protocol/mcpHub.js';
 import type { UpstreamServerWire, UpstreamStatus } from '../../shared/protocol/upstreamServer.js';
 import { messagePortTransport, workerTransport } from '../../shared/transports/messagePort.js';
 import type { Transport } from '../../shared/transports/transport.js';
 import type { EventBus } from '../events/eventBus.js';
 import type { UpstreamToolSource } from '../mcp/upstreamTools.js';
+import {
+  EMPTY_LISTS,
+  type ClientRequestHandler,
+  type ClientRoute,
+  type ForwardOptions,
+  type HubLists,
+  type ListKind,
+  type RpcOutcome,
+  type UpstreamPrimitiveSource,
+} from '../mcp/upstreamPrimitives.js';
 import type { ToolDefinition } from '../mcp/tools/nativeTool.js';
 import type { UpstreamDiffPlan } from '../upstreams/configDiff.js';
 import { UpstreamNotFoundError, type UpstreamControl } from '../upstreams/upstreamControl.js';
@@ -101,13 +119,19 @@ function asDefinition(tool: Record<string, unknown>): ToolDefinition {
   return { ...(tool as object), name: String(tool['name']), description, inputSchema: schema };
 }
 
+/** The route fields of `call` and `request`. */
+function routeParams(route: ClientRoute | undefined): { route?: string; progress_token?: string | number } {
+  if (route === undefined) return {};
+  return route.progressToken === undefined ? { route: route.route } : { route: route.route, progress_token: route.progressToken };
+}
+
 /** Why a request failed because its hub went away: the close reason inside CHANNEL_CLOSED, else the message. */
 function lostReason(err: unknown): string {
   const inner = err instanceof SupervisorError ? (err.data as { reason?: { message?: unknown } } | undefined)?.reason?.message : undefined;
   return typeof inner === 'string' ? inner : (err as Error).message;
 }
 
-export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposable {
+export class McpHubHost implements UpstreamControl, UpstreamToolSource, UpstreamPrimitiveSource, Disposable {
   /** The hub in service: every registered upstream has been sent to it. */
   private running: Running | null = null;
   /** A hub started and still being sent the registered upstreams; promoted to `running` once done. */
@@ -129,6 +153,14 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
   private fragmentJson = '[]';
   private readonly changeListeners = new Set<() => void>();
   private disposed = false;
+
+  private listsJson = '';
+  private parsedLists: HubLists = EMPTY_LISTS;
+  private readonly listsListeners = new Set<(changed: readonly ListKind[]) => void>();
+  private readonly notificationListeners = new Set<(upstream: string, method: string, route: string | undefined, paramsJson: string) => void>();
+  private clientRequestHandler: ClientRequestHandler | null = null;
+  /** The last level clients asked for: a restarted hub is told again. */
+  private logLevel: McpLogLevel | null = null;
 
   /** The settle gate: closed until boot connects settle; re-armed by a later connect. */
   private gateOpen = false;
@@ -193,14 +225,14 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
    * Never retried on a restarted hub: the call may have run. A hub that dies under it fails it at
    * once, saying so; a hub that is down is started first (within the budget).
    */
-  async call(upstream: string, tool: string, args: Record<string, unknown>, cancellation?: Cancellation): Promise<ToolCallOutcome> {
+  async call(upstream: string, tool: string, args: Record<string, unknown>, cancellation?: Cancellation, route?: ClientRoute): Promise<ToolCallOutcome> {
     if (this.disposed || !this.registered.has(upstream)) return textEnvelope({ error: `Unknown upstream '${clipClientInput(upstream)}'`, code: 'not_found' });
     let hub: Client<McpHubProtocolT> | undefined;
     try {
       hub = this.running?.hub ?? (await this.serial(() => this.hub()));
       const reply = await hub.requestWithPayload(
         'call',
-        { upstream, tool },
+        { upstream, tool, ...routeParams(route) },
         { payload: encoder.encode(JSON.stringify(args)), timeout: 2 ** 31 - 1, ...(cancellation ? { cancellation } : {}) },
       );
       return new RawToolResult(decoder.decode(reply.payload));
@@ -219,6 +251,61 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
   onChanged(listener: () => void): Disposable {
     this.changeListeners.add(listener);
     return toDisposable(() => this.changeListeners.delete(listener));
+  }
+
+  // ---- UpstreamPrimitiveSource --------------------------------------------------------------------
+
+  lists(): HubLists {
+    return this.parsedLists;
+  }
+
+  onListsChanged(listener: (changed: readonly ListKind[]) => void): Disposable {
+    this.listsListeners.add(listener);
+    return toDisposable(() => this.listsListeners.delete(listener));
+  }
+
+  /** Like call: never retried on a restarted hub, and a hub lost under it fails it saying so. */
+  async request(upstream: string, method: ForwardedMethod, paramsJson: string, options: ForwardOptions = {}): Promise<RpcOutcome> {
+    if (this.disposed || !this.registered.has(upstream))
+      return { error: { code: -32602, message: `Unknown upstream '${clipClientInput(upstream)}'`, data: { code: 'not_found' } } };
+    let hub: Client<McpHubProtocolT> | undefined;
+    try {
+      hub = this.running?.hub ?? (await this.serial(() => this.hub()));
+      const reply = await hub.requestWithPayload(
+        'request',
+        { upstream, method, ...routeParams(options.route) },
+        { payload: encoder.encode(paramsJson), timeout: 2 ** 31 - 1, ...(options.cancellation ? { cancellation: options.cancellation } : {}) },
+      );
+      if (reply.result.error !== undefined) return { error: reply.result.error };
+      return { resultJson: reply.payload ? decoder.decode(reply.payload) : '{}' };
+    } catch (err) {
+      const lost = hub?.closed === true && !this.disposed;
+      const why = lost
+        ? `the upstream hub stopped during the request (${lostReason(err)}) and is being restarted; the request was not retried`
+        : (err as Error).message;
+      return { error: { code: -32603, message: `Upstream '${upstream}' ${method} failed: ${why}`, data: { code: lost ? 'unavailable' : 'bad_gateway' } } };
+    }
+  }
+
+  async setLogLevel(level: McpLogLevel): Promise<void> {
+    this.logLevel = level;
+    const hub = this.running?.hub;
+    if (hub && !hub.closed) await hub.request('setLogLevel', { level }).catch(noop);
+  }
+
+  async notifyUpstreams(method: string, paramsJson?: string): Promise<void> {
+    const hub = this.running?.hub;
+    if (!hub || hub.closed) return;
+    await hub.requestWithPayload('notifyUpstreams', { method }, paramsJson === undefined ? {} : { payload: encoder.encode(paramsJson) }).then(noop, noop);
+  }
+
+  onNotification(listener: (upstream: string, method: string, route: string | undefined, paramsJson: string) => void): Disposable {
+    this.notificationListeners.add(listener);
+    return toDisposable(() => this.notificationListeners.delete(listener));
+  }
+
+  setClientRequestHandler(handler: ClientRequestHandler): void {
+    this.clientRequestHandler = handler;
   }
 
   // ---- UpstreamControl ----------------------------------------------------------------------------
@@ -394,6 +481,7 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
       }
       if (this.disposed) return false;
       if (this.bootComplete) await running.hub.request('initialConnectComplete', {}).catch(noop);
+      if (this.logLevel !== null) await running.hub.request('setLogLevel', { level: this.logLevel }).catch(noop);
       return !running.hub.closed;
     } finally {
       if (this.candidate === running) this.candidate = null;
@@ -450,6 +538,14 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
     if (data.settled && this.bootComplete) this.openGate();
   }
 
+  private onLists(changed: readonly ListKind[], payload: Uint8Array | undefined): void {
+    const json = payload ? decoder.decode(payload) : '';
+    if (json === this.listsJson) return;
+    this.listsJson = json;
+    this.parsedLists = json === '' ? EMPTY_LISTS : { ...EMPTY_LISTS, ...(JSON.parse(json) as Partial<HubLists>) };
+    for (const listener of [...this.listsListeners]) listener(changed);
+  }
+
   private start(): Running {
     const { port1, port2 } = new MessageChannel();
     const worker = new Worker(HUB_ENTRY, {
@@ -461,6 +557,13 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
     const hostServer = serve(messagePortTransport(port1), HubHostProtocol, {
       credential: async ({ account }) => ({ value: await this.opts.credential(account) }),
       refreshCredential: async ({ upstream, rejected }) => ({ value: (await this.opts.refreshCredential?.(upstream, rejected)) ?? null }),
+      clientRequest: async ({ upstream, method, route }, ctx) => {
+        const handler = this.clientRequestHandler;
+        if (handler === null) return { error: { code: -32601, message: `Method not found: ${method} (no client can be asked)` } };
+        const outcome = await handler(upstream, method, route, ctx.payload ? decoder.decode(ctx.payload) : '{}');
+        if (outcome.error !== undefined) return { error: outcome.error };
+        return withPayload({}, encoder.encode(outcome.resultJson));
+      },
     });
     const timeoutMs = this.opts.heartbeatTimeoutMs ?? McpHubHostConstants.HEARTBEAT_TIMEOUT_MS;
     const running: Running = {
@@ -493,6 +596,11 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
       else this.opts.log.info({ upstream: name, status }, 'upstream status changed');
     });
     hub.on('log', ({ level, msg, fields }) => this.opts.log[level]({ source: 'mcp-hub', ...fields }, msg));
+    hub.on('lists', ({ changed }, payload) => this.onLists(changed, payload));
+    hub.on('notification', ({ upstream, method, route }, payload) => {
+      const params = payload ? decoder.decode(payload) : '{}';
+      for (const listener of [...this.notificationListeners]) listener(upstream, method, route, params);
+    });
     worker.on('error', (err) => this.opts.log.error({ err }, 'upstream hub worker crashed'));
     // The channel closes when the thread exits (the reason carries the exit code and any uncaught
     // error) and when either side closes the link; the exit is watched too in case the link let go first.
@@ -518,8 +626,9 @@ export class McpHubHost implements UpstreamControl, UpstreamToolSource, Disposab
     if (this.running !== running) return;
     this.running = null;
     this.opts.log.error({ reason, upstreams: this.registered.size }, 'upstream hub worker exited; restarting it');
-    // Its tools are gone with it until the restarted hub connects them again.
+    // Its tools, resources and prompts are gone with it until the restarted hub connects them again.
     this.onTools({ settled: false }, encoder.encode('[]'));
+    this.onLists(['resources', 'prompts'], undefined);
     this.restartSoon();
   }
 

@@ -6,6 +6,7 @@ import { STATUS_CODES } from 'node:http';
 
 import type { TcpAuth } from './auth.js';
 import { BodyParts } from './bodyParts.js';
+import { SSE_REPLY_HEADERS, SseReply } from './sseReply.js';
 import { ASYNC_COMPRESSION_MIN_BYTES, COMPRESSION_MIN_BYTES, maybeCompress, maybeCompressAsync, type Compressed } from './compression.js';
 import { dualProtocolEngine } from './engine/select.js';
 import type { EngineApp, EngineRequest, EngineResponse, EngineSocket, HttpEngine, TlsCredentials } from './engine/types.js';
@@ -404,6 +405,7 @@ export class HttpServer {
     if (ex.aborted || ex.done) return;
     ex.done = true;
     if (ex.timer) clearTimeout(ex.timer);
+    if (reply.body instanceof SseReply) return this.stream(res, ex, reply, reply.body);
     let payload: string | Buffer | BodyParts = '';
     let contentType: string | undefined;
     const body = reply.body;
@@ -431,6 +433,24 @@ export class HttpServer {
       return;
     }
     this.write(res, ex, reply, null, payload, contentType, close);
+  }
+
+  /** An answer that is an SSE stream: the head now, then the body is the stream's (never compressed). */
+  private stream(res: EngineResponse, ex: Exchange, reply: Reply, body: SseReply): void {
+    const head = (): void => {
+      res.writeStatus(statusLine(reply.status));
+      const origin = ex.headers['origin'];
+      if (origin !== undefined && !ex.refused) writeHeaders(res, corsHeaders(ex.listener, origin), reply.headers);
+      writeHeaders(res, SSE_REPLY_HEADERS, reply.headers);
+      if (reply.headers) writeHeaders(res, reply.headers);
+      body.attach(res, () => {
+        ex.aborted = true;
+        ex.abort();
+      });
+    };
+    if (ex.inCallback) head();
+    else res.cork(head);
+    this.opts.onResponse?.(reply.status, ex.listener);
   }
 
   private write(

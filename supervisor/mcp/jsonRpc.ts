@@ -38,10 +38,14 @@ export interface JsonRpcCall {
   params: Record<string, unknown> | undefined;
 }
 
-/** A client's answer to a server request; we send none yet, so these are acknowledged and dropped. */
+/** A client's answer to a request we sent it (an upstream's sampling, elicitation or roots request). */
 export interface JsonRpcClientResponse {
   kind: 'response';
   id: JsonRpcId | null;
+  /** `result` as sent (present when the answer is a success). */
+  result?: unknown;
+  /** `error` as sent (present when the answer is an error). */
+  error?: unknown;
 }
 
 /** A message that cannot be served: the error to send and the HTTP status the SDK would use. */
@@ -117,7 +121,8 @@ export function validateMessage(value: unknown): ParsedMessage {
   if (value['jsonrpc'] !== '2.0') return invalid(id, JsonRpcCode.INVALID_REQUEST, 'Invalid Request: \'jsonrpc\' must be "2.0"');
 
   const method = value['method'];
-  if (method === undefined && hasId && ('result' in value || 'error' in value)) return { kind: 'response', id };
+  if (method === undefined && hasId && ('result' in value || 'error' in value))
+    return 'error' in value ? { kind: 'response', id, error: value['error'] } : { kind: 'response', id, result: value['result'] };
   if (typeof method !== 'string' || method.length === 0) {
     return invalid(id, JsonRpcCode.INVALID_REQUEST, "Invalid Request: 'method' must be a non-empty string");
   }

@@ -20,6 +20,10 @@ import type { NativeTool } from './tools/nativeTool.js';
 import { McpTransport } from './transport.js';
 import type { ProjectAllowlists } from '../upstreams/projectUpstreams.js';
 import type { UpstreamToolSource } from './upstreamTools.js';
+import { ClientExchanges } from './clientExchanges.js';
+import { PrimitiveMethods } from './primitiveMethods.js';
+import { deliverUpstreamNotifications } from './upstreamNotifications.js';
+import type { UpstreamPrimitiveSource } from './upstreamPrimitives.js';
 import type { TransportLog } from './transport.js';
 
 export const TOOLS_LIST_CHANGED = notificationJson('notifications/tools/list_changed');
@@ -39,6 +43,8 @@ export interface McpServiceOptions {
   channels: McpChannels;
   /** The proxy hub's merged tools (issue #5); absent = natives only. */
   upstreams?: UpstreamToolSource;
+  /** The hub's resources, prompts, completion, logging, and its upstreams' requests to clients; absent = tools only. */
+  primitives?: UpstreamPrimitiveSource;
   /** Per-project upstream allowlists (repo-settings.json, .tuic.json); absent = no project is restricted. */
   projects?: ProjectAllowlists;
   /** Registered peers, for initialize's instructions. */
@@ -86,6 +92,13 @@ export class McpService implements Disposable {
       log: opts.log,
       ...(opts.upstreams ? { upstreams: opts.upstreams } : {}),
     });
+    const hub = opts.primitives;
+    const exchanges = hub === undefined ? undefined : new ClientExchanges({ sessions: this.sessions, push: (id, json) => this.streams.push(id, json) });
+    const primitives = hub === undefined ? undefined : new PrimitiveMethods(hub, this.sessions);
+    if (hub !== undefined && exchanges !== undefined && primitives !== undefined) {
+      hub.setClientRequestHandler(exchanges.ask);
+      this.store.add(deliverUpstreamNotifications({ source: hub, sessions: this.sessions, streams: this.streams, exchanges, primitives }));
+    }
     this.transport = new McpTransport({
       sessions: this.sessions,
       catalog: this.catalog,
@@ -97,6 +110,14 @@ export class McpService implements Disposable {
       ...(opts.registeredIdentity ? { registeredIdentity: opts.registeredIdentity } : {}),
       ...(opts.projects ? { allowlistFor: (repoPath: string | null) => opts.projects!.allowlistFor(repoPath) } : {}),
       ...(opts.authorizeUpstream ? { authorizeUpstream: opts.authorizeUpstream } : {}),
+      ...(hub !== undefined && exchanges !== undefined && primitives !== undefined
+        ? {
+            primitives,
+            exchanges,
+            hubCapabilities: () => hub.lists().capabilities,
+            notifyUpstreams: (method: string, paramsJson?: string) => void hub.notifyUpstreams(method, paramsJson),
+          }
+        : {}),
     });
     this.store.add(this.catalog.onChanged(() => this.streams.broadcast(TOOLS_LIST_CHANGED)));
     // A project's allowlist changes what its sessions list, not the catalog's own lists.

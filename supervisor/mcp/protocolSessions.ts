@@ -11,6 +11,7 @@
  * table — measured here at 20 µs per eviction with 10,000 sessions and 150 µs with 100,000.)
  */
 import { toDisposable } from '../../shared/disposable.js';
+import type { McpLogLevel } from '../../shared/protocol/mcpHub.js';
 import type { Disposable } from '../../shared/disposable.js';
 
 export const McpSessionConstants = {
@@ -47,12 +48,32 @@ export interface McpSessionMeta {
   protocol_version: string | null;
   /** initialize declared `capabilities.elicitation.url` (MCP 2025-11-25): it can be sent to a URL. */
   url_elicitation: boolean;
+  /** initialize declared `capabilities.sampling`: an upstream's sampling/createMessage may be sent to it. */
+  sampling: boolean;
+  /** initialize declared `capabilities.elicitation` (form mode, the default when no mode is named). */
+  form_elicitation: boolean;
+  /** initialize declared `capabilities.roots`: an upstream's roots/list may be sent to it. */
+  roots: boolean;
+  /** The level logging/setLevel asked for; null = it never asked, so it gets no upstream log messages. */
+  log_level: McpLogLevel | null;
   /** Requests of this session being served right now (a busy session is never evicted). */
   in_flight: number;
 }
 
 export type McpSessionInit = Partial<
-  Pick<McpSessionMeta, 'client_name' | 'is_claude_code' | 'requires_meta_tools' | 'repo_path' | 'tuic_session' | 'protocol_version' | 'url_elicitation'>
+  Pick<
+    McpSessionMeta,
+    | 'client_name'
+    | 'is_claude_code'
+    | 'requires_meta_tools'
+    | 'repo_path'
+    | 'tuic_session'
+    | 'protocol_version'
+    | 'url_elicitation'
+    | 'sampling'
+    | 'form_elicitation'
+    | 'roots'
+  >
 >;
 
 export interface McpSessionStoreOptions {
@@ -142,6 +163,10 @@ export class McpSessionStore implements Disposable {
       tuic_session: init.tuic_session ?? null,
       protocol_version: init.protocol_version ?? null,
       url_elicitation: init.url_elicitation ?? false,
+      sampling: init.sampling ?? false,
+      form_elicitation: init.form_elicitation ?? false,
+      roots: init.roots ?? false,
+      log_level: null,
       in_flight: 0,
     };
     const replaced = this.sessions.get(id);

@@ -208,7 +208,7 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
       const allowlist = caller.upstreamAllowlist;
       if (allowlist && !allowlist.has(upstream)) return toolError('forbidden', `Upstream '${clipClientInput(upstream)}' is not enabled for this project`);
       // The hub re-applies the upstream's allow/deny filter and its breaker on every call.
-      return this.opts.upstreams.call(upstream, tool, args, caller.cancellation ?? cancellationOf(caller.signal));
+      return this.opts.upstreams.call(upstream, tool, args, caller.cancellation ?? cancellationOf(caller.signal), caller.clientRoute);
     }
     const tool = this.natives.get(name);
     if (!tool) {

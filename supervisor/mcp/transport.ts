@@ -19,6 +19,9 @@ import { negotiateProtocolVersion, SERVER_NAME, SUPPORTED_PROTOCOL_VERSIONS } fr
 import type { McpSessionMeta, McpSessionStore } from './protocolSessions.js';
 import type { ToolCatalogView, ToolSurface } from './surface.js';
 import type { CallerContext } from './tools/nativeTool.js';
+import type { ClientExchange, ClientExchanges } from './clientExchanges.js';
+import { PRIMITIVE_METHODS, type PrimitiveMethods } from './primitiveMethods.js';
+import type { ClientRoute, HubCapabilities, RpcOutcome } from './upstreamPrimitives.js';
 
 /**
  * The revision of a request that has no MCP-Protocol-Version header and no negotiated session: MCP
@@ -65,6 +68,14 @@ export interface McpTransportDeps {
    * client that takes URL elicitations.
    */
   authorizeUpstream?(upstream: string): Promise<{ url: string; asOrigin: string; elicitationId: string } | null>;
+  /** Resources, prompts, completion and logging from the upstreams; absent = tools only. */
+  primitives?: PrimitiveMethods;
+  /** Where upstream progress and requests to the client meet the client's requests and answers. */
+  exchanges?: ClientExchanges;
+  /** What the upstreams can do, for initialize's capabilities. */
+  hubCapabilities?(): HubCapabilities;
+  /** A client notification every upstream should hear (roots/list_changed). */
+  notifyUpstreams?(method: string, paramsJson?: string): void;
 }
 
 /** Why a presented session header could not be used. */
@@ -170,16 +181,25 @@ export class McpTransport {
   /** One valid message: requests get their answer, notifications and client responses a bodiless 202. */
   private dispatch(ctx: RequestContext, message: JsonRpcCall | JsonRpcClientResponse, presented: string | null): Reply | Promise<Reply> {
     // Answers to server requests and notifications are acknowledged without a body.
-    if (message.kind === 'response') return { status: 202 };
+    if (message.kind === 'response') {
+      if (presented !== null) this.deps.exchanges?.answer(presented, message);
+      return { status: 202 };
+    }
     if (message.kind === 'notification') {
       if (presented !== null && this.deps.sessions.has(presented)) this.deps.sessions.touch(presented);
       if (message.method === 'notifications/cancelled' && presented !== null) this.cancel(presented, message.params);
+      if (message.method === 'notifications/roots/list_changed')
+        this.deps.notifyUpstreams?.(message.method, message.params === undefined ? undefined : JSON.stringify(message.params));
       return { status: 202 };
     }
     const id = message.id!;
     switch (message.method) {
-      case 'initialize':
+      case 'initialize': {
+        // What the upstreams can do is known once boot connects settle (≤ 3 s, then latched).
+        const gate = this.deps.hubCapabilities === undefined ? null : this.deps.catalog.settleGate();
+        if (gate !== null) return gate.then(() => this.initialize(ctx, message, presented));
         return this.initialize(ctx, message, presented);
+      }
       case 'ping':
         return this.reply(id, '{}', presented === null ? null : this.deps.sessions.touch(presented).meta);
       case 'tools/list': {
@@ -197,6 +217,7 @@ export class McpTransport {
       case 'tools/call':
         return this.callTool(ctx, message, presented);
       default:
+        if (this.deps.primitives !== undefined && PRIMITIVE_METHODS.has(message.method)) return this.primitive(ctx, message, presented, this.deps.primitives);
         return this.reply(id, null, null, JsonRpcCode.METHOD_NOT_FOUND, `Method not found: ${clipClientInput(message.method)}`);
     }
   }
@@ -278,6 +299,7 @@ export class McpTransport {
       // An invalid identity is ignored, not refused: the connection still works, just unbound.
       tuic_session: tuicHeader !== undefined && UUID_PATTERN.test(tuicHeader) ? tuicHeader : null,
       url_elicitation: declaresUrlElicitation(params),
+      ...declaredClientCapabilities(params),
     };
 
     let meta: McpSessionMeta;
@@ -303,7 +325,7 @@ export class McpTransport {
     const surface = this.deps.catalog.surfaceFor({ requiresMetaTools: meta.requires_meta_tools });
     const result = {
       protocolVersion,
-      capabilities: { tools: { listChanged: true }, experimental: { 'claude/channel': {} } },
+      capabilities: serverCapabilities(this.deps.hubCapabilities?.()),
       serverInfo: { name: SERVER_NAME, version: this.deps.version },
       instructions: this.deps.instructions(surface, meta),
     };
@@ -336,28 +358,89 @@ export class McpTransport {
     this.inFlight.set(key, source);
     // A call in flight keeps its session from being evicted by the cap.
     meta.in_flight++;
+    const separator = name.indexOf(HubConstants.SEPARATOR);
+    const exchange = separator > 0 ? this.deps.exchanges?.open(meta, name.slice(0, separator), ctx.headers['accept'], source) : undefined;
+    const answer = this.finishCall(ctx, call, name, rawArgs, meta, source, exchange);
+    const reply = exchange === undefined ? answer : exchange.reply(answer);
     try {
-      const result = await this.deps.catalog.call(name, rawArgs ?? {}, this.callerContext(ctx, meta, source));
-      if (meta.url_elicitation && isErrorOutcome(result)) {
-        const elicited = await this.urlElicitation(name);
-        if (elicited !== null)
-          return jsonRpcErrorReply(
-            200,
-            JsonRpcCode.URL_ELICITATION_REQUIRED,
-            `Authorization required: ${elicited.message}`,
-            id,
-            { 'Mcp-Session-Id': meta.id },
-            {
-              elicitations: [elicited],
-            },
-          );
-      }
-      return this.reply(id, serializeToolOutcome(result), meta);
+      return await reply;
     } finally {
       meta.in_flight--;
       unlink();
       if (this.inFlight.get(key) === source) this.inFlight.delete(key);
     }
+  }
+
+  /** A proxied or native call of a session, its URL elicitation included. */
+  private async finishCall(
+    ctx: RequestContext,
+    call: JsonRpcCall,
+    name: string,
+    rawArgs: unknown,
+    meta: McpSessionMeta,
+    source: CancelSource,
+    exchange: ClientExchange | undefined,
+  ): Promise<Reply> {
+    const id = call.id!;
+    const caller = this.callerContext(ctx, meta, source, exchange && routeOf(exchange, call.params));
+    const result = await this.deps.catalog.call(name, (rawArgs as Record<string, unknown> | null | undefined) ?? {}, caller);
+    if (meta.url_elicitation && isErrorOutcome(result)) {
+      const elicited = await this.urlElicitation(name);
+      if (elicited !== null)
+        return jsonRpcErrorReply(
+          200,
+          JsonRpcCode.URL_ELICITATION_REQUIRED,
+          `Authorization required: ${elicited.message}`,
+          id,
+          { 'Mcp-Session-Id': meta.id },
+          {
+            elicitations: [elicited],
+          },
+        );
+    }
+    return this.reply(id, serializeToolOutcome(result), meta);
+  }
+
+  /**
+   * resources/*, prompts/*, completion/complete, logging/setLevel. A request that goes to an
+   * upstream runs as an exchange (its progress and the upstream's questions come back on it) and
+   * is cancelled as tools/call is: the connection ending or the client's notifications/cancelled.
+   */
+  private async primitive(ctx: RequestContext, message: JsonRpcCall, presented: string | null, primitives: PrimitiveMethods): Promise<Reply> {
+    const id = message.id!;
+    const meta = presented === null ? null : this.deps.sessions.touch(presented).meta;
+    const allowlist = this.allowlistOf(meta);
+    const upstream = meta === null ? null : primitives.upstreamOf(message.method, message.params);
+    if (meta === null || upstream === null) {
+      const outcome = await primitives.handle(message.method, message.params, { meta, allowlist, ...connectionCancellation(ctx) });
+      return this.outcomeReply(id, outcome, meta);
+    }
+    const source = new CancelSource();
+    const connection = ctx.cancellation ?? cancellationOf(ctx.signal);
+    if (connection.cancelReason !== undefined) source.cancel(connection.cancelReason);
+    const unlink = connection.onCancel((reason) => source.cancel(reason));
+    const key = inFlightKey(meta.id, id);
+    this.inFlight.set(key, source);
+    meta.in_flight++;
+    const exchange = this.deps.exchanges?.open(meta, upstream, ctx.headers['accept'], source);
+    const route = exchange && routeOf(exchange, message.params);
+    const answer = primitives
+      .handle(message.method, message.params, { meta, allowlist, cancellation: source, ...(route ? { route } : {}) })
+      .then((outcome) => this.outcomeReply(id, outcome, meta));
+    try {
+      return await (exchange === undefined ? answer : exchange.reply(answer));
+    } finally {
+      meta.in_flight--;
+      unlink();
+      if (this.inFlight.get(key) === source) this.inFlight.delete(key);
+    }
+  }
+
+  private outcomeReply(id: JsonRpcId, outcome: RpcOutcome, meta: McpSessionMeta | null): Reply {
+    if (outcome.error === undefined) return this.reply(id, outcome.resultJson, meta);
+    const headers: Record<string, string> = meta ? { ...JSON_HEADERS, 'Mcp-Session-Id': meta.id } : { ...JSON_HEADERS };
+    const { code, message, data } = outcome.error;
+    return { status: 200, headers, body: errorResponse(id, code, message, isPlainObject(data) ? data : data === undefined ? undefined : { detail: data }) };
   }
 
   /** For a failed call to an upstream waiting for OAuth: the elicitation that sends the person to authorize it. */
@@ -388,7 +471,7 @@ export class McpTransport {
   }
 
   /** `cancellation`: the call's own source (connection or notifications/cancelled); null = the connection's. */
-  private callerContext(ctx: RequestContext, meta: McpSessionMeta | null, cancellation: CancelSource | null): CallerContext {
+  private callerContext(ctx: RequestContext, meta: McpSessionMeta | null, cancellation: CancelSource | null, clientRoute?: ClientRoute): CallerContext {
     const tuicSession = meta === null ? null : (meta.tuic_session ?? this.deps.registeredIdentity?.(meta.id) ?? null);
     return {
       isLoopback: ctx.isLoopback,
@@ -403,6 +486,7 @@ export class McpTransport {
       },
       cancellation: cancellation ?? ctx.cancellation,
       upstreamAllowlist: this.allowlistOf(meta),
+      ...(clientRoute ? { clientRoute } : {}),
     };
   }
 
@@ -421,6 +505,43 @@ interface UrlElicitation {
 /** Asked only for clients that take URL elicitations: a spliced result is looked into as text. */
 function isErrorOutcome(outcome: ToolCallOutcome): boolean {
   return outcome instanceof RawToolResult ? /"isError"\s*:\s*true/.test(outcome.json) : outcome.isError === true;
+}
+
+/** The route a forwarded request carries: its exchange, and the client's progress token if it asked for progress. */
+function routeOf(exchange: ClientExchange, params: Record<string, unknown> | undefined): ClientRoute {
+  const meta = params?.['_meta'];
+  const token = isPlainObject(meta) ? meta['progressToken'] : undefined;
+  return typeof token === 'string' || (typeof token === 'number' && Number.isFinite(token))
+    ? { route: exchange.route, progressToken: token }
+    : { route: exchange.route };
+}
+
+function connectionCancellation(ctx: RequestContext): { cancellation?: CancelSource } {
+  const source = new CancelSource();
+  const connection = ctx.cancellation ?? cancellationOf(ctx.signal);
+  if (connection.cancelReason !== undefined) source.cancel(connection.cancelReason);
+  else connection.onCancel((reason) => source.cancel(reason));
+  return { cancellation: source };
+}
+
+/** initialize's capabilities: tools always; the rest when an upstream offers it (the hub routes it there). */
+function serverCapabilities(hub: HubCapabilities | undefined): Record<string, unknown> {
+  const capabilities: Record<string, unknown> = { tools: { listChanged: true } };
+  if (hub?.resources) capabilities['resources'] = { listChanged: true, ...(hub.subscribe ? { subscribe: true } : {}) };
+  if (hub?.prompts) capabilities['prompts'] = { listChanged: true };
+  if (hub?.completions) capabilities['completions'] = {};
+  if (hub?.logging) capabilities['logging'] = {};
+  capabilities['experimental'] = { 'claude/channel': {} };
+  return capabilities;
+}
+
+/** What else the client can do for an upstream: sampling, form elicitation (`elicitation: {}` means form), roots. */
+function declaredClientCapabilities(params: Record<string, unknown> | undefined): { sampling: boolean; form_elicitation: boolean; roots: boolean } {
+  const capabilities = params?.['capabilities'];
+  if (!isPlainObject(capabilities)) return { sampling: false, form_elicitation: false, roots: false };
+  const elicitation = capabilities['elicitation'];
+  const formDeclared = isPlainObject(elicitation) && (isPlainObject(elicitation['form']) || !isPlainObject(elicitation['url']));
+  return { sampling: isPlainObject(capabilities['sampling']), form_elicitation: formDeclared, roots: isPlainObject(capabilities['roots']) };
 }
 
 /** initialize's `capabilities.elicitation.url` is an object: the client can send its user to a URL. */

@@ -7,6 +7,7 @@ import type { Cancellation } from '../../shared/cancellation.js';
 import type { Disposable } from '../../shared/disposable.js';
 import type { ToolCallOutcome } from '../../shared/mcpEnvelope.js';
 import type { ToolDefinition } from './tools/nativeTool.js';
+import type { ClientRoute } from './upstreamPrimitives.js';
 
 export interface UpstreamToolSource {
   /** The merged tools as JSON array elements without the brackets ('' = none), names qualified. */
@@ -15,8 +16,11 @@ export interface UpstreamToolSource {
   definitions(): readonly ToolDefinition[];
   /** Pending while the settle gate holds tools/list (≤ 3 s); null once open. */
   settleGate(): Promise<void> | null;
-  /** One proxied call; never rejects: routing and upstream failures are isError results. */
-  call(upstream: string, tool: string, args: Record<string, unknown>, cancellation?: Cancellation): Promise<ToolCallOutcome>;
+  /**
+   * One proxied call; never rejects: routing and upstream failures are isError results. `route`:
+   * the client request it serves, where the upstream's progress and requests to the client go.
+   */
+  call(upstream: string, tool: string, args: Record<string, unknown>, cancellation?: Cancellation, route?: ClientRoute): Promise<ToolCallOutcome>;
   /** The merged set changed. */
   onChanged(listener: () => void): Disposable;
 }

@@ -12,6 +12,7 @@ import { ApiError, asApiError, type ApiErrorCode } from '../../../shared/apiErro
 import type { Cancellation } from '../../../shared/cancellation.js';
 import { checker, validatorOf } from '../../../shared/schemaCheck.js';
 import type { RawToolResult } from '../../../shared/mcpEnvelope.js';
+import type { ClientRoute } from '../upstreamPrimitives.js';
 import { clipClientInput } from '../../../shared/quoteClientInput.js';
 
 /** Who is calling: copied from the HTTP request and the MCP protocol session before dispatch. */
@@ -33,6 +34,8 @@ export interface CallerContext {
   readonly cancellation?: Cancellation;
   /** The upstreams the caller's project may use (its repository's allowlist); absent or null = every upstream. */
   readonly upstreamAllowlist?: ReadonlySet<string> | null;
+  /** The client request a proxied call serves: where the upstream's progress and requests to the client go. */
+  readonly clientRoute?: ClientRoute;
 }
 
 /**

@@ -13,24 +13,26 @@
  *   credentials — the "localhost server without authentication" the scenario is written for.
  *
  * The whole suite against the TCP listener (32 scenarios, pinned in the last test) — what else
- * passes and why the rest cannot:
+ * passes and why the rest cannot. This is tuicd's own /mcp with no upstream: the scenarios that
+ * call the suite's reference server's tools, resources and prompts pass through the hub instead
+ * (throughHub.test.ts).
  * - pass: server-initialize, ping, tools-list, server-sse-multiple-streams (tuicd answers every POST
- *   as JSON; the suite accepts that, SSE being optional), dns-rebinding-protection (TCP only: through
- *   the socket a foreign Host is accepted, by design — no Host to protect there), and, vacuously,
- *   tools-call-simple-text and tools-call-error: they call fixture tools (test_simple_text,
- *   test_error_handling) and accept tuicd's `Unknown tool …` isError text as "text content" / "an error".
- * - not applicable, capability not offered (tuicd advertises tools only; -32601 Method not found):
- *   logging-set-level and tools-call-with-logging (logging/setLevel), completion-complete,
- *   resources-list/-read-text/-read-binary/-templates-read/-subscribe/-unsubscribe,
- *   prompts-list/-get-simple/-get-with-args/-get-embedded-resource/-get-with-image.
- * - not applicable, fixture tools of the suite's reference server (test_image_content,
- *   test_audio_content, test_embedded_resource, test_multiple_content_types,
- *   test_tool_with_progress, test_sampling, test_elicitation…): tools-call-image, -audio,
- *   -embedded-resource, -mixed-content, -with-progress, -sampling, -elicitation,
- *   elicitation-sep1034-defaults, elicitation-sep1330-enums (tuicd never sends sampling or
- *   elicitation requests to a client).
+ *   as JSON unless messages must reach the client first; the suite accepts that, SSE being optional),
+ *   dns-rebinding-protection (TCP only: through the socket a foreign Host is accepted, by design — no
+ *   Host to protect there), logging-set-level, resources-list and prompts-list (the hub's merged
+ *   lists, empty with no upstream), and, vacuously, tools-call-simple-text and tools-call-error: they
+ *   call fixture tools (test_simple_text, test_error_handling) and accept tuicd's `Unknown tool …`
+ *   isError text as "text content" / "an error".
+ * - not applicable, the reference server's fixtures, which tuicd does not have of its own: its
+ *   resources (test://static-text, test://static-binary, test://template/{id}/data,
+ *   test://watched-resource: "Resource not found", -32002), its prompts (test_simple_prompt…:
+ *   prompt names behind tuicd are `{upstream}__{name}`) and completion of their arguments, and its
+ *   tools (test_image_content, test_audio_content, test_embedded_resource,
+ *   test_multiple_content_types, test_tool_with_logging, test_tool_with_progress, test_sampling,
+ *   test_elicitation…): tools-call-image, -audio, -embedded-resource, -mixed-content, -with-logging,
+ *   -with-progress, -sampling, -elicitation, elicitation-sep1034-defaults, elicitation-sep1330-enums.
  * - pending scenarios: server-sse-polling passes as "not applicable" (it probes priming events and
- *   Last-Event-ID resumption only on an SSE answer; tuicd answers JSON); json-schema-2020-12 needs
+ *   Last-Event-ID resumption only on an SSE answer; tuicd answers JSON here); json-schema-2020-12 needs
  *   the fixture tool json_schema_2020_12_tool.
  */
 import assert from 'node:assert/strict';
@@ -42,20 +44,17 @@ import { runConformance, verdict, type ConformanceCheck } from './thirdPartyCli.
 
 /** Why each scenario tuicd does not pass fails: the suite's error text, pinned, so a failure for another reason shows. */
 const NOT_APPLICABLE: Record<string, RegExp> = {
-  'logging-set-level': /Method not found: logging\/setLevel/,
-  'tools-call-with-logging': /Method not found: logging\/setLevel/,
-  'completion-complete': /Method not found: completion\/complete/,
-  'resources-list': /Method not found: resources\/list/,
-  'resources-read-text': /Method not found: resources\/read/,
-  'resources-read-binary': /Method not found: resources\/read/,
-  'resources-templates-read': /Method not found: resources\/read/,
-  'resources-subscribe': /Method not found: resources\/subscribe/,
-  'resources-unsubscribe': /Method not found: resources\/subscribe/,
-  'prompts-list': /Method not found: prompts\/list/,
-  'prompts-get-simple': /Method not found: prompts\/get/,
-  'prompts-get-with-args': /Method not found: prompts\/get/,
-  'prompts-get-embedded-resource': /Method not found: prompts\/get/,
-  'prompts-get-with-image': /Method not found: prompts\/get/,
+  'tools-call-with-logging': /No log notifications received/,
+  'completion-complete': /Unknown prompt 'test_prompt_with_arguments'/,
+  'resources-read-text': /Resource not found: test:\/\/static-text/,
+  'resources-read-binary': /Resource not found: test:\/\/static-binary/,
+  'resources-templates-read': /Resource not found: test:\/\/template\/123\/data/,
+  'resources-subscribe': /Resource not found: test:\/\/watched-resource/,
+  'resources-unsubscribe': /Resource not found: test:\/\/watched-resource/,
+  'prompts-get-simple': /Unknown prompt 'test_simple_prompt'/,
+  'prompts-get-with-args': /Unknown prompt 'test_prompt_with_arguments'/,
+  'prompts-get-embedded-resource': /Unknown prompt 'test_prompt_with_embedded_resource'/,
+  'prompts-get-with-image': /Unknown prompt 'test_prompt_with_image'/,
   'tools-call-image': /No image content found/,
   'tools-call-audio': /No audio content found/,
   'tools-call-embedded-resource': /No resource content found/,
@@ -71,7 +70,16 @@ const NOT_APPLICABLE: Record<string, RegExp> = {
 const SCENARIO_COUNT = 32;
 
 /** Scenarios that must pass through the socket listener. */
-const SOCKET_SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'server-sse-multiple-streams', 'server-sse-polling'] as const;
+const SOCKET_SCENARIOS = [
+  'server-initialize',
+  'ping',
+  'tools-list',
+  'server-sse-multiple-streams',
+  'server-sse-polling',
+  'logging-set-level',
+  'resources-list',
+  'prompts-list',
+] as const;
 
 type SuiteRun = Awaited<ReturnType<typeof runConformance>>;
 
