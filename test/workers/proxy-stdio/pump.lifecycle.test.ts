@@ -90,7 +90,7 @@ describe('pump lifecycle', { concurrency: true }, () => {
       mockParams('normal', { protocol_version: '2025-11-25', client_name: 'tuicommander', client_version: '9.9.9', capabilities }),
     );
     assert.equal(started.server_name, 'mock-upstream');
-    assert.deepEqual(started.capabilities, { tools: {} });
+    assert.deepEqual(started.capabilities, { tools: {}, logging: {} });
     assert.deepEqual(started.tools.map((tool) => tool.name).slice(0, 3), ['echo', 'env', 'whoami']);
     const { initParams } = (await pump.callTool('initParams')) as { initParams: unknown };
     assert.deepEqual(initParams, { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 'tuicommander', version: '9.9.9' } });
