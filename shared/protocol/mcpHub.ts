@@ -51,7 +51,17 @@ export type ForwardedMethod = (typeof FORWARDED_METHODS)[number];
 /** MCP's logging levels, lowest first (RFC 5424 severities). */
 export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
 export type McpLogLevel = (typeof LOG_LEVELS)[number];
-export const McpLogLevelSchema = Type.Union(LOG_LEVELS.map((l) => Type.Literal(l)));
+// Spelled out: a mapped array loses the tuple type, and the schema's static type became `never`.
+export const McpLogLevelSchema = Type.Union([
+  Type.Literal('debug'),
+  Type.Literal('info'),
+  Type.Literal('notice'),
+  Type.Literal('warning'),
+  Type.Literal('error'),
+  Type.Literal('critical'),
+  Type.Literal('alert'),
+  Type.Literal('emergency'),
+]);
 
 export const UpstreamMetricsSchema = Type.Object({ call_count: Type.Integer(), error_count: Type.Integer(), last_latency_ms: Type.Integer() });
 
