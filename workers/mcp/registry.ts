@@ -306,7 +306,8 @@ export class UpstreamRegistry {
     if (!entry) return { error: { code: -32602, message: `Unknown upstream '${clipClientInput(upstream)}'` } };
     if (entry.status === 'connecting' && entry.connecting) await entry.connecting;
     const refusal = this.refusal(entry);
-    if (refusal !== null) return { error: { code: -32603, message: refusal.message } };
+    // The OAuth refusal is a JSON-RPC error already (for the tool envelope): its message is the reason.
+    if (refusal !== null) return { error: { code: -32603, message: refusal.code === 'unauthorized' ? JSON.parse(refusal.message).message : refusal.message } };
     const client = entry.client!;
     const needed = REQUIRED_CAPABILITY[method as ForwardedMethod];
     if (!declares(client.capabilities, needed)) {
