@@ -171,6 +171,21 @@ for (const transport of ['stdio', 'http'] as const) {
       assert.ok('error' in notForwarded && notForwarded.error.code === -32601);
     });
 
+    test('resource updates come back namespaced for subscribers, and a list_changed refreshes the lists', async (t) => {
+      const h = await setUp(t);
+      const uri = splitNamespacedUri(String(h.lists().resources[0]!['uri']))!.uri;
+      assert.deepEqual(await h.registry.forward('every', 'resources/subscribe', { uri }), { json: '{}' });
+      await h.callText('every', 'toggle-subscriber-updates', {});
+      t.after(() => h.callText('every', 'toggle-subscriber-updates', {}).catch(() => {}));
+      await waitFor(() => h.notified.some((n) => n.method === 'notifications/resources/updated'), 'a resource update', 10_000);
+      const updated = h.notified.find((n) => n.method === 'notifications/resources/updated')!;
+      assert.deepEqual([updated.upstream, updated.route, updated.params?.['uri']], ['every', undefined, `tuic://every/${uri}`]);
+
+      // A session resource registered by a tool: the server says list_changed, the hub lists again.
+      await h.callText('every', 'gzip-file-as-resource', { name: 'hub-test.gz', data: 'data:text/plain;base64,aGVsbG8=' });
+      await waitFor(() => h.lists().resources.some((r) => r['uri'] === 'tuic://every/demo://resource/session/hub-test.gz'), 'the new resource listed', 10_000);
+    });
+
     test('a sampling request reaches the client request that is being served, and its answer reaches the upstream', async (t) => {
       const h = await setUp(t);
       const text = await h.callText('every', 'trigger-sampling-request', { prompt: 'say hi', maxTokens: 5 }, { route: 'session-1/req-7' });
