@@ -100,17 +100,28 @@ export class StdioUpstream implements UpstreamClient {
   }
 
   callTool(name: string, args: Record<string, unknown>, cancellation?: Cancellation | AbortSignal, onProgress?: ProgressListener): Promise<unknown> {
-    return this.request('tools/call', { name, arguments: args }, { ...(cancellation ? { cancellation } : {}), ...(onProgress ? { onProgress } : {}) });
+    const params = { name, arguments: args };
+    const given = cancellation instanceof AbortSignal ? cancellationOf(cancellation) : cancellation;
+    return onProgress === undefined ? this.call('tools/call', params, given) : this.callWithProgress('tools/call', params, given, onProgress);
   }
 
   get capabilities(): Record<string, unknown> {
     return this.serverCapabilities;
   }
 
-  async request(method: string, params: Record<string, unknown> | undefined, options: UpstreamRequestOptions = {}): Promise<unknown> {
+  request(method: string, params: Record<string, unknown> | undefined, options: UpstreamRequestOptions = {}): Promise<unknown> {
     const { cancellation: given, onProgress } = options;
     const cancellation = given instanceof AbortSignal ? cancellationOf(given) : given;
-    if (onProgress === undefined) return this.call(method, params, cancellation);
+    return onProgress === undefined ? this.call(method, params, cancellation) : this.callWithProgress(method, params, cancellation, onProgress);
+  }
+
+  /** The exchange with one of our tokens in `_meta.progressToken`; the child's progress for it goes to `onProgress` until it ends. */
+  private async callWithProgress(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    cancellation: Cancellation | undefined,
+    onProgress: ProgressListener,
+  ): Promise<unknown> {
     const token = `tuicd-${++this.nextProgressToken}`;
     this.progress.set(token, onProgress);
     const meta = { ...(params?.['_meta'] as Record<string, unknown> | undefined), progressToken: token };
