@@ -49,6 +49,8 @@ interface StreamingAnswer {
   partial: string;
   /** `data:` lines of the event being read. */
   data: string[];
+  /** The last chunk's data was taken; its closing CRLF has not arrived yet (uWS sends it with the next chunk). */
+  crlfDue: boolean;
 }
 
 export class HttpConnection {
@@ -180,7 +182,7 @@ export class HttpConnection {
     const chunkedBody = (headers['transfer-encoding'] ?? '').toLowerCase().includes('chunked');
     if (chunkedBody && this.pending?.onEvent !== undefined && (headers['content-type'] ?? '').startsWith('text/event-stream')) {
       this.buffered = this.buffered.subarray(bodyStart);
-      this.streaming = { status, headers, close, text: new StringDecoder('utf8'), partial: '', data: [] };
+      this.streaming = { status, headers, close, text: new StringDecoder('utf8'), partial: '', data: [], crlfDue: false };
       return this.streamEvents();
     }
     if (chunkedBody) return this.chunked(status, headers, bodyStart, close);
@@ -197,6 +199,12 @@ export class HttpConnection {
   private streamEvents(): { answer: RawAnswer; close: boolean } | 'more' | ConnectionError {
     const stream = this.streaming!;
     for (;;) {
+      if (stream.crlfDue) {
+        if (this.buffered.length < 2) return 'more';
+        if (this.buffered[0] !== 0x0d || this.buffered[1] !== 0x0a) return new ConnectionError('malformed chunk end', undefined, true);
+        this.buffered = this.buffered.subarray(2);
+        stream.crlfDue = false;
+      }
       const lineEnd = this.buffered.indexOf('\r\n');
       if (lineEnd < 0) return 'more';
       const size = parseInt(this.buffered.toString('latin1', 0, lineEnd).split(';')[0]!.trim(), 16);
@@ -211,10 +219,12 @@ export class HttpConnection {
         this.feedEvents(stream, `${stream.text.end()}\n\n`);
         return { answer: { status: stream.status, headers: stream.headers, body: '' }, close: stream.close };
       }
+      // A chunk's data is handed on as soon as it is all here: its CRLF may come much later.
       const dataStart = lineEnd + 2;
-      if (this.buffered.length < dataStart + size + 2) return 'more';
+      if (this.buffered.length < dataStart + size) return 'more';
       this.feedEvents(stream, stream.text.write(this.buffered.subarray(dataStart, dataStart + size)));
-      this.buffered = this.buffered.subarray(dataStart + size + 2);
+      this.buffered = this.buffered.subarray(dataStart + size);
+      stream.crlfDue = true;
     }
   }
 
