@@ -6,8 +6,9 @@
  * client names (tools/call, prompts/get, resources/read|subscribe|unsubscribe, completion/complete)
  * and removes it from what comes back (the lists, read contents, embedded resources,
  * notifications/resources/updated), in JSON bodies and in SSE answers event by event as they
- * arrive. Everything else passes unchanged: headers (Content-Length aside), statuses, ids, other
- * events' bytes, and the client's answers to the server's requests.
+ * arrive. Everything else passes unchanged: headers, statuses, ids, other events' bytes, and the
+ * client's answers to the server's requests; but for Content-Length, and Accept-Encoding, which is
+ * not sent on (tuicd compresses larger answers for a client that accepts it: the forwarder must read them).
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -180,7 +181,8 @@ export class NamespacingForwarder {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       let body = Buffer.concat(chunks);
-      let headers = req.headers;
+      let headers: IncomingHttpHeaders = { ...req.headers };
+      delete headers['accept-encoding'];
       const session = req.headers['mcp-session-id'];
       if (req.method === 'POST' && isJson(req.headers['content-type'])) {
         const rewritten = rewrite(body.toString('utf8'), (message) => {
