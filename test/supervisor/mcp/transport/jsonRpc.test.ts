@@ -19,7 +19,12 @@ describe('parseBody', () => {
       method: 'notifications/initialized',
       params: undefined,
     });
-    assert.deepEqual(parseBody('{"jsonrpc":"2.0","id":4,"result":{}}'), { kind: 'response', id: 4 });
+    assert.deepEqual(parseBody('{"jsonrpc":"2.0","id":4,"result":{}}'), { kind: 'response', id: 4, result: {} });
+    assert.deepEqual(parseBody('{"jsonrpc":"2.0","id":"q","error":{"code":-1,"message":"no"}}'), {
+      kind: 'response',
+      id: 'q',
+      error: { code: -1, message: 'no' },
+    });
   });
 
   const refusals: Array<[string, number, number, unknown]> = [
@@ -58,7 +63,7 @@ describe('parseBody', () => {
       { kind: 'notification', method: 'notifications/initialized', params: undefined },
     ]);
     assert.equal(parsed.messages[2]!.kind, 'invalid');
-    assert.deepEqual(parsed.messages[3], { kind: 'response', id: 2 });
+    assert.deepEqual(parsed.messages[3], { kind: 'response', id: 2, result: {} });
   });
 
   it(`refuses a batch longer than ${MAX_BATCH_MESSAGES} messages whole, naming the limit`, () => {

@@ -216,7 +216,7 @@ describe('/mcp bad input (issue 14)', () => {
     assert.equal(r.status, 200);
     assert.equal(r.json().error.message, `Method not found: ${'m'.repeat(200)}… (9800 more characters)`);
     assert.ok(r.text.length < 400, `${r.text.length} bytes`);
-    assert.equal((await post({ jsonrpc: '2.0', id: 2, method: 'resources/list' })).json().error.message, 'Method not found: resources/list');
+    assert.equal((await post({ jsonrpc: '2.0', id: 2, method: 'sampling/createMessage' })).json().error.message, 'Method not found: sampling/createMessage');
   });
 
   it('tools/call quotes at most 200 characters of a tool name, an upstream or an action it refuses', async () => {

@@ -172,7 +172,7 @@ describe('/mcp over the unix socket', () => {
     });
 
     it('-32601 for server/discover and any unknown method (200, id echoed)', async () => {
-      for (const method of ['server/discover', 'resources/list', 'no/such']) {
+      for (const method of ['server/discover', 'sampling/createMessage', 'no/such']) {
         const r = await post(JSON.stringify({ jsonrpc: '2.0', id: `m-${method}`, method }));
         assert.equal(r.status, 200);
         assert.deepEqual(r.json(), {
