@@ -142,7 +142,7 @@ describe('resources, prompts and completion through the hub', () => {
     assert.ok(completed.completion.values.length > 0);
   });
 
-  it('list_changed for resources and prompts when an upstream goes, and its entries leave the lists', async () => {
+  it('list_changed for resources and prompts when an upstream goes (its entries leave the lists) and when it comes back', async () => {
     const resourcesChanged = new Promise<void>((resolve) => client.setNotificationHandler(ResourceListChangedNotificationSchema, () => resolve()));
     const promptsChanged = new Promise<void>((resolve) => client.setNotificationHandler(PromptListChangedNotificationSchema, () => resolve()));
     const current = (await t.socket('GET', '/mcp/upstreams')).json<{ servers: Array<Record<string, unknown>> }>();
@@ -163,5 +163,16 @@ describe('resources, prompts and completion through the hub', () => {
       resources.map((r) => r.uri).join(','),
     );
     assert.ok((await client.listPrompts()).prompts.every((p) => p.name.startsWith('everything__')));
+
+    // And back: list_changed again once it is ready, its entries listed again.
+    let changes = 0;
+    client.setNotificationHandler(PromptListChangedNotificationSchema, () => void changes++);
+    const now = (await t.socket('GET', '/mcp/upstreams')).json<{ servers: Array<Record<string, unknown>> }>();
+    const restored = await t.socket('PUT', '/mcp/upstreams', JSON.stringify({ base: now, config: current }), { 'Content-Type': 'application/json' });
+    assert.equal(restored.status, 200, restored.text);
+    await waitFor('prompts/list_changed after the upstream came back', () => (changes > 0 ? true : undefined));
+    await waitFor('web’s prompts listed again', async () =>
+      (await client.listPrompts()).prompts.some((p) => p.name === 'web__simple-prompt') ? true : undefined,
+    );
   });
 });
