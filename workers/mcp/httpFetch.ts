@@ -51,7 +51,12 @@ export interface RequestScope {
   readonly controller: AbortController;
   /** JSON-RPC ids bound to it, unbound by release(). */
   readonly ids: string[];
+  /** The client request it serves: a server request on its SSE answer is that client's to answer. */
+  readonly route?: string;
 }
+
+/** Server requests whose route is remembered until their handler asks; a stream that floods them forgets the oldest. */
+const MAX_ROUTED_SERVER_REQUESTS = 1024;
 
 export interface UpstreamFetchOptions {
   /** Upstream name: the Bearer account and the prefix of header accounts; named in messages. */
@@ -98,6 +103,7 @@ export class UpstreamFetch {
   private readonly failed = new Set<string>();
   /** JSON-RPC id → the scope whose signal its exchange runs on. */
   private readonly bound = new Map<string, RequestScope>();
+  private readonly serverRequestRoutes = new Map<string, string>();
   private current: RequestScope | undefined;
   private handshake: RequestScope | undefined;
   /** Responses to attempts that carried a bearer token (a 401 to one is a refused credential). */
@@ -106,6 +112,17 @@ export class UpstreamFetch {
 
   constructor(private readonly opts: UpstreamFetchOptions) {
     this.origin = opts.endpoint.origin;
+  }
+
+  /**
+   * The route of the request whose SSE answer carried the server's request `id` (asked once, by
+   * the handler that serves it); undefined when it came another way (the GET stream) or unrouted.
+   */
+  routeOfServerRequest(id: string | number): string | undefined {
+    const key = String(id);
+    const route = this.serverRequestRoutes.get(key);
+    this.serverRequestRoutes.delete(key);
+    return route;
   }
 
   /** Runs `send` (a Client.request call) with requests it sends bound to `scope`. */
@@ -153,6 +170,14 @@ export class UpstreamFetch {
       this.awaiting.delete(key);
     }
   };
+
+  private rememberServerRequest(id: string | number, route: string): void {
+    if (this.serverRequestRoutes.size >= MAX_ROUTED_SERVER_REQUESTS) {
+      const oldest = this.serverRequestRoutes.keys().next().value;
+      if (oldest !== undefined) this.serverRequestRoutes.delete(oldest);
+    }
+    this.serverRequestRoutes.set(String(id), route);
+  }
 
   readonly fetch = async (input: FetchInput, init: RequestInit = {}): Promise<Response> => {
     const method = (init.method ?? 'GET').toUpperCase();
@@ -349,6 +374,8 @@ export class UpstreamFetch {
     this.awaiting.set(key, entry);
     const isSse = mediaType(response) === 'text/event-stream';
     const scan = isSse ? eventIdScanner() : () => false;
+    // Read before the SDK parses the same bytes, so the route is known when the request's handler runs.
+    const routeRequests = isSse && scope.route !== undefined ? serverRequestScanner((id) => this.rememberServerRequest(id, scope.route!)) : undefined;
     let resumable = false;
     let over = false;
     const finish = (broken: unknown): void => {
@@ -377,6 +404,7 @@ export class UpstreamFetch {
             return;
           }
           if (!resumable) resumable = scan(value);
+          routeRequests?.(value);
           controller.enqueue(value);
         } catch (error) {
           controller.error(error);
@@ -390,6 +418,28 @@ export class UpstreamFetch {
     });
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   }
+}
+
+/**
+ * Finds the JSON-RPC requests in an SSE body as it streams (chunks may cut lines anywhere) and
+ * reports each one's id. Only `data:` lines that hold both `"method"` and `"id"` are parsed.
+ */
+function serverRequestScanner(found: (id: string | number) => void): (chunk: Uint8Array) => void {
+  const text = new TextDecoder();
+  let partial = '';
+  return (chunk) => {
+    const lines = (partial + text.decode(chunk, { stream: true })).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      if (!line.startsWith('data:') || !line.includes('"method"') || !line.includes('"id"')) continue;
+      try {
+        const message = JSON.parse(line.slice(5)) as { id?: unknown; method?: unknown };
+        if (typeof message.method === 'string' && (typeof message.id === 'string' || typeof message.id === 'number')) found(message.id);
+      } catch {
+        // Not one JSON value on one line: the SDK reports what it cannot parse.
+      }
+    }
+  };
 }
 
 /** `{id, method}` of a JSON-RPC message body, and the request a cancellation names (absent when unparsable). */

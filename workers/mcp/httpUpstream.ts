@@ -151,8 +151,14 @@ export class HttpUpstream implements UpstreamClient {
     return this.listTools(signal);
   }
 
-  callTool(name: string, args: Record<string, unknown>, cancellation?: Cancellation | AbortSignal, onProgress?: ProgressListener): Promise<unknown> {
-    return this.operation('tools/call', cancellation, (send) => send({ method: 'tools/call', params: { name, arguments: args } }, onProgress));
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    cancellation?: Cancellation | AbortSignal,
+    onProgress?: ProgressListener,
+    route?: string,
+  ): Promise<unknown> {
+    return this.operation('tools/call', cancellation, (send) => send({ method: 'tools/call', params: { name, arguments: args } }, onProgress), route);
   }
 
   get capabilities(): Record<string, unknown> {
@@ -161,7 +167,7 @@ export class HttpUpstream implements UpstreamClient {
 
   request(method: string, params: Record<string, unknown> | undefined, options: UpstreamRequestOptions = {}): Promise<unknown> {
     const request = (params === undefined ? { method } : { method, params }) as ClientRequest;
-    return this.operation(method, options.cancellation, (send) => send(request, options.onProgress));
+    return this.operation(method, options.cancellation, (send) => send(request, options.onProgress), options.route);
   }
 
   /** On the current session (a handshake first when there is none). */
@@ -208,19 +214,19 @@ export class HttpUpstream implements UpstreamClient {
    * One public call: its own scope (caller signal + timeout), the current session (or the shared
    * handshake), and at most one re-initialize + retry on 400/404/connection error.
    */
-  private async operation<T>(label: string, caller: AbortSignal | Cancellation | undefined, work: (send: Send) => Promise<T>): Promise<T> {
+  private async operation<T>(label: string, caller: AbortSignal | Cancellation | undefined, work: (send: Send) => Promise<T>, route?: string): Promise<T> {
     if (this.closing) throw this.closedError();
     if (!this.started) throw new Error(`Upstream '${this.name}' is not connected`);
     const op = this.openScope(caller, label, this.timeoutMs);
     try {
       let conn = await raceAbort(this.acquire(), op.controller.signal);
       try {
-        return await this.attempt(conn, op.controller.signal, work);
+        return await this.attempt(conn, op.controller.signal, work, route);
       } catch (error) {
         if (!sessionLost(error) || op.controller.signal.aborted || this.closing) throw error;
         this.opts.log('warn', 'upstream session lost; re-initializing once', { upstream: this.name, reason: (error as Error).message });
         conn = await raceAbort(this.replace(conn), op.controller.signal);
-        return await this.attempt(conn, op.controller.signal, work);
+        return await this.attempt(conn, op.controller.signal, work, route);
       }
     } catch (error) {
       throw this.describe(error, op.controller.signal, label);
@@ -230,10 +236,10 @@ export class HttpUpstream implements UpstreamClient {
   }
 
   /** One try on one session, on a signal of its own (the fetch layer may fail it: no answer, broken stream). */
-  private async attempt<T>(conn: Connection, opSignal: AbortSignal, work: (send: Send) => Promise<T>): Promise<T> {
+  private async attempt<T>(conn: Connection, opSignal: AbortSignal, work: (send: Send) => Promise<T>, route: string | undefined): Promise<T> {
     const controller = new AbortController();
     const unlink = follow(opSignal, controller);
-    const scope: RequestScope = { controller, ids: [] };
+    const scope: RequestScope = route === undefined ? { controller, ids: [] } : { controller, ids: [], route };
     const send: Send = (request, onProgress) =>
       conn.fetcher.withScope(scope, () =>
         conn.client.request(request, anyResult, {
@@ -352,10 +358,12 @@ export class HttpUpstream implements UpstreamClient {
    * -32601 itself for methods without one) and its notifications to the listeners.
    */
   private routeServerMessages(conn: Connection): void {
-    const serve = async (request: { method: string; params?: unknown }): Promise<never> => {
+    const serve = async (request: { method: string; params?: unknown }, extra: { requestId: string | number }): Promise<never> => {
       if (this.requestHandler === undefined) throw new UpstreamRpcError(-32601, `Method not found: ${request.method}`);
+      // The client request this one serves, when it came on the answer stream of one of ours.
+      const route = conn.fetcher.routeOfServerRequest(extra.requestId);
       // An UpstreamRpcError's code, message and data become the error answer as they are.
-      return (await this.requestHandler(request.method, request.params as Record<string, unknown> | undefined)) as never;
+      return (await this.requestHandler(request.method, request.params as Record<string, unknown> | undefined, route)) as never;
     };
     conn.client.setRequestHandler(CreateMessageRequestSchema, serve);
     conn.client.setRequestHandler(ElicitRequestSchema, serve);

@@ -209,7 +209,7 @@ export class UpstreamRegistry {
       void this.afterHandshake(entry);
     });
     entry.client.onNotification((method, params) => this.upstreamNotification(entry, method, params));
-    entry.client.setRequestHandler((method, params) => this.upstreamRequest(entry, method, params));
+    entry.client.setRequestHandler((method, params, route) => this.upstreamRequest(entry, method, params, route));
     entry.client.onConnectionLost?.((reason) => this.connectionLost(entry, reason));
     void this.initialize(entry);
     this.opts.events.toolsChanged();
@@ -321,6 +321,7 @@ export class UpstreamRegistry {
       const result = await client.request(method, params, {
         ...(options.cancellation ? { cancellation: options.cancellation } : {}),
         ...(onProgress ? { onProgress } : {}),
+        ...(options.route !== undefined ? { route: options.route } : {}),
       });
       entry.metrics.last_latency_ms = Math.min(U32_MAX, this.now() - started);
       this.recordSuccess(entry);
@@ -369,7 +370,7 @@ export class UpstreamRegistry {
     entry.metrics.call_count = Math.min(U32_MAX, entry.metrics.call_count + 1);
     const close = this.openRoute(entry, route.route);
     try {
-      const result = await client.callTool(tool, args, cancellation, this.progressRelay(upstream, route));
+      const result = await client.callTool(tool, args, cancellation, this.progressRelay(upstream, route), route.route);
       entry.metrics.last_latency_ms = Math.min(U32_MAX, this.now() - started);
       this.recordSuccess(entry);
       if (isCallToolResult(result)) return { json: JSON.stringify(result), upstreamError: false };
@@ -674,13 +675,15 @@ export class UpstreamRegistry {
   }
 
   /**
-   * An upstream's request to the client goes to the client request it most likely serves: the most
-   * recently started routed request or call to it still in flight, else the last one it served.
+   * An upstream's request to the client goes to the client request it serves: the one it arrived
+   * with when the transport can tell (Streamable HTTP), else the most recently started routed
+   * request or call to it still in flight (stdio names none), else the last one it served.
    */
-  private upstreamRequest(entry: Entry, method: string, params: Record<string, unknown> | undefined): Promise<unknown> {
+  private upstreamRequest(entry: Entry, method: string, params: Record<string, unknown> | undefined, related?: string): Promise<unknown> {
     const ask = this.opts.events.clientRequest;
     if (!UPSTREAM_CLIENT_METHODS.includes(method) || ask === undefined) return Promise.reject(new UpstreamRpcError(-32601, `Method not found: ${method}`));
-    const route = entry.openRoutes.at(-1)?.route ?? entry.lastRoute;
+    // The transport knew which request it came with (HTTP): exact. Else (stdio) the likeliest one.
+    const route = related ?? entry.openRoutes.at(-1)?.route ?? entry.lastRoute;
     return ask(entry.server.name, method, params, route);
   }
 

@@ -51,13 +51,19 @@ export interface UpstreamRequestOptions {
   cancellation?: Cancellation | AbortSignal;
   /** Asks the upstream for progress: the client puts a token of its own into `_meta.progressToken`. */
   onProgress?: ProgressListener;
+  /**
+   * The client request this one serves (its route). A transport that can tell which of our requests
+   * a server request arrived with (Streamable HTTP: on that request's SSE answer) hands it back to
+   * the ServerRequestHandler.
+   */
+  route?: string;
 }
 
 /** A server-to-client notification (anything but progress, which goes to the request that asked for it). */
 export type NotificationListener = (method: string, params: Record<string, unknown> | undefined) => void;
 
 /** Answers a server-to-client request: resolves with the result, throws UpstreamRpcError for an error answer. */
-export type ServerRequestHandler = (method: string, params: Record<string, unknown> | undefined) => Promise<unknown>;
+export type ServerRequestHandler = (method: string, params: Record<string, unknown> | undefined, route?: string) => Promise<unknown>;
 
 export interface UpstreamClient {
   /** Handshake (initialize → notifications/initialized) then tools/list; resolves with the tools. */
@@ -69,7 +75,13 @@ export interface UpstreamClient {
    * passthrough and the envelope); rejects with UpstreamRpcError for a JSON-RPC error answer and
    * any other Error for transport failures (breaker failures).
    */
-  callTool(name: string, args: Record<string, unknown>, cancellation?: Cancellation | AbortSignal, onProgress?: ProgressListener): Promise<unknown>;
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    cancellation?: Cancellation | AbortSignal,
+    onProgress?: ProgressListener,
+    route?: string,
+  ): Promise<unknown>;
   /** The server's capabilities from the last successful handshake ({} before one). */
   readonly capabilities: Record<string, unknown>;
   /** Any request: resolves with the raw `result`; rejects as callTool does. */

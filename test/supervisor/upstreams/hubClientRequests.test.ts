@@ -2,10 +2,12 @@
  * What an upstream sends a client through the hub, end to end: its requests (sampling, form and URL
  * elicitation, roots) reach the client that called and the answers go back; progress, log messages
  * and resource updates reach the clients they are for and no other; a cancelled call stops upstream
- * and leaves it usable. A real tuicd with server-everything and the asking fixture over stdio; two
- * SDK Clients on /mcp with different capabilities, roots and log levels.
+ * and leaves it usable. A real tuicd with server-everything and the asking fixture over stdio, and
+ * the asking fixture over Streamable HTTP; two SDK Clients on /mcp with different capabilities, roots
+ * and log levels.
  */
 import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,7 +26,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 
 import { Tuicd } from '../../helpers/tuicdProcess.js';
-import { everythingStdio, stdioServer, writeUpstreams } from '../../helpers/upstreamServers.js';
+import { everythingStdio, httpServer, stdioServer, writeUpstreams } from '../../helpers/upstreamServers.js';
 
 const ASKING_JS = fileURLToPath(new URL('../../fixtures/upstreams/askingServer.js', import.meta.url));
 const WATCHED = 'tuic://everything/demo://resource/static/document/architecture.md';
@@ -33,6 +35,21 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function textOf(result: unknown): string {
   return ((result as { content?: Array<{ text?: string }> }).content ?? []).map((c) => c.text ?? '').join('\n');
+}
+
+/** The asking fixture in its Streamable HTTP mode; resolves with its URL once it listens. */
+async function startAskingHttp(): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [ASKING_JS, '--http', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      const m = /http:\/\/\S+\/mcp/.exec(out);
+      if (m) resolve(m[0]);
+    });
+    child.once('exit', (code) => reject(new Error(`the asking fixture exited (${code}) before listening`)));
+  });
+  return { url, child };
 }
 
 async function until(what: string, ok: () => boolean, timeoutMs = 10_000): Promise<void> {
@@ -46,6 +63,7 @@ async function until(what: string, ok: () => boolean, timeoutMs = 10_000): Promi
 describe('upstream requests and notifications reach the right client through the hub', () => {
   let dir: string;
   let t: Tuicd;
+  let askWeb: { url: string; child: ChildProcess };
   /** Samples, elicits (form and URL), has roots file:///a, logs at debug. */
   let a: Client;
   /** Only roots (file:///b), logs at error. */
@@ -57,7 +75,8 @@ describe('upstream requests and notifications reach the right client through the
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'tuicd-hub-asks-'));
-    writeUpstreams(dir, [everythingStdio('everything'), stdioServer('ask', [ASKING_JS])]);
+    askWeb = await startAskingHttp();
+    writeUpstreams(dir, [everythingStdio('everything'), stdioServer('ask', [ASKING_JS]), httpServer('askweb', askWeb.url)]);
     t = await Tuicd.start({ configDir: dir, config: { services: { server: { enabled: true, port: 0 }, auth: { lan_auth_bypass: true } } } });
     const url = new URL(`http://127.0.0.1:${t.tcpPort}/mcp`);
     a = new Client({ name: 'client-a', version: '1' }, { capabilities: { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } } });
@@ -76,7 +95,7 @@ describe('upstream requests and notifications reach the right client through the
     await b.connect(new StreamableHTTPClientTransport(url));
     // Both upstreams ready: their tools are listed.
     let names: string[] = [];
-    for (let i = 0; i < 600 && !(names.includes('ask__roots') && names.includes('everything__echo')); i++) {
+    for (let i = 0; i < 600 && !(names.includes('ask__roots') && names.includes('everything__echo') && names.includes('askweb__roots')); i++) {
       names = (await a.listTools()).tools.map((tool) => tool.name);
       await sleep(50);
     }
@@ -86,6 +105,7 @@ describe('upstream requests and notifications reach the right client through the
     await a?.close();
     await b?.close();
     await t?.stop();
+    askWeb?.child.kill();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -119,6 +139,17 @@ describe('upstream requests and notifications reach the right client through the
     ] as const) {
       assert.deepEqual(JSON.parse(textOf(await client.callTool({ name: 'ask__roots', arguments: {} }))), [root]);
     }
+  });
+
+  it('roots over Streamable HTTP: overlapping calls of two clients each see their own (the request came on that call’s stream)', async () => {
+    // A's question goes out while B's later call is still open: guessing "the most recent call"
+    // would ask B. Over HTTP the upstream's request arrives on A's own answer stream, so A is asked.
+    const first = a.callTool({ name: 'askweb__roots', arguments: { wait_ms: 400 } });
+    await sleep(100);
+    const second = b.callTool({ name: 'askweb__roots', arguments: { wait_ms: 800 } });
+    const [rootsA, rootsB] = await Promise.all([first, second]);
+    assert.deepEqual(JSON.parse(textOf(rootsA)), [{ uri: 'file:///a', name: 'A' }]);
+    assert.deepEqual(JSON.parse(textOf(rootsB)), [{ uri: 'file:///b', name: 'B' }]);
   });
 
   it('progress notifications come back on the call, with the client’s own token', async () => {
