@@ -210,6 +210,35 @@ describe('/mcp bad input (issue 14)', () => {
     });
   });
 
+  it('resources, prompts, completion and logging refuse bad params with a JSON-RPC error naming what is wrong; stray client answers are dropped', async () => {
+    const { id: session } = await initialize(t);
+    const headers = { 'Mcp-Session-Id': session };
+    const cases: Array<[string, Record<string, unknown>, number, RegExp]> = [
+      ['resources/read', {}, -32602, /requires a non-empty string 'uri'/],
+      ['resources/read', { uri: 'file:///etc/passwd' }, -32002, /Resource not found: file:\/\/\/etc\/passwd/],
+      ['resources/read', { uri: 'tuic://nosuch/x://1' }, -32602, /Unknown upstream 'nosuch'/],
+      ['resources/subscribe', { uri: 42 }, -32602, /'uri'/],
+      ['resources/list', { cursor: 'not-ours' }, -32602, /invalid cursor/],
+      ['prompts/get', {}, -32602, /requires a non-empty string 'name'/],
+      ['prompts/get', { name: 'no-namespace' }, -32602, /prompts are named '\{upstream\}__\{prompt\}'/],
+      ['completion/complete', { ref: 5 }, -32602, /requires an object 'ref'/],
+      ['completion/complete', { ref: { type: 'ref/other' } }, -32602, /'ref' must be/],
+      ['logging/setLevel', { level: 'loud' }, -32602, /'level' must be one of debug, info/],
+    ];
+    for (const [method, params, code, message] of cases) {
+      const r = await post({ jsonrpc: '2.0', id: 7, method, params }, headers);
+      assert.equal(r.status, 200, r.text);
+      const error = r.json().error;
+      assert.equal(error?.code, code, `${method} ${JSON.stringify(params)}: ${r.text}`);
+      assert.match(error.message, message);
+    }
+    // An answer to a question nobody asked: acknowledged, nothing else happens, the session goes on.
+    const stray = await post({ jsonrpc: '2.0', id: 'tuicd-999', result: { roots: [] } }, headers);
+    assert.equal(stray.status, 202);
+    assert.equal(stray.text, '');
+    assert.deepEqual((await post({ jsonrpc: '2.0', id: 8, method: 'ping' }, headers)).json().result, {});
+  });
+
   it('an unknown method is quoted to 200 characters with the omitted length; a short one whole', async () => {
     const method = 'm'.repeat(10_000);
     const r = await post({ jsonrpc: '2.0', id: 1, method });
