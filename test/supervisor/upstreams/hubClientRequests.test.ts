@@ -25,6 +25,7 @@ import {
   type LoggingMessageNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 
+import { waitFor } from '../../helpers/poll.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
 import { everythingStdio, httpServer, stdioServer, writeUpstreams } from '../../helpers/upstreamServers.js';
 
@@ -50,14 +51,6 @@ async function startAskingHttp(): Promise<{ url: string; child: ChildProcess }> 
     child.once('exit', (code) => reject(new Error(`the asking fixture exited (${code}) before listening`)));
   });
   return { url, child };
-}
-
-async function until(what: string, ok: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
 }
 
 describe('upstream requests and notifications reach the right client through the hub', () => {
@@ -192,7 +185,7 @@ describe('upstream requests and notifications reach the right client through the
       logsA.filter((l) => l.logger === 'ask/fixture').map((l) => l.level),
       ['debug', 'info', 'error'],
     );
-    await until('B’s error message', () => logsB.some((l) => l.logger === 'ask/fixture'));
+    await waitFor(() => logsB.some((l) => l.logger === 'ask/fixture'), 'B’s error message');
     await sleep(200);
     assert.deepEqual(
       logsB.filter((l) => l.logger === 'ask/fixture').map((l) => l.level),
@@ -204,7 +197,7 @@ describe('upstream requests and notifications reach the right client through the
     await a.subscribeResource({ uri: WATCHED });
     try {
       await a.callTool({ name: 'everything__toggle-subscriber-updates', arguments: {} });
-      await until('A’s update', () => updatesA.includes(WATCHED));
+      await waitFor(() => updatesA.includes(WATCHED), 'A’s update');
       await sleep(500);
       assert.deepEqual(updatesB, []);
     } finally {

@@ -14,26 +14,21 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError, PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
+import { waitFor } from '../../helpers/poll.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
 import { EVERYTHING_JS, everythingStdio, httpServer, startEverythingHttp, writeUpstreams } from '../../helpers/upstreamServers.js';
 
 const STATIC_DOC = 'demo://resource/static/document/architecture.md';
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 async function readyUpstreams(t: Tuicd, names: string[]): Promise<void> {
-  await waitFor(`${names.join(', ')} ready`, async () => {
-    const rows = (await t.socket('GET', '/mcp/upstream-status')).json<{ upstreams: Array<{ name: string; status: string }> }>().upstreams;
-    return names.every((n) => rows.some((r) => r.name === n && r.status === 'ready')) ? true : undefined;
-  });
+  await waitFor(
+    async () => {
+      const rows = (await t.socket('GET', '/mcp/upstream-status')).json<{ upstreams: Array<{ name: string; status: string }> }>().upstreams;
+      return names.every((n) => rows.some((r) => r.name === n && r.status === 'ready'));
+    },
+    `${names.join(', ')} ready`,
+    30_000,
+  );
 }
 
 describe('resources, prompts and completion through the hub', () => {
@@ -170,9 +165,7 @@ describe('resources, prompts and completion through the hub', () => {
     const now = (await t.socket('GET', '/mcp/upstreams')).json<{ servers: Array<Record<string, unknown>> }>();
     const restored = await t.socket('PUT', '/mcp/upstreams', JSON.stringify({ base: now, config: current }), { 'Content-Type': 'application/json' });
     assert.equal(restored.status, 200, restored.text);
-    await waitFor('prompts/list_changed after the upstream came back', () => (changes > 0 ? true : undefined));
-    await waitFor('web’s prompts listed again', async () =>
-      (await client.listPrompts()).prompts.some((p) => p.name === 'web__simple-prompt') ? true : undefined,
-    );
+    await waitFor(() => changes > 0, 'prompts/list_changed after the upstream came back', 30_000);
+    await waitFor(async () => (await client.listPrompts()).prompts.some((p) => p.name === 'web__simple-prompt'), 'web’s prompts listed again', 30_000);
   });
 });
