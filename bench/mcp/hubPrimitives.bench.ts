@@ -1,0 +1,221 @@
+/**
+ * Issue 28: the MCP primitives besides tools through tuicd's hub against the same stdio upstream
+ * straight, in the same run. server-everything's `resources/read` of its architecture document
+ * (through tuicd as `tuic://everything/<uri>`) and `prompts/get args-prompt` (as
+ * `everything__args-prompt`), with proxied `tools/call echo` measured the same way as the reference
+ * (the issue asks for the tools/call figures' level): tuicd on TCP with Basic Auth driven by the raw
+ * HTTP generator, the direct peer by the light stdio driver; sequential p50/p99, calls/s with 16
+ * callers (**goal ≥ 0.9×** direct, on the paired per-repetition ratios) and CPU per call with the
+ * upstream child counted. Then a sampling round trip: the asking fixture's `sample` tool asks the
+ * client sampling/createMessage; an SDK Client that declares sampling and answers at once calls it
+ * through tuicd (Streamable HTTP) and directly (stdio), one call at a time: p50/p99 of the whole
+ * call and what the hub adds to the p50 (tuicd − direct, paired by repetition).
+ */
+import { fileURLToPath } from 'node:url';
+
+import { namespacedUri } from '../../shared/upstreamUris.js';
+import { errorText, median, row, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
+import { checkRequests, REQUEST_OPTIONS, toolText, type CheckedRequest, type HubProblems } from './hubPrimitivesCheck.js';
+import { echoCall, echoCheck, everythingStdio, EVERYTHING_JS, startHub, withTempDir } from './proxyHub.js';
+import {
+  callFigures,
+  clientCpuNote,
+  CONCURRENT_CALLERS,
+  CPU_UNIT,
+  durationsFor,
+  figureRows,
+  LATENCY_UNIT,
+  lightStdio,
+  measurePeers,
+  rawHttp,
+  sdkHttp,
+  sdkStdio,
+  seriesKey,
+  type Drive,
+  type Figure,
+  type NoteFor,
+  type Peer,
+  type Request,
+  type Series,
+} from './proxyMeasure.js';
+import type { ToolCall } from './toolsCallShared.js';
+import type { McpTarget } from './toolsCallTargets.js';
+import { stdioServer } from '../../test/helpers/upstreamServers.js';
+
+/** Issue 28's goal for resources/read and prompts/get over stdio upstreams. */
+const GOAL_RATIO = 0.9;
+
+const EVERYTHING = 'everything';
+const ASKING = 'ask';
+const ASKING_JS = fileURLToPath(new URL('../../test/fixtures/upstreams/askingServer.js', import.meta.url));
+const EVERYTHING_ARGS = [EVERYTHING_JS, 'stdio'];
+
+const DOCUMENT_URI = 'demo://resource/static/document/architecture.md';
+const PROMPT = 'args-prompt';
+const PROMPT_ARGUMENTS = { city: 'Springfield', state: 'Illinois' };
+const SAMPLE_ARGUMENTS = { prompt: 'say something' };
+
+const TUICD = 'tuicd (tcp)';
+const DIRECT = 'direct stdio';
+
+/** One measured primitive: the request through tuicd, the same request straight to server-everything. */
+interface Primitive {
+  check: CheckedRequest;
+  viaHub: Request;
+  direct: Request;
+  /** The issue's ≥ 0.9× goal applies (not to the tools/call reference). */
+  goal: boolean;
+}
+
+const textOfContents = (contents: Array<{ text: string } | { blob: string }>): string => contents.map((c) => ('text' in c ? c.text : '(blob)')).join('\n');
+
+const PRIMITIVES: Primitive[] = [
+  {
+    check: {
+      name: 'resources/read architecture.md',
+      directServer: EVERYTHING_ARGS,
+      viaHub: async (c) => textOfContents((await c.readResource({ uri: namespacedUri(EVERYTHING, DOCUMENT_URI) }, REQUEST_OPTIONS)).contents),
+      direct: async (c) => textOfContents((await c.readResource({ uri: DOCUMENT_URI }, REQUEST_OPTIONS)).contents),
+    },
+    viaHub: { method: 'resources/read', params: { uri: namespacedUri(EVERYTHING, DOCUMENT_URI) } },
+    direct: { method: 'resources/read', params: { uri: DOCUMENT_URI } },
+    goal: true,
+  },
+  {
+    check: {
+      name: `prompts/get ${PROMPT}`,
+      directServer: EVERYTHING_ARGS,
+      viaHub: async (c) => JSON.stringify((await c.getPrompt({ name: `${EVERYTHING}__${PROMPT}`, arguments: PROMPT_ARGUMENTS }, REQUEST_OPTIONS)).messages),
+      direct: async (c) => JSON.stringify((await c.getPrompt({ name: PROMPT, arguments: PROMPT_ARGUMENTS }, REQUEST_OPTIONS)).messages),
+    },
+    viaHub: { method: 'prompts/get', params: { name: `${EVERYTHING}__${PROMPT}`, arguments: PROMPT_ARGUMENTS } },
+    direct: { method: 'prompts/get', params: { name: PROMPT, arguments: PROMPT_ARGUMENTS } },
+    goal: true,
+  },
+  {
+    check: {
+      name: 'tools/call echo (reference)',
+      directServer: EVERYTHING_ARGS,
+      viaHub: async (c) => toolText(await c.callTool(echoCall(EVERYTHING), undefined, REQUEST_OPTIONS)),
+      direct: async (c) => toolText(await c.callTool(echoCall(null), undefined, REQUEST_OPTIONS)),
+    },
+    viaHub: echoCall(EVERYTHING),
+    direct: echoCall(null),
+    goal: false,
+  },
+];
+
+const sampleCall = (upstream: string | null): ToolCall => ({ name: upstream === null ? 'sample' : `${upstream}__sample`, arguments: SAMPLE_ARGUMENTS });
+
+const SAMPLING: CheckedRequest = {
+  name: 'sampling round trip',
+  directServer: [ASKING_JS],
+  viaHub: async (c) => toolText(await c.callTool(sampleCall(ASKING), undefined, REQUEST_OPTIONS)),
+  direct: async (c) => toolText(await c.callTool(sampleCall(null), undefined, REQUEST_OPTIONS)),
+};
+
+type HubOrError = McpTarget | { error: string };
+
+/** The peer through tuicd: its drive, or why it cannot run (tuicd did not start, or the check failed). */
+function hubPeer(hub: HubOrError, problems: HubProblems, request: string, drive: (t: McpTarget) => Drive): Peer {
+  if ('error' in hub) return { name: TUICD, drive: hub };
+  const problem = problems.get(request);
+  return { name: TUICD, drive: problem === undefined ? drive(hub) : { error: `through tuicd ${request} failed its check: ${problem}` } };
+}
+
+/**
+ * The goal on calls/s: the two peers run back to back in each repetition, so their values pair up;
+ * the verdict is on the median of the per-repetition ratios, and says whether every pair agrees.
+ */
+function goalNote(mine: number[], direct: number[]): string | undefined {
+  if (mine.length === 0 || direct.length === 0) return undefined;
+  const goal = `goal ≥ ${GOAL_RATIO}× ${DIRECT} (issue 28)`;
+  const holds = (ratio: number): boolean => ratio >= GOAL_RATIO;
+  if (mine.length !== direct.length || direct.some((d) => d === 0)) {
+    const ratio = median(mine) / median(direct);
+    return `${goal}: ${holds(ratio) ? 'met' : 'MISSED'} on the ratio of medians (no pairs)`;
+  }
+  const pairs = mine.map((m, i) => m / direct[i]!);
+  const m = median(pairs);
+  const disagree = pairs.filter((p) => holds(p) !== holds(m)).length;
+  const range = `${Math.min(...pairs).toFixed(3)}–${Math.max(...pairs).toFixed(3)}×`;
+  const strength = disagree === 0 ? 'every repetition agrees' : `inconclusive: ${disagree} of ${pairs.length} repetitions say otherwise`;
+  return `${goal}: ${holds(m) ? 'met' : 'MISSED'} (paired per-repetition ratio: median ${m.toFixed(3)}×, range ${range}; ${strength})`;
+}
+
+const valuesOf = (series: Map<string, Series>, peer: string, fig: Figure): number[] => {
+  const s = series.get(seriesKey(peer, fig.callers));
+  return s && !s.error ? fig.pick(s) : [];
+};
+
+async function primitiveRows(ctx: BenchContext, hub: HubOrError, problems: HubProblems, p: Primitive): Promise<BenchRow[]> {
+  const peers: Peer[] = [
+    hubPeer(hub, problems, p.check.name, (t) => rawHttp(t, p.viaHub, 'tcp')),
+    { name: DIRECT, drive: lightStdio(EVERYTHING_ARGS, p.direct) },
+  ];
+  const series = await measurePeers(peers, [1, CONCURRENT_CALLERS], ctx.repetitions, durationsFor(ctx));
+  const rows: BenchRow[] = [];
+  for (const fig of callFigures(`hub ${p.check.name} (raw HTTP; direct: light stdio driver)`)) {
+    const notes: NoteFor = (name, _r, s) => [
+      name === TUICD && fig.unit === 'calls/s'
+        ? p.goal
+          ? goalNote(valuesOf(series, TUICD, fig), valuesOf(series, DIRECT, fig))
+          : `reference for the ${GOAL_RATIO}× goal of resources/read and prompts/get (no goal of its own here)`
+        : undefined,
+      fig.unit === CPU_UNIT && name === TUICD && s.descendantsCpuMs.length
+        ? `of which the upstream child ${median(s.descendantsCpuMs).toFixed(3)} ms`
+        : undefined,
+      clientCpuNote(fig, s),
+    ];
+    rows.push(...figureRows(ctx, fig, [TUICD, DIRECT], series, DIRECT, notes));
+  }
+  return rows;
+}
+
+/** Sequential sampling round trips, SDK Client on both sides: p50/p99 and what the hub adds to the p50. */
+async function samplingRows(ctx: BenchContext, hub: HubOrError, problems: HubProblems): Promise<BenchRow[]> {
+  const peers: Peer[] = [
+    hubPeer(hub, problems, SAMPLING.name, (t) => sdkHttp(t, sampleCall(ASKING), { sampling: true })),
+    { name: DIRECT, drive: sdkStdio([ASKING_JS], sampleCall(null), { sampling: true }) },
+  ];
+  const series = await measurePeers(peers, [1], ctx.repetitions, durationsFor(ctx));
+  const group = 'hub sampling round trip (SDK Client, answers at once)';
+  const figures = callFigures(group).filter((f) => f.callers === 1);
+  const rows: BenchRow[] = [];
+  for (const fig of figures) rows.push(...figureRows(ctx, fig, [TUICD, DIRECT], series, DIRECT));
+  const p50 = figures.find((f) => f.label === 'p50')!;
+  const mine = valuesOf(series, TUICD, p50);
+  const direct = valuesOf(series, DIRECT, p50);
+  if (mine.length > 0 && mine.length === direct.length) {
+    const added = mine.map((m, i) => m - direct[i]!);
+    const r = row(p50.group, 'added by the hub p50', ctx, LATENCY_UNIT, added);
+    rows.push(withNote(r, `${TUICD} p50 − ${DIRECT} p50, paired by repetition (range ${Math.min(...added).toFixed(3)}–${Math.max(...added).toFixed(3)} ms)`));
+  }
+  return rows;
+}
+
+export const run: BenchModule = (ctx) =>
+  withTempDir('tuicd-bench-hub-primitives-', async (tmp) => {
+    let hub: HubOrError;
+    try {
+      hub = await startHub(tmp, [everythingStdio(EVERYTHING), stdioServer(ASKING, [ASKING_JS])], { check: echoCheck(EVERYTHING) });
+    } catch (err) {
+      hub = { error: `tuicd with server-everything and the asking fixture did not start: ${errorText(err)}` };
+    }
+    try {
+      const requests = [...PRIMITIVES.map((p) => p.check), SAMPLING];
+      let problems: HubProblems;
+      try {
+        problems = await checkRequests('error' in hub ? undefined : hub, requests);
+      } catch (err) {
+        // A direct answer failed: nothing here would measure a working request.
+        throw new Error(`check before timing: ${errorText(err)}`);
+      }
+      const rows: BenchRow[] = [];
+      for (const p of PRIMITIVES) rows.push(...(await primitiveRows(ctx, hub, problems, p)));
+      rows.push(...(await samplingRows(ctx, hub, problems)));
+      return rows;
+    } finally {
+      if (!('error' in hub)) await hub.proc.stop();
+    }
+  });
