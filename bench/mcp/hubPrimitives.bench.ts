@@ -189,7 +189,14 @@ async function samplingRows(ctx: BenchContext, hub: HubOrError, problems: HubPro
   if (mine.length > 0 && mine.length === direct.length) {
     const added = mine.map((m, i) => m - direct[i]!);
     const r = row(p50.group, 'added by the hub p50', ctx, LATENCY_UNIT, added);
-    rows.push(withNote(r, `${TUICD} p50 − ${DIRECT} p50, paired by repetition (range ${Math.min(...added).toFixed(3)}–${Math.max(...added).toFixed(3)} ms)`));
+    const ratios = mine.map((m, i) => m / direct[i]!);
+    const range = (v: number[], digits: number): string => `${Math.min(...v).toFixed(digits)}–${Math.max(...v).toFixed(digits)}`;
+    rows.push(
+      withNote(
+        r,
+        `${TUICD} p50 − ${DIRECT} p50, paired by repetition (range ${range(added, 3)} ms); paired ratio median ${median(ratios).toFixed(2)}×, range ${range(ratios, 2)}×`,
+      ),
+    );
   }
   return rows;
 }
