@@ -319,7 +319,8 @@ export function renderMcpTools(classic: readonly ToolListEntry[], collapsed: rea
     out.push('## Collapsed mode');
     out.push(
       `With \`collapse_tools: true\` (and always for clients that need it), \`tools/list\` answers with ${collapsed.map((t) => code(t.name)).join(', ')} ` +
-        'instead: the meta-tools below search the full list and call any tool in it.',
+        'instead: the meta-tools below search the full list and call any tool in it. Resources, prompts and completion ' +
+        'are not tools: collapsing leaves them as they are (see "Everything else an upstream offers" in `docs/features.md`).',
     );
     for (const tool of onlyCollapsed) out.push(renderTool(tool));
   }

@@ -179,7 +179,11 @@ export class McpTransport {
   }
 
   /** One valid message: requests get their answer, notifications and client responses a bodiless 202. */
-  private dispatch(ctx: RequestContext, message: JsonRpcCall | JsonRpcClientResponse, presented: string | null): Reply | Promise<Reply> {
+  /**
+   * `inBatch`: the message is part of a batch, whose answers are joined into one JSON array: none
+   * of them may turn into a stream, so messages for the client go on its GET stream instead.
+   */
+  private dispatch(ctx: RequestContext, message: JsonRpcCall | JsonRpcClientResponse, presented: string | null, inBatch = false): Reply | Promise<Reply> {
     // Answers to server requests and notifications are acknowledged without a body.
     if (message.kind === 'response') {
       if (presented !== null) this.deps.exchanges?.answer(presented, message);
@@ -215,9 +219,10 @@ export class McpTransport {
         return this.listReply(id, surface, meta);
       }
       case 'tools/call':
-        return this.callTool(ctx, message, presented);
+        return this.callTool(ctx, message, presented, inBatch);
       default:
-        if (this.deps.primitives !== undefined && PRIMITIVE_METHODS.has(message.method)) return this.primitive(ctx, message, presented, this.deps.primitives);
+        if (this.deps.primitives !== undefined && PRIMITIVE_METHODS.has(message.method))
+          return this.primitive(ctx, message, presented, this.deps.primitives, inBatch);
         return this.reply(id, null, null, JsonRpcCode.METHOD_NOT_FOUND, `Method not found: ${clipClientInput(message.method)}`);
     }
   }
@@ -246,7 +251,7 @@ export class McpTransport {
     }
     const replies = await Promise.all(
       messages.map((m): Reply | Promise<Reply> =>
-        m.kind === 'invalid' ? { status: m.status, body: errorResponse(m.id, m.code, m.message) } : this.dispatch(ctx, m, presented),
+        m.kind === 'invalid' ? { status: m.status, body: errorResponse(m.id, m.code, m.message) } : this.dispatch(ctx, m, presented, true),
       ),
     );
     const parts: Buffer[] = [];
@@ -332,7 +337,7 @@ export class McpTransport {
     return this.reply(call.id!, JSON.stringify(result), meta);
   }
 
-  private async callTool(ctx: RequestContext, call: JsonRpcCall, presented: string | null): Promise<Reply> {
+  private async callTool(ctx: RequestContext, call: JsonRpcCall, presented: string | null, inBatch: boolean): Promise<Reply> {
     const id = call.id!;
     const name = call.params?.['name'];
     if (typeof name !== 'string' || name.length === 0) {
@@ -359,7 +364,7 @@ export class McpTransport {
     // A call in flight keeps its session from being evicted by the cap.
     meta.in_flight++;
     const separator = name.indexOf(HubConstants.SEPARATOR);
-    const exchange = separator > 0 ? this.deps.exchanges?.open(meta, name.slice(0, separator), ctx.headers['accept'], source) : undefined;
+    const exchange = separator > 0 ? this.deps.exchanges?.open(meta, name.slice(0, separator), inBatch ? undefined : ctx.headers['accept'], source) : undefined;
     const answer = this.finishCall(ctx, call, name, rawArgs, meta, source, exchange);
     const reply = exchange === undefined ? answer : exchange.reply(answer);
     try {
@@ -406,7 +411,7 @@ export class McpTransport {
    * upstream runs as an exchange (its progress and the upstream's questions come back on it) and
    * is cancelled as tools/call is: the connection ending or the client's notifications/cancelled.
    */
-  private async primitive(ctx: RequestContext, message: JsonRpcCall, presented: string | null, primitives: PrimitiveMethods): Promise<Reply> {
+  private async primitive(ctx: RequestContext, message: JsonRpcCall, presented: string | null, primitives: PrimitiveMethods, inBatch: boolean): Promise<Reply> {
     const id = message.id!;
     const meta = presented === null ? null : this.deps.sessions.touch(presented).meta;
     const allowlist = this.allowlistOf(meta);
@@ -422,7 +427,7 @@ export class McpTransport {
     const key = inFlightKey(meta.id, id);
     this.inFlight.set(key, source);
     meta.in_flight++;
-    const exchange = this.deps.exchanges?.open(meta, upstream, ctx.headers['accept'], source);
+    const exchange = this.deps.exchanges?.open(meta, upstream, inBatch ? undefined : ctx.headers['accept'], source);
     const route = exchange && routeOf(exchange, message.params);
     const answer = primitives
       .handle(message.method, message.params, { meta, allowlist, cancellation: source, ...(route ? { route } : {}) })

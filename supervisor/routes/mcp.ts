@@ -145,13 +145,16 @@ export function mcpRoutes(service: McpService, deps: McpRouteDeps): Route[] {
       tag: TAG,
       summary: 'MCP Streamable HTTP: one JSON-RPC message (or a 2025-03-26 batch) in, its answer out',
       description:
-        'Answers `application/json` whatever `Accept` lists. `initialize` mints a protocol session (`Mcp-Session-Id` answer header); ' +
-        'later requests present it. Notifications and client responses get 202 without a body.',
+        'Answers `application/json`, unless a request served by an upstream has messages for the client before its answer ' +
+        "(progress, log messages, the upstream's sampling, elicitation or roots request) and `Accept` lists `text/event-stream`: " +
+        'then the answer turns into an SSE stream at the first such message and ends with the JSON-RPC response. ' +
+        '`initialize` mints a protocol session (`Mcp-Session-Id` answer header); later requests present it. ' +
+        'Notifications and client responses (the answers to those requests) get 202 without a body.',
       body: McpPostBody,
       bodyCheckedByHandler: true,
       answers: {
         200: {
-          description: 'The JSON-RPC response, or an array of them for a batch.',
+          description: 'The JSON-RPC response, or an array of them for a batch (or, as above, an SSE stream ending with the response).',
           schema: Type.Union([JsonRpcResponseSchema, Type.Array(JsonRpcResponseSchema)]),
         },
         202: null,

@@ -8,14 +8,39 @@
  *    every request that failed on the same session (ten concurrent 404s = one new session);
  *  - each request runs on its own abort signal (caller's signal + timeout_secs), see httpSignals.ts;
  *  - an expired session is retired only once its in-flight requests have drained, so a re-init never
- *    fails requests that were still being answered on the old session.
+ *    fails requests that were still being answered on the old session;
+ *  - the server's requests to the client (sampling, elicitation, roots) go to one handler and its
+ *    notifications (log messages, resource updates, list changes) to the listeners; progress goes to
+ *    the request that asked for it (the SDK's `onprogress`, its own token).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpError, ToolListChangedNotificationSchema, type ClientRequest } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type ClientNotification,
+  type ClientRequest,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
+  McpError,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 // The SDK's own zod (its runtime dependency): a result schema that accepts anything, unchanged.
 import * as z from 'zod/v4';
-import { UpstreamNeedsAuthError, UpstreamRpcError, type UpstreamClient, type UpstreamTool } from './upstreamClient.js';
+import {
+  HUB_CLIENT_CAPABILITIES,
+  type NotificationListener,
+  type ProgressListener,
+  type ServerRequestHandler,
+  UpstreamNeedsAuthError,
+  UpstreamRpcError,
+  type UpstreamClient,
+  type UpstreamRequestOptions,
+  type UpstreamTool,
+} from './upstreamClient.js';
 import {
   UpstreamAuthFailedError,
   UpstreamConnectionError,
@@ -68,7 +93,7 @@ const HANDSHAKE_CAP_MS = 60_000;
 const MAX_TOOL_PAGES = 100;
 
 /** Sends one request on the attempt's session and scope; resolves with the raw result. */
-type Send = (request: ClientRequest) => Promise<unknown>;
+type Send = (request: ClientRequest, onProgress?: ProgressListener) => Promise<unknown>;
 
 interface Connection {
   readonly client: Client;
@@ -96,6 +121,9 @@ export class HttpUpstream implements UpstreamClient {
   /** Every live operation and handshake scope: close() aborts them all. */
   private readonly scopes = new Set<AbortController>();
   private readonly toolsListeners: (() => void)[] = [];
+  private readonly notificationListeners: NotificationListener[] = [];
+  private requestHandler: ServerRequestHandler | undefined;
+  private serverCapabilities: Record<string, unknown> = {};
   private readonly warnedMissingHeaders = new Set<string>();
   private handshakes = 0;
   private started = false;
@@ -123,8 +151,33 @@ export class HttpUpstream implements UpstreamClient {
     return this.listTools(signal);
   }
 
-  callTool(name: string, args: Record<string, unknown>, cancellation?: Cancellation | AbortSignal): Promise<unknown> {
-    return this.operation('tools/call', cancellation, (send) => send({ method: 'tools/call', params: { name, arguments: args } }));
+  callTool(name: string, args: Record<string, unknown>, cancellation?: Cancellation | AbortSignal, onProgress?: ProgressListener): Promise<unknown> {
+    return this.operation('tools/call', cancellation, (send) => send({ method: 'tools/call', params: { name, arguments: args } }, onProgress));
+  }
+
+  get capabilities(): Record<string, unknown> {
+    return this.serverCapabilities;
+  }
+
+  request(method: string, params: Record<string, unknown> | undefined, options: UpstreamRequestOptions = {}): Promise<unknown> {
+    const request = (params === undefined ? { method } : { method, params }) as ClientRequest;
+    return this.operation(method, options.cancellation, (send) => send(request, options.onProgress));
+  }
+
+  /** On the current session (a handshake first when there is none). */
+  async notify(method: string, params?: Record<string, unknown>): Promise<void> {
+    if (this.closing) throw this.closedError();
+    if (!this.started) throw new Error(`Upstream '${this.name}' is not connected`);
+    const conn = await this.acquire();
+    await conn.client.notification((params === undefined ? { method } : { method, params }) as ClientNotification);
+  }
+
+  onNotification(listener: NotificationListener): void {
+    this.notificationListeners.push(listener);
+  }
+
+  setRequestHandler(handler: ServerRequestHandler): void {
+    this.requestHandler = handler;
   }
 
   onToolsMayHaveChanged(listener: () => void): void {
@@ -181,8 +234,14 @@ export class HttpUpstream implements UpstreamClient {
     const controller = new AbortController();
     const unlink = follow(opSignal, controller);
     const scope: RequestScope = { controller, ids: [] };
-    const send: Send = (request) =>
-      conn.fetcher.withScope(scope, () => conn.client.request(request, anyResult, { signal: controller.signal, timeout: NEVER_MS }));
+    const send: Send = (request, onProgress) =>
+      conn.fetcher.withScope(scope, () =>
+        conn.client.request(request, anyResult, {
+          signal: controller.signal,
+          timeout: NEVER_MS,
+          ...(onProgress ? { onprogress: (progress) => onProgress(progress as Record<string, unknown>) } : {}),
+        }),
+      );
     conn.inflight++;
     try {
       return await work(send);
@@ -247,7 +306,10 @@ export class HttpUpstream implements UpstreamClient {
       fetcher.noteOutgoing(message);
       return sendOnTransport(message, options);
     };
-    const client = new Client({ name: PROXY_CLIENT_NAME, version: this.opts.version }, { capabilities: {} });
+    const client = new Client(
+      { name: PROXY_CLIENT_NAME, version: this.opts.version },
+      { capabilities: structuredClone(HUB_CLIENT_CAPABILITIES) as Record<string, Record<string, unknown>> },
+    );
     const conn: Connection = { client, transport, fetcher, inflight: 0, retired: false, disposed: false };
     // A closed transport can still report: the SDK re-arms its stream reconnect timer after close.
     client.onerror = (error) => {
@@ -256,6 +318,7 @@ export class HttpUpstream implements UpstreamClient {
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       if (!conn.retired && !conn.disposed) this.toolsMayHaveChanged();
     });
+    this.routeServerMessages(conn);
     this.connections.add(conn);
     const handshake: RequestScope = { controller: scope.controller, ids: [] };
     fetcher.setHandshake(handshake);
@@ -274,6 +337,7 @@ export class HttpUpstream implements UpstreamClient {
       throw this.closedError();
     }
     this.current = conn;
+    this.serverCapabilities = (client.getServerCapabilities() ?? {}) as Record<string, unknown>;
     const reinitialized = this.handshakes++ > 0;
     this.opts.log('info', reinitialized ? 'upstream session re-initialized' : 'upstream session initialized', {
       upstream: this.name,
@@ -281,6 +345,35 @@ export class HttpUpstream implements UpstreamClient {
     });
     if (reinitialized) this.toolsMayHaveChanged();
     return conn;
+  }
+
+  /**
+   * The server's requests to the handler (the SDK validates what the handler answers, and answers
+   * -32601 itself for methods without one) and its notifications to the listeners.
+   */
+  private routeServerMessages(conn: Connection): void {
+    const serve = async (request: { method: string; params?: unknown }): Promise<never> => {
+      if (this.requestHandler === undefined) throw new UpstreamRpcError(-32601, `Method not found: ${request.method}`);
+      // An UpstreamRpcError's code, message and data become the error answer as they are.
+      return (await this.requestHandler(request.method, request.params as Record<string, unknown> | undefined)) as never;
+    };
+    conn.client.setRequestHandler(CreateMessageRequestSchema, serve);
+    conn.client.setRequestHandler(ElicitRequestSchema, serve);
+    conn.client.setRequestHandler(ListRootsRequestSchema, serve);
+    const relay = (notification: { method: string; params?: unknown }): void => {
+      if (conn.disposed) return;
+      for (const listener of this.notificationListeners) {
+        try {
+          listener(notification.method, notification.params as Record<string, unknown> | undefined);
+        } catch (error) {
+          this.opts.log('error', 'notification listener threw', { upstream: this.name, error: safeDescription(error) });
+        }
+      }
+    };
+    conn.client.setNotificationHandler(LoggingMessageNotificationSchema, relay);
+    conn.client.setNotificationHandler(ResourceUpdatedNotificationSchema, relay);
+    conn.client.setNotificationHandler(ResourceListChangedNotificationSchema, relay);
+    conn.client.setNotificationHandler(PromptListChangedNotificationSchema, relay);
   }
 
   private async listOn(send: Send): Promise<UpstreamTool[]> {

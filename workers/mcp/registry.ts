@@ -1,20 +1,24 @@
 /**
- * UpstreamRegistry: every configured upstream with its client, status, cached tools,
- * breaker and counters; routes proxied calls; runs the health checker; tracks the settle state the
- * supervisor's first tools/list waits on. Everything it tells the outside goes through `events`.
+ * UpstreamRegistry: every configured upstream with its client, status, cached tools, resources,
+ * templates and prompts, breaker and counters; routes proxied calls and forwarded requests; runs the
+ * health checker; tracks the settle state the supervisor's first tools/list waits on; relays what
+ * upstreams send the client side (progress, log messages, resource updates, sampling/elicitation/
+ * roots requests). Everything it tells the outside goes through `events`.
  */
 import type { Cancellation } from '../../shared/cancellation.js';
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import type { ApiErrorCode } from '../../shared/apiError.js';
 import { isCallToolResult, textEnvelope } from '../../shared/mcpEnvelope.js';
-import { HubConstants } from '../../shared/protocol/mcpHub.js';
+import { FORWARDED_METHODS, type ForwardedMethod, HubConstants, type McpLogLevel } from '../../shared/protocol/mcpHub.js';
+import { namespacedUri } from '../../shared/upstreamUris.js';
 import type { UpstreamServerWire, UpstreamStatus } from '../../shared/protocol/upstreamServer.js';
 import { isSelfReferential } from '../../shared/selfReference.js';
 import { CircuitBreaker } from './circuitBreaker.js';
 import type { BreakerOptions } from './circuitBreaker.js';
 import { filterAllows, qualifiedName } from './toolNames.js';
 import { UpstreamNeedsAuthError, UpstreamRpcError } from './upstreamClient.js';
-import type { UpstreamClient, UpstreamTool } from './upstreamClient.js';
+import type { ProgressListener, UpstreamClient, UpstreamTool } from './upstreamClient.js';
+import { EMPTY_LISTS, fetchLists, type ListCapabilities, mergeCapabilities, type UpstreamListsJson } from './upstreamLists.js';
 import { clipClientInput } from '../../shared/quoteClientInput.js';
 
 export type LogLevel = 'info' | 'warn' | 'error';
@@ -24,7 +28,36 @@ export interface RegistryEvents {
   /** The merged list or the settle state may have changed; the owner compares and publishes. */
   toolsChanged(): void;
   log(level: LogLevel, msg: string, fields?: Record<string, unknown>): void;
+  /** The merged resources, templates, prompts or capabilities may have changed (mergedListsJson). */
+  listsChanged?(): void;
+  /** An upstream's notification for clients: progress (with `route` and the client's token), log messages, resource updates. */
+  notification?(upstream: string, method: string, params: Record<string, unknown> | undefined, route: string | undefined): void;
+  /**
+   * An upstream's request to the client (UPSTREAM_CLIENT_METHODS), for the client request `route`
+   * it is most likely serving. Resolves with the result; throws UpstreamRpcError for an error answer.
+   */
+  clientRequest?(upstream: string, method: string, params: Record<string, unknown> | undefined, route: string | undefined): Promise<unknown>;
 }
+
+/** What an upstream may ask the client, through the hub. */
+export const UPSTREAM_CLIENT_METHODS: readonly string[] = ['sampling/createMessage', 'elicitation/create', 'roots/list'];
+
+/** Which client request an upstream's progress and requests belong to (HubHostProtocol.clientRequest). */
+export interface ClientRoute {
+  route?: string | undefined;
+  /** The client's `_meta.progressToken`; progress comes back with it. */
+  progressToken?: string | number | undefined;
+}
+
+/** A JSON-RPC error as `request` answers it. */
+export interface ForwardError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** A forwarded request's answer: the raw result as JSON, or a JSON-RPC error. */
+export type ForwardOutcome = { json: string } | { error: ForwardError };
 
 export interface RegistryOptions {
   createClient(server: UpstreamServerWire): UpstreamClient;
@@ -74,12 +107,39 @@ interface Entry {
   handshakeDue: boolean;
   retryTimer: NodeJS.Timeout | null;
   removed: boolean;
+  lists: UpstreamListsJson;
+  /** Bumped per list fetch: a slower fetch started earlier never overwrites a newer one. */
+  listsGeneration: number;
+  /** Forwarded requests and calls in flight that carry a route, oldest first. */
+  readonly openRoutes: Array<{ route: string }>;
+  /** The route of the last request or call that carried one. */
+  lastRoute: string | undefined;
 }
+
+/** The capability each forwarded method needs the upstream to declare (a path into its capabilities). */
+const REQUIRED_CAPABILITY: Record<ForwardedMethod, readonly [string, ...string[]]> = {
+  'resources/read': ['resources'],
+  'resources/subscribe': ['resources', 'subscribe'],
+  'resources/unsubscribe': ['resources', 'subscribe'],
+  'prompts/get': ['prompts'],
+  'completion/complete': ['completions'],
+};
 
 const U32_MAX = 0xffff_ffff;
 const DEFAULT_MIN_RETRY_MS = { http: HubConstants.CB_BASE_MS, stdio: 5_000 };
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+const noop = (): void => {};
+
+/** Whether `capabilities` holds an object (or `true`) at `path`. */
+function declares(capabilities: Record<string, unknown>, path: readonly string[]): boolean {
+  let at: unknown = capabilities;
+  for (const key of path) {
+    if (typeof at !== 'object' || at === null) return false;
+    at = (at as Record<string, unknown>)[key];
+  }
+  return at === true || (typeof at === 'object' && at !== null);
+}
 /** A call the hub could not make or the upstream failed: a tool error with its code, like every other. */
 const errorOutcome = (error: string, code: ApiErrorCode): CallOutcome => ({ json: JSON.stringify(textEnvelope({ error, code })), upstreamError: true });
 
@@ -90,6 +150,8 @@ export class UpstreamRegistry {
   private readonly health: NodeJS.Timeout;
   private readonly now: () => number;
   private readonly minRetryMs: { http: number; stdio: number };
+  /** The level logging/setLevel last asked for, applied to every upstream that declares logging. */
+  private logLevel: McpLogLevel | undefined;
 
   constructor(private readonly opts: RegistryOptions) {
     this.now = opts.now ?? Date.now;
@@ -132,12 +194,22 @@ export class UpstreamRegistry {
       handshakeDue: false,
       retryTimer: null,
       removed: false,
+      lists: EMPTY_LISTS,
+      listsGeneration: 0,
+      openRoutes: [],
+      lastRoute: undefined,
     };
     this.entries.set(server.name, entry);
     this.opts.events.status(server.name, entry.status, null);
     if (!server.enabled) return;
     entry.client = this.opts.createClient(server);
-    entry.client.onToolsMayHaveChanged?.(() => void this.refreshTools(entry));
+    entry.client.onToolsMayHaveChanged?.(() => {
+      void this.refreshTools(entry);
+      // A new session or child: its lists may differ and it knows no log level yet.
+      void this.afterHandshake(entry);
+    });
+    entry.client.onNotification((method, params) => this.upstreamNotification(entry, method, params));
+    entry.client.setRequestHandler((method, params) => this.upstreamRequest(entry, method, params));
     entry.client.onConnectionLost?.((reason) => this.connectionLost(entry, reason));
     void this.initialize(entry);
     this.opts.events.toolsChanged();
@@ -149,6 +221,7 @@ export class UpstreamRegistry {
     this.remove(entry);
     this.opts.events.status(name, 'disconnected', null);
     this.opts.events.toolsChanged();
+    this.opts.events.listsChanged?.();
   }
 
   /** Manual reconnect: the only way out of `failed` besides a health probe. */
@@ -181,6 +254,92 @@ export class UpstreamRegistry {
     return { json: `[${parts.join(',')}]`, count: parts.length };
   }
 
+  /** The ready upstreams' lists merged (JSON arrays, registration order), and what they can do. */
+  mergedListsJson(): { resources: string; resourceTemplates: string; prompts: string; capabilities: ListCapabilities } {
+    const resources: string[] = [];
+    const templates: string[] = [];
+    const prompts: string[] = [];
+    const declared: Array<Record<string, unknown>> = [];
+    for (const e of this.entries.values()) {
+      if (e.status !== 'ready' || e.client === null) continue;
+      resources.push(...e.lists.resources);
+      templates.push(...e.lists.resourceTemplates);
+      prompts.push(...e.lists.prompts);
+      declared.push(e.client.capabilities);
+    }
+    return {
+      resources: `[${resources.join(',')}]`,
+      resourceTemplates: `[${templates.join(',')}]`,
+      prompts: `[${prompts.join(',')}]`,
+      capabilities: mergeCapabilities(declared),
+    };
+  }
+
+  /** Remembers the level and sends logging/setLevel to every ready upstream that declares logging. */
+  setLogLevel(level: McpLogLevel): void {
+    this.logLevel = level;
+    for (const e of this.entries.values()) if (e.status === 'ready') void this.applyLogLevel(e);
+  }
+
+  /** A client notification (notifications/roots/list_changed) for every ready upstream; failures are logged. */
+  notifyUpstreams(method: string, params: Record<string, unknown> | undefined): void {
+    for (const e of this.entries.values()) {
+      if (e.status !== 'ready' || e.client === null) continue;
+      e.client
+        .notify(method, params)
+        .catch((err: unknown) => this.opts.events.log('warn', `${method} not delivered`, { upstream: e.server.name, error: message(err) }));
+    }
+  }
+
+  /**
+   * One of FORWARDED_METHODS to one upstream, refused as `call` refuses (status, breaker) but as
+   * JSON-RPC errors, and when the upstream does not declare the capability. Never throws.
+   */
+  async forward(
+    upstream: string,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: ClientRoute & { cancellation?: Cancellation } = {},
+  ): Promise<ForwardOutcome> {
+    if (!(FORWARDED_METHODS as readonly string[]).includes(method)) return { error: { code: -32601, message: `Method not found: ${clipClientInput(method)}` } };
+    const entry = this.entries.get(upstream);
+    if (!entry) return { error: { code: -32602, message: `Unknown upstream '${clipClientInput(upstream)}'` } };
+    if (entry.status === 'connecting' && entry.connecting) await entry.connecting;
+    const refusal = this.refusal(entry);
+    // The OAuth refusal is a JSON-RPC error already (for the tool envelope): its message is the reason.
+    if (refusal !== null) return { error: { code: -32603, message: refusal.code === 'unauthorized' ? JSON.parse(refusal.message).message : refusal.message } };
+    const client = entry.client!;
+    const needed = REQUIRED_CAPABILITY[method as ForwardedMethod];
+    if (!declares(client.capabilities, needed)) {
+      return { error: { code: -32601, message: `Upstream '${upstream}' does not support ${method} (no '${needed.join('.')}' capability)` } };
+    }
+    const started = this.now();
+    entry.metrics.call_count = Math.min(U32_MAX, entry.metrics.call_count + 1);
+    const close = this.openRoute(entry, options.route);
+    try {
+      const onProgress = this.progressRelay(upstream, options);
+      const result = await client.request(method, params, {
+        ...(options.cancellation ? { cancellation: options.cancellation } : {}),
+        ...(onProgress ? { onProgress } : {}),
+      });
+      entry.metrics.last_latency_ms = Math.min(U32_MAX, this.now() - started);
+      this.recordSuccess(entry);
+      return { json: JSON.stringify(result ?? {}) };
+    } catch (err) {
+      entry.metrics.last_latency_ms = Math.min(U32_MAX, this.now() - started);
+      entry.metrics.error_count = Math.min(U32_MAX, entry.metrics.error_count + 1);
+      if (err instanceof UpstreamRpcError) {
+        this.recordSuccess(entry);
+        return { error: { code: err.code, message: err.message, ...(err.data === undefined ? {} : { data: err.data }) } };
+      }
+      if (options.cancellation?.cancelReason !== undefined) return { error: { code: -32603, message: `${method} on '${upstream}' was cancelled` } };
+      this.recordFailure(entry, err);
+      return { error: { code: -32603, message: `Upstream '${upstream}' ${method} failed: ${message(err)}` } };
+    } finally {
+      close();
+    }
+  }
+
   statusRows() {
     return [...this.entries.values()].map((e) => {
       const t = e.server.transport;
@@ -199,7 +358,7 @@ export class UpstreamRegistry {
   }
 
   /** proxy_tool_call: routing, status, breaker and filter checks, then the upstream call. Never throws. */
-  async call(upstream: string, tool: string, args: Record<string, unknown>, cancellation?: Cancellation): Promise<CallOutcome> {
+  async call(upstream: string, tool: string, args: Record<string, unknown>, cancellation?: Cancellation, route: ClientRoute = {}): Promise<CallOutcome> {
     const entry = this.entries.get(upstream);
     if (!entry) return errorOutcome(`Unknown upstream '${clipClientInput(upstream)}'`, 'not_found');
     if (entry.status === 'connecting' && entry.connecting) await entry.connecting;
@@ -208,8 +367,9 @@ export class UpstreamRegistry {
     const client = entry.client!;
     const started = this.now();
     entry.metrics.call_count = Math.min(U32_MAX, entry.metrics.call_count + 1);
+    const close = this.openRoute(entry, route.route);
     try {
-      const result = await client.callTool(tool, args, cancellation);
+      const result = await client.callTool(tool, args, cancellation, this.progressRelay(upstream, route));
       entry.metrics.last_latency_ms = Math.min(U32_MAX, this.now() - started);
       this.recordSuccess(entry);
       if (isCallToolResult(result)) return { json: JSON.stringify(result), upstreamError: false };
@@ -226,6 +386,8 @@ export class UpstreamRegistry {
       if (cancellation?.cancelReason !== undefined) return errorOutcome(`Call to '${qualifiedName(upstream, tool)}' was cancelled`, 'timeout');
       this.recordFailure(entry, err);
       return errorOutcome(`Upstream '${upstream}' call to '${tool}' failed: ${message(err)}`, 'bad_gateway');
+    } finally {
+      close();
     }
   }
 
@@ -238,8 +400,8 @@ export class UpstreamRegistry {
     await Promise.allSettled(closing);
   }
 
-  /** Why a call may not go through now, or null. */
-  private refusal(entry: Entry, tool: string): { message: string; code: ApiErrorCode } | null {
+  /** Why a call (or, without `tool`, a forwarded request) may not go through now, or null. */
+  private refusal(entry: Entry, tool?: string): { message: string; code: ApiErrorCode } | null {
     const name = entry.server.name;
     switch (entry.status) {
       case 'disabled':
@@ -261,7 +423,7 @@ export class UpstreamRegistry {
         break;
     }
     if (!entry.breaker.allows()) return { message: `Circuit open for upstream '${name}' (backoff active, will retry)`, code: 'unavailable' };
-    if (!filterAllows(entry.server.tool_filter, tool))
+    if (tool !== undefined && !filterAllows(entry.server.tool_filter, tool))
       return { message: `Tool '${clipClientInput(tool)}' on upstream '${name}' is blocked by its allow/deny filter`, code: 'forbidden' };
     return null;
   }
@@ -287,6 +449,7 @@ export class UpstreamRegistry {
         this.setTools(entry, tools);
         if (respawn) this.respawned(entry);
         else this.recordSuccess(entry, true);
+        void this.afterHandshake(entry);
       } catch (err) {
         if (entry.removed) return;
         this.recordFailure(entry, err);
@@ -336,7 +499,10 @@ export class UpstreamRegistry {
     const wasReady = entry.status === 'ready';
     entry.status = status;
     this.opts.events.status(entry.server.name, status, entry.lastError);
-    if (wasReady || status === 'ready') this.opts.events.toolsChanged();
+    if (wasReady || status === 'ready') {
+      this.opts.events.toolsChanged();
+      this.opts.events.listsChanged?.();
+    }
   }
 
   private recordSuccess(entry: Entry, handshake = false): void {
@@ -435,6 +601,87 @@ export class UpstreamRegistry {
     } catch (err) {
       this.opts.events.log('warn', 'tools/list after a respawn failed', { upstream: entry.server.name, error: message(err) });
     }
+  }
+
+  /** After a handshake (or a new session / child): the lists again, and the remembered log level. */
+  private async afterHandshake(entry: Entry): Promise<void> {
+    if (entry.removed || entry.status !== 'ready') return;
+    await Promise.all([this.refreshLists(entry), this.applyLogLevel(entry)]);
+  }
+
+  private async refreshLists(entry: Entry): Promise<void> {
+    const client = entry.client;
+    if (entry.removed || client === null) return;
+    const generation = ++entry.listsGeneration;
+    const warn = (msg: string, fields: Record<string, unknown>): void => this.opts.events.log('warn', msg, fields);
+    const lists = await fetchLists(entry.server.name, client, entry.lists, warn);
+    if (entry.removed || generation !== entry.listsGeneration) return;
+    entry.lists = lists;
+    this.opts.events.listsChanged?.();
+  }
+
+  private async applyLogLevel(entry: Entry): Promise<void> {
+    const level = this.logLevel;
+    const client = entry.client;
+    if (level === undefined || client === null || !declares(client.capabilities, ['logging'])) return;
+    try {
+      await client.request('logging/setLevel', { level });
+    } catch (err) {
+      this.opts.events.log('warn', 'logging/setLevel failed', { upstream: entry.server.name, level, error: message(err) });
+    }
+  }
+
+  /** Marks a routed request or call as in flight on the upstream; returns its end. */
+  private openRoute(entry: Entry, route: string | undefined): () => void {
+    if (route === undefined) return noop;
+    entry.lastRoute = route;
+    const slot = { route };
+    entry.openRoutes.push(slot);
+    return () => {
+      const at = entry.openRoutes.indexOf(slot);
+      if (at >= 0) entry.openRoutes.splice(at, 1);
+    };
+  }
+
+  /** Progress for the client that asked for it: its own token restored, on its request's route. */
+  private progressRelay(upstream: string, route: ClientRoute): ProgressListener | undefined {
+    const { route: to, progressToken } = route;
+    if (to === undefined || progressToken === undefined) return undefined;
+    return (params) => this.opts.events.notification?.(upstream, 'notifications/progress', { ...params, progressToken }, to);
+  }
+
+  private upstreamNotification(entry: Entry, method: string, params: Record<string, unknown> | undefined): void {
+    if (entry.removed) return;
+    const name = entry.server.name;
+    switch (method) {
+      case 'notifications/message':
+        return this.opts.events.notification?.(name, method, params, undefined);
+      case 'notifications/resources/updated': {
+        const uri = params?.['uri'];
+        if (typeof uri !== 'string') return;
+        return this.opts.events.notification?.(name, method, { ...params, uri: namespacedUri(name, uri) }, undefined);
+      }
+      case 'notifications/resources/list_changed':
+      case 'notifications/prompts/list_changed':
+        if (entry.status === 'ready') void this.refreshLists(entry);
+        return;
+      case 'notifications/tools/list_changed':
+        void this.refreshTools(entry);
+        return;
+      default:
+        return;
+    }
+  }
+
+  /**
+   * An upstream's request to the client goes to the client request it most likely serves: the most
+   * recently started routed request or call to it still in flight, else the last one it served.
+   */
+  private upstreamRequest(entry: Entry, method: string, params: Record<string, unknown> | undefined): Promise<unknown> {
+    const ask = this.opts.events.clientRequest;
+    if (!UPSTREAM_CLIENT_METHODS.includes(method) || ask === undefined) return Promise.reject(new UpstreamRpcError(-32601, `Method not found: ${method}`));
+    const route = entry.openRoutes.at(-1)?.route ?? entry.lastRoute;
+    return ask(entry.server.name, method, params, route);
   }
 
   private setTools(entry: Entry, tools: UpstreamTool[]): void {

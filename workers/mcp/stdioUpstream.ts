@@ -6,7 +6,10 @@
  * or the registry asks for it (a start the pump refuses as too soon after the last spawn waits out
  * the rest of the 5 s limit and is tried again), tells the registry at once when the child ended
  * without being asked to (it crashed, was killed, or its pump went away: the registry respawns it),
- * and when the tools may have changed (the child exited, or was respawned).
+ * and when the tools may have changed (the child exited, or was respawned). The child's own
+ * notifications and requests arrive as the pump's `message` events: progress goes to the request
+ * that put the matching `_meta.progressToken` (one of ours) into its params, other notifications to
+ * the listeners, requests to the handler, whose answer goes back quoting the child that asked.
  */
 
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -18,7 +21,16 @@ import { signalGroup } from '../../shared/processGroup.js';
 import { ProxyStdioProtocol, type ProxyStdioProtocolT, StdioLimits } from '../../shared/protocol/proxyStdio.js';
 import { PROXY_CLIENT_NAME, UPSTREAM_PROTOCOL_VERSION, type UpstreamServerWire } from '../../shared/protocol/upstreamServer.js';
 import { type PumpAttachment, pumpHost } from './pumpHost.js';
-import { type UpstreamClient, UpstreamRpcError, type UpstreamTool } from './upstreamClient.js';
+import {
+  HUB_CLIENT_CAPABILITIES,
+  type NotificationListener,
+  type ProgressListener,
+  type ServerRequestHandler,
+  type UpstreamClient,
+  type UpstreamRequestOptions,
+  UpstreamRpcError,
+  type UpstreamTool,
+} from './upstreamClient.js';
 
 export type StdioUpstreamLogLevel = 'info' | 'warn' | 'error';
 
@@ -60,6 +72,12 @@ export class StdioUpstream implements UpstreamClient {
   private lostDuringStart: string | undefined;
   private readonly toolsListeners = new Set<() => void>();
   private readonly lostListeners = new Set<(reason: string) => void>();
+  private readonly notificationListeners = new Set<NotificationListener>();
+  private requestHandler: ServerRequestHandler | undefined;
+  private serverCapabilities: Record<string, unknown> = {};
+  /** Requests waiting for progress, by the token we put into their `_meta`. */
+  private readonly progress = new Map<string, ProgressListener>();
+  private nextProgressToken = 0;
 
   constructor(private readonly options: StdioUpstreamOptions) {
     const { server } = options;
@@ -81,8 +99,56 @@ export class StdioUpstream implements UpstreamClient {
     return this.toTools(await this.call('tools/list', undefined, signal && cancellationOf(signal)));
   }
 
-  callTool(name: string, args: Record<string, unknown>, cancellation?: Cancellation | AbortSignal): Promise<unknown> {
-    return this.call('tools/call', { name, arguments: args }, cancellation instanceof AbortSignal ? cancellationOf(cancellation) : cancellation);
+  callTool(name: string, args: Record<string, unknown>, cancellation?: Cancellation | AbortSignal, onProgress?: ProgressListener): Promise<unknown> {
+    const params = { name, arguments: args };
+    const given = cancellation instanceof AbortSignal ? cancellationOf(cancellation) : cancellation;
+    return onProgress === undefined ? this.call('tools/call', params, given) : this.callWithProgress('tools/call', params, given, onProgress);
+  }
+
+  get capabilities(): Record<string, unknown> {
+    return this.serverCapabilities;
+  }
+
+  request(method: string, params: Record<string, unknown> | undefined, options: UpstreamRequestOptions = {}): Promise<unknown> {
+    const { cancellation: given, onProgress } = options;
+    const cancellation = given instanceof AbortSignal ? cancellationOf(given) : given;
+    return onProgress === undefined ? this.call(method, params, cancellation) : this.callWithProgress(method, params, cancellation, onProgress);
+  }
+
+  /** The exchange with one of our tokens in `_meta.progressToken`; the child's progress for it goes to `onProgress` until it ends. */
+  private async callWithProgress(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    cancellation: Cancellation | undefined,
+    onProgress: ProgressListener,
+  ): Promise<unknown> {
+    const token = `tuicd-${++this.nextProgressToken}`;
+    this.progress.set(token, onProgress);
+    const meta = { ...(params?.['_meta'] as Record<string, unknown> | undefined), progressToken: token };
+    try {
+      return await this.call(method, { ...params, _meta: meta }, cancellation);
+    } finally {
+      this.progress.delete(token);
+    }
+  }
+
+  /** To the running child only: a notification is no reason to spawn one. */
+  async notify(method: string, params?: Record<string, unknown>): Promise<void> {
+    const client = this.client;
+    if (this.closing !== undefined || !this.running || client === undefined || client.closed) throw new Error(`Upstream '${this.name}' is not running`);
+    await client.request(
+      'notify',
+      { method },
+      { timeout: STATUS_TIMEOUT_MS, ...(params === undefined ? {} : { payload: Buffer.from(JSON.stringify(params)) }) },
+    );
+  }
+
+  onNotification(listener: NotificationListener): void {
+    this.notificationListeners.add(listener);
+  }
+
+  setRequestHandler(handler: ServerRequestHandler): void {
+    this.requestHandler = handler;
   }
 
   /** Stdio liveness: null while the child runs; throws when it does not. */
@@ -138,6 +204,7 @@ export class StdioUpstream implements UpstreamClient {
     const reply = await this.startChild(signal);
     this.running = true;
     this.childPid = reply.result.pid;
+    this.serverCapabilities = reply.result.capabilities;
     const respawned = this.started;
     this.started = true;
     this.options.log('info', `Upstream '${this.name}' ${respawned ? 'respawned' : 'started'} (pid ${reply.result.pid})`, {
@@ -191,6 +258,7 @@ export class StdioUpstream implements UpstreamClient {
       protocol_version: UPSTREAM_PROTOCOL_VERSION,
       client_name: PROXY_CLIENT_NAME,
       client_version: this.options.version,
+      capabilities: HUB_CLIENT_CAPABILITIES,
     };
     return this.pumpCall('start', () => client.requestWithPayload('start', params, { timeout: budget, ...(signal ? { signal } : {}) }));
   }
@@ -263,6 +331,11 @@ export class StdioUpstream implements UpstreamClient {
       if (this.closing === undefined) this.lost(`Upstream '${this.name}' (pid ${pid}) ended: ${reason}`);
       this.toolsMayHaveChanged();
     });
+    client.on('message', ({ pid, method, id }, payload) => {
+      const params = parsePayload(payload, undefined) as Record<string, unknown> | undefined;
+      if (id === undefined) this.onServerNotification(method, params);
+      else void this.serveRequest(client, pid, id, method, params);
+    });
     client.onClose((reason) => {
       // This pump is gone either way.
       attachment.release();
@@ -281,6 +354,45 @@ export class StdioUpstream implements UpstreamClient {
     this.attachment = attachment;
     this.client = client;
     return client;
+  }
+
+  private onServerNotification(method: string, params: Record<string, unknown> | undefined): void {
+    if (method === 'notifications/progress') {
+      const token = params?.['progressToken'];
+      if (typeof token === 'string') this.progress.get(token)?.(params!);
+      return;
+    }
+    this.tell(this.notificationListeners, 'notification', (listener) => listener(method, params));
+  }
+
+  /** The child's request, served by the handler; the answer quotes `pid` so a respawned child never gets it. */
+  private async serveRequest(
+    client: Client<ProxyStdioProtocolT>,
+    pid: number,
+    id: string | number,
+    method: string,
+    params: Record<string, unknown> | undefined,
+  ): Promise<void> {
+    let answer: { error?: { code: number; message: string; data?: unknown }; payload?: Uint8Array };
+    try {
+      if (this.requestHandler === undefined) throw new UpstreamRpcError(-32601, `Method not found: ${method}`);
+      answer = { payload: Buffer.from(JSON.stringify((await this.requestHandler(method, params)) ?? {})) };
+    } catch (err) {
+      answer =
+        err instanceof UpstreamRpcError
+          ? { error: { code: err.code, message: err.message, ...(err.data === undefined ? {} : { data: err.data }) } }
+          : { error: { code: -32603, message: (err as Error).message ?? String(err) } };
+    }
+    if (client.closed) return;
+    try {
+      await client.request(
+        'answer',
+        { id, pid, ...(answer.error ? { error: answer.error } : {}) },
+        { timeout: STATUS_TIMEOUT_MS, ...(answer.payload ? { payload: answer.payload } : {}) },
+      );
+    } catch (err) {
+      this.options.log('warn', `Upstream '${this.name}': answering its '${method}' failed: ${(err as Error).message}`, { upstream: this.name });
+    }
   }
 
   private async shutdownPump(): Promise<void> {
@@ -306,18 +418,18 @@ export class StdioUpstream implements UpstreamClient {
   }
 
   private connectionLost(reason: string): void {
-    this.notify(this.lostListeners, reason, 'connection-lost');
+    this.tell(this.lostListeners, 'connection-lost', (listener) => listener(reason));
   }
 
   private toolsMayHaveChanged(): void {
-    this.notify(this.toolsListeners, undefined, 'tools-changed');
+    this.tell(this.toolsListeners, 'tools-changed', (listener) => listener());
   }
 
   /** Calls each listener; one that throws is logged and the rest still run. */
-  private notify<T>(listeners: Iterable<(value: T) => void>, value: T, what: string): void {
+  private tell<L>(listeners: Iterable<L>, what: string, call: (listener: L) => void): void {
     for (const listener of listeners) {
       try {
-        listener(value);
+        call(listener);
       } catch (err) {
         this.options.log('warn', `Upstream '${this.name}': ${what} listener threw: ${(err as Error).message}`, { upstream: this.name });
       }

@@ -34,6 +34,31 @@ export class UpstreamNeedsAuthError extends Error {
   }
 }
 
+/**
+ * The client capabilities the hub declares to every upstream: what it can route to the client whose
+ * request the upstream is serving (the supervisor refuses, per client, what that client cannot do).
+ */
+export const HUB_CLIENT_CAPABILITIES = {
+  sampling: {},
+  elicitation: { form: {}, url: {} },
+  roots: { listChanged: true },
+} as const;
+
+/** A server's `notifications/progress` params (its token is the hub's own; the registry restores the client's). */
+export type ProgressListener = (params: Record<string, unknown>) => void;
+
+export interface UpstreamRequestOptions {
+  cancellation?: Cancellation | AbortSignal;
+  /** Asks the upstream for progress: the client puts a token of its own into `_meta.progressToken`. */
+  onProgress?: ProgressListener;
+}
+
+/** A server-to-client notification (anything but progress, which goes to the request that asked for it). */
+export type NotificationListener = (method: string, params: Record<string, unknown> | undefined) => void;
+
+/** Answers a server-to-client request: resolves with the result, throws UpstreamRpcError for an error answer. */
+export type ServerRequestHandler = (method: string, params: Record<string, unknown> | undefined) => Promise<unknown>;
+
 export interface UpstreamClient {
   /** Handshake (initialize → notifications/initialized) then tools/list; resolves with the tools. */
   connect(signal?: AbortSignal): Promise<UpstreamTool[]>;
@@ -44,7 +69,17 @@ export interface UpstreamClient {
    * passthrough and the envelope); rejects with UpstreamRpcError for a JSON-RPC error answer and
    * any other Error for transport failures (breaker failures).
    */
-  callTool(name: string, args: Record<string, unknown>, cancellation?: Cancellation | AbortSignal): Promise<unknown>;
+  callTool(name: string, args: Record<string, unknown>, cancellation?: Cancellation | AbortSignal, onProgress?: ProgressListener): Promise<unknown>;
+  /** The server's capabilities from the last successful handshake ({} before one). */
+  readonly capabilities: Record<string, unknown>;
+  /** Any request: resolves with the raw `result`; rejects as callTool does. */
+  request(method: string, params: Record<string, unknown> | undefined, options?: UpstreamRequestOptions): Promise<unknown>;
+  /** A notification to the server (on the current session / running child; fails when there is none). */
+  notify(method: string, params?: Record<string, unknown>): Promise<void>;
+  /** The server's notifications other than progress (and, over HTTP, tools/list_changed). */
+  onNotification(listener: NotificationListener): void;
+  /** Serves the server's requests (ping aside); without a handler they get -32601. One handler. */
+  setRequestHandler(handler: ServerRequestHandler): void;
   /** The liveness health check: HTTP = tools/list succeeded; stdio = the child runs. */
   healthCheck(signal?: AbortSignal): Promise<UpstreamTool[] | null>;
   /** Pid of the child for stdio upstreams; null otherwise. */

@@ -13,7 +13,7 @@ import { Pump } from './pump.js';
 
 export const attachPump: ProxyStdioHost['attachPump'] = (transport: Transport): void => {
   let server: Server<ProxyStdioProtocolT> | undefined;
-  const pump = new Pump({ emit: (event, data) => server?.emit(event, data) });
+  const pump = new Pump({ emit: (event, data, options) => server?.emit(event, data, options) });
   server = serve(transport, ProxyStdioProtocol, pump);
   server.onClose(() => void pump.shutdown());
 };

@@ -1,7 +1,7 @@
 /**
  * Newline-delimited JSON-RPC as the pump speaks it: request lines built around the caller's params
- * bytes (never parsed here), the test for "is this line an answer to one of our requests (or a
- * request to us)", and our answers to the server's own requests.
+ * bytes (never parsed here), the byte tests for "may this line be an answer, a request to us, or a
+ * notification", and our answers to the server's own requests.
  */
 
 /** A JSON-RPC error object as the upstream answered it (normalised to the protocol's schema). */
@@ -19,6 +19,7 @@ export interface JsonRpcReply {
 }
 
 const ID_KEY = Buffer.from('"id"');
+const METHOD_KEY = Buffer.from('"method"');
 const UNICODE_ESCAPE = Buffer.from('\\u');
 const CLOSE_LINE = Buffer.from('}\n');
 
@@ -26,6 +27,14 @@ const CLOSE_LINE = Buffer.from('}\n');
 export interface ServerRequest {
   id: number | string;
   method: string;
+  /** `params` as the server sent it (undefined when absent). */
+  params?: unknown;
+}
+
+/** A notification the server sent us. */
+export interface ServerNotification {
+  method: string;
+  params?: unknown;
 }
 
 /**
@@ -39,12 +48,25 @@ export function mayCarryId(line: Buffer): boolean {
   return line.includes(ID_KEY) || line.includes(UNICODE_ESCAPE);
 }
 
+/** The same reasoning for `"method"`: a line with neither key (nor an escape) is no JSON-RPC message at all. */
+export function mayBeMessage(line: Buffer): boolean {
+  return mayCarryId(line) || line.includes(METHOD_KEY);
+}
+
 /**
- * The line as a response to a request of ours (`reply`), a request from the server (`request`), or
- * undefined: not JSON, not an object, a notification, or a response whose id is not a number (ours
- * always are).
+ * A line that is at most a notification (it has `"method"` but cannot carry an id): it goes to the
+ * pump's small notification queue, never taking space an answer needs.
  */
-export function parseIncoming(line: Buffer): { reply: JsonRpcReply } | { request: ServerRequest } | undefined {
+export function isNotificationOnly(line: Buffer): boolean {
+  return !mayCarryId(line);
+}
+
+/**
+ * The line as a response to a request of ours (`reply`), a request from the server (`request`), a
+ * notification (`notification`), or undefined: not JSON, not an object, or a response whose id is
+ * not a number (ours always are).
+ */
+export function parseIncoming(line: Buffer): { reply: JsonRpcReply } | { request: ServerRequest } | { notification: ServerNotification } | undefined {
   let message: unknown;
   try {
     message = JSON.parse(line.toString('utf8'));
@@ -54,24 +76,23 @@ export function parseIncoming(line: Buffer): { reply: JsonRpcReply } | { request
   if (typeof message !== 'object' || message === null || Array.isArray(message)) return undefined;
   const m = message as Record<string, unknown>;
   if (m.method !== undefined) {
-    if (typeof m.method !== 'string' || (typeof m.id !== 'number' && typeof m.id !== 'string')) return undefined;
-    return { request: { id: m.id, method: m.method } };
+    if (typeof m.method !== 'string') return undefined;
+    if (m.id === undefined) return { notification: m.params === undefined ? { method: m.method } : { method: m.method, params: m.params } };
+    if (typeof m.id !== 'number' && typeof m.id !== 'string') return undefined;
+    return { request: m.params === undefined ? { id: m.id, method: m.method } : { id: m.id, method: m.method, params: m.params } };
   }
   if (typeof m.id !== 'number') return undefined;
   if (m.error !== undefined && m.error !== null) return { reply: { id: m.id, error: normaliseError(m.error), result: undefined } };
   return { reply: { id: m.id, error: undefined, result: m.result === undefined ? null : m.result } };
 }
 
-/**
- * Our answer to a server request. We declare no client capabilities (no roots, sampling or
- * elicitation), so `ping` is the only one a server may expect served; anything else gets "method
- * not found" at once instead of silence the server would have to wait out.
- */
-export function serverRequestAnswer(request: ServerRequest): Buffer {
-  const id = JSON.stringify(request.id);
-  if (request.method === 'ping') return Buffer.from(`{"jsonrpc":"2.0","id":${id},"result":{}}\n`);
-  const error = JSON.stringify({ code: -32601, message: `Method not found: ${request.method}` });
-  return Buffer.from(`{"jsonrpc":"2.0","id":${id},"error":${error}}\n`);
+/** Our answer to a server request: `result` (compact JSON bytes; absent = `{}`) or an error. */
+export function answerLine(id: number | string, result: Uint8Array | undefined, error?: JsonRpcError): Buffer {
+  const head = `{"jsonrpc":"2.0","id":${JSON.stringify(id)}`;
+  if (error !== undefined) return Buffer.from(`${head},"error":${JSON.stringify(error)}}\n`);
+  if (result === undefined) return Buffer.from(`${head},"result":{}}\n`);
+  const open = Buffer.from(`${head},"result":`);
+  return Buffer.concat([open, result, CLOSE_LINE], open.length + result.length + CLOSE_LINE.length);
 }
 
 function normaliseError(raw: unknown): JsonRpcError {

@@ -4,6 +4,10 @@
  * whole while it streams in, so no more than the limit of it is ever buffered. The reader never
  * waits on the consumer: blocking it would park the child on its stdout write, and a child that
  * stops reading its stdin could then wedge both sides.
+ *
+ * Lines the `side` filter picks (notifications) go to a second, smaller lossy queue of their own, so
+ * a notification flood only ever evicts older notifications, never an answer waiting in the main
+ * queue. `shift` hands both out in arrival order.
  */
 
 import { BoundedQueue } from '../../shared/boundedQueue.js';
@@ -23,12 +27,30 @@ export interface LineQueueOptions {
   keep?: (line: Buffer) => boolean;
   /** A line went over maxLineBytes and is being discarded (called once per such line). */
   onOversized?: () => void;
+  /** Cheap filter run on kept lines: true queues the line in the side queue instead of the main one. */
+  side?: (line: Buffer) => boolean;
+  /** Limits of the side queue (default SIDE_MAX_LINES, SIDE_MAX_BYTES). */
+  sideMaxLines?: number;
+  sideMaxBytes?: number;
+}
+
+/** Notifications held at most before the oldest go (a burst of progress and log lines fits). */
+export const SIDE_MAX_LINES = 64;
+export const SIDE_MAX_BYTES = 1024 * 1024;
+
+interface Queued {
+  /** Arrival order across both queues. */
+  readonly seq: number;
+  readonly line: Buffer;
 }
 
 export class LineQueue {
-  private readonly queue: BoundedQueue<Buffer>;
+  private readonly queue: BoundedQueue<Queued>;
+  private readonly sideQueue: BoundedQueue<Queued>;
+  private nextSeq = 0;
   private readonly maxLineBytes: number;
   private readonly keep: ((line: Buffer) => boolean) | undefined;
+  private readonly side: ((line: Buffer) => boolean) | undefined;
   private readonly onOversized: (() => void) | undefined;
   /** Pieces of the line still streaming in (views into read chunks). */
   private parts: Buffer[] = [];
@@ -40,24 +62,30 @@ export class LineQueue {
 
   constructor(options: LineQueueOptions = {}) {
     this.maxLineBytes = options.maxLineBytes ?? StdioLimits.MAX_LINE_BYTES;
-    this.queue = new BoundedQueue<Buffer>({
+    this.queue = new BoundedQueue<Queued>({
       maxItems: options.maxLines ?? StdioLimits.QUEUE_MAX_LINES,
       maxBytes: options.maxBytes ?? StdioLimits.QUEUE_MAX_BYTES,
       maxItemBytes: this.maxLineBytes,
-      sizeOf: (line) => line.length,
+      sizeOf: (item) => item.line.length,
+    });
+    this.sideQueue = new BoundedQueue<Queued>({
+      maxItems: options.sideMaxLines ?? SIDE_MAX_LINES,
+      maxBytes: options.sideMaxBytes ?? SIDE_MAX_BYTES,
+      sizeOf: (item) => item.line.length,
     });
     this.keep = options.keep;
+    this.side = options.side;
     this.onOversized = options.onOversized;
   }
 
-  /** Lines queued now. */
+  /** Lines queued now (both queues). */
   get length(): number {
-    return this.queue.length;
+    return this.queue.length + this.sideQueue.length;
   }
 
-  /** Bytes queued now (complete lines only). */
+  /** Bytes queued now (complete lines only, both queues). */
   get bytes(): number {
-    return this.queue.bytes;
+    return this.queue.bytes + this.sideQueue.bytes;
   }
 
   /** Bytes of the line still streaming in; never above maxLineBytes. */
@@ -65,9 +93,14 @@ export class LineQueue {
     return this.partBytes;
   }
 
-  /** Complete lines evicted (oldest first) to keep the limits. */
+  /** Complete lines evicted (oldest first) to keep the limits, from either queue. */
   get dropped(): number {
-    return this.queue.dropped;
+    return this.queue.dropped + this.sideQueue.dropped;
+  }
+
+  /** Of those, side-queue lines (notifications). */
+  get droppedSide(): number {
+    return this.sideQueue.dropped;
   }
 
   /** Lines over maxLineBytes, discarded whole. */
@@ -125,14 +158,18 @@ export class LineQueue {
     this.discarding = false;
   }
 
-  /** The oldest queued line. */
+  /** The oldest queued line, from either queue. */
   shift(): Buffer | undefined {
-    return this.queue.shift();
+    const main = this.queue.peek();
+    const side = this.sideQueue.peek();
+    if (side !== undefined && (main === undefined || side.seq < main.seq)) return this.sideQueue.shift()!.line;
+    return this.queue.shift()?.line;
   }
 
   /** Forgets queued lines and any partial one (the child is gone; its output answers nobody). */
   clear(): void {
     this.queue.clear();
+    this.sideQueue.clear();
     this.parts = [];
     this.partBytes = 0;
     this.discarding = false;
@@ -148,6 +185,8 @@ export class LineQueue {
       return;
     }
     // A view would keep its whole read chunk alive behind a short line: copy what is kept.
-    this.queue.push(isView || text !== line ? Buffer.from(text) : text);
+    const item = { seq: this.nextSeq++, line: isView || text !== line ? Buffer.from(text) : text };
+    if (this.side?.(text) === true) this.sideQueue.push(item);
+    else this.queue.push(item);
   }
 }

@@ -5,6 +5,7 @@
  * last spawn (MIN_RESPAWN_INTERVAL_MS, so a crashing server cannot be respawned in a tight loop).
  */
 
+import type { SendOptions } from '../../shared/channel.js';
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import {
   type EventOf,
@@ -23,7 +24,7 @@ import { type LogLevel, StdioSession, upstreamFailure } from './stdioSession.js'
 type P = ProxyStdioProtocolT;
 
 export interface PumpEvents {
-  emit<E extends 'exited' | 'stderr' | 'log'>(event: E, data: EventOf<P, E>): void;
+  emit<E extends 'exited' | 'stderr' | 'log' | 'message'>(event: E, data: EventOf<P, E>, options?: SendOptions): void;
 }
 
 const EMPTY_TOOLS = Buffer.from('[]');
@@ -77,6 +78,10 @@ export class Pump implements HandlersOf<P> {
             if (this.session === session) this.session = undefined;
             this.events.emit('exited', event);
           },
+          message: ({ method, id, params }) => {
+            const data = id === undefined ? { pid: session.pid, method } : { pid: session.pid, method, id };
+            this.events.emit('message', data, params === undefined ? undefined : { payload: Buffer.from(JSON.stringify(params)) });
+          },
         },
         this.nextId,
       );
@@ -93,10 +98,7 @@ export class Pump implements HandlersOf<P> {
   }
 
   async rpc(params: ParamsOf<P, 'rpc'>, ctx: HandlerContext): Promise<ResultOf<P, 'rpc'> | PayloadReply<ResultOf<P, 'rpc'>>> {
-    const session = this.session;
-    if (session === undefined || !session.running) {
-      throw upstreamFailure(ErrorCode.HANDLER_FAILED, `Upstream '${this.name}' is not running; '${params.method}' not sent`, this.name, 'not_running');
-    }
+    const session = this.runningSession(params.method);
     const body = ctx.payload;
     if (body !== undefined && hasNewline(body))
       throw new SupervisorError(ErrorCode.INVALID_MESSAGE, `params of '${params.method}' hold a raw newline; send compact JSON`);
@@ -105,11 +107,38 @@ export class Pump implements HandlersOf<P> {
     return withPayload({}, Buffer.from(JSON.stringify(reply.result)), { transfer: true });
   }
 
+  notify(params: ParamsOf<P, 'notify'>, ctx: HandlerContext): ResultOf<P, 'notify'> {
+    const session = this.runningSession(params.method);
+    const body = ctx.payload;
+    if (body !== undefined && hasNewline(body))
+      throw new SupervisorError(ErrorCode.INVALID_MESSAGE, `params of '${params.method}' hold a raw newline; send compact JSON`);
+    session.notify(params.method, body);
+    return {};
+  }
+
+  answer(params: ParamsOf<P, 'answer'>, ctx: HandlerContext): ResultOf<P, 'answer'> {
+    const session = this.session;
+    // The child that asked is gone (or was replaced): nobody is waiting for this answer.
+    if (session === undefined || !session.running || session.pid !== params.pid) return {};
+    const body = params.error === undefined ? ctx.payload : undefined;
+    if (body !== undefined && hasNewline(body)) throw new SupervisorError(ErrorCode.INVALID_MESSAGE, 'an answer holds a raw newline; send compact JSON');
+    session.answer(params.id, body, params.error);
+    return {};
+  }
+
   status(): ResultOf<P, 'status'> {
     const session = this.session ?? this.lastSession;
     const counters = session?.counters() ?? { dropped_lines: 0, oversized_lines: 0, queued_lines: 0, queued_bytes: 0, in_flight: 0 };
     const alive = this.session?.running === true;
     return { alive, pid: alive ? this.session!.pid : null, ...counters };
+  }
+
+  private runningSession(method: string): StdioSession {
+    const session = this.session;
+    if (session === undefined || !session.running) {
+      throw upstreamFailure(ErrorCode.HANDLER_FAILED, `Upstream '${this.name}' is not running; '${method}' not sent`, this.name, 'not_running');
+    }
+    return session;
   }
 
   async shutdown(): Promise<ResultOf<P, 'shutdown'>> {
@@ -124,7 +153,7 @@ export class Pump implements HandlersOf<P> {
     try {
       const initParams = {
         protocolVersion: params.protocol_version,
-        capabilities: {},
+        capabilities: params.capabilities ?? {},
         clientInfo: { name: params.client_name, version: params.client_version },
       };
       const init = await session.request('initialize', Buffer.from(JSON.stringify(initParams)), params.timeout_ms);
@@ -143,9 +172,11 @@ export class Pump implements HandlersOf<P> {
       const tools = (list.result as { tools?: unknown } | null)?.tools;
       if (!Array.isArray(tools))
         this.log('warn', `Upstream '${params.name}' tools/list answer has no tools array; treating as no tools`, { upstream: params.name });
-      const serverInfo = (init.result as { serverInfo?: { name?: unknown } } | null)?.serverInfo;
-      const serverName = typeof serverInfo?.name === 'string' ? serverInfo.name : null;
-      return withPayload({ pid: session.pid, server_name: serverName }, Array.isArray(tools) ? Buffer.from(JSON.stringify(tools)) : EMPTY_TOOLS);
+      const initResult = init.result as { serverInfo?: { name?: unknown }; capabilities?: unknown } | null;
+      const serverName = typeof initResult?.serverInfo?.name === 'string' ? initResult.serverInfo.name : null;
+      const declared = initResult?.capabilities;
+      const capabilities = typeof declared === 'object' && declared !== null && !Array.isArray(declared) ? (declared as Record<string, unknown>) : {};
+      return withPayload({ pid: session.pid, server_name: serverName, capabilities }, Array.isArray(tools) ? Buffer.from(JSON.stringify(tools)) : EMPTY_TOOLS);
     } catch (err) {
       session.teardown(`handshake failed: ${(err as Error).message}`);
       throw err;

@@ -8,8 +8,12 @@
  * that did not even take the request on its stdin may hold half a frame. Being out of time
  * outranks having a reply ready: stdout lines are handled in small batches (setImmediate) so the
  * deadline timers run between batches, and a reply found after its deadline counts as a timeout.
- * Lines that cannot be replies (notifications, log messages: no `"id"` in the bytes) are skipped
- * before they take queue space or get parsed, however many arrive.
+ * Lines that cannot be JSON-RPC messages (no `"id"` nor `"method"` in the bytes) are skipped before
+ * they take queue space or get parsed, however many arrive. Notifications (and requests other than
+ * `ping`) are handed to the `message` sink; notifications wait in their own small lossy queue
+ * (lineQueue.ts), so however fast a server writes them they cost at most SIDE_MAX_LINES lines /
+ * SIDE_MAX_BYTES of memory and one parse each for those that survive, and never evict an answer.
+ * An exchange its caller cancels is cancelled at the server too (notifications/cancelled).
  */
 
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
@@ -17,7 +21,16 @@ import { statSync } from 'node:fs';
 
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { StdioLimits } from '../../shared/protocol/proxyStdio.js';
-import { type JsonRpcReply, mayCarryId, notificationLine, parseIncoming, requestLine, type ServerRequest, serverRequestAnswer } from './jsonRpcLines.js';
+import {
+  answerLine,
+  isNotificationOnly,
+  type JsonRpcError,
+  type JsonRpcReply,
+  mayBeMessage,
+  notificationLine,
+  parseIncoming,
+  requestLine,
+} from './jsonRpcLines.js';
 import { LineQueue } from './lineQueue.js';
 import { withParentDeathSignal } from './parentDeath.js';
 import { groupReaper } from './groupReaper.js';
@@ -41,6 +54,8 @@ export interface SessionSinks {
   log(level: LogLevel, msg: string, fields?: Record<string, unknown>): void;
   stderr(line: string): void;
   exited(event: { pid: number; code: number | null; signal: string | null; reason: string }): void;
+  /** A notification (no id) or a request other than ping (id set) from the child. */
+  message(message: { method: string; id?: number | string; params?: unknown }): void;
 }
 
 export interface SessionSpec {
@@ -141,7 +156,8 @@ export class StdioSession {
     this.pid = child.pid!;
     this.exited = new Promise((resolve) => (this.settleExited = resolve));
     this.lines = new LineQueue({
-      keep: mayCarryId,
+      keep: mayBeMessage,
+      side: isNotificationOnly,
       onOversized: () =>
         sinks.log('warn', `Upstream '${spec.name}' wrote a stdout line over ${StdioLimits.MAX_LINE_BYTES} bytes; discarded whole`, {
           upstream: spec.name,
@@ -238,6 +254,16 @@ export class StdioSession {
     this.stdin.write(notificationLine(method, params));
   }
 
+  /** Our answer to a request the child sent; nothing when it is no longer running (it cannot be waiting). */
+  answer(id: number | string, result: Uint8Array | undefined, error?: JsonRpcError): void {
+    if (this.state !== 'running') return;
+    try {
+      this.stdin.write(answerLine(id, result, error));
+    } catch {
+      // stdin closed, broken or its backlog full: the server's own timeout covers its request.
+    }
+  }
+
   /**
    * Ends the child now: SIGKILL to its group, every pending exchange failed with `reason`. The
    * `exited` sink fires once the process is gone. A no-op once the child is ending anyway.
@@ -303,8 +329,13 @@ export class StdioSession {
 
   private handleLine(line: Buffer): void {
     const incoming = parseIncoming(line);
-    if (incoming === undefined) return; // Not JSON-RPC, or a notification with an "id" inside: skipped.
-    if ('request' in incoming) return this.answer(incoming.request);
+    if (incoming === undefined) return; // Not JSON-RPC: skipped.
+    if ('notification' in incoming) return this.sinks.message(incoming.notification);
+    if ('request' in incoming) {
+      const request = incoming.request;
+      if (request.method === 'ping') return this.answer(request.id, undefined);
+      return this.sinks.message(request);
+    }
     const reply = incoming.reply;
     const exchange = this.pending.get(reply.id);
     if (exchange === undefined) {
@@ -317,16 +348,6 @@ export class StdioSession {
     }
     this.take(reply.id);
     exchange.resolve(reply);
-  }
-
-  /** A server's own request (ping, roots/list...): answered at once, never matched against ours. */
-  private answer(request: ServerRequest): void {
-    if (this.state !== 'running') return;
-    try {
-      this.stdin.write(serverRequestAnswer(request));
-    } catch {
-      // stdin closed, broken or its backlog full: the server's own timeout covers this request.
-    }
   }
 
   private readonly onDeadline = (id: number): void => {
@@ -359,6 +380,14 @@ export class StdioSession {
   private abandon(id: number, reason: Error): void {
     const exchange = this.take(id);
     if (exchange === undefined) return;
+    // The server stops the work it would answer nobody for (initialize may not be cancelled).
+    if (exchange.write !== undefined && exchange.method !== 'initialize' && this.state === 'running') {
+      try {
+        this.stdin.write(notificationLine('notifications/cancelled', Buffer.from(JSON.stringify({ requestId: id, reason: reason.message }))));
+      } catch {
+        // stdin gone: the child is ending anyway.
+      }
+    }
     exchange.reject(new SupervisorError(ErrorCode.REQUEST_CANCELLED, `Upstream '${this.spec.name}': '${exchange.method}' cancelled: ${reason.message}`));
   }
 

@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rawSession, startEverything } from '../../fixtures/upstreams/httpEverything.js';
 import { makeUpstream } from '../../fixtures/upstreams/httpUpstreamHarness.js';
+import { HUB_CLIENT_CAPABILITIES } from '../../../workers/mcp/upstreamClient.js';
 
 test('server-everything over Streamable HTTP: tools unchanged, echo, result passthrough, health check, DELETE on close', { timeout: 30_000 }, async (t) => {
   const server = await startEverything();
@@ -17,7 +18,8 @@ test('server-everything over Streamable HTTP: tools unchanged, echo, result pass
     await raw?.close();
     await server.stop();
   });
-  raw = await rawSession(server.url);
+  // Declaring what the hub declares: server-everything lists its sampling, elicitation and roots tools only then.
+  raw = await rawSession(server.url, HUB_CLIENT_CAPABILITIES);
 
   await t.test('connect returns the tools exactly as the server lists them', async () => {
     const tools = await h.upstream.connect();

@@ -39,6 +39,13 @@ class ScriptedClient implements UpstreamClient {
     if (this.healthError) throw this.healthError;
     return this.tools;
   }
+  capabilities: Record<string, unknown> = {};
+  async request(): Promise<unknown> {
+    return {};
+  }
+  async notify(): Promise<void> {}
+  onNotification(): void {}
+  setRequestHandler(): void {}
   async close(): Promise<void> {
     this.closed++;
   }

@@ -62,13 +62,13 @@ describe('StdioUpstream', { concurrency: true }, () => {
     await assert.rejects(upstream.callTool('echo', { message: 'late' }), /Upstream 'everything' is closed/);
   });
 
-  test('initialize carries the protocol version, the proxy client name and the version from the options', async (t) => {
+  test('initialize carries the protocol version, the capabilities the hub routes, the proxy client name and the version from the options', async (t) => {
     const { upstream } = make(t, server('mock', [MOCK_UPSTREAM, 'normal']));
     await upstream.connect();
     const result = (await upstream.callTool('initParams', {})) as { structuredContent: { initParams: unknown } };
     assert.deepEqual(result.structuredContent.initParams, {
       protocolVersion: '2025-11-25',
-      capabilities: {},
+      capabilities: { sampling: {}, elicitation: { form: {}, url: {} }, roots: { listChanged: true } },
       clientInfo: { name: 'tuicommander', version: '1.2.3-test' },
     });
   });

@@ -3,7 +3,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { hasNewline, mayCarryId, notificationLine, parseIncoming, requestLine, serverRequestAnswer } from '../../../workers/proxy-stdio/jsonRpcLines.js';
+import {
+  answerLine,
+  hasNewline,
+  isNotificationOnly,
+  mayBeMessage,
+  mayCarryId,
+  notificationLine,
+  parseIncoming,
+  requestLine,
+} from '../../../workers/proxy-stdio/jsonRpcLines.js';
 
 const parseReply = (bytes: Buffer) => {
   const incoming = parseIncoming(bytes);
@@ -45,7 +54,9 @@ test("server requests and notifications carrying an id are not replies (their id
   assert.equal(parseReply(line({ jsonrpc: '2.0', id: 1, method: 'ping' })), undefined);
   assert.deepEqual(parseIncoming(line({ jsonrpc: '2.0', id: 1, method: 'ping' })), { request: { id: 1, method: 'ping' } });
   assert.deepEqual(parseIncoming(line({ jsonrpc: '2.0', id: 's-9', method: 'roots/list' })), { request: { id: 's-9', method: 'roots/list' } });
-  assert.equal(parseIncoming(line({ jsonrpc: '2.0', method: 'notifications/progress', params: { id: 1 } })), undefined);
+  assert.deepEqual(parseIncoming(line({ jsonrpc: '2.0', method: 'notifications/progress', params: { id: 1 } })), {
+    notification: { method: 'notifications/progress', params: { id: 1 } },
+  });
   assert.equal(parseReply(line({ jsonrpc: '2.0', id: '1', result: {} })), undefined);
   assert.equal(parseReply(line([{ jsonrpc: '2.0', id: 1, result: {} }])), undefined);
   assert.equal(parseReply(Buffer.from('{"id":1,')), undefined);
@@ -62,13 +73,26 @@ test('request and notification lines are one compact frame each', () => {
   assert.equal(hasNewline(Buffer.from('{"a":\n1}')), true);
 });
 
-test('server requests are answered: ping with an empty result, anything else method-not-found, the id echoed as sent', () => {
-  assert.deepEqual(JSON.parse(serverRequestAnswer({ id: 7, method: 'ping' }).toString()), { jsonrpc: '2.0', id: 7, result: {} });
-  const refused = serverRequestAnswer({ id: 'abc"1', method: 'sampling/createMessage' });
-  assert.equal(refused.indexOf(0x0a), refused.length - 1, 'one frame');
-  assert.deepEqual(JSON.parse(refused.toString()), {
+test('answers to server requests: an empty result, a result spliced from bytes, an error; the id echoed as sent; one frame each', () => {
+  assert.deepEqual(JSON.parse(answerLine(7, undefined).toString()), { jsonrpc: '2.0', id: 7, result: {} });
+  assert.deepEqual(JSON.parse(answerLine('r-1', line({ roots: [{ uri: 'file:///a' }] })).toString()), {
     jsonrpc: '2.0',
-    id: 'abc"1',
-    error: { code: -32601, message: 'Method not found: sampling/createMessage' },
+    id: 'r-1',
+    result: { roots: [{ uri: 'file:///a' }] },
+  });
+  const refused = answerLine('abc"1', undefined, { code: -32601, message: 'Method not found: x/y' });
+  assert.equal(refused.indexOf(0x0a), refused.length - 1, 'one frame');
+  assert.deepEqual(JSON.parse(refused.toString()), { jsonrpc: '2.0', id: 'abc"1', error: { code: -32601, message: 'Method not found: x/y' } });
+});
+
+test('notifications: kept by the pre-check, told apart as notification-only, parsed with their params', () => {
+  const progress = line({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 't', progress: 1 } });
+  assert.equal(mayBeMessage(progress), true);
+  assert.equal(isNotificationOnly(progress), true);
+  assert.deepEqual(parseIncoming(progress), { notification: { method: 'notifications/progress', params: { progressToken: 't', progress: 1 } } });
+  assert.equal(mayBeMessage(Buffer.from('{"jsonrpc":"2.0","result":1}')), false, 'neither an id nor a method: nothing to do with it');
+  assert.equal(isNotificationOnly(line({ jsonrpc: '2.0', id: 1, method: 'roots/list' })), false, 'a request is no notification');
+  assert.deepEqual(parseIncoming(line({ jsonrpc: '2.0', id: 2, method: 'sampling/createMessage', params: { maxTokens: 5 } })), {
+    request: { id: 2, method: 'sampling/createMessage', params: { maxTokens: 5 } },
   });
 });

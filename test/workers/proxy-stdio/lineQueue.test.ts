@@ -102,3 +102,14 @@ test('the keep filter turns lines away before they take queue space', () => {
   assert.equal(queue.dropped, 0);
   assert.deepEqual(drain(queue), ['{"id":1}']);
 });
+
+test('side lines (notifications) have their own bounded queue: a flood of them never evicts a main line, and order is kept', () => {
+  const queue = new LineQueue({ maxLines: 4, sideMaxLines: 3, side: (line) => !line.includes('"id"') });
+  queue.write(Buffer.from('{"id":1}\n{"method":"a"}\n'));
+  queue.write(Buffer.from('{"method":"n"}\n'.repeat(1000)));
+  queue.write(Buffer.from('{"id":2}\n{"method":"z"}\n'));
+  assert.equal(queue.dropped, 999);
+  assert.equal(queue.droppedSide, 999);
+  assert.equal(queue.length, 5);
+  assert.deepEqual(drain(queue), ['{"id":1}', '{"method":"n"}', '{"method":"n"}', '{"id":2}', '{"method":"z"}']);
+});

@@ -83,23 +83,33 @@ describe('pump lifecycle', { concurrency: true }, () => {
     );
   });
 
-  test('initialize offers the protocol version, empty capabilities and clientInfo', async (t) => {
+  test('initialize offers the protocol version, the given capabilities and clientInfo; start answers the server capabilities', async (t) => {
     const pump = await startPump(t);
-    const started = await pump.start(mockParams('normal', { protocol_version: '2025-11-25', client_name: 'tuicommander', client_version: '9.9.9' }));
+    const capabilities = { sampling: {}, roots: { listChanged: true } };
+    const started = await pump.start(
+      mockParams('normal', { protocol_version: '2025-11-25', client_name: 'tuicommander', client_version: '9.9.9', capabilities }),
+    );
     assert.equal(started.server_name, 'mock-upstream');
+    assert.deepEqual(started.capabilities, { tools: {}, logging: {} });
     assert.deepEqual(started.tools.map((tool) => tool.name).slice(0, 3), ['echo', 'env', 'whoami']);
     const { initParams } = (await pump.callTool('initParams')) as { initParams: unknown };
-    assert.deepEqual(initParams, { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'tuicommander', version: '9.9.9' } });
+    assert.deepEqual(initParams, { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 'tuicommander', version: '9.9.9' } });
   });
 
-  test('server requests are answered at once: ping with {}, others method-not-found; one reusing the id of the call in flight is not its answer', async (t) => {
+  test('without capabilities, initialize declares none', async (t) => {
+    const pump = await startPump(t);
+    await pump.start(mockParams('normal'));
+    assert.deepEqual(((await pump.callTool('initParams')) as { initParams: { capabilities: unknown } }).initParams.capabilities, {});
+  });
+
+  test('ping from the server is answered by the pump at once; one reusing the id of the call in flight is not its answer', async (t) => {
     const pump = await startPump(t);
     await pump.start(mockParams('normal'));
     const ask = async (method: string, sameId: boolean) => ((await pump.callTool('askClient', { method, sameId })) as { response: unknown }).response;
     assert.deepEqual(await ask('ping', false), { jsonrpc: '2.0', id: 'srv-0', result: {} });
     // Requests 1 and 2 were initialize and tools/list, 3 the call above: this call and its ping are both id 4.
     assert.deepEqual(await ask('ping', true), { jsonrpc: '2.0', id: 4, result: {} });
-    assert.deepEqual(await ask('roots/list', false), { jsonrpc: '2.0', id: 'srv-1', error: { code: -32601, message: 'Method not found: roots/list' } });
+    assert.equal(pump.messages.length, 0, 'ping never leaves the pump');
   });
 
   test('respawn_rate_limit_blocks_too_fast_respawn, then a respawn after the window replaces the child; ids keep rising', async (t) => {

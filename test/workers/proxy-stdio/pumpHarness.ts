@@ -27,8 +27,10 @@ export interface PumpHarness {
   exited: Array<EventOf<P, 'exited'>>;
   stderr: string[];
   logs: Array<EventOf<P, 'log'>>;
+  /** `message` events, with their payload parsed as `params`. */
+  messages: Array<EventOf<P, 'message'> & { params?: unknown }>;
   /** start → the result and the tools array parsed from the payload. */
-  start(params: StartParams): Promise<{ pid: number; server_name: string | null; tools: Array<{ name: string }> }>;
+  start(params: StartParams): Promise<{ pid: number; server_name: string | null; capabilities: Record<string, unknown>; tools: Array<{ name: string }> }>;
   /** rpc → parsed result, or `{rpcError}` for a JSON-RPC error answer. */
   rpc(method: string, params?: unknown, options?: { timeout_ms?: number; signal?: AbortSignal }): Promise<unknown>;
   /** tools/call's structuredContent (or the whole result when it has none). */
@@ -87,6 +89,7 @@ function attachClient(port: MessagePort): PumpHarness {
     exited: [],
     stderr: [],
     logs: [],
+    messages: [],
     async start(params) {
       const reply = await client.requestWithPayload('start', params, { timeout: 30_000 });
       return { ...reply.result, tools: JSON.parse(Buffer.from(reply.payload!).toString('utf8')) };
@@ -128,6 +131,7 @@ function attachClient(port: MessagePort): PumpHarness {
   client.on('exited', (e) => h.exited.push(e));
   client.on('stderr', (e) => h.stderr.push(e.line));
   client.on('log', (e) => h.logs.push(e));
+  client.on('message', (e, payload) => h.messages.push(payload === undefined ? e : { ...e, params: JSON.parse(Buffer.from(payload).toString('utf8')) }));
   return h;
 }
 

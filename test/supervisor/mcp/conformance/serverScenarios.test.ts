@@ -141,8 +141,10 @@ describe('MCP conformance suite 0.1.16: server scenarios', () => {
     assert.equal(status('localhost-host-valid-accepted'), 'SUCCESS');
   });
 
-  it('the whole suite (TCP listener): every scenario passes but those not applicable, each failing for its known reason', async () => {
+  it('the whole suite (TCP listener): every scenario passes but those not applicable, each failing for its known reason', async (test) => {
     const run = await tcpSuite();
+    const passed = [...run.checks.values()].filter((checks) => verdict(checks).passed).length;
+    test.diagnostic(`conformance server suite on tuicd's own /mcp: ${passed} of ${run.checks.size} scenarios pass`);
     assert.equal(run.checks.size, SCENARIO_COUNT, `scenarios run: ${[...run.checks.keys()].join(', ')}`);
     const surprises: string[] = [];
     for (const [name, checks] of run.checks) {
