@@ -9,7 +9,8 @@
  * upstream child counted. Then a sampling round trip: the asking fixture's `sample` tool asks the
  * client sampling/createMessage; an SDK Client that declares sampling and answers at once calls it
  * through tuicd (Streamable HTTP) and directly (stdio), one call at a time: p50/p99 of the whole
- * call and what the hub adds to the p50 (tuicd − direct, paired by repetition).
+ * call and what the hub adds to the p50 (tuicd − direct, paired by repetition), beside the same
+ * fixture's call that asks the client nothing, as the reference.
  */
 import { fileURLToPath } from 'node:url';
 
@@ -114,13 +115,23 @@ const SAMPLING: CheckedRequest = {
   direct: async (c) => toolText(await c.callTool(sampleCall(null), undefined, REQUEST_OPTIONS)),
 };
 
+/** The fixture's `log` tool with no levels: the same upstream and client, no request to the client. */
+const plainCall = (upstream: string | null): ToolCall => ({ name: upstream === null ? 'log' : `${upstream}__log`, arguments: { levels: [] } });
+
+const PLAIN_CALL: CheckedRequest = {
+  name: 'the asking fixture asking nothing',
+  directServer: [ASKING_JS],
+  viaHub: async (c) => toolText(await c.callTool(plainCall(ASKING), undefined, REQUEST_OPTIONS)),
+  direct: async (c) => toolText(await c.callTool(plainCall(null), undefined, REQUEST_OPTIONS)),
+};
+
 type HubOrError = McpTarget | { error: string };
 
-/** The peer through tuicd: its drive, or why it cannot run (tuicd did not start, or the check failed). */
-function hubPeer(hub: HubOrError, problems: HubProblems, request: string, drive: (t: McpTarget) => Drive): Peer {
-  if ('error' in hub) return { name: TUICD, drive: hub };
+/** A peer through tuicd: its drive, or why it cannot run (tuicd did not start, or the check failed). */
+function hubPeer(name: string, hub: HubOrError, problems: HubProblems, request: string, drive: (t: McpTarget) => Drive): Peer {
+  if ('error' in hub) return { name, drive: hub };
   const problem = problems.get(request);
-  return { name: TUICD, drive: problem === undefined ? drive(hub) : { error: `through tuicd ${request} failed its check: ${problem}` } };
+  return { name, drive: problem === undefined ? drive(hub) : { error: `through tuicd ${request} failed its check: ${problem}` } };
 }
 
 /**
@@ -150,7 +161,7 @@ const valuesOf = (series: Map<string, Series>, peer: string, fig: Figure): numbe
 
 async function primitiveRows(ctx: BenchContext, hub: HubOrError, problems: HubProblems, p: Primitive): Promise<BenchRow[]> {
   const peers: Peer[] = [
-    hubPeer(hub, problems, p.check.name, (t) => rawHttp(t, p.viaHub, 'tcp')),
+    hubPeer(TUICD, hub, problems, p.check.name, (t) => rawHttp(t, p.viaHub, 'tcp')),
     { name: DIRECT, drive: lightStdio(EVERYTHING_ARGS, p.direct) },
   ];
   const series = await measurePeers(peers, [1, CONCURRENT_CALLERS], ctx.repetitions, durationsFor(ctx));
@@ -172,32 +183,51 @@ async function primitiveRows(ctx: BenchContext, hub: HubOrError, problems: HubPr
   return rows;
 }
 
-/** Sequential sampling round trips, SDK Client on both sides: p50/p99 and what the hub adds to the p50. */
+/** The peers' names for the fixture's call that asks the client nothing (the sampling reference). */
+const TUICD_PLAIN = `${TUICD}, no client request`;
+const DIRECT_PLAIN = `${DIRECT}, no client request`;
+
+/** The added-latency row of a pair: tuicd p50 − direct p50 per repetition, with the paired ratio in the note. */
+function addedRow(ctx: BenchContext, p50: Figure, series: Map<string, Series>, hubName: string, directName: string, extra?: string): BenchRow[] {
+  const mine = valuesOf(series, hubName, p50);
+  const direct = valuesOf(series, directName, p50);
+  if (mine.length === 0 || mine.length !== direct.length) return [];
+  const added = mine.map((m, i) => m - direct[i]!);
+  const ratios = mine.map((m, i) => m / direct[i]!);
+  const range = (v: number[], digits: number): string => `${Math.min(...v).toFixed(digits)}–${Math.max(...v).toFixed(digits)}`;
+  const variant = hubName === TUICD ? 'added by the hub p50' : `added by the hub p50, no client request`;
+  const note = `${hubName} p50 − ${directName} p50, paired by repetition (range ${range(added, 3)} ms); paired ratio median ${median(ratios).toFixed(2)}×, range ${range(ratios, 2)}×`;
+  return [withNote(row(p50.group, variant, ctx, LATENCY_UNIT, added), [note, extra].filter(Boolean).join('; '))];
+}
+
+/**
+ * Sequential sampling round trips, SDK Client on both sides: p50/p99 and what the hub adds to the
+ * p50. The same fixture's `log` tool with no levels (it asks the client nothing) runs beside them,
+ * interleaved, as the reference: what the hub adds to any call of this upstream over this client,
+ * so the difference is what the round trip to the client costs through the hub.
+ */
 async function samplingRows(ctx: BenchContext, hub: HubOrError, problems: HubProblems): Promise<BenchRow[]> {
   const peers: Peer[] = [
-    hubPeer(hub, problems, SAMPLING.name, (t) => sdkHttp(t, sampleCall(ASKING), { sampling: true })),
+    hubPeer(TUICD, hub, problems, SAMPLING.name, (t) => sdkHttp(t, sampleCall(ASKING), { sampling: true })),
     { name: DIRECT, drive: sdkStdio([ASKING_JS], sampleCall(null), { sampling: true }) },
+    hubPeer(TUICD_PLAIN, hub, problems, PLAIN_CALL.name, (t) => sdkHttp(t, plainCall(ASKING), { sampling: true })),
+    { name: DIRECT_PLAIN, drive: sdkStdio([ASKING_JS], plainCall(null), { sampling: true }) },
   ];
   const series = await measurePeers(peers, [1], ctx.repetitions, durationsFor(ctx));
-  const group = 'hub sampling round trip (SDK Client, answers at once)';
-  const figures = callFigures(group).filter((f) => f.callers === 1);
+  const sampling = callFigures('hub sampling round trip (SDK Client, answers at once)').filter((f) => f.callers === 1);
+  const plain = callFigures('hub sampling reference: the fixture asking nothing (SDK Client)').filter((f) => f.callers === 1);
   const rows: BenchRow[] = [];
-  for (const fig of figures) rows.push(...figureRows(ctx, fig, [TUICD, DIRECT], series, DIRECT));
-  const p50 = figures.find((f) => f.label === 'p50')!;
-  const mine = valuesOf(series, TUICD, p50);
-  const direct = valuesOf(series, DIRECT, p50);
-  if (mine.length > 0 && mine.length === direct.length) {
-    const added = mine.map((m, i) => m - direct[i]!);
-    const r = row(p50.group, 'added by the hub p50', ctx, LATENCY_UNIT, added);
-    const ratios = mine.map((m, i) => m / direct[i]!);
-    const range = (v: number[], digits: number): string => `${Math.min(...v).toFixed(digits)}–${Math.max(...v).toFixed(digits)}`;
-    rows.push(
-      withNote(
-        r,
-        `${TUICD} p50 − ${DIRECT} p50, paired by repetition (range ${range(added, 3)} ms); paired ratio median ${median(ratios).toFixed(2)}×, range ${range(ratios, 2)}×`,
-      ),
-    );
-  }
+  for (const fig of sampling) rows.push(...figureRows(ctx, fig, [TUICD, DIRECT], series, DIRECT));
+  const p50 = sampling.find((f) => f.label === 'p50')!;
+  const plainAdded = addedRow(ctx, p50, series, TUICD_PLAIN, DIRECT_PLAIN)[0];
+  const share =
+    plainAdded && !Number.isNaN(plainAdded.median)
+      ? `of which the same call asking nothing adds ${plainAdded.median.toFixed(3)} ms (the reference group)`
+      : undefined;
+  rows.push(...addedRow(ctx, p50, series, TUICD, DIRECT, share));
+  for (const fig of plain) rows.push(...figureRows(ctx, fig, [TUICD_PLAIN, DIRECT_PLAIN], series, DIRECT_PLAIN));
+  const plainP50 = plain.find((f) => f.label === 'p50')!;
+  rows.push(...addedRow(ctx, plainP50, series, TUICD_PLAIN, DIRECT_PLAIN));
   return rows;
 }
 
@@ -210,7 +240,7 @@ export const run: BenchModule = (ctx) =>
       hub = { error: `tuicd with server-everything and the asking fixture did not start: ${errorText(err)}` };
     }
     try {
-      const requests = [...PRIMITIVES.map((p) => p.check), SAMPLING];
+      const requests = [...PRIMITIVES.map((p) => p.check), SAMPLING, PLAIN_CALL];
       let problems: HubProblems;
       try {
         problems = await checkRequests('error' in hub ? undefined : hub, requests);
