@@ -135,23 +135,23 @@ function hubPeer(name: string, hub: HubOrError, problems: HubProblems, request: 
 }
 
 /**
- * The goal on calls/s: the two peers run back to back in each repetition, so their values pair up;
- * the verdict is on the median of the per-repetition ratios, and says whether every pair agrees.
+ * The calls/s note: the two peers run back to back in each repetition, so their values pair up.
+ * With the goal, the verdict is on the median of the per-repetition ratios and says whether every
+ * pair agrees; without (the tools/call reference), the same ratios are given for comparison.
  */
-function goalNote(mine: number[], direct: number[]): string | undefined {
+function throughputNote(mine: number[], direct: number[], withGoal: boolean): string | undefined {
   if (mine.length === 0 || direct.length === 0) return undefined;
-  const goal = `goal ≥ ${GOAL_RATIO}× ${DIRECT} (issue 28)`;
+  const goal = withGoal ? `goal ≥ ${GOAL_RATIO}× ${DIRECT} (issue 28)` : `reference for the ${GOAL_RATIO}× goal of resources/read and prompts/get`;
   const holds = (ratio: number): boolean => ratio >= GOAL_RATIO;
-  if (mine.length !== direct.length || direct.some((d) => d === 0)) {
-    const ratio = median(mine) / median(direct);
-    return `${goal}: ${holds(ratio) ? 'met' : 'MISSED'} on the ratio of medians (no pairs)`;
-  }
+  const verdict = (ratio: number): string => (withGoal ? (holds(ratio) ? 'met' : 'MISSED') : 'no goal of its own');
+  if (mine.length !== direct.length || direct.some((d) => d === 0))
+    return `${goal}: ${verdict(median(mine) / median(direct))} on the ratio of medians (no pairs)`;
   const pairs = mine.map((m, i) => m / direct[i]!);
   const m = median(pairs);
   const disagree = pairs.filter((p) => holds(p) !== holds(m)).length;
   const range = `${Math.min(...pairs).toFixed(3)}–${Math.max(...pairs).toFixed(3)}×`;
   const strength = disagree === 0 ? 'every repetition agrees' : `inconclusive: ${disagree} of ${pairs.length} repetitions say otherwise`;
-  return `${goal}: ${holds(m) ? 'met' : 'MISSED'} (paired per-repetition ratio: median ${m.toFixed(3)}×, range ${range}; ${strength})`;
+  return `${goal}: ${verdict(m)} (paired per-repetition ratio: median ${m.toFixed(3)}×, range ${range}${withGoal ? `; ${strength}` : ''})`;
 }
 
 const valuesOf = (series: Map<string, Series>, peer: string, fig: Figure): number[] => {
@@ -168,11 +168,7 @@ async function primitiveRows(ctx: BenchContext, hub: HubOrError, problems: HubPr
   const rows: BenchRow[] = [];
   for (const fig of callFigures(`hub ${p.check.name} (raw HTTP; direct: light stdio driver)`)) {
     const notes: NoteFor = (name, _r, s) => [
-      name === TUICD && fig.unit === 'calls/s'
-        ? p.goal
-          ? goalNote(valuesOf(series, TUICD, fig), valuesOf(series, DIRECT, fig))
-          : `reference for the ${GOAL_RATIO}× goal of resources/read and prompts/get (no goal of its own here)`
-        : undefined,
+      name === TUICD && fig.unit === 'calls/s' ? throughputNote(valuesOf(series, TUICD, fig), valuesOf(series, DIRECT, fig), p.goal) : undefined,
       fig.unit === CPU_UNIT && name === TUICD && s.descendantsCpuMs.length
         ? `of which the upstream child ${median(s.descendantsCpuMs).toFixed(3)} ms`
         : undefined,
