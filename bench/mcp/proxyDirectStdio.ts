@@ -51,7 +51,9 @@ function answerOf(line: string): RpcAnswer | undefined {
 
 async function main(): Promise<void> {
   if (values.arg.length === 0)
-    throw new Error('usage: proxyDirectStdio [--command CMD] --arg A... [--callers N] [--method tools/list | --tool NAME --arguments JSON]');
+    throw new Error(
+      'usage: proxyDirectStdio [--command CMD] --arg A... [--callers N] [--method tools/list | --tool NAME --arguments JSON | --method M --params JSON]',
+    );
   const warmupMs = Number(values['warmup-ms']);
   const durationMs = Number(values['duration-ms']);
   setTimeout(() => process.exit(2), HANDSHAKE_TIMEOUT_MS + warmupMs + durationMs + OVERRUN_MS).unref();

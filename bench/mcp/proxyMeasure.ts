@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { errorText, failedRow, median, row, withNote, type BenchContext, type BenchRow } from '../harness.js';
 import { runToEnd } from '../http/children.js';
 import { treeCpuDelta, treeCpuSeconds, type TreeCpu } from './proxyProcessTree.js';
-import { requestArgs, type ToolCall, type ToolsCallLoadResult } from './toolsCallShared.js';
+import { requestArgs, type RpcRequest, type ToolCall, type ToolsCallLoadResult } from './toolsCallShared.js';
 import type { McpTarget } from './toolsCallTargets.js';
 
 export interface Durations {
@@ -39,8 +39,8 @@ export interface Run {
 /** Runs one measurement with this many concurrent callers. */
 export type Drive = (callers: number, d: Durations) => Promise<Run>;
 
-/** What a driver sends: one tools/call, or tools/list. */
-export type Request = ToolCall | 'tools/list';
+/** What a driver sends: one tools/call, tools/list, or another request (resources/read, prompts/get). */
+export type Request = ToolCall | 'tools/list' | RpcRequest;
 
 const script = (file: string): string => fileURLToPath(new URL(`./${file}`, import.meta.url));
 const timing = (d: Durations): string[] => ['--warmup-ms', String(d.warmupMs), '--duration-ms', String(d.durationMs)];
@@ -82,13 +82,31 @@ export function rawHttp(target: McpTarget, request: Request, via: 'tcp' | 'unix'
     );
 }
 
+/** How the SDK Client driver behaves beyond its call. */
+export interface SdkClientOptions {
+  /** Declares sampling and answers every sampling/createMessage at once (`--sampling`). */
+  sampling?: boolean;
+}
+
+const sdkArgs = (o: SdkClientOptions): string[] => (o.sampling ? ['--sampling'] : []);
+
 /** The SDK Client over Streamable HTTP (toolsCallSdkDriver.ts), which opens its own session. */
-export function sdkHttp(target: McpTarget, call: ToolCall): Drive {
+export function sdkHttp(target: McpTarget, call: ToolCall, options: SdkClientOptions = {}): Drive {
   const url = `http://127.0.0.1:${target.port}/mcp`;
   return (callers, d) =>
     aroundServer(
       target,
-      [script('toolsCallSdkDriver.js'), '--url', url, '--callers', String(callers), ...headerArgs(target.authHeaders), ...timing(d), ...requestArgs(call)],
+      [
+        script('toolsCallSdkDriver.js'),
+        '--url',
+        url,
+        '--callers',
+        String(callers),
+        ...headerArgs(target.authHeaders),
+        ...timing(d),
+        ...requestArgs(call),
+        ...sdkArgs(options),
+      ],
       d,
     );
 }
@@ -106,10 +124,20 @@ export function lightStdio(args: string[], request: Request): Drive {
 }
 
 /** The SDK Client over StdioClientTransport straight to `node <args>`. */
-export function sdkStdio(args: string[], call: ToolCall): Drive {
+export function sdkStdio(args: string[], call: ToolCall, options: SdkClientOptions = {}): Drive {
   return (callers, d) =>
     spawnedServer(
-      [script('toolsCallSdkDriver.js'), '--command', process.execPath, ...serverArgs(args), '--callers', String(callers), ...timing(d), ...requestArgs(call)],
+      [
+        script('toolsCallSdkDriver.js'),
+        '--command',
+        process.execPath,
+        ...serverArgs(args),
+        '--callers',
+        String(callers),
+        ...timing(d),
+        ...requestArgs(call),
+        ...sdkArgs(options),
+      ],
       d,
     );
 }

@@ -1,5 +1,5 @@
 /**
- * Raw-HTTP load generator for `POST /mcp` tools/call or tools/list (child process, prints one JSON
+ * Raw-HTTP load generator for `POST /mcp` tools/call, tools/list or another request (child process, prints one JSON
  * line): N keep-alive connections (TCP, or a unix socket with `--socket`), one request in flight on each, every request pre-built as bytes
  * (its own JSON-RPC id per connection, so concurrent calls in one MCP session never share an id).
  * With one connection it measures sequential latency; with many, throughput.
@@ -110,7 +110,7 @@ function connect(id: number): void {
 function main(): void {
   if (!values.port && !values.socket) {
     throw new Error(
-      'usage: toolsCallLoadgen --port N | --socket PATH [--header "Name: value"]... [--connections N] [--warmup-ms N] [--duration-ms N] [--method tools/list | --tool NAME --arguments JSON]',
+      'usage: toolsCallLoadgen --port N | --socket PATH [--header "Name: value"]... [--connections N] [--warmup-ms N] [--duration-ms N] [--method tools/list | --tool NAME --arguments JSON | --method M --params JSON]',
     );
   }
   const warmupMs = Number(values['warmup-ms']);

@@ -4,18 +4,22 @@
  * `StdioClientTransport` to a server it spawns (`--command`, `--arg`...; the server's CPU over the
  * window is then in the line), N concurrent callers each awaiting `callTool` (default `session
  * list`; `--tool`, `--arguments`) in a loop. What an agent's MCP client costs and sees, as opposed
- * to the raw generator, which keeps the client out of the figure.
+ * to the raw generator, which keeps the client out of the figure. With `--sampling` the client
+ * declares sampling and answers every sampling/createMessage at once (a tool that asks the client).
  */
 import { parseArgs } from 'node:util';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateMessageRequestSchema, type CreateMessageResult } from '@modelcontextprotocol/sdk/types.js';
 
 import { treeCpuDelta, treeCpuSeconds } from './proxyProcessTree.js';
 import { REQUEST_OPTIONS, summarize } from './toolsCallShared.js';
 
 const OVERRUN_MS = 10_000;
+/** The model's reply with --sampling: no model runs, so the round trip is all that is timed. */
+const SAMPLED: CreateMessageResult = { model: 'bench-model', role: 'assistant', content: { type: 'text', text: 'sampled' } };
 
 const { values } = parseArgs({
   options: {
@@ -24,6 +28,7 @@ const { values } = parseArgs({
     arg: { type: 'string', multiple: true, default: [] },
     header: { type: 'string', multiple: true, default: [] },
     callers: { type: 'string', default: '1' },
+    sampling: { type: 'boolean', default: false },
     'warmup-ms': { type: 'string', default: '500' },
     'duration-ms': { type: 'string', default: '2000' },
     ...REQUEST_OPTIONS,
@@ -33,7 +38,7 @@ const { values } = parseArgs({
 async function main(): Promise<void> {
   if (!values.url === !values.command) {
     throw new Error(
-      'usage: toolsCallSdkDriver --url http://host:port/mcp [--header "Name: value"]... | --command CMD [--arg A]... ; [--callers N] [--tool NAME --arguments JSON]',
+      'usage: toolsCallSdkDriver --url http://host:port/mcp [--header "Name: value"]... | --command CMD [--arg A]... ; [--callers N] [--tool NAME --arguments JSON] [--sampling]',
     );
   }
   if (values.method !== 'tools/call') throw new Error(`the SDK driver only calls tools (--method tools/call), got ${values.method}`);
@@ -47,7 +52,8 @@ async function main(): Promise<void> {
   const durationMs = Number(values['duration-ms']);
   setTimeout(() => process.exit(2), warmupMs + durationMs + OVERRUN_MS).unref();
 
-  const client = new Client({ name: 'tuicd-bench', version: '0.0.0' });
+  const client = new Client({ name: 'tuicd-bench', version: '0.0.0' }, values.sampling ? { capabilities: { sampling: {} } } : undefined);
+  if (values.sampling) client.setRequestHandler(CreateMessageRequestSchema, async () => SAMPLED);
   const stdio = values.command ? new StdioClientTransport({ command: values.command, args: values.arg, stderr: 'ignore' }) : undefined;
   await client.connect(stdio ?? new StreamableHTTPClientTransport(new URL(values.url!), { requestInit: { headers } }));
   const serverCpu = (): ReturnType<typeof treeCpuSeconds> => (stdio?.pid ? treeCpuSeconds(stdio.pid) : undefined);

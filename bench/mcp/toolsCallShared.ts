@@ -20,25 +20,38 @@ export function toolsCallBody(id: number, call: ToolCall = SESSION_LIST_CALL): s
   return JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: call });
 }
 
+/** Any other request a driver may send (e.g. resources/read, prompts/get): its method and params. */
+export interface RpcRequest {
+  method: string;
+  params: Record<string, unknown>;
+}
+
 /**
  * What a driver sends, from its command line: `--method tools/call` (default) with `--tool` and
- * `--arguments` (JSON), or `--method tools/list`. Spread into parseArgs' options.
+ * `--arguments` (JSON), `--method tools/list`, or any other method with `--params` (JSON). Spread
+ * into parseArgs' options.
  */
 export const REQUEST_OPTIONS = {
   method: { type: 'string', default: 'tools/call' },
   tool: { type: 'string', default: SESSION_LIST_CALL.name },
   arguments: { type: 'string', default: JSON.stringify(SESSION_LIST_CALL.arguments) },
+  params: { type: 'string' },
 } as const;
 
-/** The driver flags that ask for `call` (for a parent building a driver's command line). */
-export function requestArgs(request: ToolCall | 'tools/list'): string[] {
-  return request === 'tools/list' ? ['--method', 'tools/list'] : ['--tool', request.name, '--arguments', JSON.stringify(request.arguments)];
+/** The driver flags that ask for `request` (for a parent building a driver's command line). */
+export function requestArgs(request: ToolCall | 'tools/list' | RpcRequest): string[] {
+  if (request === 'tools/list') return ['--method', 'tools/list'];
+  if ('method' in request) return ['--method', request.method, '--params', JSON.stringify(request.params)];
+  return ['--tool', request.name, '--arguments', JSON.stringify(request.arguments)];
 }
 
 /** The JSON-RPC request body REQUEST_OPTIONS' values ask for, with this id. */
-export function requestBody(id: number, values: { method: string; tool: string; arguments: string }): string {
+export function requestBody(id: number, values: { method: string; tool: string; arguments: string; params?: string | undefined }): string {
   if (values.method === 'tools/list') return JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list' });
-  if (values.method !== 'tools/call') throw new Error(`--method must be tools/call or tools/list, got ${values.method}`);
+  if (values.method !== 'tools/call') {
+    if (values.params === undefined) throw new Error(`--method ${values.method} needs --params (JSON)`);
+    return JSON.stringify({ jsonrpc: '2.0', id, method: values.method, params: JSON.parse(values.params) as Record<string, unknown> });
+  }
   return toolsCallBody(id, { name: values.tool, arguments: JSON.parse(values.arguments) as Record<string, unknown> });
 }
 
