@@ -6,7 +6,8 @@
  * (the issue asks for the tools/call figures' level): tuicd on TCP with Basic Auth driven by the raw
  * HTTP generator, the direct peer by the light stdio driver; sequential p50/p99, calls/s with 16
  * callers (**goal ≥ 0.9×** direct, on the paired per-repetition ratios) and CPU per call with the
- * upstream child counted. Then a sampling round trip: the asking fixture's `sample` tool asks the
+ * upstream child counted. Beside them, the same server-everything served straight over HTTP by the
+ * SDK's own transport, the baseline the proxied tools/call figures are set against. Then a sampling round trip: the asking fixture's `sample` tool asks the
  * client sampling/createMessage; an SDK Client that declares sampling and answers at once calls it
  * through tuicd (Streamable HTTP) and directly (stdio), one call at a time: p50/p99 of the whole
  * call and what the hub adds to the p50 (tuicd − direct, paired by repetition), beside the same
@@ -17,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { namespacedUri } from '../../shared/upstreamUris.js';
 import { errorText, median, row, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
 import { checkRequests, REQUEST_OPTIONS, toolText, type CheckedRequest, type HubProblems } from './hubPrimitivesCheck.js';
-import { echoCall, echoCheck, everythingStdio, EVERYTHING_JS, startHub, withTempDir } from './proxyHub.js';
+import { echoCall, echoCheck, everythingStdio, EVERYTHING_JS, startEverythingStreamable, startHub, withTempDir } from './proxyHub.js';
 import {
   callFigures,
   clientCpuNote,
@@ -58,6 +59,12 @@ const SAMPLE_ARGUMENTS = { prompt: 'say something' };
 
 const TUICD = 'tuicd (tcp)';
 const DIRECT = 'direct stdio';
+/**
+ * server-everything served over HTTP by the SDK's own Streamable HTTP transport (its `streamableHttp`
+ * mode): the baseline the proxied tools/call figures are set against, a client reaching the same
+ * server straight over HTTP instead of through tuicd.
+ */
+const EVERYTHING_HTTP = 'bare SDK server + server-everything (tcp)';
 
 /** One measured primitive: the request through tuicd, the same request straight to server-everything. */
 interface Primitive {
@@ -159,22 +166,31 @@ const valuesOf = (series: Map<string, Series>, peer: string, fig: Figure): numbe
   return s && !s.error ? fig.pick(s) : [];
 };
 
-async function primitiveRows(ctx: BenchContext, hub: HubOrError, problems: HubProblems, p: Primitive): Promise<BenchRow[]> {
+/** tuicd's calls/s against the bare SDK HTTP server's, paired by repetition (no goal of its own: the tools/call figures' baseline). */
+function httpBaselineNote(mine: number[], bare: number[]): string | undefined {
+  if (mine.length === 0 || mine.length !== bare.length || bare.some((b) => b === 0)) return undefined;
+  const pairs = mine.map((m, i) => m / bare[i]!);
+  return `vs ${EVERYTHING_HTTP}: paired ratio median ${median(pairs).toFixed(2)}×, range ${Math.min(...pairs).toFixed(2)}–${Math.max(...pairs).toFixed(2)}×`;
+}
+
+async function primitiveRows(ctx: BenchContext, hub: HubOrError, problems: HubProblems, p: Primitive, everythingHttp: HubOrError): Promise<BenchRow[]> {
   const peers: Peer[] = [
     hubPeer(TUICD, hub, problems, p.check.name, (t) => rawHttp(t, p.viaHub, 'tcp')),
     { name: DIRECT, drive: lightStdio(EVERYTHING_ARGS, p.direct) },
+    { name: EVERYTHING_HTTP, drive: 'error' in everythingHttp ? everythingHttp : rawHttp(everythingHttp, p.direct, 'tcp') },
   ];
   const series = await measurePeers(peers, [1, CONCURRENT_CALLERS], ctx.repetitions, durationsFor(ctx));
   const rows: BenchRow[] = [];
   for (const fig of callFigures(`hub ${p.check.name} (raw HTTP; direct: light stdio driver)`)) {
     const notes: NoteFor = (name, _r, s) => [
       name === TUICD && fig.unit === 'calls/s' ? throughputNote(valuesOf(series, TUICD, fig), valuesOf(series, DIRECT, fig), p.goal) : undefined,
+      name === TUICD && fig.unit === 'calls/s' ? httpBaselineNote(valuesOf(series, TUICD, fig), valuesOf(series, EVERYTHING_HTTP, fig)) : undefined,
       fig.unit === CPU_UNIT && name === TUICD && s.descendantsCpuMs.length
         ? `of which the upstream child ${median(s.descendantsCpuMs).toFixed(3)} ms`
         : undefined,
       clientCpuNote(fig, s),
     ];
-    rows.push(...figureRows(ctx, fig, [TUICD, DIRECT], series, DIRECT, notes));
+    rows.push(...figureRows(ctx, fig, [TUICD, DIRECT, EVERYTHING_HTTP], series, DIRECT, notes));
   }
   return rows;
 }
@@ -244,8 +260,18 @@ export const run: BenchModule = (ctx) =>
         // A direct answer failed: nothing here would measure a working request.
         throw new Error(`check before timing: ${errorText(err)}`);
       }
+      let everythingHttp: HubOrError;
+      try {
+        everythingHttp = await startEverythingStreamable();
+      } catch (err) {
+        everythingHttp = { error: `server-everything over HTTP did not start: ${errorText(err)}` };
+      }
       const rows: BenchRow[] = [];
-      for (const p of PRIMITIVES) rows.push(...(await primitiveRows(ctx, hub, problems, p)));
+      try {
+        for (const p of PRIMITIVES) rows.push(...(await primitiveRows(ctx, hub, problems, p, everythingHttp)));
+      } finally {
+        if (!('error' in everythingHttp)) await everythingHttp.proc.stop();
+      }
       rows.push(...(await samplingRows(ctx, hub, problems)));
       return rows;
     } finally {
