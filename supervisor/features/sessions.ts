@@ -66,6 +66,8 @@ export function sessionsFeature(deps: SessionsDeps): SessionsFeature {
   metrics.gauge('failed_spawns', 'Session spawns that failed', () => c.failed_spawns);
   metrics.gauge('bytes_emitted', 'PTY output bytes received from the pty host', () => c.bytes_emitted);
   metrics.gauge('pauses_triggered', 'Times a session was paused', () => c.pauses_triggered);
+  metrics.gauge('foreground_checks', "Checks of a session's foreground process group made on its output", () => c.foreground_checks);
+  metrics.gauge('agent_classifications', "Classifications of a session's foreground program (agent detection)", () => c.agent_classifications);
   metrics.gauge('active_sessions', 'Sessions whose process runs', () => sessions.liveCount);
   return {
     name: 'sessions',

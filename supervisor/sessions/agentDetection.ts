@@ -3,11 +3,11 @@
  * group, classified by its name, else by a path component (Claude's native installs run a binary
  * named after its version, under `claude/versions/`). A shell in the foreground means no agent; an
  * unknown program falls back to the type the session was spawned as. Read from /proc on demand
- * (on output activity and when asked), never on a timer.
+ * (when output shows the foreground group changed, and when asked), never on a timer.
  */
 import { readFileSync, readlinkSync } from 'node:fs';
 
-import { foregroundOf, processName } from './foreground.js';
+import { foregroundOf } from './foreground.js';
 
 export type AgentType = 'claude' | 'gemini' | 'opencode' | 'aider' | 'codex' | 'amp' | 'cursor' | 'goose' | 'grok' | 'droid' | 'pi';
 
@@ -90,7 +90,8 @@ export interface AgentDetection {
 export function detectAgent(sessionPid: number, spawnType: AgentType | null): AgentDetection {
   const fg = foregroundOf(sessionPid);
   if (fg === null) return { agentType: spawnType, foreground: null, source: spawnType === null ? 'none' : 'spawn' };
-  const name = processName(fg.pid) ?? fg.name;
+  // foregroundOf named it already (the leader's, else the shell's when the leader is unreadable).
+  const name = fg.name;
   const paths = pathsOf(fg.pid);
   const c = classifyProgram(name, paths);
   const foreground = { pid: fg.pid, name, paths, classification: c.kind };

@@ -48,12 +48,18 @@ export function processName(pid: number): string | null {
   }
 }
 
-/** The foreground of the terminal `sessionPid` runs on; null when unknown (process gone, no /proc). */
-export function foregroundOf(sessionPid: number): Foreground | null {
+/** The foreground process group of the terminal `sessionPid` runs on (one stat read); null when unknown. */
+export function foregroundPgid(sessionPid: number): number | null {
   const fields = statFields(sessionPid);
   if (!fields) return null;
   const tpgid = Number(fields[5]);
-  if (!Number.isInteger(tpgid) || tpgid <= 0) return null;
+  return Number.isInteger(tpgid) && tpgid > 0 ? tpgid : null;
+}
+
+/** The foreground of the terminal `sessionPid` runs on; null when unknown (process gone, no /proc). */
+export function foregroundOf(sessionPid: number): Foreground | null {
+  const tpgid = foregroundPgid(sessionPid);
+  if (tpgid === null) return null;
   const name = processName(tpgid) ?? processName(sessionPid);
   if (name === null) return null;
   return { pid: tpgid, name, isSessionProcess: tpgid === sessionPid };

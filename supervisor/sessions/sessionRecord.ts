@@ -48,8 +48,12 @@ export interface SessionRecord {
   agent_type: AgentType | null;
   /** The type the session was created as (POST /sessions `agent_type`): detection's fallback. */
   spawn_agent_type: AgentType | null;
-  /** When the foreground was last classified (on output activity, at most once a second). */
+  /** When the foreground process group was last looked at (on output activity, at most once a second). */
   agent_checked_ms: number;
+  /** The foreground process group the last classification saw; null before any, or when unknown. */
+  agent_fg_pgid: number | null;
+  /** When the foreground was last classified (its program named and its paths read). */
+  agent_classified_ms: number;
   /** What the output parser found about the agent (agentSignals.ts). */
   signals: AgentSignals;
   /** The session's turn epoch (SessionInput.turnEpoch), mirrored for state derivation. */

@@ -15,6 +15,7 @@ import { ApiError } from '../../shared/apiError.js';
 import { clipClientInput, quoteClientInput } from '../../shared/quoteClientInput.js';
 import { AliasAllocator } from './alias.js';
 import { detectAgent } from './agentDetection.js';
+import { foregroundPgid } from './foreground.js';
 import { childEnv, RESERVED_ENV } from './childEnv.js';
 import type { SessionRecord, ShellStateName } from './sessionRecord.js';
 import { SessionInput } from './sessionInput.js';
@@ -54,8 +55,14 @@ export type ShellStateListener = (record: SessionRecord) => void;
 /** A viewer's input was refused (the program has not read PtyConstants.INPUT_BACKLOG_BYTES); `viewer` is its writeFromViewer tag. */
 export type InputRefusedListener = (sessionId: string, viewer: number | undefined) => void;
 
-/** Output re-checks which agent holds the terminal at most this often: on activity, never on a timer. */
+/**
+ * Output looks at which process group holds the terminal at most this often (one /proc stat read):
+ * on activity, never on a timer. The program is classified again (its name and paths, three or four
+ * more reads) only when that group changed, or after AGENT_RECLASSIFY_MS in the same group (a
+ * program that exec()s another keeps its group: `exec claude` from a wrapper script).
+ */
 const AGENT_RECHECK_MS = 1_000;
+const AGENT_RECLASSIFY_MS = 10_000;
 
 /** A refused write waits for the program to read: about as long as a person takes to notice. */
 const INPUT_BACKLOG_RETRY_AFTER_S = 1;
@@ -118,7 +125,16 @@ export class SessionService {
   private readonly spawning = new Set<string>();
   /** A shell state the host reported before the spawn's reply was handled (same channel read). */
   private readonly earlyState = new Map<string, ShellStateName>();
-  readonly counters = { total_spawned: 0, failed_spawns: 0, bytes_emitted: 0, pauses_triggered: 0 };
+  readonly counters = {
+    total_spawned: 0,
+    failed_spawns: 0,
+    bytes_emitted: 0,
+    pauses_triggered: 0,
+    /** Foreground process-group checks (one stat read each) made on output. */
+    foreground_checks: 0,
+    /** Full classifications of a session's foreground program. */
+    agent_classifications: 0,
+  };
   private readonly agents: AgentStateTracker;
 
   constructor(private readonly opts: SessionServiceOptions) {
@@ -273,6 +289,8 @@ export class SessionService {
       agent_type: agentType,
       spawn_agent_type: agentType,
       agent_checked_ms: 0,
+      agent_fg_pgid: null,
+      agent_classified_ms: 0,
       signals: emptySignals(),
       turn_epoch: 0,
       agent_epoch: 0,
@@ -557,7 +575,7 @@ export class SessionService {
     const now = Date.now();
     record.last_activity_ms = now;
     this.counters.bytes_emitted += payload.length;
-    if (now - record.agent_checked_ms >= AGENT_RECHECK_MS) this.redetectAgent(record, now);
+    if (now - record.agent_checked_ms >= AGENT_RECHECK_MS) this.checkForeground(record, now);
     const set = this.outputListeners.get(e.session_id);
     if (set) for (const fn of set) fn(e.offset, payload);
   }
@@ -579,13 +597,25 @@ export class SessionService {
     for (const fn of this.shellStateListeners) fn(record);
   }
 
+  /** On output: the foreground group (one stat read); the program again only when it changed or the last look is old. */
+  private checkForeground(record: SessionRecord, now: number): void {
+    record.agent_checked_ms = now;
+    this.counters.foreground_checks++;
+    const pgid = foregroundPgid(record.pid);
+    if (pgid === record.agent_fg_pgid && now - record.agent_classified_ms < AGENT_RECLASSIFY_MS) return;
+    this.redetectAgent(record, now);
+  }
+
   /**
-   * Classifies the session's foreground again (three small /proc reads); publishes a change of
-   * agent_type unless the caller publishes the state itself.
+   * Classifies the session's foreground again (a handful of small /proc reads); publishes a change
+   * of agent_type unless the caller publishes the state itself.
    */
   private redetectAgent(record: SessionRecord, now: number, publish = true): void {
     record.agent_checked_ms = now;
-    const { agentType } = detectAgent(record.pid, record.spawn_agent_type);
+    record.agent_classified_ms = now;
+    this.counters.agent_classifications++;
+    const { agentType, foreground } = detectAgent(record.pid, record.spawn_agent_type);
+    record.agent_fg_pgid = foreground?.pid ?? null;
     if (agentType === record.agent_type) return;
     record.agent_type = agentType;
     record.agent_epoch = record.turn_epoch;

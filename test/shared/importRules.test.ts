@@ -115,7 +115,14 @@ function folderCycle(graph: ImportGraph, a: string, b: string): string | null {
  * composition root, the process entry (it picks the engine), and MCP's Streamable HTTP transport
  * (the /mcp edge: JSON-RPC over HTTP requests and SSE streams).
  */
-const HTTP_EDGE_FILES = new Set(['supervisor/supervisor.ts', 'supervisor/main.ts', 'supervisor/mcp/transport.ts', 'supervisor/mcp/mcpStreams.ts']);
+/** The MCP transport and its streams (GET /mcp's, and a POST's answer turned into one: clientExchanges). */
+const HTTP_EDGE_FILES = new Set([
+  'supervisor/supervisor.ts',
+  'supervisor/main.ts',
+  'supervisor/mcp/transport.ts',
+  'supervisor/mcp/mcpStreams.ts',
+  'supervisor/mcp/clientExchanges.ts',
+]);
 const HTTP_EDGE = (file: string): boolean =>
   inFolder(file, 'supervisor/http') || inFolder(file, 'supervisor/routes') || inFolder(file, 'supervisor/features') || HTTP_EDGE_FILES.has(file);
 
@@ -190,7 +197,7 @@ describe('import rules', () => {
     });
   }
 
-  it('only the HTTP edge imports supervisor/http/ (http, routes, features, the root, the entry, the MCP transport)', () => {
+  it('only the HTTP edge imports supervisor/http/ (http, routes, features, the root, the entry, the MCP transport and its streams)', () => {
     const offenders = importsBetween(graph, 'supervisor', 'supervisor/http', HTTP_EDGE);
     const files = [...new Set(offenders.map((edge) => edge.split(' → ')[0]!))].sort();
     assert.deepEqual(files, [], `modules outside the HTTP edge import supervisor/http/:\n${offenders.map((o) => `  ${o}`).join('\n')}`);

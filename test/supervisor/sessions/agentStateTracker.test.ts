@@ -32,6 +32,8 @@ function record(over: Partial<SessionRecord> = {}): SessionRecord {
     agent_type: 'claude',
     spawn_agent_type: null,
     agent_checked_ms: 0,
+    agent_fg_pgid: null,
+    agent_classified_ms: 0,
     signals: emptySignals(),
     turn_epoch: 0,
     agent_epoch: 0,
