@@ -38,10 +38,17 @@ export interface LineReadOptions {
  * A ring of the last `capacity` lines (and at most `maxChars` characters), addressed by absolute line index.
  * A line may be appended still to be redacted: `read` redacts it then, once, and keeps the result.
  */
+/** The slot bookkeeping a new log starts with; it doubles as lines arrive, up to the capacity. */
+const INITIAL_SLOTS = 64;
+
 export class LineLog {
-  private readonly ring: string[];
+  /**
+   * Grows as lines arrive (appends at the end until it wraps): a log sized for 10,000 lines up
+   * front held 80 KB per session before its first line, most of an idle session's memory.
+   */
+  private readonly ring: string[] = [];
   /** 1 where the slot's line was appended unredacted: in a flood most lines are dropped before anyone reads them. */
-  private readonly unredacted: Uint8Array;
+  private unredacted: Uint8Array;
   private readonly capacity: number;
   private total = 0;
   /** Absolute index of the oldest line kept; lines before it were dropped by count or by size. */
@@ -55,8 +62,7 @@ export class LineLog {
   ) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`capacity must be a positive integer, got ${capacity}`);
     this.capacity = capacity;
-    this.ring = new Array<string>(capacity);
-    this.unredacted = new Uint8Array(capacity);
+    this.unredacted = new Uint8Array(Math.min(capacity, INITIAL_SLOTS));
   }
 
   get totalLines(): number {
@@ -70,6 +76,7 @@ export class LineLog {
   /** `unredacted`: the line still holds whatever was printed; `read` passes it through its `redact` first. */
   append(line: string, unredacted = false): void {
     const slot = this.total % this.capacity;
+    if (slot >= this.unredacted.length) this.growFlags();
     // The line this one replaces (dropped by count), unless its size already dropped it.
     this.chars -= this.ring[slot]?.length ?? 0;
     this.ring[slot] = line;
@@ -78,6 +85,13 @@ export class LineLog {
     this.total++;
     this.oldest = Math.max(this.oldest, this.total - this.capacity);
     this.fitBudget();
+  }
+
+  /** Before the first wrap only: slots are taken in order, so the next one is always the first past the end. */
+  private growFlags(): void {
+    const grown = new Uint8Array(Math.min(this.capacity, this.unredacted.length * 2));
+    grown.set(this.unredacted);
+    this.unredacted = grown;
   }
 
   /** Too much text: drop the oldest lines until it fits; the newest line always stays. */

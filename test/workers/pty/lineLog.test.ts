@@ -151,3 +151,33 @@ test('a read that lengthens lines by redacting them settles the character budget
   assert.equal(read.offset, 5);
   assert.equal(log.read({ offset: 0, limit: 100 }).oldest_offset, 5, 'and it stays so with no append after (an exited session)');
 });
+
+test('the log grows as lines arrive: across its first wrap every line reads back, redaction flags included', () => {
+  const log = new LineLog(300);
+  for (let i = 0; i < 700; i++) log.append(`line ${i}`, i % 3 === 0);
+  const read = log.read({ offset: 0, limit: 300 }, (line) => line.replace('line', 'LINE'));
+  assert.equal(read.offset, 400);
+  assert.equal(read.lines.length, 300);
+  assert.deepEqual(
+    read.lines,
+    Array.from({ length: 300 }, (_, k) => `${(400 + k) % 3 === 0 ? 'LINE' : 'line'} ${400 + k}`),
+  );
+});
+
+test('a new log holds almost nothing until lines arrive (an idle session keeps its log for hours)', async () => {
+  const { setFlagsFromString } = await import('node:v8');
+  const { runInNewContext } = await import('node:vm');
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  const logs = Array.from({ length: 1000 }, () => {
+    const log = new LineLog();
+    log.append('$ ');
+    return log;
+  });
+  gc();
+  const perLog = (process.memoryUsage().heapUsed - before) / logs.length;
+  // Sized for its 10,000 lines up front, a log held over 80 KB from its first line.
+  assert.ok(perLog < 4_096, `${Math.round(perLog)} bytes of heap per new log`);
+});
