@@ -114,6 +114,11 @@ interface Entry {
   readonly openRoutes: Array<{ route: string }>;
   /** The route of the last request or call that carried one. */
   lastRoute: string | undefined;
+  /**
+   * The upstream's own URIs clients are subscribed to through the hub: a new child or session knows
+   * none of them, so each handshake after the first subscribes them again.
+   */
+  readonly subscriptions: Set<string>;
 }
 
 /** The capability each forwarded method needs the upstream to declare (a path into its capabilities). */
@@ -198,6 +203,7 @@ export class UpstreamRegistry {
       listsGeneration: 0,
       openRoutes: [],
       lastRoute: undefined,
+      subscriptions: new Set(),
     };
     this.entries.set(server.name, entry);
     this.opts.events.status(server.name, entry.status, null);
@@ -316,6 +322,7 @@ export class UpstreamRegistry {
     const started = this.now();
     entry.metrics.call_count = Math.min(U32_MAX, entry.metrics.call_count + 1);
     const close = this.openRoute(entry, options.route);
+    if (method === 'resources/unsubscribe') this.noteSubscription(entry, method, params);
     try {
       const onProgress = this.progressRelay(upstream, options);
       const result = await client.request(method, params, {
@@ -325,6 +332,7 @@ export class UpstreamRegistry {
       });
       entry.metrics.last_latency_ms = Math.min(U32_MAX, this.now() - started);
       this.recordSuccess(entry);
+      this.noteSubscription(entry, method, params);
       return { json: JSON.stringify(result ?? {}) };
     } catch (err) {
       entry.metrics.last_latency_ms = Math.min(U32_MAX, this.now() - started);
@@ -604,10 +612,32 @@ export class UpstreamRegistry {
     }
   }
 
-  /** After a handshake (or a new session / child): the lists again, and the remembered log level. */
+  /** After a handshake (or a new session / child): the lists again, the remembered log level, the subscriptions. */
   private async afterHandshake(entry: Entry): Promise<void> {
     if (entry.removed || entry.status !== 'ready') return;
-    await Promise.all([this.refreshLists(entry), this.applyLogLevel(entry)]);
+    await Promise.all([this.refreshLists(entry), this.applyLogLevel(entry), this.resubscribe(entry)]);
+  }
+
+  private noteSubscription(entry: Entry, method: string, params: Record<string, unknown> | undefined): void {
+    const uri = params?.['uri'];
+    if (typeof uri !== 'string') return;
+    // An unsubscribe the upstream refused still ends the client's interest: it is not sent again.
+    if (method === 'resources/subscribe') entry.subscriptions.add(uri);
+    else if (method === 'resources/unsubscribe') entry.subscriptions.delete(uri);
+  }
+
+  private async resubscribe(entry: Entry): Promise<void> {
+    const client = entry.client;
+    if (client === null || entry.subscriptions.size === 0) return;
+    await Promise.all(
+      [...entry.subscriptions].map((uri) =>
+        client
+          .request('resources/subscribe', { uri })
+          .catch((err: unknown) =>
+            this.opts.events.log('warn', 'resources/subscribe again after a reconnect failed', { upstream: entry.server.name, uri, error: message(err) }),
+          ),
+      ),
+    );
   }
 
   private async refreshLists(entry: Entry): Promise<void> {

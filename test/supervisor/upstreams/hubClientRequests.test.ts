@@ -205,4 +205,30 @@ describe('upstream requests and notifications reach the right client through the
       await a.unsubscribeResource({ uri: WATCHED });
     }
   });
+
+  it('a subscription survives its stdio upstream dying: the respawned child is subscribed again', async () => {
+    type Row = { name: string; status: string; pid: number | null };
+    const everything = async () => (await t.socket('GET', '/mcp/upstream-status')).json<{ upstreams: Row[] }>().upstreams.find((r) => r.name === 'everything')!;
+    await a.subscribeResource({ uri: WATCHED });
+    const pid = (await everything()).pid!;
+    process.kill(pid, 'SIGKILL');
+    // The hub respawns it (at most one spawn per 5 s).
+    await waitFor(
+      async () => {
+        const row = await everything();
+        return row.status === 'ready' && row.pid !== null && row.pid !== pid;
+      },
+      'everything respawned',
+      20_000,
+    );
+    updatesA.length = 0;
+    try {
+      // A fresh child: its first toggle turns updates on; it knows the subscription only if the hub sent it again.
+      await a.callTool({ name: 'everything__toggle-subscriber-updates', arguments: {} });
+      await waitFor(() => updatesA.includes(WATCHED), 'A’s update from the respawned child');
+    } finally {
+      await a.callTool({ name: 'everything__toggle-subscriber-updates', arguments: {} });
+      await a.unsubscribeResource({ uri: WATCHED });
+    }
+  });
 });
