@@ -5,6 +5,7 @@ import type { Disposable } from '../../shared/disposable.js';
 import { PtyConstants } from '../../shared/protocol/pty.js';
 import type { SessionService } from '../sessions/sessionService.js';
 import { endViewer } from './endViewer.js';
+import { outputFrames } from './outputFrames.js';
 import type { ViewerSocket } from './viewerSocket.js';
 
 export const ViewerConstants = {
@@ -35,20 +36,6 @@ const DRAIN_POLL_MS = 50;
  * stream. Every frame stays under 16 KiB.
  */
 const MAX_FRAME_BYTES = 16_000;
-
-/** JSON output frames for `text`, each under MAX_FRAME_BYTES: halves the text until its frame fits. */
-function outputFrames(text: string, totalWritten: number | undefined, out: string[] = []): string[] {
-  const frame = JSON.stringify(totalWritten === undefined ? { type: 'output', data: text } : { type: 'output', data: text, total_written: totalWritten });
-  if (frame.length * 3 < MAX_FRAME_BYTES || Buffer.byteLength(frame) < MAX_FRAME_BYTES || text.length < 2) {
-    out.push(frame);
-    return out;
-  }
-  let mid = text.length >> 1;
-  const code = text.charCodeAt(mid - 1);
-  if (code >= 0xd800 && code <= 0xdbff) mid--; // never split a surrogate pair
-  outputFrames(text.slice(0, mid), totalWritten, out);
-  return outputFrames(text.slice(mid), totalWritten, out);
-}
 
 export interface ViewerData {
   sessionId: string;
@@ -178,15 +165,12 @@ export class RawViewer {
       if (status === SEND_DROPPED || (status !== SEND_OK && worst === SEND_OK)) worst = status;
     };
     this.ws.cork(() => {
-      for (let i = 0; i < bytes.length; i += MAX_FRAME_BYTES) {
-        const piece = bytes.subarray(i, i + MAX_FRAME_BYTES);
-        if (this.binary) {
-          note(this.ws.send(piece, true));
-          continue;
-        }
-        const text = this.decoder.write(Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength));
-        for (const frame of outputFrames(text, totalWritten)) note(this.ws.send(frame, false));
+      if (this.binary) {
+        for (let i = 0; i < bytes.length; i += MAX_FRAME_BYTES) note(this.ws.send(bytes.subarray(i, i + MAX_FRAME_BYTES), true));
+        return;
       }
+      const text = this.decoder.write(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+      for (const frame of outputFrames(text, totalWritten, MAX_FRAME_BYTES)) note(this.ws.send(frame, false));
     });
     return worst;
   }
