@@ -8,22 +8,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { outputFrames } from '../../../supervisor/streaming/outputFrames.js';
+import { prng } from '../../helpers/prng.js';
 import { sessionSuite } from '../../helpers/sessionSuite.js';
 import { WsViewer } from '../../helpers/wsViewer.js';
 
 const CAP = 16_000;
-
-/** A small deterministic generator (mulberry32), so a failure names a seed that reproduces it. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ALPHABET = ['a', 'Z', '0', ' ', '"', '\\', '\\\\', '\n', '\r', '\t', '\x1b', '\x00', '\x7f', 'é', '─', '✢', '😀', '\ud800', '\udfff', '\u2028', '/', 'u'];
 
@@ -57,7 +46,7 @@ describe('JSON output frames', () => {
 
   it('random texts of escapes, backslash runs and multi-byte characters, cut anywhere: valid frames under the cap that join to the text', () => {
     for (let seed = 1; seed <= 60; seed++) {
-      const next = rng(seed);
+      const next = prng(seed);
       check(randomText(next, 1 + Math.floor(next() * 120_000)), seed % 2 === 0 ? seed * 1000 : undefined);
     }
   });
