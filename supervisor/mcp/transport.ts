@@ -361,22 +361,37 @@ export class McpTransport {
       return this.reply(id, serializeToolOutcome(result), null);
     }
     const meta = this.deps.sessions.touch(presented).meta;
-    // Cancelled by whichever comes first: the connection ending or the client's notifications/cancelled.
+    const separator = name.indexOf(HubConstants.SEPARATOR);
+    return this.tracked(ctx, meta, id, separator > 0 ? name.slice(0, separator) : null, inBatch, (source, exchange) =>
+      this.finishCall(ctx, call, name, rawArgs, meta, source, exchange),
+    );
+  }
+
+  /**
+   * A session's request, cancelled by whichever comes first: the connection ending or the client's
+   * notifications/cancelled naming it. While it runs its session is busy (the cap never evicts it);
+   * one an upstream serves runs as an exchange, where the upstream's messages for the client ride.
+   */
+  private async tracked(
+    ctx: RequestContext,
+    meta: McpSessionMeta,
+    id: JsonRpcId,
+    upstream: string | null,
+    inBatch: boolean,
+    work: (source: CancelSource, exchange: ClientExchange | undefined) => Promise<Reply>,
+  ): Promise<Reply> {
     const source = new CancelSource();
     const connection = ctx.cancellation ?? cancellationOf(ctx.signal);
     if (connection.cancelReason !== undefined) source.cancel(connection.cancelReason);
     const unlink = connection.onCancel((reason) => source.cancel(reason));
-    const key = inFlightKey(presented, id);
+    const key = inFlightKey(meta.id, id);
     // An id reused while still in flight: a cancel naming it can only mean the newest request.
     this.inFlight.set(key, source);
-    // A call in flight keeps its session from being evicted by the cap.
     meta.in_flight++;
-    const separator = name.indexOf(HubConstants.SEPARATOR);
-    const exchange = separator > 0 ? this.deps.exchanges?.open(meta, name.slice(0, separator), inBatch ? undefined : ctx.headers['accept'], source) : undefined;
-    const answer = this.finishCall(ctx, call, name, rawArgs, meta, source, exchange);
-    const reply = exchange === undefined ? answer : exchange.reply(answer);
+    const exchange = upstream === null ? undefined : this.deps.exchanges?.open(meta, upstream, inBatch ? undefined : ctx.headers['accept'], source);
+    const answer = work(source, exchange);
     try {
-      return await reply;
+      return await (exchange === undefined ? answer : exchange.reply(answer));
     } finally {
       meta.in_flight--;
       unlink();
@@ -425,28 +440,18 @@ export class McpTransport {
     const allowlist = this.allowlistOf(meta);
     const upstream = meta === null ? null : primitives.upstreamOf(message.method, message.params);
     if (meta === null || upstream === null) {
-      const outcome = await primitives.handle(message.method, message.params, { meta, allowlist, ...connectionCancellation(ctx) });
+      const outcome = await primitives.handle(message.method, message.params, {
+        meta,
+        allowlist,
+        cancellation: ctx.cancellation ?? cancellationOf(ctx.signal),
+      });
       return this.outcomeReply(id, outcome, meta);
     }
-    const source = new CancelSource();
-    const connection = ctx.cancellation ?? cancellationOf(ctx.signal);
-    if (connection.cancelReason !== undefined) source.cancel(connection.cancelReason);
-    const unlink = connection.onCancel((reason) => source.cancel(reason));
-    const key = inFlightKey(meta.id, id);
-    this.inFlight.set(key, source);
-    meta.in_flight++;
-    const exchange = this.deps.exchanges?.open(meta, upstream, inBatch ? undefined : ctx.headers['accept'], source);
-    const route = exchange && routeOf(exchange, message.params);
-    const answer = primitives
-      .handle(message.method, message.params, { meta, allowlist, cancellation: source, ...(route ? { route } : {}) })
-      .then((outcome) => this.outcomeReply(id, outcome, meta));
-    try {
-      return await (exchange === undefined ? answer : exchange.reply(answer));
-    } finally {
-      meta.in_flight--;
-      unlink();
-      if (this.inFlight.get(key) === source) this.inFlight.delete(key);
-    }
+    return this.tracked(ctx, meta, id, upstream, inBatch, async (source, exchange) => {
+      const route = exchange && routeOf(exchange, message.params);
+      const outcome = await primitives.handle(message.method, message.params, { meta, allowlist, cancellation: source, ...(route ? { route } : {}) });
+      return this.outcomeReply(id, outcome, meta);
+    });
   }
 
   private outcomeReply(id: JsonRpcId, outcome: RpcOutcome, meta: McpSessionMeta | null): Reply {
@@ -527,14 +532,6 @@ function routeOf(exchange: ClientExchange, params: Record<string, unknown> | und
   return typeof token === 'string' || (typeof token === 'number' && Number.isFinite(token))
     ? { route: exchange.route, progressToken: token }
     : { route: exchange.route };
-}
-
-function connectionCancellation(ctx: RequestContext): { cancellation?: CancelSource } {
-  const source = new CancelSource();
-  const connection = ctx.cancellation ?? cancellationOf(ctx.signal);
-  if (connection.cancelReason !== undefined) source.cancel(connection.cancelReason);
-  else connection.onCancel((reason) => source.cancel(reason));
-  return { cancellation: source };
 }
 
 /** initialize's capabilities: tools always; the rest when an upstream offers it (the hub routes it there). */
