@@ -1,4 +1,7 @@
-/** Structured JSON logs (pino) to stderr and to a size-rotated file in the config dir; secrets are censored. */
+/**
+ * Structured logs (pino) to a size-rotated JSON file in the config dir and to stderr; secrets are censored.
+ * On stderr a person at a terminal reads lines, a pipe or a service manager's journal gets JSON.
+ */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -38,6 +41,16 @@ const REDACT_PATHS = [
   'headers.cookie',
 ];
 
+/** Overrides the stderr choice: `json` or `pretty`. */
+export const LOG_FORMAT_ENV = 'TUIC_LOG_FORMAT';
+
+/** Human-readable stderr only for a terminal: a pipe, a file or journald (not a TTY) get one JSON object a line. */
+export function stderrLogFormat(env: NodeJS.ProcessEnv, stderrIsTty: boolean): 'json' | 'pretty' {
+  const forced = env[LOG_FORMAT_ENV];
+  if (forced === 'json' || forced === 'pretty') return forced;
+  return stderrIsTty ? 'pretty' : 'json';
+}
+
 export interface LogOptions {
   logDir: string;
   level?: string;
@@ -56,7 +69,12 @@ export function createLogger(opts: LogOptions): Logger {
       options: { file: join(opts.logDir, 'tuicd'), extension: '.log', size: LogConstants.ROTATE_SIZE, limit: { count: LogConstants.KEEP_FILES }, mkdir: true },
     },
   ];
-  if (opts.stderr !== false) targets.push({ target: 'pino/file', level: opts.level ?? 'info', options: { destination: 2 } });
+  if (opts.stderr !== false) {
+    const level = opts.level ?? 'info';
+    if (stderrLogFormat(process.env, process.stderr.isTTY === true) === 'pretty') {
+      targets.push({ target: 'pino-pretty', level, options: { destination: 2, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } });
+    } else targets.push({ target: 'pino/file', level, options: { destination: 2 } });
+  }
   const options = { level: opts.level ?? 'info', base: { pid: process.pid }, redact: { paths: REDACT_PATHS, censor: '[REDACTED]' } };
   const files = pino.transport({ targets });
   if (opts.warnings === undefined) return pino(options, files);
