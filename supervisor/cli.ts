@@ -1,21 +1,25 @@
-/** Command-line parsing for `tuicd`: flags, the `status` and `install-bridge` subcommands, help and version text. */
+/** Command-line parsing for `tuicd`: flags, the `status`, `install-bridge` and `service` subcommands, help and version text. */
 import { parseArgs } from 'node:util';
 
 export interface CliOptions {
-  command: 'serve' | 'status' | 'install-bridge' | 'help' | 'version';
+  command: 'serve' | 'status' | 'install-bridge' | 'service' | 'help' | 'version';
+  /** service: what to do with the service definition. */
+  serviceAction?: 'install' | 'uninstall' | 'status';
+  /** service: write the definition of another platform's manager (with --dry-run, to read it). */
+  platform?: string;
   configDir?: string;
   instance?: string;
   logLevel?: string;
   /** --http-engine: force uws or node instead of the fastest that loads. */
   httpEngine?: string;
   json: boolean;
-  /** install-bridge: say what would change, write nothing. */
+  /** install-bridge, service: say what would change, write nothing. */
   dryRun?: boolean;
   /** install-bridge: remove the entries and the launcher instead. */
   uninstall?: boolean;
 }
 
-export const HELP_TEXT = `Usage: tuicd [status | install-bridge] [options]
+export const HELP_TEXT = `Usage: tuicd [status | install-bridge | service install|uninstall|status] [options]
 
 Runs the tuicd supervisor: terminal sessions, the /events bus and the MCP endpoint, served on
 an always-on unix socket (no auth) and, when remote access is on, an authenticated TCP port.
@@ -30,6 +34,12 @@ Commands:
                       changed file is backed up beside itself; an unparseable one is left untouched and
                       reported (exit 0); exit 1 only when a file could not be read, written or
                       edited safely
+  service install     write a service definition that runs this install at login and restarts it
+                      when it fails, keeping terminals across restarts: a systemd user unit on Linux
+                      (~/.config/systemd/user/tuicd.service), a launchd agent on macOS
+                      (~/Library/LaunchAgents/com.tuic.tuicd.plist); prints the commands that start it
+  service uninstall   remove that definition
+  service status      read it back: what it runs, whether it is this install, whether it is enabled
 
 Options:
   --config-dir DIR    config directory (default: $TUIC_CONFIG_DIR, else ~/.config/com.tuic.commander)
@@ -38,7 +48,10 @@ Options:
   --http-engine NAME  uws|node: force an HTTP engine (default: uWebSockets.js where a build
                       loads on this Node and libc, else Node's http + ws)
   --json              status: print the /health answer as JSON
-  --dry-run           install-bridge: print what would change per agent, write nothing
+  --dry-run           install-bridge: print what would change per agent, write nothing;
+                      service install|uninstall: print the file it would write or remove
+  --user              service: a per-user service (the default and the only kind)
+  --platform NAME     service: linux|darwin, the definition for that platform (default: this one)
   --uninstall         install-bridge: remove the tuicommander entries and the launcher
   -h, --help          this text
   -v, --version       print the version
@@ -49,6 +62,9 @@ Environment:
   TUIC_APP_INSTANCE   instance name when --instance is absent
   TUIC_HTTP_ENGINE    uws|node when --http-engine is absent
 `;
+
+type ServiceAction = NonNullable<CliOptions['serviceAction']>;
+const SERVICE_ACTIONS: readonly ServiceAction[] = ['install', 'uninstall', 'status'];
 
 export function parseCli(argv: string[]): CliOptions {
   const { values, positionals } = parseArgs({
@@ -63,6 +79,8 @@ export function parseCli(argv: string[]): CliOptions {
       json: { type: 'boolean', default: false },
       'dry-run': { type: 'boolean', default: false },
       uninstall: { type: 'boolean', default: false },
+      user: { type: 'boolean', default: false },
+      platform: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
       version: { type: 'boolean', short: 'v', default: false },
     },
@@ -73,12 +91,21 @@ export function parseCli(argv: string[]): CliOptions {
   else if (positionals.length > 0) {
     if (positionals[0] === 'status' && positionals.length === 1) command = 'status';
     else if (positionals[0] === 'install-bridge' && positionals.length === 1) command = 'install-bridge';
+    else if (positionals[0] === 'service' && positionals.length === 2 && SERVICE_ACTIONS.includes(positionals[1] as ServiceAction)) command = 'service';
+    else if (positionals[0] === 'service') throw new Error(`service takes one of ${SERVICE_ACTIONS.join(', ')} (try --help)`);
     else throw new Error(`unknown command "${positionals.join(' ')}" (try --help)`);
   }
-  if ((values['dry-run'] || values.uninstall) && command !== 'install-bridge' && command !== 'help' && command !== 'version') {
-    throw new Error(`${values['dry-run'] ? '--dry-run' : '--uninstall'} goes with install-bridge (try --help)`);
+  const informational = command === 'help' || command === 'version';
+  if (values.uninstall && command !== 'install-bridge' && !informational) throw new Error('--uninstall goes with install-bridge (try --help)');
+  if (values['dry-run'] && command !== 'install-bridge' && command !== 'service' && !informational) {
+    throw new Error('--dry-run goes with install-bridge or service (try --help)');
+  }
+  if ((values.user || values.platform !== undefined) && command !== 'service' && !informational) {
+    throw new Error(`${values.user ? '--user' : '--platform'} goes with service (try --help)`);
   }
   const opts: CliOptions = { command, json: values.json ?? false };
+  if (command === 'service') opts.serviceAction = positionals[1] as ServiceAction;
+  if (values.platform !== undefined) opts.platform = values.platform;
   if (values['dry-run']) opts.dryRun = true;
   if (values.uninstall) opts.uninstall = true;
   if (values['config-dir'] !== undefined) opts.configDir = values['config-dir'];

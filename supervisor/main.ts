@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 /** Entry point of `tuicd`: parse flags, start the supervisor, print where it serves, stop cleanly on signals. */
+import { fileURLToPath } from 'node:url';
+
 import { parseCli, HELP_TEXT } from './cli.js';
 import { HTTP_ENGINE_ENV, parseEngineName, selectEngine } from './http/engine/select.js';
 import { resolvePaths } from '../shared/paths.js';
@@ -30,6 +32,25 @@ async function main(): Promise<number> {
     const report = runInstallBridge({ paths, dryRun: cli.dryRun, uninstall: cli.uninstall });
     process.stdout.write(report.lines.map((l) => `${l}\n`).join(''));
     return report.exitCode;
+  }
+  if (cli.command === 'service' && cli.serviceAction !== undefined) {
+    const { runServiceCommand } = await import('./service/serviceCommand.js');
+    try {
+      const report = await runServiceCommand({
+        action: cli.serviceAction,
+        paths,
+        platform: cli.platform ?? process.platform,
+        dryRun: cli.dryRun === true,
+        env: process.env,
+        node: process.execPath,
+        mainJs: fileURLToPath(import.meta.url),
+      });
+      process.stdout.write(report.lines.map((l) => `${l}\n`).join(''));
+      return report.exitCode;
+    } catch (err) {
+      process.stderr.write(`tuicd: ${(err as Error).message}\n`);
+      return 1;
+    }
   }
   if (cli.command === 'status') {
     const status = await probeStatus(paths.socketPath);
