@@ -155,7 +155,9 @@ describe('/mobile in headless Chromium', {
     await page.goto(`${base}/mobile/session/${id}?view=terminal&record=1`);
     await page.waitForSelector('.xterm');
     await page.waitForFunction(() => (globalThis as any).tuicdMobile.view?.el.dataset.link === 'live');
-    await t.socket('POST', `/sessions/${id}/write`, JSON.stringify({ data: 'seq 1 150000; echo flood-done\n' }));
+    // The flood waits at `read` half-way until the link was cut: on a fast machine all of it would
+    // otherwise arrive before the cut, and the resume would have nothing to fetch.
+    await t.socket('POST', `/sessions/${id}/write`, JSON.stringify({ data: 'seq 1 60000; read -r _; seq 60001 150000; echo flood-done\n' }));
     // Mid-flood: once some of it arrived, the link drops; the page reconnects with ?offset= by itself.
     await page.waitForFunction(() => ((globalThis as any).tuicdMobile.view?.offset ?? 0) > 100_000);
     const cutAt = await page.evaluate(() => {
@@ -163,6 +165,7 @@ describe('/mobile in headless Chromium', {
       v.dropLink();
       return v.offset as number;
     });
+    await t.socket('POST', `/sessions/${id}/write`, JSON.stringify({ data: '\n' }));
     await page.waitForFunction(() => (globalThis as any).tuicdMobile.view?.el.dataset.link === 'reconnecting');
     await page.waitForFunction(() => (globalThis as any).tuicdMobile.view?.el.dataset.link === 'live');
     const total = await until(
