@@ -195,6 +195,27 @@ export function mobileRoutes(deps: MobileDeps): Route[] {
       public: true,
       handler: (_input, ctx) => page(ctx),
     }),
+    defineRoute({
+      method: 'GET',
+      pattern: '/mobile/acp',
+      tag: TAG,
+      summary: 'The phone page opened on its ACP agents: start one, or return to one started earlier',
+      description: PAGE_DESCRIPTION,
+      answers: PAGE_ANSWERS,
+      public: true,
+      handler: (_input, ctx) => page(ctx),
+    }),
+    defineRoute({
+      method: 'GET',
+      pattern: '/mobile/acp/:id',
+      tag: TAG,
+      summary: "The phone page opened on one ACP connection's conversation (`?session=` picks the session)",
+      description: PAGE_DESCRIPTION,
+      params: Type.Object({ id: Type.String({ description: 'The ACP connection the page opens.' }) }),
+      answers: PAGE_ANSWERS,
+      public: true,
+      handler: (_input, ctx) => page(ctx),
+    }),
     asset('/mobile/login', 'The login page', 'text/html', (ctx) => serve(ctx, 'login.html')),
     // The service worker controls /mobile and everything under it, though it lives one level down.
     asset('/mobile/sw.js', 'The service worker (Service-Worker-Allowed: /mobile)', 'text/javascript', (ctx) =>

@@ -6,6 +6,8 @@
 import '@xterm/xterm/css/xterm.css';
 import './style.css';
 
+import { acpConnectPage } from './acpConnect.js';
+import { AcpView } from './acpView.js';
 import { api } from './api.js';
 import { confirmCards } from './confirms.js';
 import { h } from './dom.js';
@@ -19,6 +21,8 @@ import type { ViewMode } from './sessionView.js';
 const root = document.getElementById('app')!;
 const status = h('p', { class: 'status', role: 'status', 'aria-live': 'polite' });
 let view: SessionView | undefined;
+let acpView: AcpView | undefined;
+let acpConnect: HTMLElement | undefined;
 const listSlot = h('div');
 const confirmSlot = h('div');
 let upstreamsShown = -1;
@@ -28,7 +32,14 @@ const upstreamCards = new UpstreamCards(() => void feed.refetchUpstreams());
 const listPage = h(
   'main',
   { class: 'list' },
-  h('header', {}, h('h1', {}, 'tuicd'), pushButton, h('button', { class: 'small', onclick: () => void logout() }, 'Log out')),
+  h(
+    'header',
+    {},
+    h('h1', {}, 'tuicd'),
+    pushButton,
+    h('button', { class: 'small', onclick: () => go('/mobile/acp') }, 'Agents'),
+    h('button', { class: 'small', onclick: () => void logout() }, 'Log out'),
+  ),
   status,
   confirmSlot,
   upstreamCards.el,
@@ -42,7 +53,39 @@ function sessionFromPath(): string | undefined {
   return m ? decodeURIComponent(m[1]!) : undefined;
 }
 
+/** /mobile/acp (start or pick an agent) and /mobile/acp/<connection> (its conversation). */
+function renderAcp(): boolean {
+  const m = /^\/mobile\/acp(?:\/([^/]+))?$/.exec(location.pathname);
+  if (m === null) {
+    acpView?.dispose();
+    acpView = undefined;
+    acpConnect = undefined;
+    return false;
+  }
+  view?.dispose();
+  view = undefined;
+  if (m[1] === undefined) {
+    acpView?.dispose();
+    acpView = undefined;
+    acpConnect ??= acpConnectPage(
+      (cid) => go(`/mobile/acp/${encodeURIComponent(cid)}`),
+      () => go('/mobile'),
+    );
+    if (root.firstElementChild !== acpConnect) root.replaceChildren(acpConnect);
+    return true;
+  }
+  acpConnect = undefined;
+  const cid = decodeURIComponent(m[1]);
+  if (acpView?.connectionId !== cid) {
+    acpView?.dispose();
+    acpView = new AcpView(cid, new URLSearchParams(location.search).get('session'), () => go('/mobile/acp'));
+    root.replaceChildren(acpView.el);
+  }
+  return true;
+}
+
 function render(): void {
+  if (renderAcp()) return;
   const id = sessionFromPath();
   if (id !== undefined) {
     if (view?.sessionId !== id) {
@@ -82,7 +125,10 @@ async function logout(): Promise<void> {
 }
 
 addEventListener('popstate', render);
-document.addEventListener('visibilitychange', () => view?.visible(document.visibilityState === 'visible'));
+document.addEventListener('visibilitychange', () => {
+  view?.visible(document.visibilityState === 'visible');
+  acpView?.visible(document.visibilityState === 'visible');
+});
 // Relative times on the list age without events.
 setInterval(() => {
   if (!view) render();
@@ -93,6 +139,9 @@ setInterval(() => {
   feed,
   get view() {
     return view;
+  },
+  get acp() {
+    return acpView;
   },
 };
 
