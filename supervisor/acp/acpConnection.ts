@@ -391,10 +391,11 @@ export class AcpConnection {
     this.deleted = true;
     await this.kill(reason);
     const generation = this.generationNumber;
-    this.journal.append((seq) => {
+    const entry = this.journal.append((seq) => {
       const frame: AcpEndFrame = { kind: 'end', seq, connectionId: this.id, generation, reason };
       return JSON.stringify(frame);
     });
+    this.viewers.publish(entry.seq, entry.text);
     this.viewers.closeAll(`connection ${reason}`);
   }
 
