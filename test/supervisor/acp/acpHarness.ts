@@ -62,7 +62,8 @@ export class AcpHarness {
     return this.ok('POST', `/acp/connections/${id}/sessions/${sid}/prompt`, { prompt: [{ type: 'text', text }] }, 202);
   }
 
-  stream(id: string, after?: number): Promise<AcpStreamReader> {
+  /** `after` as the query says it (a string tests a malformed one). */
+  stream(id: string, after?: number | string): Promise<AcpStreamReader> {
     return AcpStreamReader.open(`ws+unix://${this.tuicd.socketPath}:/acp/connections/${id}/stream${after === undefined ? '' : `?after=${after}`}`);
   }
 }

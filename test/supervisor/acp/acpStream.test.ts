@@ -8,12 +8,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
 import { SseClient } from '../../helpers/sseClient.js';
-import { AcpHarness, type AcpStreamReader, type Frame, turnEnded } from './acpHarness.js';
+import { AcpHarness, type Frame, turnEnded } from './acpHarness.js';
 
 const text = (f: Frame): string | undefined => f.event?.['notification']?.update?.content?.text;
 
 function assertContiguous(frames: Frame[], from: number): void {
-  frames.forEach((f, i) => assert.equal(f.seq, from + i, `frame ${i} has seq ${f.seq}, expected ${from + i}`));
+  for (const [i, f] of frames.entries()) assert.equal(f.seq, from + i, `frame ${i} has seq ${f.seq}, expected ${from + i}`);
 }
 
 describe('ACP sessions and stream', () => {
@@ -150,7 +150,7 @@ describe('ACP sessions and stream', () => {
       assert.equal(JSON.parse(refused.body).firstAvailable, snap.firstSeq);
       const past = await h2.stream(c.id, snap.lastSeq + 5).catch((err: { status: number }) => err);
       assert.equal((past as { status: number }).status, 400);
-      const nan = await AcpStreamReaderOpen(h2, c.id, 'abc').catch((err: { status: number }) => err);
+      const nan = await h2.stream(c.id, 'abc').catch((err: { status: number }) => err);
       assert.equal((nan as { status: number }).status, 400);
       // The oldest frame still held resumes fine.
       const ok = await h2.stream(c.id, snap.firstSeq - 1);
@@ -193,8 +193,4 @@ async function waitForNotice(pred: () => boolean): Promise<void> {
     if (Date.now() > deadline) throw new Error('acp-notice not seen');
     await new Promise((r) => setTimeout(r, 20));
   }
-}
-
-function AcpStreamReaderOpen(h: AcpHarness, id: string, after: string): Promise<AcpStreamReader> {
-  return (h.stream as unknown as (id: string, after: unknown) => Promise<AcpStreamReader>).call(h, id, after);
 }
