@@ -8,6 +8,7 @@
 import type { TSchema } from 'typebox';
 
 import { acpError } from '../acp/acpError.js';
+import { acpPresenceKey } from '../acp/acpPresence.js';
 import { EGO_EXTENSIONS, type EgoExtension } from '../acp/acpConnection.js';
 import type { AcpRegistry } from '../acp/acpRegistry.js';
 import type { AcpViewer } from '../acp/acpViewers.js';
@@ -38,9 +39,6 @@ const TAG = 'acp';
 
 /** The errors every ACP route may answer, in the ACP error shape. */
 const ERRORS: Record<number, TSchema> = { 404: AcpErrorSchema, 410: AcpErrorSchema, 501: AcpErrorSchema, 502: AcpErrorSchema };
-
-/** The key a stream viewer holds in ViewerPresence: an ACP connection watched gets no push. */
-export const acpPresenceKey = (connectionId: string): string => `acp:${connectionId}`;
 
 function launchGuard(ctx: RequestContext, operation: string): void {
   if (!(ctx.isLoopback || ctx.authenticated === true))
