@@ -40,6 +40,20 @@ export const API_ERROR_CODES = [
   'unavailable',
   /** A worker or upstream did not answer in time (504). */
   'upstream_timeout',
+  /** ACP: the agent did not advertise what the call needs (501). */
+  'capability_unavailable',
+  /** ACP: the agent's process or its pipe is gone; reconnect for a new generation (410). */
+  'transport_closed',
+  /** ACP: the stream's journal no longer holds what the cursor asks for (410). */
+  'stream_gap',
+  /** ACP: the agent answered initialize with a protocol version tuicd does not speak (502). */
+  'unsupported_protocol',
+  /** ACP: the agent did not start or did not answer initialize (502). */
+  'initialization_failed',
+  /** ACP: the agent answered a call with an error (502). */
+  'agent_error',
+  /** ACP: the agent sent something the protocol does not allow (502). */
+  'protocol_violation',
 ] as const;
 
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];

@@ -15,6 +15,7 @@ import { ConfigStore } from './config/configStore.js';
 import { effectiveTcpPort } from './config/env.js';
 import { writeSchema } from './config/jsonSchema.js';
 import { EventBus } from './events/eventBus.js';
+import { acpFeature } from './features/acp.js';
 import { agentsFeature } from './features/agents.js';
 import { configFeature } from './features/config.js';
 import type { Feature } from './features/feature.js';
@@ -115,6 +116,7 @@ export class Supervisor {
       }),
     );
     const { presence } = add(streamingFeature({ bus, sessions }));
+    add(acpFeature({ env, config, bus, log, sessions, presence }));
     add(mobileFeature({ paths, config, bus, log, presence, auth: listeners.auth, confirms }));
     // Last: the endpoint serves every tool composed before it.
     add(

@@ -228,6 +228,21 @@ export const EVENT_SCHEMAS = {
     { request_id: Type.String(), title: Type.String(), message: Type.Optional(Type.String()), origin_session_id: Type.Optional(Type.String()) },
     { description: 'An agent asks the human a yes/no question (`ui action=confirm`); answer with POST /mcp/confirm-response.' },
   ),
+  'acp-notice': Type.Object(
+    {
+      event: literals(['ready', 'settled', 'interaction_pending', 'interaction_settled']),
+      connection_id: Type.String(),
+      generation: Type.Integer({ minimum: 1 }),
+      seq: Type.Integer({ minimum: 0, description: 'The stream frame this notice is about: read the stream from here.' }),
+      session_id: Type.Optional(Type.String()),
+      request_id: Type.Optional(Type.String()),
+    },
+    {
+      description:
+        'An ACP connection changed in a way a person may care about (ready, settled, a question raised or answered): a wake signal; ' +
+        'read the snapshot, the interactions or the stream from `seq`. Turn frames never come here.',
+    },
+  ),
   'mcp-confirm-resolved': Type.Object(
     {
       request_id: Type.String(),

@@ -23,9 +23,18 @@ export const STATUS_OF_CODE: Readonly<Record<ApiErrorCode, number>> = {
   bad_gateway: 502,
   unavailable: 503,
   upstream_timeout: 504,
+  capability_unavailable: 501,
+  transport_closed: 410,
+  stream_gap: 410,
+  unsupported_protocol: 502,
+  initialization_failed: 502,
+  agent_error: 502,
+  protocol_violation: 502,
 };
 
-const CODE_OF_STATUS = new Map<number, ApiErrorCode>(Object.entries(STATUS_OF_CODE).map(([code, status]) => [status, code as ApiErrorCode]));
+/** Several codes share a status (the ACP ones): the general code listed first stands for it. */
+const CODE_OF_STATUS = new Map<number, ApiErrorCode>();
+for (const [code, status] of Object.entries(STATUS_OF_CODE)) if (!CODE_OF_STATUS.has(status)) CODE_OF_STATUS.set(status, code as ApiErrorCode);
 
 /** The code an HTTP status stands for (statuses outside the table: `internal` for 5xx, else `invalid_input`). */
 export function codeOfStatus(status: number): ApiErrorCode {

@@ -2,9 +2,10 @@
  * Web push for the /mobile page: VAPID keys in the config (the private key goes to
  * the credential store through the config vault), subscriptions in `push-subscriptions.json` (owner
  * only), and a notification when a session starts awaiting input, completes, hits a rate limit, or a
- * `ui confirm` opens. At most one per session per PUSH_INTERVAL_MS, none while the /mobile page shows
- * that session (ViewerPresence); a 404/410 from the push service removes the subscription. Payloads
- * are encrypted (aes128gcm) and signed by the maintained `web-push` package.
+ * `ui confirm` opens, or an ACP agent asks a question (`acp-notice` interaction_pending). At most one
+ * per session (or ACP connection) per PUSH_INTERVAL_MS, none while a viewer shows it (ViewerPresence:
+ * the /mobile page's session view, an ACP stream); a 404/410 from the push service removes the
+ * subscription. Payloads are encrypted (aes128gcm) and signed by the maintained `web-push` package.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -18,6 +19,7 @@ import { atomicWriteFile } from '../config/atomicWrite.js';
 import type { ConfigStore } from '../config/configStore.js';
 import type { EventBus } from '../events/eventBus.js';
 import type { ViewerPresence } from '../streaming/viewerPresence.js';
+import { acpPresenceKey } from '../acp/acpPresence.js';
 import { PushSubscriptionSchema } from './pushSchemas.js';
 
 export const PushConstants = {
@@ -105,6 +107,12 @@ export class PushService implements Disposable {
     this.now = opts.now ?? Date.now;
     this.listeners.push(opts.bus.on('session-state-changed', (_n, payload) => this.onState(payload as { session_id: string; state: Record<string, unknown> })));
     this.listeners.push(opts.bus.on('session-closed', (_n, payload) => this.forget((payload as { session_id: string }).session_id)));
+    this.listeners.push(
+      opts.bus.on('acp-notice', (_n, payload) => {
+        const notice = payload as { event: string; connection_id: string; request_id?: string };
+        if (notice.event === 'interaction_pending') this.onAcpQuestion(notice.connection_id);
+      }),
+    );
     this.listeners.push(
       opts.bus.on('mcp-confirm', (_n, payload) => this.onConfirm(payload as { title: string; message?: string; origin_session_id?: string })),
     );
@@ -231,6 +239,12 @@ export class PushService implements Disposable {
       url: id ? `/mobile/session/${id}` : '/mobile',
       tag: `confirm-${id ?? ''}`,
     });
+  }
+
+  /** An ACP agent asks a person (a permission, a form): pushed unless a viewer watches its connection's stream. */
+  private onAcpQuestion(connectionId: string): void {
+    const key = acpPresenceKey(connectionId);
+    this.notify(key, { title: 'An ACP agent is waiting for you', body: 'It asks for a permission or an answer.', url: '/mobile', tag: key });
   }
 
   private notify(sessionId: string, message: PushMessage): void {

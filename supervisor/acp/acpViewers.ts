@@ -1,0 +1,111 @@
+/**
+ * The WebSocket viewers of one ACP connection's stream. Each viewer is sent the journal after its
+ * cursor, then every new frame; one whose socket buffers past HIGH_WATER stops taking live frames
+ * and is caught up from the journal when it drains, so it sees every frame once, in order. A viewer
+ * the journal has left behind (it dropped frames the viewer never got) is sent a terminal `gap`.
+ */
+import type { ViewerSocket } from '../streaming/viewerSocket.js';
+import type { AcpJournal } from './acpJournal.js';
+
+export const AcpViewerLimits = {
+  /** Past this many bytes buffered, live frames wait in the journal instead. */
+  HIGH_WATER_BYTES: 256 * 1024,
+  /** Frames sent per catch-up batch (one cork). */
+  BATCH: 256,
+} as const;
+
+/** Close code of a normal end (the connection was deleted, or a gap). */
+const NORMAL_CLOSE = 1000;
+
+export interface AcpViewer {
+  readonly socket: ViewerSocket;
+  /** The last seq this viewer was sent. */
+  sentSeq: number;
+  /** Live frames wait in the journal until the socket drains. */
+  behind: boolean;
+  ended: boolean;
+}
+
+export class AcpViewers {
+  private readonly viewers = new Set<AcpViewer>();
+
+  constructor(
+    private readonly journal: AcpJournal,
+    private readonly gapFrame: (after: number) => string,
+  ) {}
+
+  get count(): number {
+    return this.viewers.size;
+  }
+
+  /** Starts a viewer after `after` (a cursor the journal covers, checked before the upgrade). */
+  add(socket: ViewerSocket, after: number): AcpViewer {
+    const viewer: AcpViewer = { socket, sentSeq: after, behind: true, ended: false };
+    this.viewers.add(viewer);
+    this.catchUp(viewer);
+    return viewer;
+  }
+
+  remove(viewer: AcpViewer): void {
+    viewer.ended = true;
+    this.viewers.delete(viewer);
+  }
+
+  /** A frame was appended to the journal: up-to-date viewers get it now. */
+  publish(seq: number, text: string): void {
+    for (const viewer of this.viewers) {
+      if (viewer.behind || viewer.ended) continue;
+      if (viewer.socket.getBufferedAmount() > AcpViewerLimits.HIGH_WATER_BYTES) {
+        viewer.behind = true;
+        continue;
+      }
+      viewer.socket.send(text, false);
+      viewer.sentSeq = seq;
+    }
+  }
+
+  drain(viewer: AcpViewer): void {
+    if (viewer.behind && !viewer.ended) this.catchUp(viewer);
+  }
+
+  /** Closes every viewer (the connection was deleted): the `end` frame was published first. */
+  closeAll(reason: string): void {
+    for (const viewer of this.viewers) {
+      // Whatever the journal still holds for it, the `end` frame included, goes first (into the socket's buffer).
+      if (viewer.behind && this.journal.covers(viewer.sentSeq)) for (const entry of this.journal.after(viewer.sentSeq)) viewer.socket.send(entry.text, false);
+      this.end(viewer, reason);
+    }
+    this.viewers.clear();
+  }
+
+  private catchUp(viewer: AcpViewer): void {
+    while (!viewer.ended) {
+      if (!this.journal.covers(viewer.sentSeq)) {
+        viewer.socket.send(this.gapFrame(viewer.sentSeq), false);
+        this.end(viewer, 'gap');
+        this.viewers.delete(viewer);
+        return;
+      }
+      const batch = this.journal.after(viewer.sentSeq, AcpViewerLimits.BATCH);
+      if (batch.length === 0) {
+        viewer.behind = false;
+        return;
+      }
+      viewer.socket.cork(() => {
+        for (const entry of batch) viewer.socket.send(entry.text, false);
+      });
+      viewer.sentSeq = batch[batch.length - 1]!.seq;
+      // The rest when the socket drains.
+      if (viewer.socket.getBufferedAmount() > AcpViewerLimits.HIGH_WATER_BYTES) return;
+    }
+  }
+
+  private end(viewer: AcpViewer, reason: string): void {
+    viewer.ended = true;
+    try {
+      viewer.socket.end(NORMAL_CLOSE, reason);
+    } catch {
+      // It left first.
+    }
+  }
+}

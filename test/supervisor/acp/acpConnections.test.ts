@@ -1,0 +1,168 @@
+/**
+ * ACP connections against the scripted agent (test/fixtures/acp): launch and initialize, the
+ * snapshot, kill, reconnect into a new generation, delete, and the child's process group gone after
+ * each end, tuicd's stop included; refusals in the ACP error shape.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+
+import { waitFor } from '../../helpers/poll.js';
+import { Tuicd } from '../../helpers/tuicdProcess.js';
+import { AcpHarness, alive, turnEnded } from './acpHarness.js';
+
+function assertAcpError(body: any, code: string, operation: string, connectionId: string | null = null): void {
+  assert.equal(body.code, code, JSON.stringify(body));
+  assert.equal(typeof body.message, 'string');
+  assert.equal(body.operation, operation);
+  assert.equal(typeof body.retryable, 'boolean');
+  assert.ok('sessionId' in body && 'connectionId' in body, JSON.stringify(body));
+  if (connectionId !== null) assert.equal(body.connectionId, connectionId);
+}
+
+describe('ACP connections', () => {
+  let h: AcpHarness;
+  before(async () => {
+    h = await AcpHarness.start();
+  });
+  after(async () => {
+    await h.stop();
+  });
+
+  it('POST /acp/connections launches the agent in its own process group and answers the initialize snapshot', async () => {
+    const snap = await h.connect();
+    assert.equal(snap['generation'], 1);
+    assert.equal(snap['state'], 'ready');
+    assert.equal(snap['root'], h.root);
+    assert.equal(snap['protocolVersion'], 1);
+    assert.deepEqual(snap['agentInfo'], { name: 'scripted-agent', version: '1.0.0' });
+    assert.deepEqual(snap['authMethods'], [{ id: 'none', name: 'No auth' }]);
+    assert.equal(snap['agentCapabilities'].loadSession, true);
+    const pid = snap['pid'] as number;
+    assert.ok(alive(-pid), 'the child leads its own process group');
+    const again = await h.ok('GET', `/acp/connections/${snap.id}`);
+    assert.equal(again.id, snap.id);
+    assert.equal(again.pid, pid);
+
+    await h.ok('DELETE', `/acp/connections/${snap.id}`);
+    await waitFor(() => !alive(-pid), 'the process group gone after DELETE');
+    const gone = await h.call('GET', `/acp/connections/${snap.id}`);
+    assert.equal(gone.status, 404);
+    assertAcpError(gone.json(), 'not_found', 'snapshot', snap.id);
+  });
+
+  it('kill ends the child; calls then say transport_closed (410); reconnect starts generation 2 under the same id and load replays', async () => {
+    const snap = await h.connect();
+    const sid = await h.newSession(snap.id);
+    const stream = await h.stream(snap.id);
+    const { turnId } = await h.prompt(snap.id, sid, 'chunks 2');
+    await stream.waitFor(turnEnded(turnId), 'the first turn');
+
+    const killed = await h.ok('POST', `/acp/connections/${snap.id}/kill`);
+    assert.equal(killed.state, 'closed');
+    assert.equal(killed.pid, null);
+    await waitFor(() => !alive(-snap['pid']), 'the group gone after kill');
+    const refused = await h.call('POST', `/acp/connections/${snap.id}/sessions/${sid}/prompt`, { prompt: [{ type: 'text', text: 'hi' }] });
+    assert.equal(refused.status, 410);
+    assertAcpError(refused.json(), 'transport_closed', 'session/prompt', snap.id);
+    assert.equal(refused.json().retryable, true);
+    assert.equal(refused.json().sessionId, sid);
+
+    const next = await h.ok('POST', `/acp/connections/${snap.id}/reconnect`, { root: h.root });
+    assert.equal(next.id, snap.id);
+    assert.equal(next.generation, 2);
+    assert.equal(next.state, 'ready');
+    assert.notEqual(next.pid, snap['pid']);
+    await stream.waitFor((f) => f.kind === 'event' && f.event.type === 'generation' && f.generation === 2, 'the generation frame');
+
+    // A session of the old generation is not attached until loaded; load replays its history on the stream.
+    const before = stream.frames.length;
+    assert.equal((await h.call('POST', `/acp/connections/${snap.id}/sessions/${sid}/prompt`, { prompt: [{ type: 'text', text: 'x' }] })).status, 404);
+    await h.ok('POST', `/acp/connections/${snap.id}/sessions/${sid}/load`);
+    await stream.waitFor(
+      (f) => f.generation === 2 && f.event?.type === 'session_update' && f.event['notification'].update.content?.text === 'chunk 2',
+      'the replayed chunk',
+    );
+    const replayed = stream.frames.slice(before).filter((f) => f.event?.type === 'session_update');
+    assert.deepEqual(
+      replayed.map((f) => f.event['notification'].update.content.text),
+      ['chunks 2', 'chunk 1', 'chunk 2'],
+    );
+    const turn = await h.prompt(snap.id, sid, 'chunks 1');
+    await stream.waitFor(turnEnded(turn.turnId), 'a turn after the reconnect');
+    stream.close();
+    await h.ok('DELETE', `/acp/connections/${snap.id}`);
+  });
+
+  it('the agent crashing mid-turn ends the turn with an error frame and the connection says so', async () => {
+    const snap = await h.connect();
+    const sid = await h.newSession(snap.id);
+    const stream = await h.stream(snap.id);
+    const { turnId } = await h.prompt(snap.id, sid, 'crash');
+    const ended = await stream.waitFor(turnEnded(turnId), 'the crashed turn’s end');
+    assert.equal(ended.event['stopReason'], null);
+    assert.equal(ended.event['error'].code, 'transport_closed');
+    const state = await stream.waitFor((f) => f.event?.type === 'state' && f.event['state'] === 'closed', 'the closed state');
+    assert.equal(state.event['exitCode'], 3);
+    const now = await h.ok('GET', `/acp/connections/${snap.id}`);
+    assert.equal(now.state, 'closed');
+    assert.match(now.reason, /code 3/);
+    assert.deepEqual(
+      now.sessions.map((s: any) => s.turnId),
+      [null],
+    );
+    stream.close();
+    await h.ok('DELETE', `/acp/connections/${snap.id}`);
+  });
+
+  it('refuses what it cannot launch, in the ACP error shape', async () => {
+    const relative = await h.call('POST', '/acp/connections', { root: 'relative/dir' });
+    assert.equal(relative.status, 400);
+    assertAcpError(relative.json(), 'invalid_input', 'connect');
+    const missing = await h.call('POST', '/acp/connections', { root: `${h.root}/nope` });
+    assert.equal(missing.status, 400);
+    const noBody = await h.call('POST', '/acp/connections', { root: h.root, executable: '/bin/sh' });
+    assert.equal(noBody.status, 400, 'the executable never comes from a request');
+    const unknown = await h.call('POST', '/acp/connections/nope/kill');
+    assert.equal(unknown.status, 404);
+    assertAcpError(unknown.json(), 'not_found', 'kill', 'nope');
+  });
+});
+
+describe('ACP launch failures', () => {
+  it('an empty ego_executable is refused (501 capability_unavailable)', async () => {
+    const t = await Tuicd.start();
+    try {
+      const r = await t.socket('POST', '/acp/connections', JSON.stringify({ root: t.home }), { 'content-type': 'application/json' });
+      assert.equal(r.status, 501);
+      assertAcpError(r.json(), 'capability_unavailable', 'connect');
+      assert.match(r.json().message, /ego_executable/);
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it('an agent answering another protocol version: 502 unsupported_protocol; one that exits: 502 initialization_failed', async () => {
+    for (const [env, code] of [
+      [{ ACP_FIXTURE_PROTOCOL: '2' }, 'unsupported_protocol'],
+      [{ ACP_FIXTURE_INIT: 'exit' }, 'initialization_failed'],
+    ] as const) {
+      const h = await AcpHarness.start(env);
+      try {
+        const r = await h.call('POST', '/acp/connections', { root: h.root });
+        assert.equal(r.status, 502, r.text);
+        assertAcpError(r.json(), code, 'initialize');
+      } finally {
+        await h.stop();
+      }
+    }
+  });
+
+  it('the child does not outlive tuicd', async () => {
+    const h = await AcpHarness.start();
+    const snap = await h.connect();
+    const pid = snap['pid'] as number;
+    assert.ok(alive(-pid));
+    await h.stop();
+    await waitFor(() => !alive(-pid), 'the group gone after tuicd stopped');
+  });
+});
