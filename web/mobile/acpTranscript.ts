@@ -112,6 +112,9 @@ export class Transcript {
       case 'agent_message_chunk':
       case 'user_message_chunk':
       case 'agent_thought_chunk': {
+        // In a turn started here the prompt is shown from turn_started; an agent that echoes it
+        // would show it twice. Outside a turn (a load replaying history) these are the history.
+        if (u.sessionUpdate === 'user_message_chunk' && this.turnRunning) return;
         const kind = u.sessionUpdate === 'agent_message_chunk' ? 'agent' : u.sessionUpdate === 'user_message_chunk' ? 'user' : 'thought';
         const text = blockText(u.content);
         // Chunks of one message arrive back to back: they extend the message being written.
