@@ -13,6 +13,7 @@ import type { Route } from '../http/types.js';
 import type { RootGate } from '../fs/rootGate.js';
 import type { GhCli } from '../repos/ghCli.js';
 import { CheckListSchema, GithubRepoSchema, IssueListSchema, MergedPrListSchema, PostedReviewSchema, PullRequestListSchema } from '../repos/githubSchemas.js';
+import { MergedPrConstants, mergedPrsSince } from '../repos/mergedPrs.js';
 import { checkRepoPath, REPO_PATH_KEYS, repoPathFrom } from '../repos/repoArgs.js';
 import { absolutePath, boundedInt, flag, nonEmpty, OkAnswer, repoPathFields, stringList } from '../repos/repoSchemas.js';
 import { failure, RepoQuery } from './repo.js';
@@ -350,22 +351,34 @@ export function githubRoutes(gh: GhCli, gate: RootGate): Route[] {
     ghRoute({
       method: 'GET',
       pattern: '/repo/merged-prs',
-      summary: 'Merged pull requests, at most 200',
-      query: RepoQuery,
-      answers: { 200: MergedPrListSchema, ...ghAnswers },
-      handler: async ({ query }) =>
-        json(
-          await gh.json(repoPathFrom(gate, query, 'query'), [
+      summary: `Merged pull requests, newest first, at most ${MergedPrConstants.MAX_RESULTS}; with \`sinceTag\`, only those merged after that tag (through gh's GraphQL)`,
+      query: Type.Object({
+        ...repoPathFields(REPO_PATH_KEYS),
+        sinceTag: Type.Optional(
+          Type.String({
+            pattern: '^(?!-)[A-Za-z0-9._/+-]{1,200}$',
+            description: 'A tag of the local repository: only pull requests merged after it was made (the changelog since a release).',
+            errorMessage: "'sinceTag' must be a tag name (letters, digits, . _ / + -, not starting with '-')",
+          }),
+        ),
+      }),
+      answers: { 200: MergedPrListSchema, 404: failure('`sinceTag` names no tag of the local repository.'), ...ghAnswers },
+      handler: async ({ query }) => {
+        const repo = repoPathFrom(gate, query, 'query');
+        if (query.sinceTag !== undefined) return json(await mergedPrsSince(gh, repo, query.sinceTag));
+        return json(
+          await gh.json(repo, [
             'pr',
             'list',
             '--state',
             'merged',
             '--limit',
-            '200',
+            String(MergedPrConstants.MAX_RESULTS),
             '--json',
             'number,title,mergedAt,author,url,labels',
           ]),
-        ),
+        );
+      },
     }),
     notAvailable('POST', '/repo/pr-review', 'An AI review of a pull request'),
     notAvailable('POST', '/ai/review/pr', 'An AI review of a pull request'),
