@@ -16,6 +16,7 @@ import { effectiveTcpPort } from './config/env.js';
 import { writeSchema } from './config/jsonSchema.js';
 import { EventBus } from './events/eventBus.js';
 import { agentsFeature } from './features/agents.js';
+import { aiTerminalFeature } from './features/aiTerminal.js';
 import { configFeature } from './features/config.js';
 import type { Feature } from './features/feature.js';
 import { guideFeature } from './features/guide.js';
@@ -93,7 +94,7 @@ export class Supervisor {
     const { sessions, ptyHost } = add(sessionsFeature({ paths, env, config, bus, log, metrics, agentSettings }));
     const agents = add(agentsFeature({ env, config, bus, log, metrics, sessions, agentSettings, channels }));
     const { hub, projects, oauth } = add(hubFeature({ paths, env, bus, log, credentials, ownPort: () => listeners.ownPort() }));
-    const { repos } = add(reposFeature({ paths, env, bus, log, sessions, progressJournal, projects, channels }));
+    const { repos, pool } = add(reposFeature({ paths, env, bus, log, sessions, progressJournal, projects, channels }));
     add(progressFeature({ config, bus, log, sessions, agentSettings, journal: progressJournal, channels }));
     const { confirms } = add(uiFeature({ env, bus, sessions, channels }));
     add(guideFeature());
@@ -114,6 +115,7 @@ export class Supervisor {
         credentials,
       }),
     );
+    add(aiTerminalFeature({ sessions, confirms, pool }));
     const { presence } = add(streamingFeature({ bus, sessions }));
     add(mobileFeature({ paths, config, bus, log, presence, auth: listeners.auth, confirms }));
     // Last: the endpoint serves every tool composed before it.
