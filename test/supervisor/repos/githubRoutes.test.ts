@@ -49,6 +49,7 @@ function everyGhRoute(repo: string): Array<['GET' | 'POST', string, unknown?]> {
     ['POST', '/repo/post-pr-review', { repoPath: repo, prNumber: 7, event: 'APPROVE' }],
     ['GET', `/repo/merged-prs?path=${q}`],
     ['GET', `/repo/merged-prs?path=${q}&sinceTag=v1.0`],
+    ['POST', '/repo/conflict-assist', { repoPath: repo, prNumber: 7 }],
   ];
 }
 
