@@ -23,12 +23,15 @@ export const RunCommandConstants = {
 
 /** Commands refused whatever the user answers: each destroys a machine, a disk or shared history. */
 const DESTRUCTIVE: ReadonlyArray<[RegExp, string]> = [
-  [/\brm\s+(-[a-zA-Z]*\s+)*-[a-zA-Z]*[rRf][a-zA-Z]*\s+(-[a-zA-Z]+\s+)*(\/|~|\$HOME|\/\*|\*)(\s|$)/, 'recursive removal of /, ~ or everything'],
+  [
+    /\brm\s+(-[a-zA-Z-]*\s+)*-[a-zA-Z]*[rRf][a-zA-Z]*\s+(-[a-zA-Z-]+\s+)*("?)(\/|~|\$HOME|\$\{HOME\})?\/?\*?\3(\s|;|&|\||$)/,
+    'recursive removal of /, ~ or everything',
+  ],
   [/\bmkfs(\.\w+)?\b/, 'formatting a file system'],
   [/\bdd\b[^\n]*\bof=\/dev\//, 'writing a raw device'],
   [/>\s*\/dev\/(sd|nvme|hd|disk|mmcblk)/, 'writing a raw device'],
   [/:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:/, 'a fork bomb'],
-  [/\b(shutdown|reboot|halt|poweroff)\b/, 'stopping the machine'],
+  [/(^|[;&|(]\s*|\bsudo\s+)(shutdown|reboot|halt|poweroff)(\s|;|&|\||$)/, 'stopping the machine'],
   [/\bchmod\s+(-[a-zA-Z]*\s+)*-[a-zA-Z]*R[a-zA-Z]*\s+\S+\s+\/(\s|$)/, 'changing the whole file system'],
   [/\bgit\s+push\b[^\n]*(\s--force\b|\s-f\b|\s--force-with-lease\b|\s\+\S)/, 'force-pushing (rewrites shared history)'],
 ];
