@@ -206,6 +206,12 @@ describe('ai_terminal: off by default, and every write tool waits for the user',
     const ran = await confirmed('ai_terminal_run_command', { session_id: sessionId, command: 'pwd; echo oops >&2; exit 3' });
     assert.deepEqual(ran.value, { exit_code: 3, signal: null, stdout: `${repo}\n`, stderr: 'oops\n', timed_out: false, truncated: false });
     assert.match(ran.message, /Run in \.: pwd; echo oops/);
+    // The timeout kills the command's whole process group, a child it started in the background included.
+    const slow = await confirmed('ai_terminal_run_command', { session_id: sessionId, command: 'sleep 60 & echo started; wait', timeout_ms: 500 });
+    assert.deepEqual(
+      { stdout: slow.value.stdout, timed_out: slow.value.timed_out, signal: slow.value.signal },
+      { stdout: 'started\n', timed_out: true, signal: 'SIGKILL' },
+    );
 
     const typed = await confirmed('ai_terminal_send_input', { session_id: sessionId, command: 'touch typed.txt' });
     assert.equal(typed.value.submitted, true, JSON.stringify(typed.value));
