@@ -381,7 +381,7 @@ describe('GitHub routes through gh', () => {
     }
   });
 
-  it('the repo tool: prs, issues, close_issue and reopen_issue run gh in the repository', async () => {
+  it('repo action=prs lists open pull requests through gh pr list, run in the repository', async () => {
     const mcp: McpSocketClient = await mcpSocketClient(t);
     const prsAnswer = await mcp.callTool('repo', { action: 'prs', path: repo });
     assert.equal(prsAnswer.isError, false, JSON.stringify(prsAnswer.value));
@@ -396,10 +396,25 @@ describe('GitHub routes through gh', () => {
       '--json',
       'number,title,state,headRefName,url,isDraft,reviewDecision',
     ]);
+    assert.equal(lastCall('pr', 'list')!.cwd, repo);
+    const noPath = await mcp.callTool('repo', { action: 'prs' });
+    assert.match(noPath.value.error, /requires 'path'/);
+  });
+
+  it('repo action=issues passes its filter to gh issue list', async () => {
+    const mcp = await mcpSocketClient(t);
     const issues = await mcp.callTool('repo', { action: 'issues', path: repo, filter: 'mentioned' });
     assert.equal(issues.value.issues[0].number, 12);
     assert.deepEqual(lastCall('issue', 'list')!.args, ['issue', 'list', '--mention', '@me', '--json', 'number,title,state,url,labels']);
-    for (const verb of ['close', 'reopen']) {
+    await mcp.callTool('repo', { action: 'issues', path: repo });
+    assert.deepEqual(lastCall('issue', 'list')!.args.slice(2, 4), ['--assignee', '@me']);
+    const bad = await mcp.callTool('repo', { action: 'issues', path: repo, filter: 'everything' });
+    assert.equal(bad.isError, true);
+  });
+
+  for (const verb of ['close', 'reopen']) {
+    it(`repo action=${verb}_issue runs gh issue ${verb}; an unknown issue is a bad_gateway error with gh's words`, async () => {
+      const mcp = await mcpSocketClient(t);
       const ok = await mcp.callTool('repo', { action: `${verb}_issue`, path: repo, issue_number: 12 });
       assert.deepEqual(ok, { isError: false, value: { ok: true } });
       assert.deepEqual(lastCall('issue', verb)!.args, ['issue', verb, '12']);
@@ -408,8 +423,10 @@ describe('GitHub routes through gh', () => {
       assert.equal(unknown.isError, true);
       assert.equal(unknown.value.code, 'bad_gateway');
       assert.match(unknown.value.error, /number of 999/);
-    }
-  });
+      const missing = await mcp.callTool('repo', { action: `${verb}_issue`, path: repo });
+      assert.match(missing.value.error, /requires 'issue_number'/);
+    });
+  }
 
   it("gh failing (logged in, GitHub unreachable): every route is a 502 and every action a bad_gateway error with gh's words", async () => {
     gh.setMode('failing');
