@@ -17,6 +17,7 @@ import { writeSchema } from './config/jsonSchema.js';
 import { EventBus } from './events/eventBus.js';
 import { acpFeature } from './features/acp.js';
 import { agentsFeature } from './features/agents.js';
+import { aiTerminalFeature } from './features/aiTerminal.js';
 import { configFeature } from './features/config.js';
 import type { Feature } from './features/feature.js';
 import { guideFeature } from './features/guide.js';
@@ -94,7 +95,7 @@ export class Supervisor {
     const { sessions, ptyHost } = add(sessionsFeature({ paths, env, config, bus, log, metrics, agentSettings }));
     const agents = add(agentsFeature({ env, config, bus, log, metrics, sessions, agentSettings, channels }));
     const { hub, projects, oauth } = add(hubFeature({ paths, env, bus, log, credentials, ownPort: () => listeners.ownPort() }));
-    const { repos } = add(reposFeature({ paths, env, bus, log, sessions, progressJournal, projects, channels }));
+    const { repos, pool } = add(reposFeature({ paths, env, bus, log, sessions, progressJournal, projects, channels }));
     add(progressFeature({ config, bus, log, sessions, agentSettings, journal: progressJournal, channels }));
     const { confirms } = add(uiFeature({ env, bus, sessions, channels }));
     add(guideFeature());
@@ -115,6 +116,7 @@ export class Supervisor {
         credentials,
       }),
     );
+    add(aiTerminalFeature({ sessions, confirms, pool }));
     const { presence } = add(streamingFeature({ bus, sessions }));
     add(acpFeature({ env, config, bus, log, sessions, presence }));
     add(mobileFeature({ paths, config, bus, log, presence, auth: listeners.auth, confirms }));

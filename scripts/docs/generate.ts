@@ -116,8 +116,8 @@ export async function withTuicd<T>(use: (socketPath: string, configDir: string) 
   const home = join(root, 'home');
   mkdirSync(configDir, { mode: 0o700 });
   mkdirSync(home, { mode: 0o700 });
-  // Every native tool listed (config and debug are off by default); nothing else differs from a fresh install.
-  writeFileSync(join(configDir, 'config.json'), JSON.stringify({ disabled_native_tools: [] }));
+  // Every native tool listed (config and debug are off by default, the ai_terminal_* tools too); nothing else differs from a fresh install.
+  writeFileSync(join(configDir, 'config.json'), JSON.stringify({ disabled_native_tools: [], ai_terminal_mcp_enabled: true }));
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('TUIC_')) env[k] = v;
   Object.assign(env, { HOME: home, HISTFILE: '/dev/null', XDG_CONFIG_HOME: join(home, '.config'), TUIC_CREDENTIAL_STORE: 'file', TUIC_LOG_LEVEL: 'warn' });

@@ -307,7 +307,7 @@ export function renderMcpTools(classic: readonly ToolListEntry[], collapsed: rea
   out.push(
     'tuicd serves MCP (Streamable HTTP) at `/mcp` on both listeners; agents reach it through `tuic-bridge` (README.md). ' +
       "`tools/list` answers with the native tools below, then every upstream server's tools as `{upstream}__{tool}` (the proxy hub). " +
-      'By default `config` and `debug` are hidden (`disabled_native_tools` in [configuration.md](configuration.md)). ' +
+      'By default `config` and `debug` are hidden (`disabled_native_tools` in [configuration.md](configuration.md)), and so are the `ai_terminal_*` tools until `ai_terminal_mcp_enabled` is true (a call while it is off is refused; their write tools act only after a user confirms through the same flow as `ui action=confirm`). ' +
       'A tool that takes `action` does one of the listed things per call; arguments that do not match the input schema come back as a tool error (`isError`) naming the field.',
   );
   out.push(`## Contents\n\n${classic.map((t) => `- [${t.name}](#${anchor(t.name)})`).join('\n')}`);

@@ -36,7 +36,7 @@ const SERVER_SETTING_PATHS = [
   'services.tls', // a new certificate or mode needs a new listener as well
 ] as const;
 /** A change here must fire notifications/tools/list_changed. */
-const TOOL_PATHS = ['disabled_native_tools', 'collapse_tools'] as const;
+const TOOL_PATHS = ['disabled_native_tools', 'collapse_tools', 'ai_terminal_mcp_enabled'] as const;
 
 export interface ConfigStoreOptions {
   /** Path of config.json. Its directory is created (0700) on the first save, never on load. */

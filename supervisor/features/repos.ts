@@ -47,6 +47,8 @@ export interface ReposDeps {
 
 export interface ReposFeature extends Feature {
   readonly repos: RepoRegistry;
+  /** The work pool, for other features' CPU-heavy file work (ai_terminal search). */
+  readonly pool: WorkPool;
 }
 
 export function reposFeature(deps: ReposDeps): ReposFeature {
@@ -83,6 +85,7 @@ export function reposFeature(deps: ReposDeps): ReposFeature {
   return {
     name: 'repos',
     repos,
+    pool,
     routes: [
       ...repoConfigRoutes({ registry: repos, gate, repoSettings, repoDefaults, onRepoSettingsSaved: () => deps.projects.load() }),
       ...repoRoutes(pool, gate),

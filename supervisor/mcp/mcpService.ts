@@ -60,7 +60,12 @@ export interface McpServiceOptions {
 }
 
 export function catalogSettings(config: ConfigSnapshot): CatalogSettings {
-  return { collapseTools: config.collapse_tools, disabledNativeTools: config.disabled_native_tools, progressTracking: config.progress_tracking };
+  return {
+    collapseTools: config.collapse_tools,
+    disabledNativeTools: config.disabled_native_tools,
+    progressTracking: config.progress_tracking,
+    aiTerminalEnabled: config.ai_terminal_mcp_enabled,
+  };
 }
 
 export class McpService implements Disposable {

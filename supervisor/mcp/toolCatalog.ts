@@ -23,7 +23,14 @@ export interface CatalogSettings {
   collapseTools: boolean;
   disabledNativeTools: readonly string[];
   progressTracking: boolean;
+  /** ai_terminal_mcp_enabled: the ai_terminal_* tools are listed and callable only when true (absent: off). */
+  aiTerminalEnabled?: boolean;
 }
+
+/** Tools gated by ai_terminal_mcp_enabled rather than disabled_native_tools. */
+const AI_TERMINAL_PREFIX = 'ai_terminal_';
+const AI_TERMINAL_OFF = (name: string) =>
+  `Tool '${name}' is off: the ai_terminal_* tools need ai_terminal_mcp_enabled set to true in config.json (or PUT /config {"ai_terminal_mcp_enabled": true})`;
 
 /** The tool kept direct in the collapsed surface, and hidden everywhere when progress_tracking is off. */
 const PROGRESS_TOOL = 'progress';
@@ -71,6 +78,8 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
   private readonly listeners = new Set<() => void>();
   private enabled: NativeTool[] = [];
   private disabled = new Set<string>();
+  /** The ai_terminal_* tools while ai_terminal_mcp_enabled is off (refused in their own words). */
+  private switchedOff = new Set<string>();
   private readonly listJson: Record<ToolSurface, string> = { classic: '{"tools":[]}', collapsed: '{"tools":[]}' };
   /** The same lists as UTF-8 bytes with the response's closing `}`: what a tools/list answer sends after its prefix. */
   private readonly listBytes: Record<ToolSurface, Buffer> = {
@@ -182,7 +191,8 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
     this.lastCollapse = settings.collapseTools;
     this.disabled = new Set(settings.disabledNativeTools);
     if (!settings.progressTracking) this.disabled.add(PROGRESS_TOOL);
-    this.enabled = [...this.natives.values()].filter((t) => !this.disabled.has(t.definition.name));
+    this.switchedOff = new Set(settings.aiTerminalEnabled === true ? [] : [...this.natives.keys()].filter((n) => n.startsWith(AI_TERMINAL_PREFIX)));
+    this.enabled = [...this.natives.values()].filter((t) => !this.disabled.has(t.definition.name) && !this.switchedOff.has(t.definition.name));
     const natives = JSON.stringify(this.enabled.map((t) => t.definition)).slice(1, -1);
     const upstream = this.opts.upstreams?.listFragment() ?? '';
     this.nativesJson = natives;
@@ -215,6 +225,7 @@ export class ToolCatalog implements ToolCatalogView, Disposable {
       const available = [...this.enabled.map((t) => t.definition.name), ...this.metaByName.keys()];
       return toolError('not_found', `Unknown tool '${clipClientInput(name)}'. Available: ${available.join(', ')}`);
     }
+    if (this.switchedOff.has(name)) return toolError('forbidden', AI_TERMINAL_OFF(name));
     if (this.disabled.has(name)) return toolError('forbidden', `Tool '${name}' is disabled by configuration`);
     return this.run(tool, args, caller);
   }

@@ -3,7 +3,7 @@
  * parsing big git outputs, many git runs at once): piscina runs these named exports on worker threads.
  * Plain data in, plain data out; nothing here touches supervisor state.
  */
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 
@@ -61,10 +61,10 @@ let scratch = Buffer.allocUnsafe(1024 * 1024);
  * else anything and is several times faster than fs.promises (one thread hop per syscall there).
  * The view is valid until the next call. null: unreadable, gone, not a file, or too large.
  */
-function readWhole(path: string): Buffer | null {
+function readWhole(path: string, noFollow = false): Buffer | null {
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    fd = openSync(path, noFollow ? constants.O_RDONLY | constants.O_NOFOLLOW : 'r');
   } catch {
     return null;
   }
@@ -86,7 +86,8 @@ function readWhole(path: string): Buffer | null {
   }
 }
 
-export function searchContent(task: { repoPath: string; files: string[]; q: SearchQuery; limit: number }): {
+/** `noFollow`: a file that is a symlink is skipped (a sandboxed search must not read through one to outside). */
+export function searchContent(task: { repoPath: string; files: string[]; q: SearchQuery; limit: number; noFollow?: boolean }): {
   matches: ContentMatch[];
   bytes: number;
   truncated: boolean;
@@ -102,7 +103,7 @@ export function searchContent(task: { repoPath: string; files: string[]; q: Sear
   let bytes = 0;
   for (const rel of task.files) {
     if (matches.length > task.limit) break;
-    const buf = readWhole(join(task.repoPath, rel));
+    const buf = readWhole(join(task.repoPath, rel), task.noFollow);
     if (buf === null) continue;
     bytes += buf.length;
     if (buf.subarray(0, BINARY_PROBE_BYTES).includes(0)) continue;

@@ -131,6 +131,11 @@ export class WorkPool {
     return { matches: matches.slice(0, limit), files_searched: files, bytes_searched: bytes, truncated: truncated || matches.length > limit };
   }
 
+  /** Searches the given files (relative to `root`) on one pool thread, symlinks skipped: a sandbox's listing the caller already narrowed. */
+  searchIn(root: string, files: string[], q: SearchQuery, limit: number): Promise<{ matches: ContentMatch[]; bytes: number; truncated: boolean }> {
+    return this.pool.run({ repoPath: root, files, q, limit, noFollow: true }, { name: 'searchContent' });
+  }
+
   async destroy(): Promise<void> {
     await this.pool.destroy();
   }

@@ -42,3 +42,22 @@ export const PostedReviewSchema = Type.Object({
   state: Type.Union([Type.String({ description: 'COMMENTED, APPROVED, CHANGES_REQUESTED…' }), Type.Null()]),
   comments: Type.Integer({ minimum: 0, description: 'Inline comments sent.' }),
 });
+
+export const ConflictAssistSchema = Type.Object({
+  status: Type.Union([Type.Literal('clean'), Type.Literal('clean_unverified'), Type.Literal('conflicts')], {
+    description: 'clean: rebased onto a base fetched now; clean_unverified: rebased onto a base that could not be fetched; conflicts: the rebase stopped.',
+  }),
+  pr_number: Type.Integer(),
+  head_ref: Type.String(),
+  base_ref: Type.String(),
+  head_sha: Type.String(),
+  base_sha: Type.String(),
+  base_source: Type.Union([Type.Literal('origin'), Type.Literal('remote-tracking'), Type.Literal('local')], {
+    description: 'origin: fetched now; remote-tracking: origin/<base> as last fetched; local: the local branch.',
+  }),
+  base_warning: Type.Optional(Type.String({ description: 'Why the base may be behind GitHub.' })),
+  worktree_path: Type.Union([Type.String({ description: 'The worktree left mid-rebase, to resolve in.' }), Type.Null()]),
+  rebased_sha: Type.Union([Type.String(), Type.Null()]),
+  conflicted_files: Type.Array(Type.String()),
+  agent_prompt: Type.Union([Type.String({ description: 'What an agent needs to resolve the conflicts in the worktree.' }), Type.Null()]),
+});

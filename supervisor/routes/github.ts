@@ -12,7 +12,17 @@ import { json } from '../http/types.js';
 import type { Route } from '../http/types.js';
 import type { RootGate } from '../fs/rootGate.js';
 import type { GhCli } from '../repos/ghCli.js';
-import { CheckListSchema, GithubRepoSchema, IssueListSchema, MergedPrListSchema, PostedReviewSchema, PullRequestListSchema } from '../repos/githubSchemas.js';
+import {
+  CheckListSchema,
+  ConflictAssistSchema,
+  GithubRepoSchema,
+  IssueListSchema,
+  MergedPrListSchema,
+  PostedReviewSchema,
+  PullRequestListSchema,
+} from '../repos/githubSchemas.js';
+import { MergedPrConstants, mergedPrsSince } from '../repos/mergedPrs.js';
+import { conflictAssist } from '../repos/conflictAssist.js';
 import { checkRepoPath, REPO_PATH_KEYS, repoPathFrom } from '../repos/repoArgs.js';
 import { absolutePath, boundedInt, flag, nonEmpty, OkAnswer, repoPathFields, stringList } from '../repos/repoSchemas.js';
 import { failure, RepoQuery } from './repo.js';
@@ -350,26 +360,63 @@ export function githubRoutes(gh: GhCli, gate: RootGate): Route[] {
     ghRoute({
       method: 'GET',
       pattern: '/repo/merged-prs',
-      summary: 'Merged pull requests, at most 200',
-      query: RepoQuery,
-      answers: { 200: MergedPrListSchema, ...ghAnswers },
-      handler: async ({ query }) =>
-        json(
-          await gh.json(repoPathFrom(gate, query, 'query'), [
+      summary: `Merged pull requests, newest first, at most ${MergedPrConstants.MAX_RESULTS}; with \`sinceTag\`, only those merged after that tag (through gh's GraphQL)`,
+      query: Type.Object({
+        ...repoPathFields(REPO_PATH_KEYS),
+        sinceTag: Type.Optional(
+          Type.String({
+            pattern: '^(?!-)[A-Za-z0-9._/+-]{1,200}$',
+            description: 'A tag of the local repository: only pull requests merged after it was made (the changelog since a release).',
+            errorMessage: "'sinceTag' must be a tag name (letters, digits, . _ / + -, not starting with '-')",
+          }),
+        ),
+      }),
+      answers: { 200: MergedPrListSchema, 404: failure('`sinceTag` names no tag of the local repository.'), ...ghAnswers },
+      handler: async ({ query }) => {
+        const repo = repoPathFrom(gate, query, 'query');
+        if (query.sinceTag !== undefined) return json(await mergedPrsSince(gh, repo, query.sinceTag));
+        return json(
+          await gh.json(repo, [
             'pr',
             'list',
             '--state',
             'merged',
             '--limit',
-            '200',
+            String(MergedPrConstants.MAX_RESULTS),
             '--json',
             'number,title,mergedAt,author,url,labels',
           ]),
-        ),
+        );
+      },
     }),
     notAvailable('POST', '/repo/pr-review', 'An AI review of a pull request'),
     notAvailable('POST', '/ai/review/pr', 'An AI review of a pull request'),
     notAvailable('GET', '/repo/changelog', 'An AI-written changelog'),
-    notAvailable('POST', '/repo/conflict-assist', 'AI help with a merge conflict'),
+    ghRoute({
+      method: 'POST',
+      pattern: '/repo/conflict-assist',
+      summary:
+        'Rebase a pull request onto its base in a worktree of its own and say whether it goes through: clean, clean_unverified (the base could not be fetched) or conflicts (the worktree is left mid-rebase, with the conflicted files and a prompt for an agent). Never pushes or merges. `resolve: true` (a model resolving the conflicts) is not available headless',
+      body: Type.Object({
+        ...repoPathFields(REPO_PATH_KEYS),
+        prNumber: positive('prNumber', 'The pull request.'),
+        resolve: Type.Optional(flag('resolve', 'Have a model resolve the conflicts (needs an AI provider: not_implemented in headless tuicd).')),
+      }),
+      answers: {
+        200: ConflictAssistSchema,
+        409: failure("A conflict-assist worktree for this pull request is still there (the last run's conflicts): finish or remove it first."),
+        501: failure('`resolve: true` needs an AI provider, and headless tuicd has none.'),
+        ...ghAnswers,
+      },
+      handler: async ({ body }) => {
+        const repo = repoPathFrom(gate, body, 'body');
+        if (body.resolve === true)
+          throw new ApiError(
+            'not_implemented',
+            'resolving conflicts with a model is not available in headless tuicd (no AI provider); call without resolve to get the worktree, the conflicted files and a prompt for an agent',
+          );
+        return json(await conflictAssist(gh, repo, body.prNumber));
+      },
+    }),
   ];
 }

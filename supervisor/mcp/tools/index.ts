@@ -21,6 +21,8 @@ import type { EventBus } from '../../events/eventBus.js';
 import type { ConfigStore } from '../../config/configStore.js';
 import type { ConfirmBroker } from '../confirmBroker.js';
 import type { ProgressJournal } from '../../progress/progressJournal.js';
+import type { WorkPool } from '../../pool/workPool.js';
+import { createAiTerminalTools } from './aiTerminal.js';
 
 /** What tool factories may use; each field is added by the tool that needs it. */
 export interface NativeToolDeps {
@@ -48,12 +50,14 @@ export interface NativeToolDeps {
   worktrees: WorktreeManager;
   gh: GhCli;
   isClaudeCode: (mcpSessionId: string) => boolean;
+  /** ai_terminal: search_files and list_files walk files on the work pool. */
+  pool: WorkPool;
 }
 
 export function createNativeTools(deps: NativeToolDeps): NativeTool[] {
   void deps;
   return [
-    // TOOLS: one line per tool, in the order tools/list shows them: session, agent, task, repo, progress, ui, plugin_dev_guide, config, debug.
+    // TOOLS: one line per tool, in the order tools/list shows them: session, agent, task, repo, progress, ui, plugin_dev_guide, config, debug, ai_terminal_* (listed only with ai_terminal_mcp_enabled).
     createSessionTool(deps),
     createAgentTool(deps),
     createTaskTool(deps),
@@ -63,5 +67,6 @@ export function createNativeTools(deps: NativeToolDeps): NativeTool[] {
     createPluginDevGuideTool(),
     createConfigTool(deps),
     createDebugTool(deps),
+    ...createAiTerminalTools(deps),
   ];
 }

@@ -55,8 +55,10 @@ test('search_tools_excludes_disabled_native_tools: config and debug, hidden by d
   assert.deepEqual(config.get().disabled_native_tools, ['config', 'debug']);
   const found = await searchNames(catalog, EVERY_NATIVE_WORD);
   const registered = nativeTools().map((n) => n.definition.name);
+  // ai_terminal_* are off too, through ai_terminal_mcp_enabled rather than disabled_native_tools.
+  const hiddenByDefault = (name: string) => name === 'config' || name === 'debug' || name.startsWith('ai_terminal_');
   for (const name of registered) {
-    if (name === 'config' || name === 'debug') assert.ok(!found.includes(name), `${name} is hidden from search`);
+    if (hiddenByDefault(name)) assert.ok(!found.includes(name), `${name} is hidden from search`);
     else assert.ok(found.includes(name), `${name} is found`);
   }
   for (const hidden of ['config', 'debug'].filter((n) => registered.includes(n))) {
@@ -68,6 +70,21 @@ test('search_tools_excludes_disabled_native_tools: config and debug, hidden by d
     assert.match(JSON.stringify(payload(called)), new RegExp(`'${hidden}' is disabled`));
     assert.equal((payload(called) as { code: string }).code, 'forbidden');
   }
+});
+
+test('ai_terminal_tools_are_found_and_dispatched_only_with_ai_terminal_mcp_enabled', async (t) => {
+  const { catalog, config } = await catalogWithConfig(t);
+  const family = nativeTools()
+    .map((n) => n.definition.name)
+    .filter((n) => n.startsWith('ai_terminal_'));
+  assert.equal(family.length, 13);
+  const called = await call(catalog, 'call_tool', { tool_name: 'ai_terminal_get_state', arguments: { session_id: 'x' } }, callerContext());
+  assert.equal(called.isError, true);
+  assert.equal((payload(called) as { code: string }).code, 'forbidden');
+  assert.match((payload(called) as { error: string }).error, /is off: the ai_terminal_\* tools need ai_terminal_mcp_enabled set to true/);
+  await config.update({ ai_terminal_mcp_enabled: true });
+  const found = await searchNames(catalog, family.join(' ').replace(/_/g, ' '));
+  for (const name of family) assert.ok(found.includes(name), `${name} is found once enabled`);
 });
 
 test('tool_search_index_ignores_collapse_tools_toggle', async (t) => {

@@ -105,7 +105,8 @@ export function collapsedDefinitions(natives: readonly NativeTool[]): ToolDefini
  * Every surface a client receives, as the exact text it receives:
  * instructions for both surfaces and both fixtures, each native and meta tool's definition, and
  * the tools/list result of each surface. Classic lists every registered tool, as the baseline
- * measurement's fixture did (production hides config and debug by default).
+ * measurement's fixture did (production hides config and debug by default), but for the
+ * ai_terminal_* family: off unless ai_terminal_mcp_enabled, it is measured as its own list.
  */
 export function surfaceTexts(): Record<string, string> {
   const natives = nativeTools();
@@ -115,7 +116,9 @@ export function surfaceTexts(): Record<string, string> {
   }
   const collapsed = collapsedDefinitions(natives);
   for (const def of [...natives.map((n) => n.definition), ...collapsed]) out[`schema.${def.name}`] ??= JSON.stringify(def);
-  out['tools/list.classic'] = JSON.stringify({ tools: natives.map((n) => n.definition) });
+  const aiTerminal = (n: NativeTool) => n.definition.name.startsWith('ai_terminal_');
+  out['tools/list.classic'] = JSON.stringify({ tools: natives.filter((n) => !aiTerminal(n)).map((n) => n.definition) });
+  out['tools/list.ai_terminal'] = JSON.stringify({ tools: natives.filter(aiTerminal).map((n) => n.definition) });
   out['tools/list.collapsed'] = JSON.stringify({ tools: collapsed });
   return out;
 }

@@ -43,6 +43,21 @@ const CEILINGS: Readonly<Record<string, number>> = {
   // Measured here: task 1,152, debug 1,049.
   'schema.task': 1_270,
   'schema.debug': 1_150,
+  // Measured here: the thirteen ai_terminal_* tools (off by default), 9,385 B together.
+  'tools/list.ai_terminal': 10_300,
+  'schema.ai_terminal_read_screen': 910,
+  'schema.ai_terminal_send_input': 680,
+  'schema.ai_terminal_send_key': 640,
+  'schema.ai_terminal_wait_for': 900,
+  'schema.ai_terminal_get_state': 430,
+  'schema.ai_terminal_get_context': 460,
+  'schema.ai_terminal_drive_agent': 1_100,
+  'schema.ai_terminal_read_file': 850,
+  'schema.ai_terminal_write_file': 690,
+  'schema.ai_terminal_edit_file': 900,
+  'schema.ai_terminal_list_files': 760,
+  'schema.ai_terminal_search_files': 990,
+  'schema.ai_terminal_run_command': 1_020,
 };
 
 /** What one connection pays: instructions plus tools/list (the baseline's figures). */

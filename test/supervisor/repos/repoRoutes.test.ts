@@ -267,7 +267,6 @@ describe('repositories and the /repo routes against real git', () => {
       ['POST', '/repo/pr-review'],
       ['POST', '/ai/review/pr'],
       ['GET', '/repo/changelog'],
-      ['POST', '/repo/conflict-assist'],
     ] as const) {
       const ai = method === 'GET' ? await t.socket('GET', path) : await post(path, { repoPath: repo, prNumber: 1 });
       assert.equal(ai.status, 501, path);
@@ -276,6 +275,11 @@ describe('repositories and the /repo routes against real git', () => {
         code: 'not_implemented',
       });
     }
+    // conflict-assist rebases without a model (it needs gh for the pull request's branches); only its model step is 501.
+    assert.equal((await post('/repo/conflict-assist', { repoPath: repo, prNumber: 1 })).status, 503);
+    const model = await post('/repo/conflict-assist', { repoPath: repo, prNumber: 1, resolve: true });
+    assert.equal(model.status, 501, model.text);
+    assert.equal(model.json().code, 'not_implemented');
   });
 
   it('the watcher reports working-tree changes and HEAD moves of a registered repository', async () => {

@@ -99,8 +99,12 @@ describe('MCP SDK 1.x Client over TCP with Basic Auth', () => {
     const { tools } = await client.listTools();
     const listed = new Set(tools.map((tool) => tool.name));
     const config = (await t.socket('GET', '/config')).json();
-    const hidden = new Set<string>([...(config.disabled_native_tools as string[]), ...(config.progress_tracking ? [] : ['progress'])]);
     const registered = nativeTools().map((tool) => tool.definition.name);
+    const hidden = new Set<string>([
+      ...(config.disabled_native_tools as string[]),
+      ...(config.progress_tracking ? [] : ['progress']),
+      ...(config.ai_terminal_mcp_enabled ? [] : registered.filter((name) => name.startsWith('ai_terminal_'))),
+    ]);
     assert.ok(registered.length > 0, 'createNativeTools registers no tool yet');
     for (const name of registered) {
       if (hidden.has(name)) assert.ok(!listed.has(name), `${name} is disabled but listed`);
