@@ -200,6 +200,12 @@ export class PtyService implements HandlersOf<P>, Disposable {
     return { enabled, session_id: filter, dir, sessions: [...this.captures.values()].map((w) => w.status()) };
   }
 
+  memory(): Result<'memory'> {
+    const sessions: Result<'memory'>['sessions'] = [];
+    for (const [session_id, session] of this.sessions) if (session.exited === undefined) sessions.push({ session_id, ...session.heldBytes() });
+    return { sessions };
+  }
+
   processes(): Result<'processes'> {
     const sessions: Array<{ session_id: string; pid: number }> = [];
     for (const [session_id, session] of this.sessions) if (session.exited === undefined) sessions.push({ session_id, pid: session.pid });
