@@ -151,6 +151,20 @@ export const PtyProtocol = defineProtocol({
       params: Type.Object({}),
       result: Type.Object({ count: Type.Integer({ minimum: 0 }), bytes: Type.Integer({ minimum: 0 }), budget_bytes: Type.Integer({ minimum: 0 }) }),
     },
+    /** What each live session holds (raw ring, line log, screen grid), in bytes, for GET /stats. */
+    memory: {
+      params: Type.Object({}),
+      result: Type.Object({
+        sessions: Type.Array(
+          Type.Object({
+            session_id: Type.String(),
+            ring_bytes: Type.Integer({ minimum: 0 }),
+            log_bytes: Type.Integer({ minimum: 0 }),
+            screen_bytes: Type.Integer({ minimum: 0 }),
+          }),
+        ),
+      }),
+    },
     /** Per-session process ids, for /process/stats. */
     processes: {
       params: Type.Object({}),

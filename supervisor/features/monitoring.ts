@@ -57,6 +57,7 @@ export function monitoringFeature(deps: MonitoringDeps): Feature {
           sessionCount: () => sessions.liveCount,
           maxSessions: () => config.get().services.server.max_sessions,
           closedSessions: () => sessions.closedStats(),
+          sessionBytes: () => sessions.sessionBytes(),
           credentialStore: () => credentials()?.status() ?? { backend: 'probing' },
           httpEngine: { name: deps.engine.name, detail: deps.engine.detail },
         },

@@ -8,7 +8,7 @@ import { type AgentSettings, effective } from '../config/agentSettings.js';
 import type { ConfigStore } from '../config/configStore.js';
 import type { EventBus } from '../events/eventBus.js';
 import { ProcessStarter } from '../hosts/processStarter.js';
-import { ptyHostEnv } from '../hosts/ptyHostEnv.js';
+import { PTY_HOST_NODE_ARGS, ptyHostEnv } from '../hosts/ptyHostEnv.js';
 import { PtyHost } from '../hosts/ptyHost.js';
 import type { Logger } from '../log.js';
 import { createSessionTool } from '../mcp/tools/session.js';
@@ -43,6 +43,7 @@ export function sessionsFeature(deps: SessionsDeps): SessionsFeature {
     new ProcessStarter({
       entry: PTY_HOST_ENTRY,
       env: ptyHostEnv(deps.env),
+      nodeArgs: PTY_HOST_NODE_ARGS,
       onOutput: (line, stream) => log.info({ source: 'pty-host', stream }, line),
     }),
     log,

@@ -69,6 +69,15 @@ export const StatsAnswer = Type.Object({
     minimum: 0,
     description: 'The most closed sessions may hold together: past it the oldest are forgotten (their routes answer 404).',
   }),
+  session_bytes: Type.Array(
+    Type.Object({
+      session_id: Type.String(),
+      ring_bytes: Type.Integer({ minimum: 0, description: 'Raw output ring: grows in 128 KiB chunks up to its 2 MiB bound.' }),
+      log_bytes: Type.Integer({ minimum: 0, description: 'Line log: its text (at most 2 MiB of UTF-8) and 5 bytes per line.' }),
+      screen_bytes: Type.Integer({ minimum: 0, description: 'Screen grid: held while the screen is read, dropped when idle.' }),
+    }),
+    { description: 'What each running session holds in the pty host, in bytes; empty while it is not running.' },
+  ),
 });
 
 export const MetricsAnswer = Type.Record(Type.String(), Type.Union([Type.Number(), Type.Record(Type.String(), Type.Number())]), {
@@ -95,6 +104,8 @@ export interface HealthSource {
   maxSessions: () => number;
   /** Closed sessions still readable, and the pty host's bytes for them against their budget. */
   closedSessions: () => Promise<{ sessions: number; bytes: number; budget_bytes: number }>;
+  /** What each running session holds in the pty host (ring, log, screen), in bytes. */
+  sessionBytes: () => Promise<Array<{ session_id: string; ring_bytes: number; log_bytes: number; screen_bytes: number }>>;
   credentialStore: () => { backend: string; reason?: string };
   /** Which HTTP engine serves, and why (uWS, or why not). */
   httpEngine: { name: string; detail: string };
@@ -139,7 +150,7 @@ export function monitoringRoutes(src: HealthSource, metrics: Metrics): Route[] {
     return { status: 200, headers: JSON_HEADERS, body: cachedBody };
   };
   const stats = async (): Promise<Reply> => {
-    const closed = await src.closedSessions();
+    const [closed, sessionBytes] = await Promise.all([src.closedSessions(), src.sessionBytes()]);
     const active = src.sessionCount();
     const max = src.maxSessions();
     return json({
@@ -149,6 +160,7 @@ export function monitoringRoutes(src: HealthSource, metrics: Metrics): Route[] {
       closed_sessions: closed.sessions,
       closed_bytes: closed.bytes,
       closed_budget_bytes: closed.budget_bytes,
+      session_bytes: sessionBytes,
     });
   };
   const hashPassword = defineRoute({

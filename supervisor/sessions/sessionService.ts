@@ -185,6 +185,13 @@ export class SessionService {
     return { sessions, bytes: held?.bytes ?? 0, budget_bytes: held?.budget_bytes ?? PtyConstants.TOMBSTONE_BUDGET_BYTES };
   }
 
+  /** What each live session holds in the pty host (raw ring, line log, screen), in bytes; none while no host runs. */
+  async sessionBytes(): Promise<Array<{ session_id: string; ring_bytes: number; log_bytes: number; screen_bytes: number }>> {
+    const client = this.opts.host.runningClient();
+    const held = client === null ? undefined : await client.request('memory', {}).catch(() => undefined);
+    return held?.sessions ?? [];
+  }
+
   /** Live sessions, and exited ones kept open (keep_open) until they are closed. */
   list(): SessionRecord[] {
     return [...this.sessions.values()].filter((r) => !r.exit || (r.keep_open && r.exit.reason === 'exit'));

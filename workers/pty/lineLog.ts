@@ -1,6 +1,14 @@
 /**
  * The bounded log of completed lines behind `readLog` (GET /sessions/:id/output?format=log): absolute line
  * indexes that only grow, so a reader's cursor (`total_lines`) stays valid after old lines are dropped.
+ *
+ * Text is kept as UTF-8 bytes in a few chunks per session with one 4-byte position per line, not as one
+ * JS string per line: a busy session's 10,000 strings cost their headers, their slices' parents and the
+ * GC's time, and held the same output the raw ring holds a second time over.
+ * Rebuilding the lines from the raw ring at each read (as the screen is) was measured against it: a
+ * full 2 MiB ring of agent output takes ~90 ms to strip again, a read here ~0.04 ms, and log-mode
+ * viewers read every 200 ms; the ring also reaches back a different number of lines than the log, so
+ * served cursors and text would change.
  */
 
 import { PtyConstants } from '../../shared/protocol/pty.js';
@@ -9,10 +17,12 @@ export const LineLogConstants = {
   /** Lines kept per session (VT_LOG_BUFFER_CAPACITY); older lines are dropped, their indexes are not reused. */
   CAPACITY_LINES: PtyConstants.LOG_LINES,
   /**
-   * Characters kept per session, whatever the line count: lines may be 64 KiB (a minified file, a
-   * base64 blob), and 10,000 of those would hold ~640 MB per session. 2 Mi characters keeps all
-   * 10,000 lines of ordinary output (up to ~200 characters each) and bounds the rest.
+   * Bytes of text (UTF-8) kept per session, whatever the line count: lines may be 64 KiB (a minified
+   * file, a base64 blob), and 10,000 of those would hold ~640 MB per session. 2 MiB keeps all 10,000
+   * lines of ordinary output (up to ~200 bytes each) and bounds the rest.
    */
+  MAX_BYTES: 2 * 1024 * 1024,
+  /** The same bound under its earlier name (it counted characters; ASCII text is kept alike). */
   MAX_CHARS: 2 * 1024 * 1024,
   /** Lines returned when the reader gives no limit: a screenful or two, not the whole log. */
   DEFAULT_LIMIT_LINES: 200,
@@ -34,35 +44,58 @@ export interface LineReadOptions {
   limit?: number;
 }
 
-/**
- * A ring of the last `capacity` lines (and at most `maxChars` characters), addressed by absolute line index.
- * A line may be appended still to be redacted: `read` redacts it then, once, and keeps the result.
- */
 /** The slot bookkeeping a new log starts with; it doubles as lines arrive, up to the capacity. */
 const INITIAL_SLOTS = 64;
+/** The first text chunk: an idle shell's prompts fit in it. Each next one doubles, up to MAX_CHUNK_BYTES. */
+const FIRST_CHUNK_BYTES = 4 * 1024;
+/** At or past glibc's default mmap threshold (128 KiB), so a freed chunk goes back to the system. */
+const MAX_CHUNK_BYTES = 128 * 1024;
 
+/**
+ * A run of text bytes. Positions are one virtual byte stream (modulo 2^32, as Uint32Array stores
+ * them): a chunk starts where the previous one's text ended, so line i ends where line i+1 starts.
+ */
+interface Chunk {
+  readonly bytes: Buffer;
+  /** Virtual position of bytes[0]. */
+  base: number;
+  used: number;
+}
+
+/**
+ * A ring of the last `capacity` lines (and at most `maxBytes` bytes of text), addressed by absolute
+ * line index. A line may be appended still to be redacted: `read` redacts it then, once, and keeps the
+ * result.
+ */
 export class LineLog {
-  /**
-   * Grows as lines arrive (appends at the end until it wraps): a log sized for 10,000 lines up
-   * front held 80 KB per session before its first line, most of an idle session's memory.
-   */
-  private readonly ring: string[] = [];
+  /** Per slot: virtual position of the line's first byte. Grows as lines arrive, up to the capacity. */
+  private starts: Uint32Array;
   /** 1 where the slot's line was appended unredacted: in a flood most lines are dropped before anyone reads them. */
   private unredacted: Uint8Array;
+  /** Oldest first; only the last one is written to. A chunk goes once no kept line starts in it. */
+  private readonly chunks: Chunk[] = [];
+  /** Lines whose redacted text differs from what was printed (rare: a secret), by absolute index. */
+  private readonly redacted = new Map<number, string>();
   private readonly capacity: number;
   private total = 0;
   /** Absolute index of the oldest line kept; lines before it were dropped by count or by size. */
   private oldest = 0;
-  /** Characters held by the kept lines. */
-  private chars = 0;
+  /** Virtual position just past the newest line's text. */
+  private end = 0;
+  /** Bytes of text held by the kept lines (a redacted line counts as redacted). */
+  private kept = 0;
+  /** Size of the last chunk allocated: the next doubles it. */
+  private lastChunkSize = 0;
 
   constructor(
     capacity: number = LineLogConstants.CAPACITY_LINES,
-    private readonly maxChars: number = LineLogConstants.MAX_CHARS,
+    private readonly maxBytes: number = LineLogConstants.MAX_BYTES,
   ) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`capacity must be a positive integer, got ${capacity}`);
     this.capacity = capacity;
-    this.unredacted = new Uint8Array(Math.min(capacity, INITIAL_SLOTS));
+    const slots = Math.min(capacity, INITIAL_SLOTS);
+    this.starts = new Uint32Array(slots);
+    this.unredacted = new Uint8Array(slots);
   }
 
   get totalLines(): number {
@@ -73,35 +106,121 @@ export class LineLog {
     return this.oldest;
   }
 
+  /** Bytes of text the kept lines hold (what MAX_BYTES bounds). */
+  get textBytes(): number {
+    return this.kept;
+  }
+
+  /** Memory the log holds: its chunks (used or not), its per-line slots and the redacted overrides. */
+  get heldBytes(): number {
+    let held = this.starts.byteLength + this.unredacted.byteLength;
+    for (const chunk of this.chunks) held += chunk.bytes.length;
+    for (const text of this.redacted.values()) held += text.length * 2;
+    return held;
+  }
+
   /** `unredacted`: the line still holds whatever was printed; `read` passes it through its `redact` first. */
   append(line: string, unredacted = false): void {
-    const slot = this.total % this.capacity;
-    if (slot >= this.unredacted.length) this.growFlags();
-    // The line this one replaces (dropped by count), unless its size already dropped it.
-    this.chars -= this.ring[slot]?.length ?? 0;
-    this.ring[slot] = line;
+    const index = this.total;
+    const slot = index % this.capacity;
+    if (slot >= this.starts.length) this.growSlots();
+    // The line this one replaces by count, unless its size already dropped it.
+    while (this.oldest <= index - this.capacity) this.dropOldest();
+    const length = line.length === 0 ? 0 : Buffer.byteLength(line, 'utf8');
+    // Too much text: the oldest lines go until this one fits; a line over the budget is kept alone.
+    while (this.kept + length > this.maxBytes && this.oldest < index) this.dropOldest();
+    if (this.oldest === index) this.releaseAll();
+    if (length > 0) this.place(line, length);
+    this.starts[slot] = this.end;
     this.unredacted[slot] = unredacted ? 1 : 0;
-    this.chars += line.length;
-    this.total++;
-    this.oldest = Math.max(this.oldest, this.total - this.capacity);
-    this.fitBudget();
+    this.end = (this.end + length) >>> 0;
+    this.kept += length;
+    this.total = index + 1;
+  }
+
+  /** Writes the line's bytes at `end`, in the last chunk or a new one. */
+  private place(line: string, length: number): void {
+    let chunk = this.chunks[this.chunks.length - 1];
+    if (chunk === undefined || chunk.bytes.length - chunk.used < length) {
+      const size = Math.max(length, Math.min(MAX_CHUNK_BYTES, Math.max(FIRST_CHUNK_BYTES, this.lastChunkSize * 2)));
+      this.lastChunkSize = size;
+      // Own memory: a small pooled Buffer would keep Node's shared 8 KiB slab alive with it.
+      chunk = { bytes: Buffer.allocUnsafeSlow(size), base: this.end, used: 0 };
+      this.chunks.push(chunk);
+    }
+    chunk.bytes.write(line, chunk.used, length, 'utf8');
+    chunk.used += length;
   }
 
   /** Before the first wrap only: slots are taken in order, so the next one is always the first past the end. */
-  private growFlags(): void {
-    const grown = new Uint8Array(Math.min(this.capacity, this.unredacted.length * 2));
-    grown.set(this.unredacted);
-    this.unredacted = grown;
+  private growSlots(): void {
+    const size = Math.min(this.capacity, this.starts.length * 2);
+    const starts = new Uint32Array(size);
+    starts.set(this.starts);
+    this.starts = starts;
+    const flags = new Uint8Array(size);
+    flags.set(this.unredacted);
+    this.unredacted = flags;
   }
 
-  /** Too much text: drop the oldest lines until it fits; the newest line always stays. */
-  private fitBudget(): void {
-    while (this.chars > this.maxChars && this.oldest < this.total - 1) {
-      const old = this.oldest % this.capacity;
-      this.chars -= this.ring[old]!.length;
-      this.ring[old] = '';
-      this.oldest++;
+  /** Bytes line `index` (kept) counts for: as printed, or as redacted. */
+  private lengthOf(index: number): number {
+    if (this.redacted.size > 0) {
+      const text = this.redacted.get(index);
+      if (text !== undefined) return Buffer.byteLength(text, 'utf8');
     }
+    return this.printedLength(index);
+  }
+
+  private printedLength(index: number): number {
+    const stop = index + 1 < this.total ? this.starts[(index + 1) % this.capacity]! : this.end;
+    return (stop - this.starts[index % this.capacity]!) >>> 0;
+  }
+
+  private dropOldest(): void {
+    const index = this.oldest;
+    this.kept -= this.lengthOf(index);
+    if (this.redacted.size > 0) this.redacted.delete(index);
+    this.oldest = index + 1;
+    this.releaseChunks();
+  }
+
+  /** Frees the leading chunks no kept line starts in (the last one stays: it is written to next). */
+  private releaseChunks(): void {
+    const chunks = this.chunks;
+    if (chunks.length < 2) return;
+    if (this.oldest >= this.total) {
+      this.releaseAll();
+      return;
+    }
+    const first = chunks[0]!.base;
+    const oldestAt = (this.starts[this.oldest % this.capacity]! - first) >>> 0;
+    while (chunks.length > 1 && oldestAt >= (chunks[1]!.base - first) >>> 0) chunks.shift();
+  }
+
+  /** No line is kept: every chunk but the last goes, and the last is written from its start again. */
+  private releaseAll(): void {
+    const chunks = this.chunks;
+    if (chunks.length === 0) return;
+    if (chunks.length > 1) chunks.splice(0, chunks.length - 1);
+    const last = chunks[0]!;
+    last.base = this.end;
+    last.used = 0;
+  }
+
+  /** The text of kept line `index` as printed. */
+  private printed(index: number): string {
+    const length = this.printedLength(index);
+    if (length === 0) return '';
+    const at = this.starts[index % this.capacity]!;
+    const chunks = this.chunks;
+    const first = chunks[0]!.base;
+    const rel = (at - first) >>> 0;
+    let c = chunks.length - 1;
+    while (c > 0 && (chunks[c]!.base - first) >>> 0 > rel) c--;
+    const chunk = chunks[c]!;
+    const from = (at - chunk.base) >>> 0;
+    return chunk.bytes.toString('utf8', from, from + length);
   }
 
   /** `redact` is applied to each line appended unredacted (required once such a line was appended). */
@@ -112,27 +231,28 @@ export class LineLog {
       const end = Math.min(this.total, start + limit);
       const lines = new Array<string>(end - start);
       for (let i = start; i < end; i++) {
-        const slot = i % this.capacity;
-        if (this.unredacted[slot] === 1) this.redactSlot(slot, redact);
-        lines[i - start] = this.ring[slot]!;
+        if (this.unredacted[i % this.capacity] === 1) this.redactLine(i, redact);
+        lines[i - start] = (this.redacted.size > 0 ? this.redacted.get(i) : undefined) ?? this.printed(i);
       }
       return { lines, offset: start, total_lines: this.total, oldest_offset: this.oldest };
     };
     const read = collect();
     // Redacting can lengthen lines (a marker for a short secret): the budget is settled before the
     // answer, so the read shows what the log keeps and an exited session's log stays bounded.
-    if (this.chars <= this.maxChars) return read;
-    this.fitBudget();
+    if (this.kept <= this.maxBytes) return read;
+    while (this.kept > this.maxBytes && this.oldest < this.total - 1) this.dropOldest();
     return collect();
   }
 
-  /** Redacts one slot in place; its size changes by the markers (read settles the budget after). */
-  private redactSlot(slot: number, redact: ((line: string) => string) | undefined): void {
+  /** Redacts one line once; a changed line is kept beside its printed bytes (read settles the budget after). */
+  private redactLine(index: number, redact: ((line: string) => string) | undefined): void {
     if (redact === undefined) throw new Error('LineLog.read: unredacted lines need a redact function');
-    const line = this.ring[slot]!;
+    const line = this.printed(index);
     const clean = redact(line);
-    this.ring[slot] = clean;
-    this.chars += clean.length - line.length;
-    this.unredacted[slot] = 0;
+    if (clean !== line) {
+      this.redacted.set(index, clean);
+      this.kept += Buffer.byteLength(clean, 'utf8') - this.printedLength(index);
+    }
+    this.unredacted[index % this.capacity] = 0;
   }
 }

@@ -8,6 +8,7 @@ import { Socket } from 'node:net';
 import { type Server, serve } from '../../shared/channel.js';
 import { PtyProtocol, type PtyProtocolT } from '../../shared/protocol/pty.js';
 import { streamTransport } from '../../shared/transports/stream.js';
+import { IdleGc } from './idleGc.js';
 import { PtyService } from './ptyService.js';
 import { TextPipeline } from './textPipeline.js';
 
@@ -19,7 +20,7 @@ let server: Server<PtyProtocolT> | undefined;
 const service = new PtyService(
   { emit: (event, data, options) => server?.emit(event, data, options) },
   // Stripped, redacted lines for readLog: text leaves this process already clean.
-  { createTextLog: () => new TextPipeline(), ...tombstoneBudget() },
+  { createTextLog: () => new TextPipeline(), ...tombstoneBudget(), ...idleGc() },
 );
 server = serve(streamTransport(sock, sock), PtyProtocol, service);
 server.on('ack', ({ session_id, bytes }) => service.ack(session_id, bytes));
@@ -31,6 +32,11 @@ function tombstoneBudget(): { tombstoneBudgetBytes?: number } {
   const raw = process.env.TUIC_PTY_TOMBSTONE_BUDGET_BYTES;
   const n = raw === undefined ? Number.NaN : Number(raw);
   return Number.isSafeInteger(n) && n >= 0 ? { tombstoneBudgetBytes: n } : {};
+}
+
+/** A full GC once idle after a large free (workers/pty/idleGc.ts); TUIC_PTY_IDLE_GC=0 turns it off (the bench's comparison). */
+function idleGc(): { idleGc?: IdleGc } {
+  return process.env.TUIC_PTY_IDLE_GC === '0' ? {} : { idleGc: new IdleGc() };
 }
 
 let stopping = false;

@@ -17,13 +17,26 @@ export interface RingReadOptions {
   limit?: number;
 }
 
+/**
+ * Storage comes in chunks of up to CHUNK_BYTES, each allocated when the writes first reach it: a
+ * session that printed a prompt holds one small chunk, not the whole 2 MiB bound.
+ */
+export const OutputRingConstants = {
+  /** At glibc's default mmap threshold (128 KiB), so a freed ring goes back to the system. */
+  CHUNK_BYTES: 128 * 1024,
+  /** The first chunk of a ring, for the many sessions that print little; the next ones are whole. */
+  FIRST_CHUNK_BYTES: 16 * 1024,
+} as const;
+
 export class OutputRing {
-  private readonly storage: Buffer;
+  /** chunks[k] holds positions [k × chunkSize, (k + 1) × chunkSize) of the ring; absent until written. */
+  private readonly chunks: Buffer[] = [];
+  private readonly chunkSize: number;
   private total = 0;
 
   constructor(readonly capacity: number) {
     if (!Number.isInteger(capacity) || capacity <= 0) throw new RangeError(`ring capacity must be a positive integer, got ${capacity}`);
-    this.storage = Buffer.allocUnsafe(capacity);
+    this.chunkSize = Math.min(capacity, OutputRingConstants.CHUNK_BYTES);
   }
 
   /** Bytes ever appended: the absolute offset the next byte will get. */
@@ -36,18 +49,46 @@ export class OutputRing {
     return Math.max(0, this.total - this.capacity);
   }
 
+  /** Memory the ring holds: the chunks allocated so far. */
+  get heldBytes(): number {
+    let held = 0;
+    for (const chunk of this.chunks) held += chunk.length;
+    return held;
+  }
+
   /** Copies `chunk` in (overwriting the oldest bytes) and returns the absolute offset of its first byte. */
   append(chunk: Uint8Array): number {
     const offset = this.total;
     const length = chunk.length;
     // Only the tail of an oversized chunk can survive; skip copying what would be overwritten at once.
     const src = length > this.capacity ? chunk.subarray(length - this.capacity) : chunk;
-    const at = (offset + length - src.length) % this.capacity;
-    const first = Math.min(src.length, this.capacity - at);
-    this.storage.set(first === src.length ? src : src.subarray(0, first), at);
-    if (first < src.length) this.storage.set(src.subarray(first), 0);
+    let at = (offset + length - src.length) % this.capacity;
+    let done = 0;
+    while (done < src.length) {
+      const k = Math.floor(at / this.chunkSize);
+      const within = at - k * this.chunkSize;
+      const storage = this.storageFor(k, within + Math.min(src.length - done, this.chunkSize - within));
+      const n = Math.min(src.length - done, storage.length - within);
+      storage.set(n === src.length ? src : src.subarray(done, done + n), within);
+      done += n;
+      at += n;
+      if (at === this.capacity) at = 0;
+    }
     this.total = offset + length;
     return offset;
+  }
+
+  /** Chunk `k`, holding at least `need` bytes: allocated (or grown, the first one) as writes reach it. */
+  private storageFor(k: number, need: number): Buffer {
+    const full = Math.min(this.chunkSize, this.capacity - k * this.chunkSize);
+    const have = this.chunks[k];
+    if (have !== undefined && have.length >= need) return have;
+    // The first chunk starts small; once past it a ring is busy and gets whole chunks.
+    const size = have === undefined && k === 0 && need <= OutputRingConstants.FIRST_CHUNK_BYTES ? Math.min(full, OutputRingConstants.FIRST_CHUNK_BYTES) : full;
+    const grown = Buffer.allocUnsafeSlow(size);
+    if (have !== undefined) have.copy(grown);
+    this.chunks[k] = grown;
+    return grown;
   }
 
   /** From `offset` (clamped) up to `limit` bytes, or the last `limit` bytes, or everything kept. */
@@ -59,11 +100,18 @@ export class OutputRing {
   private copy(start: number, stop: number): Buffer {
     const length = stop - start;
     const out = Buffer.allocUnsafe(length);
-    if (length === 0) return out;
-    const at = start % this.capacity;
-    const first = Math.min(length, this.capacity - at);
-    this.storage.copy(out, 0, at, at + first);
-    if (first < length) this.storage.copy(out, first, 0, length - first);
+    let at = start % this.capacity;
+    let done = 0;
+    while (done < length) {
+      const k = Math.floor(at / this.chunkSize);
+      const within = at - k * this.chunkSize;
+      const storage = this.chunks[k]!;
+      const n = Math.min(length - done, storage.length - within);
+      storage.copy(out, done, within, within + n);
+      done += n;
+      at += n;
+      if (at === this.capacity) at = 0;
+    }
     return out;
   }
 }

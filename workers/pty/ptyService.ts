@@ -28,6 +28,8 @@ export interface PtyServiceOptions {
   createTextLog?: () => TextLog;
   /** What all tombstones together may hold (default PtyConstants.TOMBSTONE_BUDGET_BYTES). */
   tombstoneBudgetBytes?: number;
+  /** Told what ended sessions and dropped tombstones free, to collect once the host is idle. */
+  idleGc?: { freed(bytes: number): void };
 }
 
 const OK = Object.freeze({});
@@ -160,6 +162,7 @@ export class PtyService implements HandlersOf<P>, Disposable {
     const session = this.get(params.session_id);
     this.sessions.delete(params.session_id);
     this.unacked.delete(params.session_id);
+    this.freed(session);
     session.dispose();
     return OK;
   }
@@ -198,6 +201,12 @@ export class PtyService implements HandlersOf<P>, Disposable {
   captureStatus(): Result<'captureStatus'> {
     const { enabled, filter, dir } = this.captureState;
     return { enabled, session_id: filter, dir, sessions: [...this.captures.values()].map((w) => w.status()) };
+  }
+
+  memory(): Result<'memory'> {
+    const sessions: Result<'memory'>['sessions'] = [];
+    for (const [session_id, session] of this.sessions) if (session.exited === undefined) sessions.push({ session_id, ...session.heldBytes() });
+    return { sessions };
   }
 
   processes(): Result<'processes'> {
@@ -257,6 +266,7 @@ export class PtyService implements HandlersOf<P>, Disposable {
     }
     this.sessions.delete(id);
     this.unacked.delete(id);
+    this.freed(session);
     session.retire();
     if (tombstone === undefined) {
       this.events.emit('tombstoneDropped', { session_id: id });
@@ -274,6 +284,14 @@ export class PtyService implements HandlersOf<P>, Disposable {
   private dropTombstone(id: string, tombstone: Tombstone): void {
     this.closed.delete(id);
     this.tombstoneBytes -= tombstone.bytes;
+    this.options.idleGc?.freed(tombstone.bytes);
+  }
+
+  /** A session's buffers are about to be let go. */
+  private freed(session: PtySession): void {
+    if (this.options.idleGc === undefined) return;
+    const held = session.heldBytes();
+    this.options.idleGc.freed(held.ring_bytes + held.log_bytes + held.screen_bytes);
   }
 
   /** A session's reads: the live session, or what its tombstone kept. */

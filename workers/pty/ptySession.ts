@@ -77,6 +77,8 @@ export interface TextLog {
   /** Taps completed lines and OSC strings for the output parser. */
   setSink?(sink: TextSink | undefined): void;
   readonly totalLines?: number;
+  /** Memory the log holds, in bytes (GET /stats). */
+  readonly heldBytes?: number;
 }
 
 /** `first`: the batch ended a quiet window (an echo, a prompt), so it should not wait for the end of the tick. */
@@ -403,6 +405,11 @@ export class PtySession implements Disposable {
   readLog(options: { offset?: number; limit?: number }): LogRead {
     if (this.textLog !== undefined) return this.textLog.read(options);
     return { lines: [], offset: 0, total_lines: 0, oldest_offset: 0, partial: '' };
+  }
+
+  /** What the session holds, in bytes: its raw ring, its line log, its screen grid (GET /stats). */
+  heldBytes(): { ring_bytes: number; log_bytes: number; screen_bytes: number } {
+    return { ring_bytes: this.ring.heldBytes, log_bytes: this.textLog?.heldBytes ?? 0, screen_bytes: this.screen.heldBytes };
   }
 
   /** The current screen; readable after the exit too (tombstone reads). */

@@ -117,6 +117,12 @@ export class ScreenGrid {
     this.tabStops = defaultTabStops(nCols);
   }
 
+  /** Memory the grid takes: its pages' cells and row maps, and the tab stops. */
+  get heldBytes(): number {
+    const page = (p: Page | undefined): number => (p === undefined ? 0 : p.cells.byteLength + p.rowAt.byteLength + p.wrapped.byteLength + p.spare.byteLength);
+    return page(this.main) + page(this.alt) + this.tabStops.byteLength;
+  }
+
   get rows(): number {
     return this.nRows;
   }

@@ -68,6 +68,11 @@ export class ScreenModel implements Disposable {
     return this.grid !== undefined;
   }
 
+  /** Memory the held grid takes (0 while none is held), in bytes. */
+  get heldBytes(): number {
+    return this.grid?.heldBytes ?? 0;
+  }
+
   /** How many times the grid was rebuilt from the ring (tests and diagnostics). */
   get replayCount(): number {
     return this.replays;

@@ -77,6 +77,11 @@ export class TextPipeline {
     return this.log.totalLines;
   }
 
+  /** Memory the line log holds, in bytes. */
+  get heldBytes(): number {
+    return this.log.heldBytes;
+  }
+
   /**
    * Lines that cannot touch the PEM state are kept as printed and redacted when first read: the log
    * keeps 10,000 lines, so in a flood most are dropped unread, and the secret scan was most of the

@@ -1,7 +1,8 @@
 /**
  * The pty host runs with glibc's mmap threshold pinned (closed sessions' freed rings go back to the
  * system; see supervisor/hosts/ptyHostEnv.ts), and the shells it starts do not inherit it: a user's
- * programs keep glibc's own allocation behaviour.
+ * programs keep glibc's own allocation behaviour. It is started with the node flags its memory
+ * needs to come back after sessions end (PTY_HOST_NODE_ARGS).
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -42,6 +43,9 @@ describe('the pty host environment', () => {
     const host = childPids(t.child.pid!).find((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('workers/pty/main.js'));
     assert.ok(host, 'the pty host process');
     assert.ok(environ(host).includes('MALLOC_MMAP_THRESHOLD_=131072'));
+    // Started for its memory to come back (issue 29): gc() for the idle collection, a small young generation.
+    const argv = readFileSync(`/proc/${host}/cmdline`, 'utf8').split('\0');
+    assert.deepEqual(argv.slice(1, 3), ['--expose-gc', '--max-semi-space-size=4']);
     let shell: number | undefined;
     await waitFor(
       () => (shell = childPids(host).find((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith('/bin/sh'))) !== undefined,
