@@ -59,7 +59,8 @@ export class AcpViewers {
         viewer.behind = true;
         continue;
       }
-      viewer.socket.send(text, false);
+      // Corked like the terminal viewers: uWS sends a corked write at once.
+      viewer.socket.cork(() => viewer.socket.send(text, false));
       viewer.sentSeq = seq;
     }
   }
@@ -81,7 +82,8 @@ export class AcpViewers {
   private catchUp(viewer: AcpViewer): void {
     while (!viewer.ended) {
       if (!this.journal.covers(viewer.sentSeq)) {
-        viewer.socket.send(this.gapFrame(viewer.sentSeq), false);
+        const gap = this.gapFrame(viewer.sentSeq);
+        viewer.socket.cork(() => viewer.socket.send(gap, false));
         this.end(viewer, 'gap');
         this.viewers.delete(viewer);
         return;

@@ -1,0 +1,260 @@
+/**
+ * ACP stream fan-out (issue 30): the scripted ACP agent streams message chunks at 1,000 per second
+ * through tuicd to 10 WebSocket viewers of its connection. Per repetition, on a fresh tuicd:
+ *
+ * - frames/s each viewer receives (median over the viewers) and all viewers together, against the
+ *   peer run alongside: the same agent and turn read directly by the SDK's client over its stdio
+ *   (what a viewer could get at best);
+ * - tuicd's event-loop delay p99 over the run (/metrics, goal < 10 ms);
+ * - prompt → first frame at a viewer, against the agent's own first update (its send time, same
+ *   run): the figure is what tuicd adds;
+ * - RSS of a full journal per connection: the supervisor's VmRSS growth over 3 connections each
+ *   streaming past the journal's bound, divided by 3.
+ */
+import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { Readable, Writable } from 'node:stream';
+
+import { client, ndJsonStream } from '@agentclientprotocol/sdk';
+import WebSocket from 'ws';
+
+import { scriptedAgentExecutable } from '../../test/fixtures/acp/scriptedAgentLauncher.js';
+import { failedRow, median, row, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
+import { request, rssKiB, startTuicd, type TuicdUnderTest } from '../supervisor/sessions/tuicd.js';
+
+const VIEWERS = 10;
+const RATE = 1000;
+const CHUNKS = 3000;
+const CHUNKS_QUICK = 1000;
+/** Journals filled for the RSS figure, each past its 10,000-frame bound. */
+const RSS_CONNECTIONS = 3;
+const RSS_CHUNKS = 10_500;
+const TURN_TIMEOUT_MS = 60_000;
+
+interface FanoutRun {
+  perViewerFps: number;
+  totalFps: number;
+  firstFrameMs: number;
+  agentFirstMs: number;
+  loopLagP99Ms: number;
+  /** Median send-to-arrival of a chunk, ms. */
+  chunkLatencyMs: number;
+}
+
+async function json<T>(t: TuicdUnderTest, method: string, path: string, body?: object): Promise<T> {
+  const r = await request(t.socketPath, method, path, body);
+  if (r.status < 200 || r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${r.body.slice(0, 300)}`);
+  return JSON.parse(r.body) as T;
+}
+
+/** One viewer: counts chunk frames and notes when the first and last arrived and when the turn ended. */
+class Viewer {
+  chunks = 0;
+  firstAt = 0;
+  lastAt = 0;
+  firstSentAtMs = 0;
+  /** Send-to-arrival of each chunk, ms (kept by one viewer only). */
+  readonly latencies: number[] = [];
+  private endSeen!: () => void;
+  readonly ended = new Promise<void>((resolve) => (this.endSeen = resolve));
+
+  constructor(
+    readonly ws: WebSocket,
+    private readonly timed: boolean,
+  ) {
+    ws.on('message', (data: Buffer) => {
+      const text = data.toString('utf8');
+      if (text.includes('"agent_message_chunk"')) {
+        const now = performance.now();
+        if (this.timed) this.latencies.push(performance.timeOrigin + now - Number(/"sentAtMs":([\d.]+)/.exec(text)?.[1] ?? 0));
+        if (this.chunks++ === 0) {
+          this.firstAt = now;
+          this.firstSentAtMs = Number(/"sentAtMs":([\d.]+)/.exec(text)?.[1] ?? 0);
+        }
+        this.lastAt = now;
+      } else if (text.includes('"turn_ended"')) this.endSeen();
+    });
+  }
+
+  static open(socketPath: string, id: string, after: number, timed: boolean): Promise<Viewer> {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(`ws+unix://${socketPath}:/acp/connections/${id}/stream?after=${after}`);
+      const v = new Viewer(ws, timed);
+      ws.once('open', () => resolve(v));
+      ws.once('error', reject);
+    });
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<never>((_r, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no end within ${TURN_TIMEOUT_MS / 1000} s`)), TURN_TIMEOUT_MS))),
+  ]);
+}
+
+/** The supervisor's event-loop delay p99 over the last 5–10 s (GET /metrics, JSON). */
+async function loopLagP99(t: TuicdUnderTest): Promise<number> {
+  const metrics = await json<{ event_loop_delay_p99_ms?: number }>(t, 'GET', '/metrics');
+  return metrics.event_loop_delay_p99_ms ?? Number.NaN;
+}
+
+async function tuicdRun(agentPath: string, root: string, chunks: number): Promise<{ run: FanoutRun; journalKiB: number }> {
+  const t = await startTuicd();
+  try {
+    await json(t, 'PUT', '/config', { ego_executable: agentPath });
+    const conn = await json<{ id: string; lastSeq: number }>(t, 'POST', '/acp/connections', { root });
+    const { sessionId } = await json<{ sessionId: string }>(t, 'POST', `/acp/connections/${conn.id}/sessions`, {});
+    const snap = await json<{ lastSeq: number }>(t, 'GET', `/acp/connections/${conn.id}`);
+    const viewers = await Promise.all(Array.from({ length: VIEWERS }, (_, i) => Viewer.open(t.socketPath, conn.id, snap.lastSeq, i === 0)));
+    const t0 = performance.now();
+    await json(t, 'POST', `/acp/connections/${conn.id}/sessions/${sessionId}/prompt`, { prompt: [{ type: 'text', text: `stream ${chunks} ${RATE}` }] });
+    await withTimeout(Promise.all(viewers.map((v) => v.ended)), 'the streamed turn');
+    const loopLagP99Ms = await loopLagP99(t);
+    for (const v of viewers) {
+      if (v.chunks !== chunks) throw new Error(`a viewer got ${v.chunks} of ${chunks} chunks`);
+      v.ws.close();
+    }
+    const fps = viewers.map((v) => (v.chunks - 1) / ((v.lastAt - v.firstAt) / 1000));
+    const firstAt = Math.min(...viewers.map((v) => v.firstAt));
+    const lastAt = Math.max(...viewers.map((v) => v.lastAt));
+    const t0Epoch = performance.timeOrigin + t0;
+    const run: FanoutRun = {
+      perViewerFps: median(fps),
+      totalFps: (VIEWERS * chunks) / ((lastAt - firstAt) / 1000),
+      firstFrameMs: firstAt - t0,
+      agentFirstMs: viewers[0]!.firstSentAtMs - t0Epoch,
+      loopLagP99Ms,
+      chunkLatencyMs: median(viewers[0]!.latencies),
+    };
+    await json(t, 'DELETE', `/acp/connections/${conn.id}`);
+
+    // Journal RSS: full journals on a few connections, no viewer.
+    const before = rssKiB(t.pid) ?? Number.NaN;
+    const ids: string[] = [];
+    for (let i = 0; i < RSS_CONNECTIONS; i++) {
+      const c = await json<{ id: string }>(t, 'POST', '/acp/connections', { root });
+      const s = await json<{ sessionId: string }>(t, 'POST', `/acp/connections/${c.id}/sessions`, {});
+      await json(t, 'POST', `/acp/connections/${c.id}/sessions/${s.sessionId}/prompt`, { prompt: [{ type: 'text', text: `stream ${RSS_CHUNKS} 1000000` }] });
+      ids.push(c.id);
+    }
+    for (const id of ids) {
+      const deadline = Date.now() + TURN_TIMEOUT_MS;
+      for (;;) {
+        const s = await json<{ sessions: Array<{ turnId: string | null }> }>(t, 'GET', `/acp/connections/${id}`);
+        if (s.sessions.every((x) => x.turnId === null)) break;
+        if (Date.now() > deadline) throw new Error('the journal-filling turn did not end');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    const after = rssKiB(t.pid) ?? Number.NaN;
+    return { run, journalKiB: (after - before) / RSS_CONNECTIONS };
+  } finally {
+    await t.stop();
+  }
+}
+
+/** The peer: the same agent and turn, read by the SDK's client directly over its stdio. */
+async function directRun(agentPath: string, root: string, chunks: number): Promise<FanoutRun> {
+  const child = spawn(agentPath, [], { cwd: root, stdio: ['pipe', 'pipe', 'ignore'], detached: true });
+  try {
+    let count = 0;
+    let firstAt = 0;
+    let lastAt = 0;
+    let firstSent = 0;
+    const latencies: number[] = [];
+    const app = client({ name: 'bench' }).onNotification('session/update', ({ params }) => {
+      const u = params.update;
+      if (u.sessionUpdate !== 'agent_message_chunk') return;
+      const now = performance.now();
+      const sent = Number((u.content as { _meta?: { sentAtMs?: number } })._meta?.sentAtMs ?? 0);
+      latencies.push(performance.timeOrigin + now - sent);
+      if (count++ === 0) {
+        firstAt = now;
+        firstSent = sent;
+      }
+      lastAt = now;
+    });
+    const conn = app.connect(
+      ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>),
+    );
+    await conn.agent.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+    const { sessionId } = await conn.agent.request('session/new', { cwd: root, mcpServers: [] });
+    const t0 = performance.now();
+    await withTimeout(conn.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: `stream ${chunks} ${RATE}` }] }), 'the direct turn');
+    conn.close();
+    if (count !== chunks) throw new Error(`the direct client got ${count} of ${chunks} chunks`);
+    const fps = (count - 1) / ((lastAt - firstAt) / 1000);
+    return {
+      perViewerFps: fps,
+      totalFps: fps,
+      firstFrameMs: firstAt - t0,
+      agentFirstMs: firstSent - (performance.timeOrigin + t0),
+      loopLagP99Ms: Number.NaN,
+      chunkLatencyMs: median(latencies),
+    };
+  } finally {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+}
+
+export const run: BenchModule = async (ctx: BenchContext): Promise<BenchRow[]> => {
+  const chunks = ctx.quick ? CHUNKS_QUICK : CHUNKS;
+  const group = `ACP stream fan-out (${RATE} chunks/s, ${VIEWERS} viewers)`;
+  const agent = scriptedAgentExecutable();
+  const root = `${agent.dir}/root`;
+  await import('node:fs/promises').then((fs) => fs.mkdir(root, { recursive: true }));
+  try {
+    const ours: FanoutRun[] = [];
+    const peer: FanoutRun[] = [];
+    const journal: number[] = [];
+    for (let i = 0; i < ctx.repetitions; i++) {
+      const r = await tuicdRun(agent.path, root, chunks);
+      ours.push(r.run);
+      journal.push(r.journalKiB);
+      peer.push(await directRun(agent.path, root, chunks));
+    }
+    const pick = (runs: FanoutRun[], k: keyof FanoutRun) => runs.map((r) => r[k]);
+    const peerName = 'the SDK client on the agent’s stdio';
+    const peerFps = row(group, `direct: ${peerName}`, ctx, 'frames/s', pick(peer, 'perViewerFps'));
+    const lag = median(pick(ours, 'loopLagP99Ms'));
+    const addedMs = ours.map((r) => r.firstFrameMs - r.agentFirstMs);
+    return [
+      peerFps,
+      withNote(
+        row(group, 'tuicd: frames/s per viewer', ctx, 'frames/s', pick(ours, 'perViewerFps'), { name: 'direct', median: peerFps.median }),
+        `${chunks} chunks, every viewer got all`,
+      ),
+      row(group, 'tuicd: frames/s, all viewers', ctx, 'frames/s', pick(ours, 'totalFps'), { name: 'direct', median: peerFps.median }),
+      withNote(row(group, 'tuicd: event-loop delay p99', ctx, 'ms', pick(ours, 'loopLagP99Ms')), `goal < 10 ms: ${lag < 10 ? 'met' : 'NOT met'}`),
+      row(group, 'direct: prompt → first update (agent’s own send)', ctx, 'ms', pick(peer, 'firstFrameMs')),
+      row(group, 'tuicd: prompt → agent’s own first update', ctx, 'ms', pick(ours, 'agentFirstMs')),
+      withNote(
+        row(group, 'tuicd: prompt → first frame at a viewer', ctx, 'ms', pick(ours, 'firstFrameMs'), {
+          name: 'agent’s own first update',
+          median: median(pick(ours, 'agentFirstMs')),
+        }),
+        `tuicd adds ${median(addedMs).toFixed(2)} ms (median)`,
+      ),
+      row(group, 'direct: chunk send → arrival (median)', ctx, 'ms', pick(peer, 'chunkLatencyMs')),
+      row(group, 'tuicd: chunk send → arrival at a viewer (median)', ctx, 'ms', pick(ours, 'chunkLatencyMs'), {
+        name: 'direct',
+        median: median(pick(peer, 'chunkLatencyMs')),
+      }),
+      withNote(
+        row(`ACP journal (${RSS_CHUNKS} chunk frames: past the 10,000-frame bound)`, 'tuicd: supervisor RSS per full journal', ctx, 'KiB', journal),
+        `VmRSS growth over ${RSS_CONNECTIONS} connections / ${RSS_CONNECTIONS}`,
+      ),
+    ];
+  } catch (err) {
+    return [failedRow(group, 'tuicd', ctx, 'frames/s', (err as Error).message)];
+  } finally {
+    rmSync(agent.dir, { recursive: true, force: true });
+  }
+};
