@@ -11,16 +11,18 @@
  * - RSS of a full journal per connection: the supervisor's VmRSS growth over 3 connections each
  *   streaming past the journal's bound, divided by 3.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 
 import { client, ndJsonStream } from '@agentclientprotocol/sdk';
 import WebSocket from 'ws';
 
 import { scriptedAgentExecutable } from '../../test/fixtures/acp/scriptedAgentLauncher.js';
 import { failedRow, median, row, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
+import { cpuSeconds } from '../http/children.js';
 import { request, rssKiB, startTuicd, type TuicdUnderTest } from '../supervisor/sessions/tuicd.js';
 
 const VIEWERS = 10;
@@ -40,6 +42,8 @@ interface FanoutRun {
   loopLagP99Ms: number;
   /** Median send-to-arrival of a chunk, ms. */
   chunkLatencyMs: number;
+  /** Supervisor CPU ms per chunk fanned out to every viewer (tuicd only). */
+  cpuMsPerChunk: number;
 }
 
 async function json<T>(t: TuicdUnderTest, method: string, path: string, body?: object): Promise<T> {
@@ -95,39 +99,99 @@ function withTimeout<T>(p: Promise<T>, what: string): Promise<T> {
   ]);
 }
 
+/**
+ * The viewers but one run in a child process of their own, so the timed viewer here (and its
+ * latencies) does not queue behind nine sockets' worth of frames in the same event loop.
+ */
+const VIEWERS_FLAG = '--acp-fanout-viewers';
+type ToViewers = { socketPath: string; id: string; after: number; count: number };
+type FromViewers = { type: 'ready' } | { type: 'done'; chunks: number[]; fps: number[] };
+
+async function viewersChild(): Promise<void> {
+  const { socketPath, id, after, count } = await new Promise<ToViewers>((resolve) => process.once('message', (m) => resolve(m as ToViewers)));
+  const viewers = await Promise.all(Array.from({ length: count }, () => Viewer.open(socketPath, id, after, false)));
+  process.send!({ type: 'ready' } satisfies FromViewers);
+  await Promise.all(viewers.map((v) => v.ended));
+  for (const v of viewers) v.ws.close();
+  process.send!({
+    type: 'done',
+    chunks: viewers.map((v) => v.chunks),
+    fps: viewers.map((v) => (v.chunks - 1) / ((v.lastAt - v.firstAt) / 1000)),
+  } satisfies FromViewers);
+  process.disconnect();
+}
+
+class ViewersProcess {
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly done: Promise<{ chunks: number[]; fps: number[] }>,
+  ) {}
+
+  static async start(socketPath: string, id: string, after: number, count: number): Promise<ViewersProcess> {
+    const child = fork(fileURLToPath(import.meta.url), [VIEWERS_FLAG], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const messages: FromViewers[] = [];
+    const waiters: Array<() => void> = [];
+    child.on('message', (m) => {
+      messages.push(m as FromViewers);
+      for (const w of waiters.splice(0)) w();
+    });
+    const next = async (type: FromViewers['type']): Promise<FromViewers> => {
+      for (;;) {
+        const found = messages.find((m) => m.type === type);
+        if (found) return found;
+        if (child.exitCode !== null) throw new Error('the viewers process exited');
+        await new Promise<void>((resolve) => waiters.push(resolve));
+      }
+    };
+    child.send({ socketPath, id, after, count } satisfies ToViewers);
+    await withTimeout(next('ready'), 'the viewers process');
+    const done = next('done').then((m) => m as Extract<FromViewers, { type: 'done' }>);
+    return new ViewersProcess(child, done);
+  }
+
+  stop(): void {
+    if (this.child.exitCode === null) this.child.kill('SIGKILL');
+  }
+}
+
 /** The supervisor's event-loop delay p99 over the last 5–10 s (GET /metrics, JSON). */
 async function loopLagP99(t: TuicdUnderTest): Promise<number> {
   const metrics = await json<{ event_loop_delay_p99_ms?: number }>(t, 'GET', '/metrics');
   return metrics.event_loop_delay_p99_ms ?? Number.NaN;
 }
 
-async function tuicdRun(agentPath: string, root: string, chunks: number): Promise<{ run: FanoutRun; journalKiB: number }> {
+async function tuicdRun(agentPath: string, root: string, chunks: number): Promise<{ run: FanoutRun; journalKiB: number; journalTextKiB: number }> {
   const t = await startTuicd();
   try {
     await json(t, 'PUT', '/config', { ego_executable: agentPath });
     const conn = await json<{ id: string; lastSeq: number }>(t, 'POST', '/acp/connections', { root });
     const { sessionId } = await json<{ sessionId: string }>(t, 'POST', `/acp/connections/${conn.id}/sessions`, {});
     const snap = await json<{ lastSeq: number }>(t, 'GET', `/acp/connections/${conn.id}`);
-    const viewers = await Promise.all(Array.from({ length: VIEWERS }, (_, i) => Viewer.open(t.socketPath, conn.id, snap.lastSeq, i === 0)));
+    const timed = await Viewer.open(t.socketPath, conn.id, snap.lastSeq, true);
+    const others = await ViewersProcess.start(t.socketPath, conn.id, snap.lastSeq, VIEWERS - 1);
+    const cpuBefore = cpuSeconds(t.pid) ?? Number.NaN;
     const t0 = performance.now();
     await json(t, 'POST', `/acp/connections/${conn.id}/sessions/${sessionId}/prompt`, { prompt: [{ type: 'text', text: `stream ${chunks} ${RATE}` }] });
-    await withTimeout(Promise.all(viewers.map((v) => v.ended)), 'the streamed turn');
-    const loopLagP99Ms = await loopLagP99(t);
-    for (const v of viewers) {
-      if (v.chunks !== chunks) throw new Error(`a viewer got ${v.chunks} of ${chunks} chunks`);
-      v.ws.close();
+    let rest: { chunks: number[]; fps: number[] };
+    try {
+      [, rest] = await withTimeout(Promise.all([timed.ended, others.done]), 'the streamed turn');
+    } finally {
+      others.stop();
     }
-    const fps = viewers.map((v) => (v.chunks - 1) / ((v.lastAt - v.firstAt) / 1000));
-    const firstAt = Math.min(...viewers.map((v) => v.firstAt));
-    const lastAt = Math.max(...viewers.map((v) => v.lastAt));
+    const cpuMsPerChunk = (((cpuSeconds(t.pid) ?? Number.NaN) - cpuBefore) * 1000) / chunks;
+    const loopLagP99Ms = await loopLagP99(t);
+    timed.ws.close();
+    for (const got of [timed.chunks, ...rest.chunks]) if (got !== chunks) throw new Error(`a viewer got ${got} of ${chunks} chunks`);
+    const fps = [(timed.chunks - 1) / ((timed.lastAt - timed.firstAt) / 1000), ...rest.fps];
     const t0Epoch = performance.timeOrigin + t0;
     const run: FanoutRun = {
       perViewerFps: median(fps),
-      totalFps: (VIEWERS * chunks) / ((lastAt - firstAt) / 1000),
-      firstFrameMs: firstAt - t0,
-      agentFirstMs: viewers[0]!.firstSentAtMs - t0Epoch,
+      totalFps: fps.reduce((a, b) => a + b, 0),
+      firstFrameMs: timed.firstAt - t0,
+      agentFirstMs: timed.firstSentAtMs - t0Epoch,
       loopLagP99Ms,
-      chunkLatencyMs: median(viewers[0]!.latencies),
+      chunkLatencyMs: median(timed.latencies),
+      cpuMsPerChunk,
     };
     await json(t, 'DELETE', `/acp/connections/${conn.id}`);
 
@@ -150,7 +214,8 @@ async function tuicdRun(agentPath: string, root: string, chunks: number): Promis
       }
     }
     const after = rssKiB(t.pid) ?? Number.NaN;
-    return { run, journalKiB: (after - before) / RSS_CONNECTIONS };
+    const held = await json<{ journal: { chars: number } }>(t, 'GET', `/acp/connections/${ids[0]}`);
+    return { run, journalKiB: (after - before) / RSS_CONNECTIONS, journalTextKiB: held.journal.chars / 1024 };
   } finally {
     await t.stop();
   }
@@ -182,8 +247,10 @@ async function directRun(agentPath: string, root: string, chunks: number): Promi
     );
     await conn.agent.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
     const { sessionId } = await conn.agent.request('session/new', { cwd: root, mcpServers: [] });
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     await withTimeout(conn.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: `stream ${chunks} ${RATE}` }] }), 'the direct turn');
+    const cpu = process.cpuUsage(cpu0);
     conn.close();
     if (count !== chunks) throw new Error(`the direct client got ${count} of ${chunks} chunks`);
     const fps = (count - 1) / ((lastAt - firstAt) / 1000);
@@ -194,6 +261,7 @@ async function directRun(agentPath: string, root: string, chunks: number): Promi
       agentFirstMs: firstSent - (performance.timeOrigin + t0),
       loopLagP99Ms: Number.NaN,
       chunkLatencyMs: median(latencies),
+      cpuMsPerChunk: (cpu.user + cpu.system) / 1000 / chunks,
     };
   } finally {
     try {
@@ -214,10 +282,12 @@ export const run: BenchModule = async (ctx: BenchContext): Promise<BenchRow[]> =
     const ours: FanoutRun[] = [];
     const peer: FanoutRun[] = [];
     const journal: number[] = [];
+    const journalText: number[] = [];
     for (let i = 0; i < ctx.repetitions; i++) {
       const r = await tuicdRun(agent.path, root, chunks);
       ours.push(r.run);
       journal.push(r.journalKiB);
+      journalText.push(r.journalTextKiB);
       peer.push(await directRun(agent.path, root, chunks));
     }
     const pick = (runs: FanoutRun[], k: keyof FanoutRun) => runs.map((r) => r[k]);
@@ -232,6 +302,14 @@ export const run: BenchModule = async (ctx: BenchContext): Promise<BenchRow[]> =
         `${chunks} chunks, every viewer got all`,
       ),
       row(group, 'tuicd: frames/s, all viewers', ctx, 'frames/s', pick(ours, 'totalFps'), { name: 'direct', median: peerFps.median }),
+      row(group, 'direct: client CPU per chunk', ctx, 'ms', pick(peer, 'cpuMsPerChunk')),
+      withNote(
+        row(group, 'tuicd: supervisor CPU per chunk (to all viewers)', ctx, 'ms', pick(ours, 'cpuMsPerChunk'), {
+          name: 'direct',
+          median: median(pick(peer, 'cpuMsPerChunk')),
+        }),
+        'user + system over the turn',
+      ),
       withNote(row(group, 'tuicd: event-loop delay p99', ctx, 'ms', pick(ours, 'loopLagP99Ms')), `goal < 10 ms: ${lag < 10 ? 'met' : 'NOT met'}`),
       row(group, 'direct: prompt → first update (agent’s own send)', ctx, 'ms', pick(peer, 'firstFrameMs')),
       row(group, 'tuicd: prompt → agent’s own first update', ctx, 'ms', pick(ours, 'agentFirstMs')),
@@ -249,8 +327,9 @@ export const run: BenchModule = async (ctx: BenchContext): Promise<BenchRow[]> =
       }),
       withNote(
         row(`ACP journal (${RSS_CHUNKS} chunk frames: past the 10,000-frame bound)`, 'tuicd: supervisor RSS per full journal', ctx, 'KiB', journal),
-        `VmRSS growth over ${RSS_CONNECTIONS} connections / ${RSS_CONNECTIONS}`,
+        `VmRSS growth over ${RSS_CONNECTIONS} connections / ${RSS_CONNECTIONS} (garbage not yet returned included)`,
       ),
+      row(`ACP journal (${RSS_CHUNKS} chunk frames: past the 10,000-frame bound)`, 'tuicd: JSON text the journal holds', ctx, 'KiB', journalText),
     ];
   } catch (err) {
     return [failedRow(group, 'tuicd', ctx, 'frames/s', (err as Error).message)];
@@ -258,3 +337,5 @@ export const run: BenchModule = async (ctx: BenchContext): Promise<BenchRow[]> =
     rmSync(agent.dir, { recursive: true, force: true });
   }
 };
+
+if (process.argv.includes(VIEWERS_FLAG)) void viewersChild();

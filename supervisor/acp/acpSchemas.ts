@@ -77,6 +77,7 @@ export const SnapshotSchema = Type.Object(
     terminals: Type.Array(Type.String({ description: 'tuicd session ids of the agent’s terminals (watch them on /sessions/:id/stream).' })),
     lastSeq: Type.Integer(),
     firstSeq: Type.Integer(),
+    journal: Type.Object({ frames: Type.Integer(), chars: Type.Integer({ description: 'JSON text held (UTF-16 code units).' }) }),
     viewers: Type.Integer(),
     exit: Type.Unknown(),
     stderrTail: Type.String(),
