@@ -56,7 +56,9 @@ export const ElicitationAnswerBody = Type.Object(
 );
 
 export const StreamQuery = Type.Object({
-  after: Type.Optional(Type.Integer({ minimum: 0, description: 'Resume after this seq (0 or absent: from the oldest frame the journal holds).' })),
+  after: Type.Optional(
+    Type.Integer({ minimum: 0, description: 'Resume after this seq (0: from the first frame; absent: from the oldest frame the journal still holds).' }),
+  ),
 });
 
 export const SnapshotSchema = Type.Object(
