@@ -170,6 +170,21 @@ describe('ACP launch failures', () => {
   });
 });
 
+describe('ACP when tuicd dies', () => {
+  it('a tuicd killed outright closes the agent’s stdin, and an ACP agent ends with it', async () => {
+    const h = await AcpHarness.start();
+    try {
+      const snap = await h.connect();
+      const pid = snap['pid'] as number;
+      h.tuicd.child.kill('SIGKILL');
+      await h.tuicd.exited;
+      await waitFor(() => !alive(-pid), 'the agent gone after tuicd was killed');
+    } finally {
+      await h.stop();
+    }
+  });
+});
+
 describe('ACP over TCP', () => {
   it('launching needs credentials on TCP like the rest of the API; with them the connection works', async () => {
     const TOKEN = 'acp-tcp-token-5e1f0c2a9b';
