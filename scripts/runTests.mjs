@@ -25,6 +25,7 @@ const ENGINE_SUITES = [
   'supervisor/review_lifecycle.test',
   'supervisor/review_routes_input.test',
   'supervisor/configRoutes.test',
+  'supervisor/acp/acpStream.test',
 ];
 
 function collect(dir) {

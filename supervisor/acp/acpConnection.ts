@@ -43,6 +43,11 @@ export const AcpTimings = {
   INITIALIZE_TIMEOUT_MS: 30_000,
   /** After SIGTERM to the group, SIGKILL. */
   KILL_GRACE_MS: 2_000,
+  /**
+   * A call other than a turn the agent has not answered by then is answered `upstream_timeout`
+   * (generous: a load replays a whole history first); a turn has no limit, cancel ends it.
+   */
+  CALL_TIMEOUT_MS: 120_000,
   /** Bytes of the agent's stderr kept for the snapshot. */
   STDERR_TAIL_CHARS: 8 * 1024,
 } as const;
@@ -224,6 +229,7 @@ export class AcpConnection {
       terminals: this.terminals.ids(),
       lastSeq: this.journal.lastSeq,
       firstSeq: this.journal.firstSeq,
+      journal: { frames: this.journal.size.frames, chars: this.journal.size.chars },
       viewers: this.viewers.count,
       exit: gen?.exit ?? null,
       stderrTail: gen?.stderrTail ?? '',
@@ -522,12 +528,24 @@ export class AcpConnection {
     return resolve(cwd);
   }
 
-  /** One call to the agent, its failure sorted into a code. */
+  /** One call to the agent, bounded in time, its failure sorted into a code. */
   private async call<T>(gen: Generation, operation: string, sessionId: string | undefined, run: () => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const ctx = { connectionId: this.id, sessionId, operation };
     try {
-      return await run();
+      return await Promise.race([
+        run(),
+        new Promise<never>((_resolve, reject) => {
+          timer = setTimeout(
+            () => reject(acpError('upstream_timeout', `the agent did not answer ${operation} within ${AcpTimings.CALL_TIMEOUT_MS / 1000} s`, ctx)),
+            AcpTimings.CALL_TIMEOUT_MS,
+          );
+        }),
+      ]);
     } catch (err) {
-      throw agentFailure(err, { connectionId: this.id, sessionId, operation }, transportGone(gen));
+      throw agentFailure(err, ctx, transportGone(gen));
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -30,6 +30,9 @@ interface Waiting {
   resolve(answer: Answer): void;
 }
 
+/** Settled ids remembered so a late second answer is told 409, not 404. */
+const SETTLED_KEPT = 4096;
+
 export type SettleReason = 'answered' | 'cancelled' | 'withdrawn' | 'closed';
 
 export class AcpInteractions {
@@ -113,6 +116,8 @@ export class AcpInteractions {
     if (waiting === undefined) return;
     this.waiting.delete(requestId);
     this.settled.add(requestId);
+    // Remembered for a late answer's 409, within a bound (the oldest forgotten first).
+    if (this.settled.size > SETTLED_KEPT) this.settled.delete(this.settled.values().next().value!);
     waiting.resolve(answer);
     this.onSettled(waiting.interaction, reason, answer);
   }

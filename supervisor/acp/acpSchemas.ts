@@ -56,7 +56,9 @@ export const ElicitationAnswerBody = Type.Object(
 );
 
 export const StreamQuery = Type.Object({
-  after: Type.Optional(Type.Integer({ minimum: 0, description: 'Resume after this seq (0 or absent: from the oldest frame the journal holds).' })),
+  after: Type.Optional(
+    Type.Integer({ minimum: 0, description: 'Resume after this seq (0: from the first frame; absent: from the oldest frame the journal still holds).' }),
+  ),
 });
 
 export const SnapshotSchema = Type.Object(
@@ -77,6 +79,7 @@ export const SnapshotSchema = Type.Object(
     terminals: Type.Array(Type.String({ description: 'tuicd session ids of the agent’s terminals (watch them on /sessions/:id/stream).' })),
     lastSeq: Type.Integer(),
     firstSeq: Type.Integer(),
+    journal: Type.Object({ frames: Type.Integer(), chars: Type.Integer({ description: 'JSON text held (UTF-16 code units).' }) }),
     viewers: Type.Integer(),
     exit: Type.Unknown(),
     stderrTail: Type.String(),

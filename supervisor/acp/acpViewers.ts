@@ -12,7 +12,16 @@ export const AcpViewerLimits = {
   HIGH_WATER_BYTES: 256 * 1024,
   /** Frames sent per catch-up batch (one cork). */
   BATCH: 256,
+  /**
+   * A lagging viewer is also looked at this often: the engine reports a drain only after a send it
+   * buffered or dropped, and a viewer can fall behind on the buffered amount alone.
+   */
+  DRAIN_POLL_MS: 50,
 } as const;
+
+/** ViewerSocket.send's answers: sent (or buffered), and dropped over the backpressure limit. */
+const SENT = 1;
+const DROPPED = 2;
 
 /** Close code of a normal end (the connection was deleted, or a gap). */
 const NORMAL_CLOSE = 1000;
@@ -24,6 +33,8 @@ export interface AcpViewer {
   /** Live frames wait in the journal until the socket drains. */
   behind: boolean;
   ended: boolean;
+  /** While behind: the drain poll. */
+  poll?: NodeJS.Timeout | undefined;
 }
 
 export class AcpViewers {
@@ -48,6 +59,7 @@ export class AcpViewers {
 
   remove(viewer: AcpViewer): void {
     viewer.ended = true;
+    this.stopPolling(viewer);
     this.viewers.delete(viewer);
   }
 
@@ -56,16 +68,20 @@ export class AcpViewers {
     for (const viewer of this.viewers) {
       if (viewer.behind || viewer.ended) continue;
       if (viewer.socket.getBufferedAmount() > AcpViewerLimits.HIGH_WATER_BYTES) {
-        viewer.behind = true;
+        this.fallBehind(viewer);
         continue;
       }
-      viewer.socket.send(text, false);
-      viewer.sentSeq = seq;
+      // Corked like the terminal viewers: uWS sends a corked write at once.
+      let status = SENT;
+      viewer.socket.cork(() => (status = viewer.socket.send(text, false)));
+      // Dropped (over the socket's backpressure limit): it comes again from the journal on drain.
+      if (status === DROPPED) this.fallBehind(viewer);
+      else viewer.sentSeq = seq;
     }
   }
 
   drain(viewer: AcpViewer): void {
-    if (viewer.behind && !viewer.ended) this.catchUp(viewer);
+    if (viewer.behind && !viewer.ended && viewer.socket.getBufferedAmount() <= AcpViewerLimits.HIGH_WATER_BYTES / 2) this.catchUp(viewer);
   }
 
   /** Closes every viewer (the connection was deleted): the `end` frame was published first. */
@@ -81,7 +97,8 @@ export class AcpViewers {
   private catchUp(viewer: AcpViewer): void {
     while (!viewer.ended) {
       if (!this.journal.covers(viewer.sentSeq)) {
-        viewer.socket.send(this.gapFrame(viewer.sentSeq), false);
+        const gap = this.gapFrame(viewer.sentSeq);
+        viewer.socket.cork(() => viewer.socket.send(gap, false));
         this.end(viewer, 'gap');
         this.viewers.delete(viewer);
         return;
@@ -89,19 +106,40 @@ export class AcpViewers {
       const batch = this.journal.after(viewer.sentSeq, AcpViewerLimits.BATCH);
       if (batch.length === 0) {
         viewer.behind = false;
+        this.stopPolling(viewer);
         return;
       }
+      let dropped = false;
       viewer.socket.cork(() => {
-        for (const entry of batch) viewer.socket.send(entry.text, false);
+        for (const entry of batch) {
+          if (viewer.socket.send(entry.text, false) === DROPPED) {
+            dropped = true;
+            return;
+          }
+          viewer.sentSeq = entry.seq;
+        }
       });
-      viewer.sentSeq = batch[batch.length - 1]!.seq;
       // The rest when the socket drains.
-      if (viewer.socket.getBufferedAmount() > AcpViewerLimits.HIGH_WATER_BYTES) return;
+      if (dropped || viewer.socket.getBufferedAmount() > AcpViewerLimits.HIGH_WATER_BYTES) {
+        this.fallBehind(viewer);
+        return;
+      }
     }
+  }
+
+  private fallBehind(viewer: AcpViewer): void {
+    viewer.behind = true;
+    viewer.poll ??= setInterval(() => this.drain(viewer), AcpViewerLimits.DRAIN_POLL_MS);
+  }
+
+  private stopPolling(viewer: AcpViewer): void {
+    clearInterval(viewer.poll);
+    viewer.poll = undefined;
   }
 
   private end(viewer: AcpViewer, reason: string): void {
     viewer.ended = true;
+    this.stopPolling(viewer);
     try {
       viewer.socket.end(NORMAL_CLOSE, reason);
     } catch {

@@ -4,9 +4,12 @@
  * each end, tuicd's stop included; refusals in the ACP error shape.
  */
 import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 
+import { scriptedAgentExecutable } from '../../fixtures/acp/scriptedAgentLauncher.js';
 import { waitFor } from '../../helpers/poll.js';
+import { makeTestHome } from '../../helpers/testHome.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
 import { AcpHarness, alive, turnEnded } from './acpHarness.js';
 
@@ -164,5 +167,47 @@ describe('ACP launch failures', () => {
     assert.ok(alive(-pid));
     await h.stop();
     await waitFor(() => !alive(-pid), 'the group gone after tuicd stopped');
+  });
+});
+
+describe('ACP when tuicd dies', () => {
+  it('a tuicd killed outright closes the agent’s stdin, and an ACP agent ends with it', async () => {
+    const h = await AcpHarness.start();
+    try {
+      const snap = await h.connect();
+      const pid = snap['pid'] as number;
+      h.tuicd.child.kill('SIGKILL');
+      await h.tuicd.exited;
+      await waitFor(() => !alive(-pid), 'the agent gone after tuicd was killed');
+    } finally {
+      await h.stop();
+    }
+  });
+});
+
+describe('ACP over TCP', () => {
+  it('launching needs credentials on TCP like the rest of the API; with them the connection works', async () => {
+    const TOKEN = 'acp-tcp-token-5e1f0c2a9b';
+    const agent = scriptedAgentExecutable();
+    const root = makeTestHome('acp-tcp-root-');
+    const t = await Tuicd.start({
+      config: { ego_executable: agent.path, services: { server: { enabled: true, port: 0 }, auth: { session_token: TOKEN } } },
+    });
+    try {
+      const body = JSON.stringify({ root });
+      const anonymous = await t.tcp('POST', '/acp/connections', body, { 'content-type': 'application/json' });
+      assert.equal(anonymous.status, 401);
+      const made = await t.tcp('POST', `/acp/connections?token=${TOKEN}`, body, { 'content-type': 'application/json' });
+      assert.equal(made.status, 201, made.text);
+      const id = made.json().id as string;
+      assert.equal((await t.tcp('POST', `/acp/connections/${id}/reconnect`, body, { 'content-type': 'application/json' })).status, 401);
+      assert.equal((await t.tcp('GET', `/acp/connections/${id}`)).status, 401);
+      assert.equal((await t.tcp('GET', `/acp/connections/${id}?token=${TOKEN}`)).json().state, 'ready');
+      assert.equal((await t.socket('DELETE', `/acp/connections/${id}`)).status, 200);
+    } finally {
+      await t.stop();
+      rmSync(agent.dir, { recursive: true, force: true });
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

@@ -90,6 +90,26 @@ describe('ACP sessions and stream', () => {
     whole.close();
   });
 
+  it('a viewer that stops reading is caught up from the journal when it reads again: every frame once, in order', async () => {
+    const sid = await h.newSession(id);
+    const start = (await h.ok('GET', `/acp/connections/${id}`)).lastSeq as number;
+    const stalled = await h.stream(id, start);
+    const live = await h.stream(id, start);
+    const socket = (stalled.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    socket.pause();
+    const turn = await h.prompt(id, sid, 'chunks 4000');
+    const ended = await live.waitFor(turnEnded(turn.turnId), 'the turn at the reading viewer', 60_000);
+    socket.resume();
+    await stalled.waitFor((f) => f.seq === ended.seq, 'the stalled viewer caught up', 60_000);
+    assertContiguous(stalled.frames, start + 1);
+    assert.deepEqual(
+      stalled.frames.map((f) => f.seq),
+      live.frames.filter((f) => f.seq <= ended.seq).map((f) => f.seq),
+    );
+    stalled.close();
+    live.close();
+  });
+
   it('one turn at a time per session (409); unknown sessions 404; a prompt without blocks 400', async () => {
     const sid = await h.newSession(id);
     const stream = await h.stream(id);
