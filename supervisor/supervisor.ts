@@ -24,6 +24,7 @@ import { Listeners } from './features/listeners.js';
 import { mcpFeature } from './features/mcp.js';
 import { mobileFeature } from './features/mobile.js';
 import { monitoringFeature } from './features/monitoring.js';
+import { pluginsFeature } from './features/plugins.js';
 import { progressFeature } from './features/progress.js';
 import { reposFeature } from './features/repos.js';
 import { sessionsFeature } from './features/sessions.js';
@@ -114,7 +115,8 @@ export class Supervisor {
         credentials,
       }),
     );
-    const { presence } = add(streamingFeature({ bus, sessions }));
+    const { presence, watcherFrames } = add(streamingFeature({ bus, sessions }));
+    add(pluginsFeature({ configDir: paths.configDir, bus, ptyHost, watcherFrames }));
     add(mobileFeature({ paths, config, bus, log, presence, auth: listeners.auth, confirms }));
     // Last: the endpoint serves every tool composed before it.
     add(

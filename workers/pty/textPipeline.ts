@@ -31,16 +31,22 @@ export interface TextSink {
   altScreen(active: boolean): void;
 }
 
+/** Sees each completed line as stripped; `clean`: it is already redacted (output watchers, outputWatchers.ts). */
+export type LineTap = (line: string, clean: boolean) => void;
+
 export class TextPipeline {
   private readonly log: LineLog;
   private sink: TextSink | undefined;
+  private tap: LineTap | undefined;
+  /** `completed`, or `completedTapped` while a tap is set: no per-line check when there is none. */
+  private onLine: (this: TextPipeline, text: string) => void = this.completed;
   private readonly redactor = new Redactor();
   private readonly stripper: AnsiStripper;
 
   constructor(opts: TextPipelineOptions = {}) {
     this.log = new LineLog(opts.capacityLines);
     const stripOpts = {
-      onLine: (text: string) => this.completed(text),
+      onLine: (text: string) => this.onLine(text),
       keepAltScreen: opts.keepAltScreen ?? false,
       onText: (text: string) => this.sink?.text(text),
       onAltScreen: (active: boolean) => this.sink?.altScreen(active),
@@ -54,6 +60,11 @@ export class TextPipeline {
 
   setSink(sink: TextSink | undefined): void {
     this.sink = sink;
+  }
+
+  setLineTap(tap: LineTap | undefined): void {
+    this.tap = tap;
+    this.onLine = tap === undefined ? this.completed : this.completedTapped;
   }
 
   /** Feeds PTY output bytes exactly as read (any split: escapes, UTF-8 and secrets are reassembled). */
@@ -89,5 +100,18 @@ export class TextPipeline {
     }
     const redacted = this.redactor.line(text);
     if (redacted !== null) this.log.append(redacted);
+  }
+
+  /** `completed`, and the tap sees what the log keeps: a line of a PEM block it drops is never shown. */
+  private completedTapped(text: string): void {
+    if (this.redactor.deferrable(text)) {
+      this.log.append(text, true);
+      this.tap!(text, false);
+      return;
+    }
+    const redacted = this.redactor.line(text);
+    if (redacted === null) return;
+    this.log.append(redacted);
+    this.tap!(redacted, true);
   }
 }
