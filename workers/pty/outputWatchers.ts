@@ -30,13 +30,50 @@ interface Compiled {
   re: RegExp;
 }
 
+/**
+ * Watchers of the same flags, with one alternation of all of them: a line none matches (nearly
+ * every line) costs one scan per group instead of one per watcher. `any` is null when the patterns
+ * cannot share one expression (two define the same group name): each is then tried on its own.
+ * `block` is the same alternation in multi-line mode, run once over a push's lines joined by `\n`:
+ * whatever matches a line matches there too (`^`/`$` match at each line), so a push it does not
+ * match has no matching line and its lines are not looked at one by one.
+ */
+interface Group {
+  any: RegExp | null;
+  block: RegExp | null;
+  members: Compiled[];
+}
+
+function alternation(members: readonly Compiled[], flags: string): RegExp | null {
+  try {
+    return new RegExp(members.map((m) => `(?:${m.re.source})`).join('|'), flags);
+  } catch {
+    return null;
+  }
+}
+
+function groupByFlags(compiled: readonly Compiled[]): Group[] {
+  const byFlags = new Map<string, Compiled[]>();
+  for (const c of compiled) {
+    const list = byFlags.get(c.re.flags);
+    if (list === undefined) byFlags.set(c.re.flags, [c]);
+    else list.push(c);
+  }
+  return [...byFlags].map(([flags, members]) => ({
+    any: members.length === 1 ? null : alternation(members, flags),
+    block: alternation(members, flags.includes('m') ? flags : `${flags}m`),
+    members,
+  }));
+}
+
 interface Pending {
   lines: MatchedLine[];
   dropped: number;
 }
 
 export class OutputWatchers {
-  private compiled: Compiled[] = [];
+  private groups: Group[] = [];
+  private count = 0;
   private readonly pipelines: Array<{ ref: WeakRef<TextPipeline>; sessionId: string }> = [];
   private readonly pending = new Map<string, Pending>();
   private flushScheduled = false;
@@ -44,7 +81,7 @@ export class OutputWatchers {
   constructor(private readonly sink: WatcherLinesSink) {}
 
   get size(): number {
-    return this.compiled.length;
+    return this.count;
   }
 
   /** Replaces every watcher; a pattern that does not compile here is left out (the supervisor refused it already). */
@@ -56,7 +93,8 @@ export class OutputWatchers {
       if (typeof re === 'string') process.stderr.write(`pty host: output watcher ${w.id} left out: ${re}\n`);
       else compiled.push({ id: w.id, re });
     }
-    this.compiled = compiled;
+    this.groups = groupByFlags(compiled);
+    this.count = compiled.length;
     let kept = 0;
     for (const entry of this.pipelines) {
       const pipeline = entry.ref.deref();
@@ -79,14 +117,23 @@ export class OutputWatchers {
   }
 
   private tap(pipeline: TextPipeline, sessionId: string): void {
-    pipeline.setLineTap(this.compiled.length === 0 ? undefined : (line, clean) => this.match(sessionId, line, clean));
+    pipeline.setLineTap(
+      this.count === 0 ? undefined : { block: (text) => this.mayMatch(text), line: (text, redacted) => this.match(sessionId, text, redacted) },
+    );
   }
 
-  /** One completed line; `clean`: already redacted (else it is redacted only if some watcher matched). */
-  private match(sessionId: string, line: string, clean: boolean): void {
+  /** False when no line of the block can match any watcher. */
+  private mayMatch(text: string): boolean {
+    for (const g of this.groups) if (g.block === null || g.block.test(text)) return true;
+    return false;
+  }
+
+  /** One completed line as printed; sent redacted (`redacted`, or redacted here) if some watcher matched. */
+  private match(sessionId: string, line: string, redacted: string | undefined): void {
     let ids: string[] | undefined;
-    for (const w of this.compiled) {
-      if (w.re.test(line)) (ids ??= []).push(w.id);
+    for (const g of this.groups) {
+      if (g.any !== null && !g.any.test(line)) continue;
+      for (const w of g.members) if (w.re.test(line)) (ids ??= []).push(w.id);
     }
     if (ids === undefined) return;
     let pending = this.pending.get(sessionId);
@@ -95,7 +142,7 @@ export class OutputWatchers {
       pending.dropped++;
       return;
     }
-    const text = clean ? line : redactLineText(line);
+    const text = redacted ?? redactLineText(line);
     pending.lines.push({ text: text.length > PtyConstants.WATCHER_LINE_CHARS ? text.slice(0, PtyConstants.WATCHER_LINE_CHARS) : text, matched_ids: ids });
     if (!this.flushScheduled) {
       this.flushScheduled = true;

@@ -31,14 +31,19 @@ export interface TextSink {
   altScreen(active: boolean): void;
 }
 
-/** Sees each completed line as stripped; `clean`: it is already redacted (output watchers, outputWatchers.ts). */
-export type LineTap = (line: string, clean: boolean) => void;
+/** Output watchers (outputWatchers.ts) on the text stage. */
+export interface LineTap {
+  /** A push's completed lines joined by `\n`, before they are logged: false when no line of it can match. */
+  block(text: string): boolean;
+  /** One completed line as printed (stripped); `redacted` when the log already redacted it. */
+  line(text: string, redacted: string | undefined): void;
+}
 
 export class TextPipeline {
   private readonly log: LineLog;
   private sink: TextSink | undefined;
   private tap: LineTap | undefined;
-  /** `completed`, or `completedTapped` while a tap is set: no per-line check when there is none. */
+  /** `completed`, or `completedTapped` for a push the tap may match: no per-line check otherwise. */
   private onLine: (this: TextPipeline, text: string) => void = this.completed;
   private readonly redactor = new Redactor();
   private readonly stripper: AnsiStripper;
@@ -48,7 +53,11 @@ export class TextPipeline {
     const stripOpts = {
       onLine: (text: string) => this.onLine(text),
       keepAltScreen: opts.keepAltScreen ?? false,
-      onText: (text: string) => this.sink?.text(text),
+      onText: (text: string) => {
+        this.sink?.text(text);
+        // Per push, not per line: lines of a push no watcher can match take the untapped path.
+        if (this.tap !== undefined) this.onLine = this.tap.block(text) ? this.completedTapped : this.completed;
+      },
       onAltScreen: (active: boolean) => this.sink?.altScreen(active),
       oscFirstBytes: PARSED_OSC_FIRST_BYTES,
       onOsc: (payload: string) => {
@@ -64,7 +73,7 @@ export class TextPipeline {
 
   setLineTap(tap: LineTap | undefined): void {
     this.tap = tap;
-    this.onLine = tap === undefined ? this.completed : this.completedTapped;
+    this.onLine = this.completed;
   }
 
   /** Feeds PTY output bytes exactly as read (any split: escapes, UTF-8 and secrets are reassembled). */
@@ -102,16 +111,16 @@ export class TextPipeline {
     if (redacted !== null) this.log.append(redacted);
   }
 
-  /** `completed`, and the tap sees what the log keeps: a line of a PEM block it drops is never shown. */
+  /** `completed`, and the tap sees each line the log keeps: a line of a PEM block it drops is never shown. */
   private completedTapped(text: string): void {
     if (this.redactor.deferrable(text)) {
       this.log.append(text, true);
-      this.tap!(text, false);
+      this.tap?.line(text, undefined);
       return;
     }
     const redacted = this.redactor.line(text);
     if (redacted === null) return;
     this.log.append(redacted);
-    this.tap!(redacted, true);
+    this.tap?.line(text, redacted);
   }
 }

@@ -13,6 +13,7 @@ import { TextPipeline } from '../../../workers/pty/textPipeline.js';
 
 const completed = (TextPipeline.prototype as any).completed;
 const onLineOf = (p: TextPipeline) => (p as any).onLine;
+const tapOf = (p: TextPipeline) => (p as any).tap;
 
 function setup() {
   const events: Array<{ sessionId: string; lines: MatchedLine[]; dropped: number }> = [];
@@ -25,15 +26,20 @@ function setup() {
 test('no watcher: the pipeline runs its untapped line handler; set and cleared watchers switch it', async () => {
   const { events, watchers, pipeline, feed } = setup();
   assert.equal(onLineOf(pipeline), completed, 'no tap: the text stage is what it was');
+  assert.equal(tapOf(pipeline), undefined);
   feed('error one\r\n');
   await tick();
   assert.deepEqual(events, []);
   watchers.set([{ id: 'c/err', pattern: '^error', flags: '' }]);
-  assert.notEqual(onLineOf(pipeline), completed);
+  assert.notEqual(tapOf(pipeline), undefined);
   // A pipeline attached while watchers are set is tapped at once.
   const later = watchers.attach('s2', new TextPipeline());
-  assert.notEqual(onLineOf(later), completed);
+  assert.notEqual(tapOf(later), undefined);
+  // A push no watcher can match leaves its lines on the untapped path.
+  feed('nothing here\r\nnor here\r\n');
+  assert.equal(onLineOf(pipeline), completed);
   feed('fine\r\nerror two\r\n');
+  assert.notEqual(onLineOf(pipeline), completed);
   later.push(Buffer.from('error three\r\n'));
   await tick();
   assert.deepEqual(events, [
@@ -42,9 +48,10 @@ test('no watcher: the pipeline runs its untapped line handler; set and cleared w
   ]);
   watchers.set([]);
   assert.equal(onLineOf(pipeline), completed);
+  assert.equal(tapOf(pipeline), undefined);
   assert.equal(onLineOf(later), completed);
   // The log is unchanged by the tap.
-  assert.deepEqual(pipeline.read().lines, ['error one', 'fine', 'error two']);
+  assert.deepEqual(pipeline.read().lines, ['error one', 'nothing here', 'nor here', 'fine', 'error two']);
 });
 
 test('matched lines are redacted; a PEM block is never shown; a flood is cut per event and counted', async () => {
@@ -76,5 +83,21 @@ test('case-insensitive, multi-line and dot-all watchers match as their flags say
   assert.deepEqual(events[0]!.lines, [
     { text: 'WARNING: disk', matched_ids: ['c/i'] },
     { text: 'warn: low', matched_ids: ['c/i', 'c/plain'] },
+  ]);
+});
+
+test('watchers that cannot share one expression (the same group name) still each match', async () => {
+  const { events, watchers, feed } = setup();
+  watchers.set([
+    { id: 'c/a', pattern: '(?<n>alpha)-x', flags: '' },
+    { id: 'c/b', pattern: '(?<n>beta)-y', flags: '' },
+    { id: 'c/m', pattern: '^gamma$', flags: 'm' },
+  ]);
+  feed('alpha-x\r\nbeta-y\r\ngamma\r\ndelta\r\n');
+  await tick();
+  assert.deepEqual(events[0]!.lines, [
+    { text: 'alpha-x', matched_ids: ['c/a'] },
+    { text: 'beta-y', matched_ids: ['c/b'] },
+    { text: 'gamma', matched_ids: ['c/m'] },
   ]);
 });
