@@ -49,8 +49,9 @@ describe('output watchers', () => {
   const sseLines = (): Array<{ text: string; matched_ids: string[] }> =>
     s.sse.events.filter((e) => e.event === 'plugin-watcher-lines').flatMap((e) => JSON.parse(e.data).lines);
 
+  // Generous: on a loaded machine (or with a pty host starting) a frame may take seconds; it comes or the test fails.
   async function frameWith(v: WsViewer, text: string): Promise<void> {
-    await v.waitFor(() => texts(watcherFrames(v)).includes(text), 10_000, `watcher-lines frame with '${text}'`);
+    await v.waitFor(() => texts(watcherFrames(v)).includes(text), 20_000, `watcher-lines frame with '${text}'`);
   }
 
   test("matches go to the setting client's viewers and /events; a non-matching line makes no frame; other clients get nothing", async () => {
@@ -160,5 +161,20 @@ describe('output watchers', () => {
     assert.ok(!texts(watcherFrames(a)).some((t) => t.startsWith('aaa')));
     // The host still answers.
     assert.equal((await s.t.socket('GET', `/sessions/${sessionId}/output?format=log&limit=5`)).status, 200);
+  });
+
+  test('a replacement pty host gets the watchers before its first session', async () => {
+    const rows = (await s.t.socket('GET', '/process/stats')).json() as Array<{ kind: string; pid: number }>;
+    const hostPid = rows.find((r) => r.kind === 'pty-host')!.pid;
+    process.kill(hostPid, 'SIGKILL');
+    await s.sse.until(
+      () => s.sse.events.some((e) => e.event === 'session-closed' && JSON.parse(e.data).session_id === sessionId),
+      'the session closed with its host',
+      20_000,
+    );
+    sessionId = (await s.create()).session_id;
+    const v = await viewer('epsilon');
+    await print('redos-done');
+    await frameWith(v, 'redos-done');
   });
 });
