@@ -13,6 +13,9 @@ import { pluginRoutes } from '../routes/plugins.js';
 import type { WatcherFrames } from '../streaming/watcherFrames.js';
 import type { Feature } from './feature.js';
 
+/** How often sets of clients that stopped re-posting are looked for (they re-post every 30 s). */
+const WATCHER_SWEEP_MS = 30_000;
+
 export interface PluginsDeps {
   configDir: string;
   bus: EventBus;
@@ -26,6 +29,8 @@ export function pluginsFeature(deps: PluginsDeps): Feature {
   const data = new PluginData(pluginsDir);
   // A host not running yet gets the list when it starts (onStarted), before its first session.
   const watchers = new OutputWatcherRegistry((all) => ptyHost.runningClient()?.emit('outputWatchers', { watchers: all }));
+  const sweep = setInterval(() => watchers.expire(), WATCHER_SWEEP_MS);
+  sweep.unref();
   const subscriptions = [
     ptyHost.onStarted((client) => {
       const all = watchers.all();
@@ -49,6 +54,7 @@ export function pluginsFeature(deps: PluginsDeps): Feature {
     name: 'plugins',
     routes: pluginRoutes({ data, pluginsDir, watchers }),
     dispose: () => {
+      clearInterval(sweep);
       for (const s of subscriptions) s.dispose();
     },
   };

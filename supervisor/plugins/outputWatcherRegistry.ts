@@ -13,6 +13,8 @@ export const WatcherLimits = {
   CLIENTS: 8,
   WATCHERS_PER_CLIENT: 32,
   ID_CHARS: 128,
+  /** Clients re-post every 30 s; a set not posted for this long is dropped (its frontend went away). */
+  IDLE_MS: 90_000,
 } as const;
 
 export interface WatcherInput {
@@ -39,13 +41,18 @@ export interface ApplyResult {
 interface ClientSet {
   seq: number;
   watchers: QualifiedWatcher[];
+  /** When the client last posted (its heartbeat). */
+  seenAt: number;
 }
 
 export class OutputWatcherRegistry {
   /** Insertion order is recency: a post moves its client to the end; the first is evicted. */
   private readonly clients = new Map<string, ClientSet>();
 
-  constructor(private readonly publish: (all: QualifiedWatcher[]) => void) {}
+  constructor(
+    private readonly publish: (all: QualifiedWatcher[]) => void,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   apply(clientId: string, seq: number, watchers: readonly WatcherInput[]): ApplyResult {
     if (clientId.includes('/')) throw new ApiError('invalid_input', "client_id must not contain '/'", { extra: { field: 'client_id' } });
@@ -59,6 +66,7 @@ export class OutputWatcherRegistry {
       // Posted again: the client is alive (a re-post is its heartbeat), whatever its seq.
       this.clients.delete(clientId);
       this.clients.set(clientId, current);
+      current.seenAt = this.now();
       if (seq <= current.seq) return { applied: false, rejected: [], reasons: {} };
     }
     const accepted: QualifiedWatcher[] = [];
@@ -72,10 +80,24 @@ export class OutputWatcherRegistry {
         reasons[w.id] = compiled;
       } else accepted.push({ id: `${clientId}/${w.id}`, pattern: w.pattern, flags });
     }
-    this.clients.set(clientId, { seq, watchers: accepted });
+    this.clients.set(clientId, { seq, watchers: accepted, seenAt: this.now() });
     if (this.clients.size > WatcherLimits.CLIENTS) this.clients.delete(this.clients.keys().next().value!);
     this.publish(this.all());
     return { applied: true, rejected, reasons };
+  }
+
+  /** Drops the sets of clients that stopped posting (run every 30 s by the feature); true when one went. */
+  expire(): boolean {
+    const before = this.clients.size;
+    const cutoff = this.now() - WatcherLimits.IDLE_MS;
+    // Oldest first: the first client seen since the cutoff ends the sweep.
+    for (const [id, set] of this.clients) {
+      if (set.seenAt >= cutoff) break;
+      this.clients.delete(id);
+    }
+    if (this.clients.size === before) return false;
+    this.publish(this.all());
+    return true;
   }
 
   /** Every accepted watcher, in client recency order. */

@@ -120,7 +120,7 @@ export function pluginRoutes(deps: PluginRouteDeps): Route[] {
       summary: "Replace one client's output watchers: patterns matched against every session's output lines",
       description:
         `Per client (a frontend: one set for all its plugins), at most ${WatcherLimits.CLIENTS} clients (the least recently posted is dropped) ` +
-        `and ${WatcherLimits.WATCHERS_PER_CLIENT} watchers each. Re-post every 30 s (with a greater seq) to stay among them. ` +
+        `and ${WatcherLimits.WATCHERS_PER_CLIENT} watchers each. Re-post every 30 s to stay among them: a set not posted for ${WatcherLimits.IDLE_MS / 1000} s is dropped. ` +
         'Matching runs in the pty host on each stripped line; matched lines come as `watcher-lines` frames to the viewers that opened ' +
         '`/sessions/:id/stream?client_id=<client_id>`, and as `plugin-watcher-lines` on GET /events, with ids `<client_id>/<watcher_id>`. ' +
         'A pattern the linear-time engine cannot run (backreferences, lookaround, large counted repetitions) or with flags other than ' +
