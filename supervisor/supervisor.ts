@@ -26,6 +26,7 @@ import { Listeners } from './features/listeners.js';
 import { mcpFeature } from './features/mcp.js';
 import { mobileFeature } from './features/mobile.js';
 import { monitoringFeature } from './features/monitoring.js';
+import { pluginsFeature } from './features/plugins.js';
 import { progressFeature } from './features/progress.js';
 import { reposFeature } from './features/repos.js';
 import { sessionsFeature } from './features/sessions.js';
@@ -99,7 +100,7 @@ export class Supervisor {
     add(progressFeature({ config, bus, log, sessions, agentSettings, journal: progressJournal, channels }));
     const { confirms } = add(uiFeature({ env, bus, sessions, channels }));
     add(guideFeature());
-    add(configFeature({ config }));
+    add(configFeature({ config, configDir: paths.configDir }));
     add(
       monitoringFeature({
         paths,
@@ -117,8 +118,9 @@ export class Supervisor {
       }),
     );
     add(aiTerminalFeature({ sessions, confirms, pool }));
-    const { presence } = add(streamingFeature({ bus, sessions }));
+    const { presence, watcherFrames } = add(streamingFeature({ bus, sessions }));
     add(acpFeature({ env, config, bus, log, sessions, presence }));
+    add(pluginsFeature({ configDir: paths.configDir, bus, ptyHost, watcherFrames }));
     add(mobileFeature({ paths, config, bus, log, presence, auth: listeners.auth, confirms }));
     // Last: the endpoint serves every tool composed before it.
     add(

@@ -53,6 +53,12 @@ export const PtyConstants = {
    * (TUIC_PTY_TOMBSTONE_BUDGET_BYTES, for tests).
    */
   TOMBSTONE_BUDGET_BYTES: 64 * 1024 * 1024,
+  /** Output watchers the host runs at once: every client's set together (8 clients of up to 32). */
+  MAX_OUTPUT_WATCHERS: 256,
+  /** Matched lines one `watcherLines` event carries; past it a flush counts them in `dropped`. */
+  WATCHER_LINES_PER_EVENT: 200,
+  /** A matched line is sent cut to this many characters. */
+  WATCHER_LINE_CHARS: 4096,
 } as const;
 
 const SessionRef = { session_id: Type.String({ minLength: 1 }) };
@@ -209,6 +215,21 @@ export const PtyProtocol = defineProtocol({
     agent: Type.Object({ ...SessionRef, agent_type: Type.Union([Type.String({ minLength: 1, maxLength: 32 }), Type.Null()]) }),
     /** Supervisor → host: `bytes` more of the session's output were handled (UNACKED_OUTPUT_BYTES). */
     ack: Type.Object({ ...SessionRef, bytes: Type.Integer({ minimum: 0 }) }),
+    /**
+     * Supervisor → host: every output watcher now set (all clients', ids qualified `<client>/<id>`),
+     * replacing the previous list; matched against every session's stripped lines. Empty: none.
+     */
+    outputWatchers: Type.Object({
+      watchers: Type.Array(Type.Object({ id: Type.String({ minLength: 1 }), pattern: Type.String({ minLength: 1 }), flags: Type.String() }), {
+        maxItems: PtyConstants.MAX_OUTPUT_WATCHERS,
+      }),
+    }),
+    /** Host → supervisor: lines of a session some watchers matched (redacted), in output order; `dropped` past the per-event cap. */
+    watcherLines: Type.Object({
+      ...SessionRef,
+      lines: Type.Array(Type.Object({ text: Type.String(), matched_ids: Type.Array(Type.String(), { minItems: 1 }) }), { minItems: 1 }),
+      dropped: Type.Integer({ minimum: 0 }),
+    }),
   },
 });
 

@@ -33,8 +33,8 @@ async function fsyncDirectory(dir: string): Promise<void> {
   }
 }
 
-/** Replaces `filePath` with `data` atomically. On any failure the temp file is removed. */
-export async function atomicWriteFile(filePath: string, data: string, options: AtomicWriteOptions): Promise<void> {
+/** Replaces `filePath` with `data` (text as UTF-8, or bytes) atomically. On any failure the temp file is removed. */
+export async function atomicWriteFile(filePath: string, data: string | Uint8Array, options: AtomicWriteOptions): Promise<void> {
   const tmp = tempPathFor(filePath);
   try {
     const handle = await open(tmp, 'wx', options.mode);

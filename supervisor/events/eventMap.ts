@@ -120,6 +120,18 @@ export const EVENT_SCHEMAS = {
     { session_id: sessionId, pty_description: Type.Optional(Type.String({ description: 'Absent when the description was cleared.' })) },
     { description: "The orchestrator set or cleared a session's description." },
   ),
+  'plugin-watcher-lines': Type.Object(
+    {
+      session_id: sessionId,
+      lines: Type.Array(
+        Type.Object({
+          text: Type.String({ description: 'The line, stripped of escapes and redacted.' }),
+          matched_ids: Type.Array(Type.String(), { description: 'The watchers that matched, as `<client_id>/<watcher_id>`.' }),
+        }),
+      ),
+    },
+    { description: "Lines of a session's output that output watchers (POST /api/plugins/output-watchers) matched." },
+  ),
   'pty-exit': Type.Object(
     { session_id: sessionId, exit_code: Type.Union([Type.Integer(), Type.Null()], { description: 'null when a signal ended it.' }) },
     { description: "A session's process exited." },

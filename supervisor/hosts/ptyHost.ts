@@ -26,7 +26,7 @@ export const PtyHostConstants = {
 
 type PtyClient = Client<PtyProtocolT>;
 /** The host → supervisor events a PtyHost relays, typed from the pty protocol's schemas. */
-type EventName = 'data' | 'exit' | 'state' | 'inputRefused' | 'parsed' | 'screenMode' | 'tombstoneDropped';
+type EventName = 'data' | 'exit' | 'state' | 'inputRefused' | 'parsed' | 'screenMode' | 'tombstoneDropped' | 'watcherLines';
 export type PtyHostListener<E extends EventName> = EventListener<PtyProtocolT, E>;
 /** Listeners stored by event; each set holds listeners of its key's type (on() is the only writer). */
 type AnyListener = (data: never, payload: Uint8Array | undefined) => void;
@@ -55,6 +55,7 @@ export class PtyHost implements Disposable {
   private readonly restarts = new RestartBudget(PtyHostConstants.RESTART_BUDGET, PtyHostConstants.RESTART_WINDOW_MS);
   private readonly listeners = new Map<EventName, Set<AnyListener>>();
   private readonly exitListeners = new Set<(info: { pid: number; code: number | null; signal: string | null }) => void>();
+  private readonly startListeners = new Set<(client: PtyClient) => void>();
   private disposed = false;
 
   private readonly timings: PtyHostTimings;
@@ -106,6 +107,15 @@ export class PtyHost implements Disposable {
     return toDisposable(() => this.exitListeners.delete(fn));
   }
 
+  /**
+   * Runs when a host (the first, or a replacement) is ready, before any request reaches it: what the
+   * host must know before its first session (output watchers) is sent here.
+   */
+  onStarted(fn: (client: PtyClient) => void): Disposable {
+    this.startListeners.add(fn);
+    return toDisposable(() => this.startListeners.delete(fn));
+  }
+
   private async start(): Promise<PtyClient> {
     const waitMs = this.restarts.take();
     if (waitMs !== null) {
@@ -117,7 +127,7 @@ export class PtyHost implements Disposable {
     }
     const worker = this.starter.start();
     const client = connect(worker.transport, PtyProtocol);
-    for (const event of ['exit', 'state', 'inputRefused', 'parsed', 'screenMode', 'tombstoneDropped'] as const) {
+    for (const event of ['exit', 'state', 'inputRefused', 'parsed', 'screenMode', 'tombstoneDropped', 'watcherLines'] as const) {
       client.on(event, (data) => this.emit(event, data));
     }
     const acks = new OutputAcks(client);
@@ -157,6 +167,13 @@ export class PtyHost implements Disposable {
     }
     this.running = running;
     this.log.info({ host_pid: worker.pid }, 'pty host started');
+    for (const fn of this.startListeners) {
+      try {
+        fn(client);
+      } catch (err) {
+        this.log.error({ host_pid: worker.pid, err: String(err) }, 'pty host start listener failed');
+      }
+    }
     return client;
   }
 

@@ -55,9 +55,9 @@ function jsonSchema(schema: TSchema): Json {
   return JSON.parse(JSON.stringify(schema)) as Json;
 }
 
-/** `/sessions/:id/write` → `/sessions/{id}/write` */
+/** `/sessions/:id/write` → `/sessions/{id}/write`; a `*rest` segment is a `{rest}` holding slashes. */
 export function openApiPath(pattern: string): string {
-  return pattern.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+  return pattern.replace(/[:*]([A-Za-z0-9_]+)/g, '{$1}');
 }
 
 /** A schema may have no `type` (a union, `anyOf`): typebox marks every schema it builds with `~kind`. */
@@ -80,7 +80,7 @@ function parameters(spec: RouteSpec | undefined, pattern: string): Json[] {
   const out: Json[] = [];
   const names = pattern
     .split('/')
-    .filter((s) => s.startsWith(':'))
+    .filter((s) => s.startsWith(':') || s.startsWith('*'))
     .map((s) => s.slice(1));
   for (const name of names) {
     const schema = spec?.params?.properties[name];
@@ -102,7 +102,7 @@ function operationId(method: string, pattern: string): string {
   const words = pattern
     .split('/')
     .filter(Boolean)
-    .map((s) => (s.startsWith(':') ? `by-${s.slice(1)}` : s));
+    .map((s) => (s.startsWith(':') || s.startsWith('*') ? `by-${s.slice(1)}` : s));
   return [method.toLowerCase(), ...words]
     .join('-')
     .replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))

@@ -1,4 +1,7 @@
-/** Route table: exact paths by map lookup, parameterised paths by segment match; knows 404 from 405. */
+/**
+ * Route table: exact paths by map lookup, parameterised paths by segment match; knows 404 from 405.
+ * A last segment `*name` takes the rest of the path (one segment or more, each %-decoded, joined by `/`).
+ */
 import { type HttpMethod, isStreamHandler, type Route } from './types.js';
 
 export type Match =
@@ -19,7 +22,8 @@ export class Router {
     // match() drops one trailing slash from the path, so a pattern registered with one must drop it too.
     const pattern = route.pattern.length > 1 && route.pattern.endsWith('/') ? route.pattern.slice(0, -1) : route.pattern;
     const segments = pattern.split('/').slice(1);
-    if (!segments.some((s) => s.startsWith(':'))) {
+    if (segments.some((s, i) => s.startsWith('*') && i !== segments.length - 1)) throw new Error(`route ${route.pattern}: a *rest segment must be the last`);
+    if (!segments.some((s) => s.startsWith(':') || s.startsWith('*'))) {
       let byMethod = this.exact.get(pattern);
       if (!byMethod) this.exact.set(pattern, (byMethod = new Map()));
       if (byMethod.has(route.method)) throw new Error(`duplicate route ${route.method} ${route.pattern}`);
@@ -61,7 +65,7 @@ export class Router {
 }
 
 function shapeOf(segments: string[]): string {
-  return segments.map((s) => (s.startsWith(':') ? ':' : s)).join('/');
+  return segments.map((s) => (s.startsWith(':') ? ':' : s.startsWith('*') ? '*' : s)).join('/');
 }
 
 /**
@@ -81,11 +85,20 @@ function addAllowed(into: Set<HttpMethod>, byMethod: Map<HttpMethod, Route>): Se
 }
 
 function matchSegments(pattern: string[], parts: string[]): Record<string, string> | null {
-  if (pattern.length !== parts.length) return null;
+  const rest = pattern[pattern.length - 1]!.startsWith('*');
+  if (rest ? parts.length < pattern.length : pattern.length !== parts.length) return null;
   const params: Record<string, string> = {};
   for (let i = 0; i < pattern.length; i++) {
     const want = pattern[i]!;
     const got = parts[i]!;
+    if (want.startsWith('*')) {
+      try {
+        params[want.slice(1)] = parts.slice(i).map(decodeURIComponent).join('/');
+      } catch {
+        return null;
+      }
+      return params;
+    }
     if (want.startsWith(':')) {
       if (got.length === 0) return null;
       try {

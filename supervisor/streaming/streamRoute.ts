@@ -11,6 +11,7 @@ import { RawViewer } from './rawViewer.js';
 import type { ViewerData } from './rawViewer.js';
 import type { ViewerPresence } from './viewerPresence.js';
 import type { ViewerSocket } from './viewerSocket.js';
+import type { WatcherFrames } from './watcherFrames.js';
 
 /** uWS's own per-socket buffer cap; our viewers stop at ViewerConstants.HIGH_WATER_BYTES well before it. */
 const MAX_BACKPRESSURE_BYTES = 1024 * 1024;
@@ -25,6 +26,8 @@ interface StreamData extends ViewerData {
   inputTag?: number;
   /** `?client=mobile`: the /mobile page's session view, counted in ViewerPresence while open. */
   mobile: boolean;
+  /** `?client_id=`: the frontend this viewer belongs to, whose output watcher matches it receives. */
+  clientId?: string;
 }
 
 /** A viewer's socket, with the data its upgrade attached. */
@@ -70,6 +73,15 @@ export const StreamQuery = Type.Object({
     Type.String({ description: 'Raw mode: `binary` sends output as binary frames of the bytes as written; anything else, JSON `output` frames.' }),
   ),
   client: Type.Optional(Type.String({ description: "`mobile`: the /mobile page's own view of the session (no push for a session on screen)." })),
+  client_id: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 128,
+      pattern: '^[^/]+$',
+      description:
+        'The frontend this viewer belongs to: the `client_id` of its output watchers (POST /api/plugins/output-watchers), whose matches in this session come as `watcher-lines` frames.',
+    }),
+  ),
 });
 
 const checkQuery = checker(StreamQuery, 'query');
@@ -79,7 +91,7 @@ function streamQuery(query: URLSearchParams): Static<typeof StreamQuery> {
   const out: Record<string, unknown> = {};
   const offset = query.get('offset');
   if (offset !== null && offset !== '') out['offset'] = Number.isFinite(Number(offset)) ? Number(offset) : offset;
-  for (const name of ['format', 'encoding', 'client'] as const) {
+  for (const name of ['format', 'encoding', 'client', 'client_id'] as const) {
     const value = query.get(name);
     if (value !== null) out[name] = value;
   }
@@ -95,6 +107,9 @@ const FRAMES_DESCRIPTION = [
     'drains; bytes the ring no longer holds are announced as `{"type":"resync","from","to","missed"}`. Also `{"type":"parsed","event"}` ' +
     '(the output parser\'s events) and `{"type":"error","error"}` if the ring cannot be read.',
   '',
+  'With `client_id` (either mode): `{"type":"watcher-lines","session_id","lines":[{"text","matched_ids"}]}` when that client\'s output watchers ' +
+    'match lines of this session (ids as `<client_id>/<watcher_id>`).',
+  '',
   '**Log mode** (`format=log` or `text`): `{"type":"log","lines":[{"text"}],"offset","total_lines","input_line"?,"screen"?}` with stripped, ' +
     'redacted scrollback lines from line `offset` in batches of 500, then every 200 ms the new lines, the unfinished line (`input_line`) and the screen rows, ' +
     'each only when it changed; `{"type":"state","state"}` (SessionState) when the state changes.',
@@ -107,7 +122,7 @@ const FRAMES_DESCRIPTION = [
     `(${PtyConstants.INPUT_BACKLOG_BYTES / (1024 * 1024)} MiB unread) is closed with 1013 (try again later); the session goes on.`,
 ].join('\n');
 
-export function streamRoute(sessions: SessionService, presence?: ViewerPresence): StreamRoute {
+export function streamRoute(sessions: SessionService, presence?: ViewerPresence, watcherFrames?: WatcherFrames): StreamRoute {
   const viewers = new Map<string, Set<Viewer>>();
   sessions.onLifecycle((event, record) => {
     if (event === 'closed') for (const v of viewers.get(record.session_id) ?? []) v.onSessionClosed(record.exit?.reason ?? 'closed');
@@ -149,6 +164,7 @@ export function streamRoute(sessions: SessionService, presence?: ViewerPresence)
           binary: query.encoding === 'binary',
           log: (query.format ?? 'raw') !== 'raw',
           mobile: query.client === 'mobile',
+          ...(query.client_id === undefined ? {} : { clientId: query.client_id }),
         };
       },
       open(ws) {
@@ -156,6 +172,7 @@ export function streamRoute(sessions: SessionService, presence?: ViewerPresence)
         const viewer: Viewer = d.log ? new LogViewer(ws, sessions, d.sessionId, d.offset) : new RawViewer(ws, sessions, d.sessionId, d.offset, d.binary);
         d.active = viewer;
         if (d.mobile) presence?.add(d.sessionId);
+        if (d.clientId !== undefined) watcherFrames?.add(d.sessionId, d.clientId, ws);
         let set = viewers.get(d.sessionId);
         if (!set) viewers.set(d.sessionId, (set = new Set()));
         set.add(viewer);
@@ -175,6 +192,7 @@ export function streamRoute(sessions: SessionService, presence?: ViewerPresence)
         if (d.inputTag !== undefined) typing.delete(d.inputTag);
         if (!d.active) return;
         if (d.mobile) presence?.remove(d.sessionId);
+        if (d.clientId !== undefined) watcherFrames?.remove(d.sessionId, d.clientId, ws);
         d.active.dispose();
         const set = viewers.get(d.sessionId);
         set?.delete(d.active);

@@ -9,6 +9,7 @@ import { type Server, serve } from '../../shared/channel.js';
 import { PtyProtocol, type PtyProtocolT } from '../../shared/protocol/pty.js';
 import { streamTransport } from '../../shared/transports/stream.js';
 import { IdleGc } from './idleGc.js';
+import { OutputWatchers } from './outputWatchers.js';
 import { PtyService } from './ptyService.js';
 import { TextPipeline } from './textPipeline.js';
 
@@ -17,15 +18,17 @@ const SHUTDOWN_GRACE_MS = 1_000;
 
 const sock = new Socket({ fd: 3, readable: true, writable: true });
 let server: Server<PtyProtocolT> | undefined;
+const outputWatchers = new OutputWatchers((session_id, lines, dropped) => server?.emit('watcherLines', { session_id, lines, dropped }));
 const service = new PtyService(
   { emit: (event, data, options) => server?.emit(event, data, options) },
   // Stripped, redacted lines for readLog: text leaves this process already clean.
-  { createTextLog: () => new TextPipeline(), ...tombstoneBudget(), ...idleGc() },
+  { createTextLog: (id) => outputWatchers.attach(id, new TextPipeline()), ...tombstoneBudget(), ...idleGc() },
 );
 server = serve(streamTransport(sock, sock), PtyProtocol, service);
 server.on('ack', ({ session_id, bytes }) => service.ack(session_id, bytes));
 server.on('input', ({ session_id, from }, payload) => service.input(session_id, payload, from));
 server.on('agent', ({ session_id, agent_type }) => service.setAgent(session_id, agent_type));
+server.on('outputWatchers', ({ watchers }) => outputWatchers.set(watchers));
 
 /** TUIC_PTY_TOMBSTONE_BUDGET_BYTES lowers the closed sessions' budget (tests churn past it in seconds). */
 function tombstoneBudget(): { tombstoneBudgetBytes?: number } {

@@ -25,7 +25,7 @@ export interface PtyEventSink {
 
 export interface PtyServiceOptions {
   /** Builds each session's text log; absent, readLog answers with an empty log. */
-  createTextLog?: () => TextLog;
+  createTextLog?: (sessionId: string) => TextLog;
   /** What all tombstones together may hold (default PtyConstants.TOMBSTONE_BUDGET_BYTES). */
   tombstoneBudgetBytes?: number;
   /** Told what ended sessions and dropped tombstones free, to collect once the host is idle. */
@@ -60,7 +60,7 @@ export class PtyService implements HandlersOf<P>, Disposable {
     // An id the supervisor forgot may come back: its old tombstone must not answer for the new session.
     const stale = this.closed.get(id);
     if (stale !== undefined) this.dropTombstone(id, stale);
-    const session = PtySession.spawn(params, this.options.createTextLog?.());
+    const session = PtySession.spawn(params, this.options.createTextLog?.(id));
     this.sessions.set(id, session);
     // Payloads are handed to the transport as they are: the coalescer never reuses a batch.
     this.unacked.set(id, 0);

@@ -31,18 +31,33 @@ export interface TextSink {
   altScreen(active: boolean): void;
 }
 
+/** Output watchers (outputWatchers.ts) on the text stage. */
+export interface LineTap {
+  /** A push's completed lines joined by `\n`, before they are logged: false when no line of it can match. */
+  block(text: string): boolean;
+  /** One completed line as printed (stripped); `redacted` when the log already redacted it. */
+  line(text: string, redacted: string | undefined): void;
+}
+
 export class TextPipeline {
   private readonly log: LineLog;
   private sink: TextSink | undefined;
+  private tap: LineTap | undefined;
+  /** `completed`, or `completedTapped` for a push the tap may match: no per-line check otherwise. */
+  private onLine: (this: TextPipeline, text: string) => void = this.completed;
   private readonly redactor = new Redactor();
   private readonly stripper: AnsiStripper;
 
   constructor(opts: TextPipelineOptions = {}) {
     this.log = new LineLog(opts.capacityLines);
     const stripOpts = {
-      onLine: (text: string) => this.completed(text),
+      onLine: (text: string) => this.onLine(text),
       keepAltScreen: opts.keepAltScreen ?? false,
-      onText: (text: string) => this.sink?.text(text),
+      onText: (text: string) => {
+        this.sink?.text(text);
+        // Per push, not per line: lines of a push no watcher can match take the untapped path.
+        if (this.tap !== undefined) this.onLine = this.tap.block(text) ? this.completedTapped : this.completed;
+      },
       onAltScreen: (active: boolean) => this.sink?.altScreen(active),
       oscFirstBytes: PARSED_OSC_FIRST_BYTES,
       onOsc: (payload: string) => {
@@ -54,6 +69,11 @@ export class TextPipeline {
 
   setSink(sink: TextSink | undefined): void {
     this.sink = sink;
+  }
+
+  setLineTap(tap: LineTap | undefined): void {
+    this.tap = tap;
+    this.onLine = this.completed;
   }
 
   /** Feeds PTY output bytes exactly as read (any split: escapes, UTF-8 and secrets are reassembled). */
@@ -94,5 +114,18 @@ export class TextPipeline {
     }
     const redacted = this.redactor.line(text);
     if (redacted !== null) this.log.append(redacted);
+  }
+
+  /** `completed`, and the tap sees each line the log keeps: a line of a PEM block it drops is never shown. */
+  private completedTapped(text: string): void {
+    if (this.redactor.deferrable(text)) {
+      this.log.append(text, true);
+      this.tap?.line(text, undefined);
+      return;
+    }
+    const redacted = this.redactor.line(text);
+    if (redacted === null) return;
+    this.log.append(redacted);
+    this.tap?.line(text, redacted);
   }
 }

@@ -19,6 +19,7 @@ import { createConfigTool } from './config.js';
 import { createDebugTool } from './debug.js';
 import type { EventBus } from '../../events/eventBus.js';
 import type { ConfigStore } from '../../config/configStore.js';
+import type { PromptLibrary } from '../../prompts/promptLibrary.js';
 import type { ConfirmBroker } from '../confirmBroker.js';
 import type { ProgressJournal } from '../../progress/progressJournal.js';
 import type { WorkPool } from '../../pool/workPool.js';
@@ -31,6 +32,8 @@ export interface NativeToolDeps {
   tasks: TaskRegistry;
   bus: EventBus;
   config: ConfigStore;
+  /** config: the prompt library (prompt-library.json). */
+  prompts: PromptLibrary;
   /** ui confirm: the pending-answer broker (routes/mcpConfirm.ts answers it). */
   confirmBroker: ConfirmBroker;
   progressJournal: ProgressJournal;

@@ -30,6 +30,12 @@ the first answer wins.
 Native tools: session, task, progress, ui, plugin_dev_guide (config and debug are off by default,
 see disabled_native_tools). Agents in a tuicd terminal reach it through the tuic-bridge stdio sidecar.
 
+## Plugin state and output watchers
+- GET/POST /api/plugins/<id>/data/<path> — a plugin's own files (config dir plugins/<id>/data/).
+- POST /api/plugins/output-watchers {client_id, seq, watchers:[{id, pattern, flags}]} — regexes run
+  on every session's output lines; matches arrive as plugin-watcher-lines on /events and as
+  watcher-lines frames on /sessions/:id/stream?client_id=<client_id>.
+
 ## Adding tools: upstream MCP servers
 To give agents new tools, run them as your own MCP server (stdio or HTTP) and list it in
 mcp-upstreams.json in the config dir; tuicd proxies its tools as <upstream>__<tool>.

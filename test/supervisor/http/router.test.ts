@@ -13,6 +13,19 @@ function found(m: Match): { route: Route; params: Record<string, string> } {
 }
 
 describe('Router', () => {
+  it('a last *rest segment takes the rest of the path, each segment decoded; it must be last', () => {
+    const r = new Router();
+    const data = route('GET', '/api/plugins/:id/data/*path');
+    r.add(data);
+    assert.deepEqual(found(r.match('GET', '/api/plugins/p/data/a/b%20c/d.json')).params, { id: 'p', path: 'a/b c/d.json' });
+    assert.deepEqual(found(r.match('GET', '/api/plugins/p/data/%2e%2e/x')).params, { id: 'p', path: '../x' });
+    assert.deepEqual(found(r.match('GET', '/api/plugins/p/data//etc')).params, { id: 'p', path: '/etc' });
+    assert.equal(r.match('GET', '/api/plugins/p/data').kind, 'not-found');
+    assert.equal(r.match('GET', '/api/plugins/p/data/%zz').kind, 'not-found');
+    assert.equal(r.match('POST', '/api/plugins/p/data/a').kind, 'method-not-allowed');
+    assert.throws(() => r.add(route('GET', '/x/*rest/y')), /must be the last/);
+  });
+
   it('matches exact routes by method and path', () => {
     const r = new Router();
     const health = route('GET', '/health');

@@ -83,7 +83,7 @@ describe('stream upgrade refusals', { timeout: 60_000 }, () => {
     assert.deepEqual(op.tags, ['streaming']);
     assert.deepEqual(
       op.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`),
-      ['path:id', 'query:offset', 'query:format', 'query:encoding', 'query:client'],
+      ['path:id', 'query:offset', 'query:format', 'query:encoding', 'query:client', 'query:client_id'],
     );
     const format = op.parameters.find((p: { name: string }) => p.name === 'format');
     assert.deepEqual(

@@ -8,6 +8,7 @@ import { ConfigStore } from '../../../../supervisor/config/configStore.js';
 import { redactForClient } from '../../../../supervisor/config/secrets.js';
 import { createConfigTool } from '../../../../supervisor/mcp/tools/config.js';
 import type { CallerContext, NativeTool } from '../../../../supervisor/mcp/tools/nativeTool.js';
+import { PromptLibrary } from '../../../../supervisor/prompts/promptLibrary.js';
 
 const dirs: string[] = [];
 after(() => {
@@ -37,7 +38,7 @@ async function setup() {
   writeFileSync(path, JSON.stringify({ services: { auth: { username: 'me', password_hash: HASH }, server: { enabled: true, port: 9999 } } }));
   const config = new ConfigStore({ path });
   await config.load();
-  return { path, config, tool: createConfigTool({ config }) };
+  return { path, config, tool: createConfigTool({ config, prompts: new PromptLibrary(dir) }) };
 }
 
 test('test_config_strips_password_hash: get is exactly the GET /config view', async () => {
@@ -80,8 +81,11 @@ test('test_config_save_rejects_non_loopback, a type mismatch and a missing objec
   assert.equal(readFileSync(path, 'utf8'), before);
 });
 
-test('config lists only the actions that work', async () => {
+test('config lists the settings and prompt library actions, and nothing else', async () => {
   const { tool } = await setup();
-  assert.deepEqual(tool.actions, ['get', 'save']);
-  await assert.rejects(call(tool, { action: 'list_prompts' }), { message: "Unknown action 'list_prompts' for tool 'config'. Available: get, save" });
+  const actions = ['get', 'save', 'list_ai_prompts', 'load_ai_prompt', 'save_ai_prompt', 'list_prompts', 'load_prompt', 'save_prompt'];
+  assert.deepEqual(tool.actions, actions);
+  await assert.rejects(call(tool, { action: 'delete_prompt' }), {
+    message: `Unknown action 'delete_prompt' for tool 'config'. Available: ${actions.join(', ')}`,
+  });
 });
