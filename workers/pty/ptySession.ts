@@ -16,6 +16,7 @@ import type { EventOf, ResultOf } from '../../shared/protocol/defineProtocol.js'
 import { PtyConstants, type PtyProtocolT } from '../../shared/protocol/pty.js';
 import type { CaptureWriter } from './captureWriter.js';
 import { Coalescer } from './coalescer.js';
+import { PendingText } from './deferredText.js';
 import { InputQueue } from './inputQueue.js';
 import { Listeners } from './listeners.js';
 import { type IPty, spawn as spawnPty } from './nodePty.js';
@@ -93,6 +94,8 @@ export class PtySession implements Disposable {
   /** Absolute offset just past the last coalesced batch handed on (text log, data event). */
   private batchedTo = 0;
   private readonly coalescer: Coalescer;
+  /** Batches sent to the viewers whose text is not processed yet; drained before anything reads the text. */
+  private readonly pendingText = new PendingText((bytes) => this.textStage(bytes));
   private readonly store = new DisposableStore();
   private readonly dataListeners = new Listeners<[Uint8Array, number, boolean]>();
   private readonly exitListeners = new Listeners<[ExitInfo]>();
@@ -284,6 +287,7 @@ export class PtySession implements Disposable {
    */
   setAgent(type: string | null): void {
     if (this.exitInfo !== undefined) return;
+    this.pendingText.drain();
     this.activity.setIdleMs(type === null ? PtyConstants.SHELL_IDLE_MS : PtyConstants.AGENT_IDLE_MS);
     this.parser?.setAgent(type);
   }
@@ -301,6 +305,8 @@ export class PtySession implements Disposable {
     if (this.exitInfo !== undefined || this.masterClosed || bytes.length === 0) return true;
     if (this.inputBacklogBytes() >= PtyConstants.INPUT_BACKLOG_BYTES) return false;
     this.capture?.record('in', bytes);
+    // The parser sees input and output in the order they happened.
+    if (this.parser !== undefined) this.pendingText.drain();
     this.parser?.input(bytes);
     // A view, not a copy: an input payload's memory is never reused (a fresh read or frame).
     const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
@@ -324,6 +330,7 @@ export class PtySession implements Disposable {
 
   resize(rows: number, cols: number): void {
     if (this.exitInfo !== undefined || this.masterClosed) return;
+    this.pendingText.drain();
     this.pty.resize(cols, rows);
     this.screen.resize(rows, cols);
     this.parser?.resized();
@@ -403,6 +410,7 @@ export class PtySession implements Disposable {
   }
 
   readLog(options: { offset?: number; limit?: number }): LogRead {
+    this.pendingText.drain();
     if (this.textLog !== undefined) return this.textLog.read(options);
     return { lines: [], offset: 0, total_lines: 0, oldest_offset: 0, partial: '' };
   }
@@ -429,6 +437,7 @@ export class PtySession implements Disposable {
     this.coalescer.dispose();
     this.screen.dispose();
     this.ring = RETIRED_RING;
+    this.pendingText.clear();
     this.textLog = undefined;
   }
 
@@ -443,6 +452,7 @@ export class PtySession implements Disposable {
     this.store.dispose();
     this.releaseSlave();
     this.capture?.close();
+    this.pendingText.clear();
     this.parser?.dispose();
     this.screen.dispose();
   }
@@ -457,12 +467,18 @@ export class PtySession implements Disposable {
   };
 
   /**
-   * One coalesced batch. Listeners first, so an echo leaves before the text stage runs; readLog still
-   * never lags a data event, because the supervisor's next request is read only after this returns.
+   * One coalesced batch: the listeners send it on, and the text stage reads it later in this turn of
+   * the event loop, after the channel wrote it (deferredText.ts), so no viewer waits on the stage.
    */
   private readonly onBatch = (bytes: Uint8Array, offset: number, first: boolean): void => {
     this.batchedTo = offset + bytes.length;
+    // Queued before the listeners run, so a read one of them makes already sees this batch.
+    if (this.textLog !== undefined || this.parser !== undefined) this.pendingText.push(bytes);
     this.dataListeners.fire(bytes, offset, first);
+  };
+
+  /** The text stage over one batch: line log (and its watchers), then the parser's end-of-batch checks. */
+  private readonly textStage = (bytes: Uint8Array): void => {
     if (this.parser === undefined) {
       if (this.textLog !== undefined) this.pushText(bytes);
       return;
@@ -495,6 +511,7 @@ export class PtySession implements Disposable {
     this.activity.dispose();
     this.coalescer.flush();
     this.coalescer.dispose();
+    this.pendingText.drain();
     if (this.textLog !== undefined) this.flushText();
     this.parser?.dispose();
     this.activity.stop();
