@@ -33,7 +33,12 @@ class StreamTransport extends TransportBase {
     this.finish(new SupervisorError(ErrorCode.CHANNEL_CLOSED, `stream error: ${err.message}`));
   };
 
-  /** Writes made in one tick leave in one writev: PTY events come in bursts. */
+  /**
+   * Writes made in one turn of the event loop leave in one writev, at its check phase: the pty host
+   * sends each session's batches from its own callback (a PTY read, a coalescing timer), and a
+   * write per callback cost a syscall and a wake-up of the reader each (10,000 a second with 500
+   * busy sessions). A frame someone waits on (an echo, a keystroke) is sent with `flush`.
+   */
   private readonly uncork = (): void => {
     if (!this.corked) return; // flushed earlier in this tick
     this.corked = false;
@@ -57,7 +62,7 @@ class StreamTransport extends TransportBase {
     if (!this.corked) {
       this.corked = true;
       this.writable.cork();
-      process.nextTick(this.uncork);
+      setImmediate(this.uncork);
     }
     // Prefix and header share one small (pooled) buffer; the payload is written as it is, never
     // copied: a fresh buffer per PTY chunk would cost more in GC than the extra iovec in writev.

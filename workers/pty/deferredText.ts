@@ -12,6 +12,12 @@ type Drain = () => void;
 class DeferredTextStage {
   private readonly due = new Set<Drain>();
   private armed = false;
+  private beforeRun: (() => void) | undefined;
+
+  /** Called before each run: the host puts the turn's channel writes on the wire first (Transport.flush). */
+  setBeforeRun(fn: () => void): void {
+    this.beforeRun = fn;
+  }
 
   schedule(drain: Drain): void {
     this.due.add(drain);
@@ -26,6 +32,7 @@ class DeferredTextStage {
 
   private readonly run = (): void => {
     this.armed = false;
+    this.beforeRun?.();
     // A drain may queue more (it never does today); those wait for the next turn.
     const due = [...this.due];
     this.due.clear();

@@ -8,6 +8,7 @@ import { Socket } from 'node:net';
 import { type Server, serve } from '../../shared/channel.js';
 import { PtyProtocol, type PtyProtocolT } from '../../shared/protocol/pty.js';
 import { streamTransport } from '../../shared/transports/stream.js';
+import { deferredTextStage } from './deferredText.js';
 import { IdleGc } from './idleGc.js';
 import { OutputWatchers } from './outputWatchers.js';
 import { PtyService } from './ptyService.js';
@@ -24,7 +25,10 @@ const service = new PtyService(
   // Stripped, redacted lines for readLog: text leaves this process already clean.
   { createTextLog: (id) => outputWatchers.attach(id, new TextPipeline()), ...tombstoneBudget(), ...idleGc() },
 );
-server = serve(streamTransport(sock, sock), PtyProtocol, service);
+const transport = streamTransport(sock, sock);
+server = serve(transport, PtyProtocol, service);
+// The text stage runs once the turn's output is on its way to the viewers.
+deferredTextStage.setBeforeRun(() => transport.flush());
 server.on('ack', ({ session_id, bytes }) => service.ack(session_id, bytes));
 server.on('input', ({ session_id, from }, payload) => service.input(session_id, payload, from));
 server.on('agent', ({ session_id, agent_type }) => service.setAgent(session_id, agent_type));
