@@ -129,6 +129,7 @@ export class Supervisor {
         projects,
         repos,
         agents,
+        agentSettings,
         authorizeUpstream: (upstream) => oauth.authorizationFor(upstream),
       }),
     );
