@@ -252,3 +252,19 @@ async function awaitAcknowledgement(
   receipt.reason = reason;
   return receipt;
 }
+
+/**
+ * A client's submit, the one both faces share (the `session` tool's `submit`, POST
+ * /sessions/:id/submit): the receipt of submitCommand with the acknowledgement wait clamped, and the
+ * orchestrator's description set once bytes were written (undefined keeps, null or '' clears).
+ */
+export async function clientSubmit(
+  sessions: SessionService,
+  ref: string,
+  text: string,
+  opts: { timeoutMs?: unknown; description?: string | null; signal?: AbortSignal },
+): Promise<SubmitReceipt> {
+  const receipt = await submitCommand(sessions, ref, text, { timeoutMs: clampAckTimeout(opts.timeoutMs), ...(opts.signal ? { signal: opts.signal } : {}) });
+  if (opts.description !== undefined && receipt.write_state !== 'not_started' && sessions.resolve(ref)) sessions.setDescription(ref, opts.description);
+  return receipt;
+}

@@ -23,6 +23,7 @@ import { lowerPriority } from './sessionPriority.js';
 import { OutputRing, type RingReadOptions } from './outputRing.js';
 import { isClosingSignal, normalizeSignal, signalGroup } from './processGroup.js';
 import { ScreenModel, type ScreenSnapshot } from './screenModel.js';
+import type { ScreenAnswer, ScreenQuery } from './screenQueries.js';
 import { ShellActivity, type ShellState } from './shellActivity.js';
 import { OutputParser } from './agentParser/outputParser.js';
 import type { TextSink } from './textPipeline.js';
@@ -403,6 +404,11 @@ export class PtySession implements Disposable {
   readLog(options: { offset?: number; limit?: number }): LogRead {
     if (this.textLog !== undefined) return this.textLog.read(options);
     return { lines: [], offset: 0, total_lines: 0, oldest_offset: 0, partial: '' };
+  }
+
+  /** A question about the current screen (GET /sessions/:id/terminal/*, kitty-flags). */
+  screenQuery(q: ScreenQuery): ScreenAnswer {
+    return this.screen.query(q);
   }
 
   /** The current screen; readable after the exit too (tombstone reads). */
