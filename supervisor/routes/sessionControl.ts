@@ -51,7 +51,7 @@ const ReceiptSchema = Type.Object(
     reason: Type.Optional(
       Type.String({
         description:
-          'Refused before writing: session_not_found, session_exited, shell_state_unconfirmed, turn_in_flight, confident_dialog, ' +
+          'Refused before writing: session_not_found, session_exited, shell_state_unconfirmed, turn_in_flight, queued_commands_pending, confident_dialog, ' +
           'shell_busy, agent_busy, foreground_job_running, composer_partial, composer_unknown. Written but not acknowledged: ack_timeout, ' +
           'session_exited_after_write, superseded, request_aborted; write_failed: … when a write broke off.',
       }),

@@ -180,7 +180,7 @@ function exitFields(record: SessionRecord): { exited: boolean; exit_code?: numbe
 
 const DESCRIPTION_NOTES = `Rules:
 - Run a command with one submit. Never split command text and Enter across two calls (input, then special_key=enter).
-- retry_safe:true: nothing was written (reason: shell_busy, agent_busy, turn_in_flight, foreground_job_running, shell_state_unconfirmed, composer_partial, session_exited, session_not_found; confident_dialog: an agent's approval or choice prompt is open, answer it with input); wait until=idle or clear the line (special_key=ctrl+u), then submit again. retry_safe:false: bytes were written; read output before resending. acknowledged only proves the terminal moved, not that the command succeeded.
+- retry_safe:true: nothing was written (reason: shell_busy, agent_busy, turn_in_flight, foreground_job_running, shell_state_unconfirmed, composer_partial, session_exited, session_not_found; queued_commands_pending: commands queued for the session (POST /sessions/:id/queue) go first; confident_dialog: an agent's approval or choice prompt is open, answer it with input); wait until=idle or clear the line (special_key=ctrl+u), then submit again. retry_safe:false: bytes were written; read output before resending. acknowledged only proves the terminal moved, not that the command succeeded.
 - foreground_job_running: a program other than the shell or a known agent holds the terminal (idle waits for it too); talk to it with input.
 - special_key: ${SPECIAL_KEY_NAMES.join(', ')}.
 - pty_description (submit, input): a string sets, null or "" clears, omitted keeps.
