@@ -97,7 +97,7 @@ export class Supervisor {
     add(progressFeature({ config, bus, log, sessions, agentSettings, journal: progressJournal, channels }));
     const { confirms } = add(uiFeature({ env, bus, sessions, channels }));
     add(guideFeature());
-    add(configFeature({ config }));
+    add(configFeature({ config, configDir: paths.configDir }));
     add(
       monitoringFeature({
         paths,
