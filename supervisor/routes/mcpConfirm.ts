@@ -46,15 +46,6 @@ export function mcpConfirmRoutes(broker: ConfirmBroker): Route[] {
   return [
     defineRoute({
       method: 'POST',
-      pattern: '/mcp/suspend-response',
-      tag: 'mcp',
-      summary: 'Answer a suspension prompt: accepted like a confirm answer, but tuicd never suspends a tool call, so it is always `ignored: unknown`',
-      body: SuspendResponseBody,
-      answers: { 200: ConfirmResponseAnswer },
-      handler: ({ body }) => json({ ok: true, ignored: 'unknown', message: `no pending suspend request ${body.request_id}` }),
-    }),
-    defineRoute({
-      method: 'POST',
       pattern: '/mcp/confirm-response',
       tag: 'mcp',
       summary: 'Answer a pending `ui action=confirm` prompt (the first answer counts)',
@@ -71,6 +62,15 @@ export function mcpConfirmRoutes(broker: ConfirmBroker): Route[] {
             return json({ ok: true, ignored: 'unknown', message: `no pending confirm request ${requestId}` });
         }
       },
+    }),
+    defineRoute({
+      method: 'POST',
+      pattern: '/mcp/suspend-response',
+      tag: 'mcp',
+      summary: 'Answer a suspension prompt: accepted like a confirm answer, but tuicd never suspends a tool call, so it is always `ignored: unknown`',
+      body: SuspendResponseBody,
+      answers: { 200: ConfirmResponseAnswer },
+      handler: ({ body }) => json({ ok: true, ignored: 'unknown', message: `no pending suspend request ${body.request_id}` }),
     }),
   ];
 }
