@@ -356,7 +356,7 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
     name: 'session',
     summary: "Terminal sessions (PTYs) of this server. session_id accepts a session's id, its tuic_session or its alias (e.g. tu-1).",
     actions: {
-      list: 'all live sessions in one call: session_id, is_caller (your own session), alias, display_name, pty_description, cwd, foreground_process, shell_state (busy|idle; absent until observed), tuic_session',
+      list: 'all live sessions in one call: session_id, is_caller (your own session), alias, display_name, pty_description, cwd, worktree_path and worktree_branch (in a linked git worktree), foreground_process, shell_state (busy|idle; absent until observed), standby (only when true: idle and untouched for standby_timeout_minutes), tuic_session',
       create: 'start a shell (shell, cwd, rows/cols 1-500, default 24x80) → {session_id}',
       submit:
         'run one command: clears the line, types input (multi-line as one paste), presses Enter, waits up to timeout_ms (default 3000, 250-10000) for the terminal to move → receipt {submission_id, submitted, write_state, acknowledged, retry_safe, turn_epoch, composer_state, acknowledgement|reason}',
