@@ -11,7 +11,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { hash } from '@node-rs/bcrypt';
 
+import { SseClient } from '../../helpers/sseClient.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
+import { WsViewer } from '../../helpers/wsViewer.js';
 
 const USER = 'alice';
 const PASSWORD = 'correct horse';
@@ -45,9 +47,26 @@ describe('config and system routes', { timeout: 60_000 }, () => {
     assert.equal(byCookie.status, 403, byCookie.text);
     assert.equal((await t.tcp('GET', '/api/auth/session-token')).status, 401);
 
+    // Open streams: the event stream and a terminal viewer by cookie, an event stream by password.
+    const tcpOpts = (headers: Record<string, string>) => ({ host: '127.0.0.1', port: t.tcpPort!, path: '/events', headers });
+    const sseByCookie = await SseClient.open(tcpOpts({ Cookie: cookie }));
+    const sseByPassword = await SseClient.open(tcpOpts({ Authorization: BASIC }));
+    assert.deepEqual([sseByCookie.status, sseByPassword.status], [200, 200]);
+    const session = (await t.socket('POST', '/sessions', JSON.stringify({ shell: '/bin/sh' }), JSON_HEADERS)).json().session_id as string;
+    const viewer = await WsViewer.open(`ws://127.0.0.1:${t.tcpPort}/sessions/${session}/stream`, { headers: { Cookie: cookie } });
+    let closeCode = 0;
+    viewer.ws.on('close', (code) => (closeCode = code));
+
     const rotated = await t.tcp('POST', '/api/auth/rotate-token', undefined, { Cookie: cookie });
     assert.equal(rotated.status, 200, rotated.text);
     assert.deepEqual(rotated.json(), { ok: true });
+
+    await sseByCookie.until(() => sseByCookie.ended, 'the cookie’s event stream ended');
+    await viewer.waitFor(() => viewer.closed, 5000, 'the cookie’s viewer closed');
+    assert.equal(closeCode, 4001);
+    assert.equal(sseByPassword.ended, false, 'a stream the password let in stays');
+    sseByPassword.close();
+    await t.socket('DELETE', `/sessions/${session}`);
 
     assert.equal((await t.tcp('GET', '/stats', undefined, { Cookie: cookie })).status, 401, 'the old cookie is refused');
     assert.equal((await t.tcp('GET', `/stats?token=${FIRST_TOKEN}`)).status, 401, 'the old token link is refused');
