@@ -135,6 +135,7 @@ export class Supervisor {
         projects,
         repos,
         agents,
+        agentSettings,
         authorizeUpstream: (upstream) => oauth.authorizationFor(upstream),
       }),
     );
@@ -198,6 +199,11 @@ export class Supervisor {
       sup.bus.publish('config-changed', { paths: event.changed.paths });
       for (const feature of sup.features) feature.configChanged?.(event);
       if (event.changed.serverSettings) void listeners.restartTcp('server settings changed');
+      // A new session token logs every device out: the streams the old one let in end too.
+      if (event.previous.services.auth.session_token !== event.config.services.auth.session_token) {
+        const ended = listeners.auth.revokeTokenStreams();
+        if (ended > 0) log.info({ ended }, 'session token replaced: the streams it let in were ended');
+      }
     });
     return sup;
   }

@@ -150,6 +150,35 @@ export const PtyProtocol = defineProtocol({
         rows_count: Type.Integer(),
       }),
     },
+    /**
+     * A question about a live session's current screen (rows and columns 0-based): the logical line a
+     * row belongs to, a selection's text, the OSC 8 hyperlink under a cell, the kitty keyboard flags.
+     * `retained: false`: the rows asked for are not on the screen (scrolled away, or past its end).
+     */
+    screenQuery: {
+      params: Type.Object({
+        ...SessionRef,
+        query: Type.Union([
+          Type.Object({ kind: Type.Literal('logical_line'), row: Type.Integer({ minimum: 0 }) }),
+          Type.Object({
+            kind: Type.Literal('selection'),
+            start_row: Type.Integer({ minimum: 0 }),
+            start_col: Type.Integer({ minimum: 0 }),
+            end_row: Type.Integer({ minimum: 0 }),
+            end_col: Type.Integer({ minimum: 0 }),
+          }),
+          Type.Object({ kind: Type.Literal('hyperlink'), row: Type.Integer({ minimum: 0 }), col: Type.Integer({ minimum: 0 }) }),
+          Type.Object({ kind: Type.Literal('kitty_flags') }),
+        ]),
+      }),
+      result: Type.Object({
+        retained: Type.Optional(Type.Literal(false)),
+        start_row: Type.Optional(Type.Integer()),
+        text: Type.Optional(Type.String()),
+        link: Type.Optional(Type.Union([Type.Object({ start_col: Type.Integer(), end_col: Type.Integer(), url: Type.String() }), Type.Null()])),
+        kitty_flags: Type.Optional(Type.Integer({ minimum: 0 })),
+      }),
+    },
     /** Drops a session: a live one is killed first, an exited one's tombstone is freed (it expired). */
     forget: { params: Type.Object({ ...SessionRef }), result: Ok },
     /** The tombstones held: how many, their bytes, and the budget they share (GET /stats). */

@@ -353,7 +353,7 @@ export class MailDelivery implements Disposable {
     this.injecting.add(id);
     let written = false;
     try {
-      const receipt = await submitCommand(this.opts.sessions, id, text, { timeoutMs: DeliveryConstants.INJECT_ACK_MS });
+      const receipt = await submitCommand(this.opts.sessions, id, text, { timeoutMs: DeliveryConstants.INJECT_ACK_MS, queueHead: true });
       written = receipt.write_state !== 'not_started';
       if (wake !== null) {
         // A wake is never re-queued on a refusal: the next busy→idle edge re-arms it.

@@ -6,6 +6,7 @@
  * tells the open streams.
  */
 import { VERSION } from '../../shared/version.js';
+import { type AgentSettings, effective } from '../config/agentSettings.js';
 import type { ConfigStore } from '../config/configStore.js';
 import type { McpHubHost } from '../hosts/mcpHubHost.js';
 import type { Logger } from '../log.js';
@@ -33,6 +34,8 @@ export interface McpDeps {
   /** An upstream's OAuth authorization URL, for clients that take URL elicitations. */
   authorizeUpstream?: (upstream: string) => Promise<{ url: string; asOrigin: string; elicitationId: string } | null>;
   repos: RepoRegistry;
+  /** agents.json: per-agent overrides of the markers and progress tracking in initialize's instructions. */
+  agentSettings: AgentSettings;
   /** Identities: initialize binds the one x-tuic-session asserts; instructions count peers. */
   agents: Pick<AgentsFeature, 'peers' | 'messaging'>;
 }
@@ -53,6 +56,15 @@ export function mcpFeature(deps: McpDeps): Feature {
     peerCount: () => peers.size,
     repos: () => deps.repos.roots(),
     registeredIdentity: (id) => peers.identityOf(id),
+    agentMarkers: (agentType) => {
+      const c = config.get();
+      const o = deps.agentSettings.forAgent(agentType);
+      return {
+        intents: effective(c.intent_tab_title, o.intent_tab_title),
+        suggests: effective(c.suggest_followups, o.suggest_followups),
+        progress: effective(c.progress_tracking, o.progress_tracking),
+      };
+    },
     onInitialized: (meta) => messaging.protocolSessionStarted(meta.id, meta.tuic_session),
     ...(deps.authorizeUpstream ? { authorizeUpstream: deps.authorizeUpstream } : {}),
   });

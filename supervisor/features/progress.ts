@@ -49,6 +49,8 @@ export function progressFeature(deps: ProgressDeps): Feature {
         config,
         progressJournal: journal,
         sessionCwd: (sessionId) => sessions.resolve(sessionId)?.cwd,
+        trackedFor: (agentType) => effective(config.get().progress_tracking, deps.agentSettings.forAgent(agentType).progress_tracking),
+        sessionAgentType: (sessionId) => sessions.resolve(sessionId)?.agent_type,
         mcpRepoPath: (id) => deps.channels.repoPath(id),
       }),
     ],

@@ -14,7 +14,10 @@ import type { Logger } from '../log.js';
 import { createSessionTool } from '../mcp/tools/session.js';
 import type { Metrics } from '../metrics.js';
 import { processRoutes } from '../routes/process.js';
+import { sessionControlRoutes } from '../routes/sessionControl.js';
+import { sessionIntrospectionRoutes } from '../routes/sessionIntrospection.js';
 import { sessionRoutes } from '../routes/sessions.js';
+import { sessionTerminalRoutes } from '../routes/sessionTerminal.js';
 import { SessionService } from '../sessions/sessionService.js';
 import type { Feature } from './feature.js';
 
@@ -56,6 +59,7 @@ export function sessionsFeature(deps: SessionsDeps): SessionsFeature {
     env: deps.env,
     maxSessions: () => config.get().services.server.max_sessions,
     defaultShell: () => config.get().shell ?? null,
+    standbyAfterMs: () => config.get().standby_timeout_minutes * 60_000,
     markers: (agentType) => {
       const o = deps.agentSettings.forAgent(agentType);
       const c = config.get();
@@ -74,7 +78,13 @@ export function sessionsFeature(deps: SessionsDeps): SessionsFeature {
     name: 'sessions',
     ptyHost,
     sessions,
-    routes: [...sessionRoutes(sessions), ...processRoutes(sessions, () => ptyHost.pid)],
+    routes: [
+      ...sessionRoutes(sessions),
+      ...sessionControlRoutes(sessions),
+      ...sessionIntrospectionRoutes(sessions),
+      ...sessionTerminalRoutes(sessions),
+      ...processRoutes(sessions, () => ptyHost.pid),
+    ],
     tools: [createSessionTool({ sessions })],
     dispose: async () => {
       sessions.dispose();

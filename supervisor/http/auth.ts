@@ -28,7 +28,8 @@ export interface AuthSettings {
   rateLimitWindowSecs: number;
 }
 
-export type AuthOutcome = { ok: true; setCookie?: string } | { ok: false; reply: Reply; failure?: boolean };
+/** `byToken`: let in by the session token (its cookie or `?token=`), which replacing the token revokes. */
+export type AuthOutcome = { ok: true; setCookie?: string; byToken?: true } | { ok: false; reply: Reply; failure?: boolean };
 
 function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
@@ -93,6 +94,8 @@ export class TcpAuth {
   private readonly verified = new Map<string, number>();
   /** Verifications under way, by cache key: requests that arrive together share one bcrypt. */
   private readonly verifying = new Map<string, Promise<boolean>>();
+  /** How to end each open stream (an SSE stream) that the session token let in. */
+  private readonly tokenStreams = new Set<() => void>();
 
   constructor(
     private readonly settings: () => AuthSettings,
@@ -131,11 +134,11 @@ export class TcpAuth {
     const wait = this.limiter.isEmpty ? 0 : this.limiter.retryAfterSecs(peer());
     if (wait > 0) return { ok: false, reply: lockedOut(wait) };
     const cookie = s.sessionToken ? cookieValue(headers['cookie']) : undefined;
-    if (cookie !== undefined && safeEqual(cookie, s.sessionToken)) return { ok: true };
+    if (cookie !== undefined && safeEqual(cookie, s.sessionToken)) return { ok: true, byToken: true };
     const token = s.sessionToken ? req.query.get('token') : null;
     if (token !== null && safeEqual(token, s.sessionToken)) {
       this.limiter.clear(peer());
-      return { ok: true, setCookie: this.cookie(s, wantsSecureCookie(req)) };
+      return { ok: true, setCookie: this.cookie(s, wantsSecureCookie(req)), byToken: true };
     }
     // A wrong token or cookie is a guess like a wrong password. A request that also carries Basic
     // is judged by it (a stale cookie beside the right password is no failure); otherwise it
@@ -201,6 +204,26 @@ export class TcpAuth {
     }
     this.limiter.forgive(ip, attempt);
     return { ok: true, setCookie: this.cookie(s, secure) };
+  }
+
+  /**
+   * An open stream the session token let in: `end` closes it once the token is replaced. Returns
+   * the unregistration, for a stream that ends by itself.
+   */
+  trackTokenStream(end: () => void): () => void {
+    this.tokenStreams.add(end);
+    return () => this.tokenStreams.delete(end);
+  }
+
+  /**
+   * The session token was replaced (rotated): every open stream it let in ends, as every later
+   * request with it is refused; streams the password let in stay. Returns how many ended.
+   */
+  revokeTokenStreams(): number {
+    const ends = [...this.tokenStreams];
+    this.tokenStreams.clear();
+    for (const end of ends) end();
+    return ends.length;
   }
 
   /** Expires the cookie in this browser (the token itself stays valid for its other holders). */

@@ -39,6 +39,13 @@ const METHOD_NAMES: Readonly<Record<string, HttpMethod>> = {
 const METHODS = new Set<HttpMethod>(['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS']);
 const BODY_METHODS = new Set<HttpMethod>(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+/**
+ * Where a WebSocket's user data carries its token tracking, from the upgrade to open and close: a
+ * string key, because uWS hands open() its own copy of the user data's properties, not the object.
+ */
+const TOKEN_TRACK = '__tuicd_token_track';
+type TokenTracked = { [TOKEN_TRACK]?: { track: (end: () => void) => () => void; untrack?: () => void } };
+
 /** What a request's credentials must do on its route: nothing (socket, public), pass, or be checked and never refuse. */
 type AuthMode = 'none' | 'required' | 'optional';
 
@@ -127,6 +134,8 @@ export class HttpServer {
             return this.send(res, ex, this.errorReply(err, ex));
           }
           ex.done = true;
+          // Let in by the session token: replacing the token ends the socket (see trackTokenSocket).
+          if (ex.onTokenRevoked && typeof userData === 'object' && userData !== null) (userData as TokenTracked)[TOKEN_TRACK] = { track: ex.onTokenRevoked };
           const upgrade = () => res.upgrade(userData, key, protocol, extensions, context);
           if (ex.inCallback) upgrade();
           else res.cork(upgrade);
@@ -142,11 +151,38 @@ export class HttpServer {
       },
       // uWS turns an exception in any callback into the death of the process: a failing viewer
       // loses its socket, never the server (on either engine).
-      open: b.open ? (ws) => this.guardWs(route, ws, () => b.open!(ws)) : undefined,
+      open: (ws) => {
+        this.trackTokenSocket(ws);
+        if (b.open) this.guardWs(route, ws, () => b.open!(ws));
+      },
       message: b.message ? (ws, msg, isBinary) => this.guardWs(route, ws, () => b.message!(ws, msg, isBinary)) : undefined,
       drain: b.drain ? (ws) => this.guardWs(route, ws, () => b.drain!(ws)) : undefined,
-      close: b.close ? (ws, code) => this.guardWs(route, undefined, () => b.close!(ws, code)) : undefined,
+      close: (ws, code) => {
+        this.untrackTokenSocket(ws);
+        if (b.close) this.guardWs(route, undefined, () => b.close!(ws, code));
+      },
     });
+  }
+
+  /** An opened socket the session token let in: ended (4001) when the token is replaced. */
+  private trackTokenSocket(ws: EngineSocket<unknown>): void {
+    const data = ws.getUserData() as TokenTracked | null;
+    const entry = typeof data === 'object' && data !== null ? data[TOKEN_TRACK] : undefined;
+    if (entry === undefined) return;
+    entry.untrack = entry.track(() => {
+      try {
+        ws.end(4001, 'session token replaced: log in again');
+      } catch {
+        // Closed meanwhile: nothing to end.
+      }
+    });
+  }
+
+  private untrackTokenSocket(ws: EngineSocket<unknown>): void {
+    const data = ws.getUserData() as TokenTracked | null;
+    if (typeof data !== 'object' || data === null) return;
+    data[TOKEN_TRACK]?.untrack?.();
+    delete data[TOKEN_TRACK];
   }
 
   /** Runs a WebSocket callback; if it throws, logs and closes that socket (1011) instead of letting uWS kill the process. */
@@ -206,6 +242,7 @@ export class HttpServer {
         if (ex.aborted) return;
         if (!outcome.ok) return this.send(res, ex, outcome.reply);
         ex.authenticated = true;
+        if (outcome.byToken) ex.onTokenRevoked = (end) => this.opts.auth.trackTokenStream(end);
         next();
       })
       .catch((err: unknown) => this.failUnhandled(res, ex, err));
@@ -361,8 +398,10 @@ export class HttpServer {
     let setCookie: string | undefined;
     if (needsAuth !== 'none') {
       const outcome = await this.opts.auth.check(ex);
-      if (outcome.ok) ex.authenticated = true;
-      else if (needsAuth === 'required') {
+      if (outcome.ok) {
+        ex.authenticated = true;
+        if (outcome.byToken) ex.onTokenRevoked = (end) => this.opts.auth.trackTokenStream(end);
+      } else if (needsAuth === 'required') {
         // Let the body arrive (bounded) so the refusal is not lost to a connection reset.
         const got = bodyPromise ? await bodyPromise : null;
         return this.send(res, ex, outcome.reply, { close: got !== null && !got.ok && !got.drained });

@@ -56,6 +56,8 @@ export interface SseOptions extends SseQuery {
   keepAliveMs?: number;
   /** Extra response headers (CORS for browser EventSource clients). */
   headers?: Record<string, string>;
+  /** Runs once when the stream ends, whichever side ended it. */
+  onEnd?: () => void;
 }
 
 /** A live SSE stream; disposing it closes the response. */
@@ -97,6 +99,7 @@ export function parseTypes(raw: string | null): Set<string> | null {
  */
 export function openSse<M extends EventMap>(res: EngineResponse, options: SseOptions, bus: EventBus<M>): SseStream | undefined {
   const store = new DisposableStore();
+  if (options.onEnd) store.add(toDisposable(options.onEnd));
   let open = true;
   res.onAborted(() => {
     open = false;

@@ -37,6 +37,12 @@ export interface RequestContext {
   readonly signal: AbortSignal;
   /** The same, without building an AbortSignal (shared/cancellation.ts); absent, use `signal`. */
   readonly cancellation?: Cancellation;
+  /**
+   * A stream that outlives its request calls this with how to end it: when the session token let
+   * the request in, replacing the token ends it (every device logged out). Returns the
+   * unregistration; absent or a no-op for other credentials.
+   */
+  readonly onTokenRevoked?: (end: () => void) => () => void;
 }
 
 /** A complete response. `body` objects are sent as JSON; BodyParts are sent as their bytes in order. */

@@ -8,6 +8,7 @@
 import type { Disposable } from '../../shared/disposable.js';
 import { DisposableStore } from '../../shared/disposable.js';
 import type { ConfigSnapshot } from '../config/schema.js';
+import { callerAgentType } from './callerAgentType.js';
 import { renderInstructions } from './instructions.js';
 import { notificationJson } from './jsonRpc.js';
 import type { McpChannels } from './channels.js';
@@ -30,7 +31,14 @@ export const TOOLS_LIST_CHANGED = notificationJson('notifications/tools/list_cha
 
 /** What the service reads about live PTY sessions (SessionService satisfies it). */
 export interface LiveSessionsView {
-  list(): ReadonlyArray<{ session_id: string; tuic_session: string; cwd: string; alias: string }>;
+  list(): ReadonlyArray<{ session_id: string; tuic_session: string; cwd: string; alias: string; agent_type: string | null }>;
+}
+
+/** An agent's marker and progress settings: config AND its agents.json overrides. */
+export interface AgentMarkers {
+  intents: boolean;
+  suggests: boolean;
+  progress: boolean;
 }
 
 export interface McpServiceOptions {
@@ -53,6 +61,8 @@ export interface McpServiceOptions {
   repos?: () => readonly string[];
   /** The identity agent register bound to a protocol session that asserted none. */
   registeredIdentity?: (mcpSessionId: string) => string | null;
+  /** The effective settings for an agent type (null: the caller's agent is unknown); absent = config alone. */
+  agentMarkers?: (agentType: string | null) => AgentMarkers;
   /** After each initialize: binds the identity its x-tuic-session asserted. */
   onInitialized?: (meta: McpSessionMeta) => void;
   /** The authorization URL of an upstream waiting for OAuth (for clients that take URL elicitations). */
@@ -109,7 +119,7 @@ export class McpService implements Disposable {
       catalog: this.catalog,
       log: opts.log,
       version: opts.version,
-      instructions: (surface) => this.instructionsFor(surface),
+      instructions: (surface, meta) => this.instructionsFor(surface, this.agentTypeOf(meta)),
       boundSessionFor: (tuicSession) => this.boundSessionFor(tuicSession),
       ...(opts.onInitialized ? { onInitialized: opts.onInitialized } : {}),
       ...(opts.registeredIdentity ? { registeredIdentity: opts.registeredIdentity } : {}),
@@ -139,25 +149,40 @@ export class McpService implements Disposable {
     return this.catalog.refresh();
   }
 
-  /** The live state initialize's instructions show; explicit so GET /mcp/instructions renders the same. */
-  instructionContext(surface: ToolSurface): InstructionContext {
+  /**
+   * The live state initialize's instructions show; explicit so GET /mcp/instructions renders the same.
+   * `agentType`: the client's agent, whose agents.json overrides narrow the markers and progress.
+   */
+  instructionContext(surface: ToolSurface, agentType: string | null = null): InstructionContext {
     const config = this.opts.config();
+    const markers = this.opts.agentMarkers?.(agentType) ?? {
+      intents: config.intent_tab_title,
+      suggests: config.suggest_followups,
+      progress: config.progress_tracking,
+    };
     return {
       version: this.opts.version,
       surface,
-      progressTracking: config.progress_tracking,
+      progressTracking: markers.progress,
       sessions: this.opts.liveSessions
         .list()
         .map((s) => (s.alias ? { session_id: s.session_id, cwd: s.cwd, alias: s.alias } : { session_id: s.session_id, cwd: s.cwd })),
       repos: this.opts.repos?.() ?? [],
       peerCount: this.opts.peerCount?.() ?? 0,
-      intentMarkers: config.intent_tab_title,
-      suggestFollowups: config.suggest_followups,
+      intentMarkers: markers.intents,
+      suggestFollowups: markers.suggests,
     };
   }
 
-  instructionsFor(surface: ToolSurface): string {
-    return renderInstructions(this.instructionContext(surface));
+  instructionsFor(surface: ToolSurface, agentType: string | null = null): string {
+    return renderInstructions(this.instructionContext(surface, agentType));
+  }
+
+  /** The agent of an initializing client: the one running in its bound PTY, else its clientInfo.name's. */
+  private agentTypeOf(meta: McpSessionMeta): string | null {
+    const bound = meta.tuic_session === null ? null : this.boundSessionFor(meta.tuic_session);
+    const record = bound === null ? undefined : this.opts.liveSessions.list().find((s) => s.session_id === bound);
+    return callerAgentType(record?.agent_type, meta.client_name);
   }
 
   boundSessionFor(tuicSession: string): string | null {

@@ -32,6 +32,16 @@ const ConfirmResponseAnswer = Type.Object({
   message: Type.Optional(Type.String()),
 });
 
+/** POST /mcp/suspend-response: a client's answer to a suspension prompt; tuicd never asks one, so every id is unknown. */
+const SuspendResponseBody = Type.Object(
+  {
+    request_id: Type.String({ minLength: 1, errorMessage: 'request_id is required' }),
+    ok: Type.Boolean({ errorMessage: 'ok must be a boolean, got {got}' }),
+    reason: Type.Optional(Type.String({ maxLength: 4096, errorMessage: 'reason must be a string of at most 4096 characters' })),
+  },
+  { errorMessage: 'body must be a JSON object {request_id, ok, reason?}' },
+);
+
 export function mcpConfirmRoutes(broker: ConfirmBroker): Route[] {
   return [
     defineRoute({
@@ -52,6 +62,15 @@ export function mcpConfirmRoutes(broker: ConfirmBroker): Route[] {
             return json({ ok: true, ignored: 'unknown', message: `no pending confirm request ${requestId}` });
         }
       },
+    }),
+    defineRoute({
+      method: 'POST',
+      pattern: '/mcp/suspend-response',
+      tag: 'mcp',
+      summary: 'Answer a suspension prompt: accepted like a confirm answer, but tuicd never suspends a tool call, so it is always `ignored: unknown`',
+      body: SuspendResponseBody,
+      answers: { 200: ConfirmResponseAnswer },
+      handler: ({ body }) => json({ ok: true, ignored: 'unknown', message: `no pending suspend request ${body.request_id}` }),
     }),
   ];
 }

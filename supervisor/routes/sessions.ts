@@ -96,7 +96,7 @@ export function sessionRoutes(sessions: SessionService): Route[] {
       tag: TAG,
       summary: 'Live sessions, and exited ones kept open',
       answers: { 200: Type.Array(SessionInfoSchema) },
-      handler: () => json(sessions.list().map(sessionInfo)),
+      handler: () => json(sessions.list().map((r) => sessionInfo(r, sessions.isStandby(r)))),
     }),
     defineRoute({
       method: 'POST',

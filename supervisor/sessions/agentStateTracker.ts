@@ -12,7 +12,7 @@ import { type SessionRecord, sessionState, taskActive } from './sessionRecord.js
 
 /** A submitted line of at least this many words is the session's last_prompt (shorter ones are answers, not prompts). */
 const LAST_PROMPT_MIN_WORDS = 10;
-const LAST_PROMPT_MAX_CHARS = 2_000;
+export const LAST_PROMPT_MAX_CHARS = 2_000;
 /** Parsed events kept per session for diagnostics. */
 const RECENT_EVENTS = 8;
 

@@ -6,6 +6,7 @@ import { backgroundWorkOf } from './backgroundWork.js';
 import { foregroundForListing } from './foreground.js';
 import { type AgentSignals, activeSubtasks, awaitingInput, rateLimited, signalFields } from './agentSignals.js';
 import type { SessionStateSchema } from './sessionSchemas.js';
+import { type SessionWorktree, worktreeBranch } from './sessionWorktree.js';
 
 export type ShellStateName = 'busy' | 'idle';
 
@@ -28,7 +29,17 @@ export interface SessionRecord {
   tuic_session: string;
   alias: string;
   display_name: string;
+  /** The name was set by a person (PUT /sessions/:id/name with isCustom): titles do not replace it. */
+  display_name_is_custom: boolean;
+  /** The name came with the create request (`display_name`): a title may still replace it. */
+  display_name_from_spawn: boolean;
+  /** Created by an API client (REST or MCP) rather than by a desktop window: every session tuicd has today. */
+  is_remote: boolean;
+  /** A viewer shows the session (POST /sessions/:id/visible); false until one says so. */
+  visible: boolean;
   cwd: string;
+  /** The linked git worktree the cwd lies in, found at creation; null outside one. */
+  worktree: SessionWorktree | null;
   shell: string;
   pid: number;
   rows: number;
@@ -134,14 +145,30 @@ export function sessionState(r: SessionRecord, now = Date.now()): SessionState {
   return state as SessionState;
 }
 
-/** GET /sessions row: optional fields omitted rather than null. */
-export function sessionInfo(r: SessionRecord): Record<string, unknown> {
+/**
+ * In standby: alive, at its prompt (idle) and untouched (no output, no input) for `afterMs`
+ * (config `standby_timeout_minutes`; 0 never). A client may stop streaming such a session.
+ */
+export function inStandby(r: SessionRecord, afterMs: number, now = Date.now()): boolean {
+  return afterMs > 0 && !r.exit && r.shell_state === 'idle' && now - r.last_activity_ms >= afterMs;
+}
+
+/** worktree_path and worktree_branch of a session in a linked worktree (the branch read now: it can change). */
+export function worktreeFields(r: SessionRecord): { worktree_path?: string; worktree_branch?: string } {
+  if (r.worktree === null) return {};
+  const branch = worktreeBranch(r.worktree);
+  return branch === null ? { worktree_path: r.worktree.path } : { worktree_path: r.worktree.path, worktree_branch: branch };
+}
+
+/** GET /sessions row: optional fields omitted rather than null; `standby` only when true. */
+export function sessionInfo(r: SessionRecord, standby = false): Record<string, unknown> {
   const info: Record<string, unknown> = {
     session_id: r.session_id,
     cwd: r.cwd,
+    ...worktreeFields(r),
     display_name: r.display_name,
-    display_name_is_custom: false,
-    is_remote: true,
+    display_name_is_custom: r.display_name_is_custom,
+    is_remote: r.is_remote,
     alias: r.alias,
     tuic_session: r.tuic_session,
     pid: r.pid,
@@ -152,7 +179,10 @@ export function sessionInfo(r: SessionRecord): Record<string, unknown> {
     state: sessionState(r),
   };
   if (r.exit) info['exit'] = { exit_code: r.exit.exit_code, reason: r.exit.reason };
+  if (r.display_name_from_spawn) info['display_name_from_spawn'] = true;
+  if (r.pty_description !== undefined) info['pty_description'] = r.pty_description;
   if (r.keep_open) info['keep_open'] = true;
+  if (standby) info['standby'] = true;
   return info;
 }
 

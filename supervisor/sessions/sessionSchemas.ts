@@ -144,9 +144,13 @@ export const SessionStateSchema = Type.Object(
 export const SessionInfoSchema = Type.Object({
   session_id: Type.String(),
   cwd: Type.String(),
+  worktree_path: Type.Optional(Type.String({ description: 'The linked git worktree the cwd lies in (its top directory).' })),
+  worktree_branch: Type.Optional(Type.String({ description: "That worktree's checked-out branch; absent when detached." })),
   display_name: Type.String(),
-  display_name_is_custom: Type.Boolean(),
-  is_remote: Type.Boolean(),
+  display_name_is_custom: Type.Boolean({ description: 'A person named the session (PUT /sessions/:id/name): terminal titles do not replace the name.' }),
+  display_name_from_spawn: Type.Optional(Type.Literal(true, { description: 'The name came with the create request; a title may replace it.' })),
+  is_remote: Type.Boolean({ description: 'Created by an API client (REST or MCP), not a desktop window.' }),
+  pty_description: Type.Optional(Type.String({ description: "The orchestrator's description of the work assigned to the session." })),
   alias: Type.String(),
   tuic_session: Type.String(),
   pid: Type.Integer(),
@@ -157,6 +161,7 @@ export const SessionInfoSchema = Type.Object({
   state: SessionStateSchema,
   exit: Type.Optional(Type.Object({ exit_code: Type.Union([Type.Integer(), Type.Null()]), reason: Type.String() })),
   keep_open: Type.Optional(Type.Literal(true)),
+  standby: Type.Optional(Type.Literal(true, { description: 'Alive, idle at its prompt and untouched for config `standby_timeout_minutes` (0: never).' })),
 });
 
 export const CreatedSessionSchema = Type.Object({

@@ -7,7 +7,8 @@ import { basename, isAbsolute, resolve } from 'node:path';
 import type { Disposable } from '../../shared/disposable.js';
 import { toDisposable } from '../../shared/disposable.js';
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
-import { PtyConstants } from '../../shared/protocol/pty.js';
+import { PtyConstants, type PtyProtocolT } from '../../shared/protocol/pty.js';
+import type { ParamsOf } from '../../shared/protocol/defineProtocol.js';
 import type { EventBus } from '../events/eventBus.js';
 import type { EventPayload } from '../events/eventMap.js';
 import type { PtyHost } from '../hosts/ptyHost.js';
@@ -17,12 +18,15 @@ import { AliasAllocator } from './alias.js';
 import { detectAgent } from './agentDetection.js';
 import { foregroundPgid } from './foreground.js';
 import { childEnv, RESERVED_ENV } from './childEnv.js';
-import type { SessionRecord, ShellStateName } from './sessionRecord.js';
+import { inStandby, type SessionRecord, type ShellStateName } from './sessionRecord.js';
+import { worktreeOf } from './sessionWorktree.js';
 import { SessionInput } from './sessionInput.js';
 import { AgentStateTracker, type IntentListener, type ParsedListener } from './agentStateTracker.js';
 import { emptySignals } from './agentSignals.js';
 import type { ParsedEvent } from '../../shared/protocol/parsedEvents.js';
 import { type CreateSessionFields, DEFAULT_TERMINAL, EnvLimits } from './sessionSchemas.js';
+
+type ScreenQueryParams = ParamsOf<PtyProtocolT, 'screenQuery'>;
 
 export const SessionConstants = {
   /**
@@ -75,6 +79,8 @@ export interface SessionServiceOptions {
   instance?: string | null;
   env: NodeJS.ProcessEnv;
   maxSessions: () => number;
+  /** config `standby_timeout_minutes`, in ms (0: never); absent = never. */
+  standbyAfterMs?: () => number;
   /** Default shell from config (`shell`), else $SHELL, else /bin/sh. */
   defaultShell: () => string | null;
   /** Marker settings for an agent type (config `intent_tab_title`, `suggest_followups`, agents.json); both on when absent. */
@@ -281,7 +287,12 @@ export class SessionService {
       tuic_session: tuicSession,
       alias,
       display_name: o.display_name || basename(shell),
+      display_name_is_custom: false,
+      display_name_from_spawn: Boolean(o.display_name),
+      is_remote: true,
+      visible: false,
       cwd,
+      worktree: worktreeOf(cwd),
       shell: spawned.shell,
       pid: spawned.pid,
       rows,
@@ -442,6 +453,28 @@ export class SessionService {
     this.opts.bus.publish('pty-description-changed', payload);
   }
 
+  /** Whether the session is in standby now (sessionRecord.inStandby, with the configured timeout). */
+  isStandby(record: SessionRecord): boolean {
+    return inStandby(record, this.opts.standbyAfterMs?.() ?? 0);
+  }
+
+  /**
+   * PUT /sessions/:id/name: a new display name; `isCustom` (default true) marks it as a person's
+   * choice, which terminal titles leave alone.
+   */
+  rename(ref: string, name: string, isCustom = true): SessionRecord {
+    const record = this.get(ref);
+    record.display_name = name;
+    record.display_name_is_custom = isCustom;
+    record.display_name_from_spawn = false;
+    return record;
+  }
+
+  /** POST /sessions/:id/visible: whether a viewer shows the session now. */
+  setVisible(ref: string, visible: boolean): void {
+    this.get(ref).visible = visible;
+  }
+
   /** Process ids of the sessions the pty host runs. */
   async processes(): Promise<Array<{ session_id: string; pid: number }>> {
     const client = await this.opts.host.client();
@@ -510,6 +543,14 @@ export class SessionService {
     const record = this.get(ref);
     const client = await this.opts.host.client();
     return client.request('readScreen', { session_id: record.session_id }).catch((err: unknown) => {
+      throw this.hostError(err);
+    });
+  }
+
+  /** A question about a live session's current screen (the pty host's grid answers it). */
+  async screenQuery(ref: string, query: ScreenQueryParams['query']) {
+    const { record, client } = await this.live(ref);
+    return client.request('screenQuery', { session_id: record.session_id, query }).catch((err: unknown) => {
       throw this.hostError(err);
     });
   }

@@ -57,7 +57,9 @@ export type RejectReason =
   | 'agent_busy'
   | 'foreground_job_running'
   | 'composer_partial'
-  | 'composer_unknown';
+  | 'composer_unknown'
+  /** Older commands wait in the session's typed queue (POST /sessions/:id/queue): a submit never goes ahead of them. */
+  | 'queued_commands_pending';
 
 /** Why a written submit is not acknowledged (each leaves retry_safe false). */
 export type UnacknowledgedReason = 'ack_timeout' | 'session_exited_after_write' | 'superseded' | 'request_aborted';
@@ -73,11 +75,15 @@ export function commandText(input: string): string {
   return input.replace(/[\r\n]+$/, '');
 }
 
-/** Why the session cannot take a command now, or null when it can. */
-export function readiness(record: SessionRecord, input: SessionInput): RejectReason | null {
+/**
+ * Why the session cannot take a command now, or null when it can. `queueHead`: the caller types the
+ * head of the session's own typed queue, the one writer the queued commands do not hold back.
+ */
+export function readiness(record: SessionRecord, input: SessionInput, queueHead = false): RejectReason | null {
   if (record.exit) return 'session_exited';
   if (record.shell_state === null) return 'shell_state_unconfirmed';
   if (input.claimed) return 'turn_in_flight';
+  if (!queueHead && record.queued_commands > 0) return 'queued_commands_pending';
   // An agent's open approval or choice prompt would take the text as its answer: refused while one shows.
   if (record.signals.question?.confident === true || record.signals.choice !== null) return 'confident_dialog';
   if (record.shell_state === 'busy') return 'shell_busy';
@@ -93,6 +99,8 @@ export function readiness(record: SessionRecord, input: SessionInput): RejectRea
 export interface SubmitOptions {
   timeoutMs: number;
   signal?: AbortSignal;
+  /** The session's typed queue types its head: the queued commands behind it do not refuse it. */
+  queueHead?: boolean;
 }
 
 export async function submitCommand(sessions: SessionService, ref: string, text: string, opts: SubmitOptions): Promise<SubmitReceipt> {
@@ -113,7 +121,7 @@ export async function submitCommand(sessions: SessionService, ref: string, text:
 
   // The whole framed write holds the writer lock; a peer queued behind it sees the claim and refuses.
   const written = await input.lock.run(async () => {
-    const reason = readiness(record, input);
+    const reason = readiness(record, input, opts.queueHead === true);
     if (reason) return refused(reason, input.turnEpoch, input.composer.state);
     input.takeClaim();
     return writeFramed(sessions, record, input, text, submissionId);
@@ -250,5 +258,21 @@ async function awaitAcknowledgement(
   else if (outcome === 'aborted') reason = 'request_aborted';
   else reason = input.turnEpoch !== written.epoch ? 'superseded' : 'ack_timeout';
   receipt.reason = reason;
+  return receipt;
+}
+
+/**
+ * A client's submit, the one both faces share (the `session` tool's `submit`, POST
+ * /sessions/:id/submit): the receipt of submitCommand with the acknowledgement wait clamped, and the
+ * orchestrator's description set once bytes were written (undefined keeps, null or '' clears).
+ */
+export async function clientSubmit(
+  sessions: SessionService,
+  ref: string,
+  text: string,
+  opts: { timeoutMs?: unknown; description?: string | null; signal?: AbortSignal },
+): Promise<SubmitReceipt> {
+  const receipt = await submitCommand(sessions, ref, text, { timeoutMs: clampAckTimeout(opts.timeoutMs), ...(opts.signal ? { signal: opts.signal } : {}) });
+  if (opts.description !== undefined && receipt.write_state !== 'not_started' && sessions.resolve(ref)) sessions.setDescription(ref, opts.description);
   return receipt;
 }

@@ -142,6 +142,14 @@ export class PtyService implements HandlersOf<P>, Disposable {
     return this.readable(params.session_id).readScreen();
   }
 
+  /** Live sessions only: a tombstone keeps its final rows, not the grid the questions need. */
+  screenQuery(params: Params<'screenQuery'>): Result<'screenQuery'> {
+    const session = this.terminal(params.session_id);
+    if (session === undefined)
+      throw new SupervisorError(ErrorCode.PTY_NOT_FOUND, `session '${params.session_id}' has exited`, { session_id: params.session_id });
+    return session.screenQuery(params.query);
+  }
+
   /** The supervisor handled `bytes` more of a session's output: below half the window, reading resumes. */
   ack(sessionId: string, bytes: number): void {
     const session = this.sessions.get(sessionId);

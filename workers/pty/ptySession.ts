@@ -24,6 +24,7 @@ import { lowerPriority } from './sessionPriority.js';
 import { OutputRing, type RingReadOptions } from './outputRing.js';
 import { isClosingSignal, normalizeSignal, signalGroup } from './processGroup.js';
 import { ScreenModel, type ScreenSnapshot } from './screenModel.js';
+import type { ScreenAnswer, ScreenQuery } from './screenQueries.js';
 import { ShellActivity, type ShellState } from './shellActivity.js';
 import { OutputParser } from './agentParser/outputParser.js';
 import type { TextSink } from './textPipeline.js';
@@ -418,6 +419,11 @@ export class PtySession implements Disposable {
   /** What the session holds, in bytes: its raw ring, its line log, its screen grid (GET /stats). */
   heldBytes(): { ring_bytes: number; log_bytes: number; screen_bytes: number } {
     return { ring_bytes: this.ring.heldBytes, log_bytes: this.textLog?.heldBytes ?? 0, screen_bytes: this.screen.heldBytes };
+  }
+
+  /** A question about the current screen (GET /sessions/:id/terminal/*, kitty-flags). */
+  screenQuery(q: ScreenQuery): ScreenAnswer {
+    return this.screen.query(q);
   }
 
   /** The current screen; readable after the exit too (tombstone reads). */

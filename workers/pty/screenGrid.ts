@@ -16,6 +16,12 @@ export const GridConstants = {
   MAX_CLUSTERS: 1024,
   /** CSI parameters kept; more are ignored (none of the sequences interpreted needs more than two). */
   MAX_PARAMS: 16,
+  /** Distinct OSC 8 hyperlink targets kept per grid; past it, new links are not recorded. */
+  MAX_LINKS: 1024,
+  /** Longest OSC 8 sequence recorded (params and URI); a longer one is not a link here. */
+  MAX_LINK_BYTES: 4096,
+  /** Kitty keyboard flag stack depth per screen (kitty's own); a deeper push drops the oldest entry. */
+  MAX_KITTY_STACK: 16,
 } as const;
 
 enum S {
@@ -63,6 +69,13 @@ class Page {
   readonly wrapped: Uint8Array;
   /** Scratch for the row offsets a scroll recycles. */
   readonly spare: Uint32Array;
+  /**
+   * Per cell (same offsets as `cells`, so scrolls carry it): the OSC 8 hyperlink it was printed
+   * under, 0 for none. Allocated with the first link: most sessions never print one.
+   */
+  links: Uint16Array | undefined;
+  /** Kitty keyboard protocol flags pushed on this screen (`CSI > flags u`); the top is in force. */
+  readonly kitty: number[] = [];
   constructor(rows: number, cols: number) {
     this.cells = new Uint32Array(rows * cols);
     this.rowAt = new Uint32Array(rows);
@@ -96,6 +109,14 @@ export class ScreenGrid {
   private lastChar = 0x20;
   private clusters: string[] = [];
   private clusterIds = new Map<string, number>();
+  /** The OSC 8 hyperlink new characters are printed under (an index + 1 into `linkUrls`), 0 for none. */
+  private link = 0;
+  private linkUrls: string[] = [];
+  private linkIds = new Map<string, number>();
+  /** The string sequence being read is an OSC whose bytes are kept (it may be an OSC 8). */
+  private oscKeep = false;
+  private oscLen = 0;
+  private oscBuf: Uint8Array | undefined;
 
   private state = S.Ground;
   private charsetSlot = 0;
@@ -162,6 +183,25 @@ export class ScreenGrid {
     return this.page.wrapped[y] === 1;
   }
 
+  /** The text of cell (y, x): a space when blank, '' for the right half of a wide character. */
+  cellText(y: number, x: number): string {
+    const v = this.page.cells[this.page.rowAt[y]! + x]!;
+    return v === WIDE_TAIL ? '' : v === BLANK ? ' ' : v >= CLUSTER_BASE ? this.clusters[v - CLUSTER_BASE]! : String.fromCodePoint(v);
+  }
+
+  /** The OSC 8 target of the character at (y, x); null for none (blank cells have none). */
+  linkAt(y: number, x: number): string | null {
+    const at = this.page.rowAt[y]! + x;
+    const id = this.page.links?.[at] ?? 0;
+    if (id === 0 || this.page.cells[at] === BLANK) return null;
+    return this.linkUrls[id - 1] ?? null;
+  }
+
+  /** The kitty keyboard protocol flags in force on the current screen (0: the protocol is off). */
+  get kittyFlags(): number {
+    return this.page.kitty.at(-1) ?? 0;
+  }
+
   write(buf: Uint8Array): void {
     const n = buf.length;
     for (let i = 0; i < n; i++) {
@@ -203,10 +243,14 @@ export class ScreenGrid {
           this.csiByte(b);
           break;
         case S.Str:
-          if (b === 0x07 || b === 0x18 || b === 0x1a) this.state = S.Ground;
-          else if (b === 0x1b) this.state = S.StrEsc;
+          if (b === 0x07 || b === 0x18 || b === 0x1a) {
+            if (b === 0x07 && this.oscKeep) this.endOsc();
+            this.state = S.Ground;
+          } else if (b === 0x1b) this.state = S.StrEsc;
+          else if (this.oscKeep) this.oscByte(b);
           break;
         case S.StrEsc:
+          if (b === 0x5c && this.oscKeep) this.endOsc();
           this.state = b === 0x5c ? S.Ground : b === 0x1b ? S.StrEsc : S.Str;
           break;
       }
@@ -226,7 +270,9 @@ export class ScreenGrid {
         to.cells.set(from.cells.subarray(src, src + width), dst);
         if (width < this.nCols && to.cells[dst + width - 1] !== BLANK && from.cells[src + width] === WIDE_TAIL) to.cells[dst + width - 1] = BLANK;
         to.wrapped[r] = from.wrapped[r + shift]!;
+        if (from.links !== undefined) (to.links ??= new Uint16Array(to.cells.length)).set(from.links.subarray(src, src + width), dst);
       }
+      to.kitty.push(...from.kitty);
       return to;
     };
     const onAlt = this.altScreen;
@@ -273,6 +319,11 @@ export class ScreenGrid {
     const at = row + this.x;
     if (cells[at] === WIDE_TAIL && this.x > 0) cells[at - 1] = BLANK; // overwrote the right half of a wide char
     cells[at] = cp;
+    const links = this.page.links;
+    if (links !== undefined) {
+      links[at] = this.link;
+      if (w === 2 && this.x + 1 < cols) links[at + 1] = this.link;
+    }
     if (w === 2) {
       if (this.x + 1 < cols) cells[at + 1] = WIDE_TAIL;
       // Only in a one-column grid: the right half goes to the first cell of the row below (none past the
@@ -425,11 +476,16 @@ export class ScreenGrid {
         this.priv = 0;
         break;
       case 0x5d: // ] OSC
+        this.state = S.Str;
+        this.oscKeep = true;
+        this.oscLen = 0;
+        break;
       case 0x50: // P DCS
       case 0x5f: // _ APC
       case 0x5e: // ^ PM
       case 0x58: // X SOS
         this.state = S.Str;
+        this.oscKeep = false;
         break;
       case 0x28: // ( ) * + designate G0..G3
       case 0x29:
@@ -504,6 +560,10 @@ export class ScreenGrid {
   private csi(final: number): void {
     if (this.priv === 0x3f) {
       if (final === 0x68 || final === 0x6c) for (let i = 0; i < this.nParams; i++) this.privateMode(this.params[i]!, final === 0x68);
+      return;
+    }
+    if (final === 0x75 && this.priv >= 0x3c && this.priv <= 0x3e) {
+      this.kittyKeyboard(this.priv);
       return;
     }
     if (this.priv !== 0) return;
@@ -670,7 +730,59 @@ export class ScreenGrid {
     if (alt === this.altScreen) return;
     // The cursor is shared by both screens (DECSC slots are not): it stays where it is.
     this.page = alt ? (this.alt ??= new Page(this.nRows, this.nCols)) : this.main;
+    if (this.link !== 0) this.page.links ??= new Uint16Array(this.page.cells.length);
     this.wrapPending = false;
+  }
+
+  /** The kitty keyboard protocol's flag stack: `CSI > f u` push, `CSI < n u` pop, `CSI = f ; m u` set, or or and-not. */
+  private kittyKeyboard(marker: number): void {
+    const stack = this.page.kitty;
+    if (marker === 0x3e) {
+      if (stack.length >= GridConstants.MAX_KITTY_STACK) stack.shift();
+      stack.push(this.mode(0));
+    } else if (marker === 0x3c) {
+      stack.length = Math.max(0, stack.length - this.count(0));
+    } else {
+      const flags = this.mode(0);
+      const current = stack.at(-1) ?? 0;
+      const mode = this.count(1);
+      const next = mode === 2 ? current | flags : mode === 3 ? current & ~flags : flags;
+      if (stack.length === 0) stack.push(next);
+      else stack[stack.length - 1] = next;
+    }
+  }
+
+  /** An OSC byte: kept while it may still be an OSC 8 (`8;params;URI`) short enough to record. */
+  private oscByte(b: number): void {
+    if ((this.oscLen === 0 && b !== 0x38) || (this.oscLen === 1 && b !== 0x3b) || this.oscLen >= GridConstants.MAX_LINK_BYTES) {
+      this.oscKeep = false;
+      return;
+    }
+    this.oscBuf ??= new Uint8Array(GridConstants.MAX_LINK_BYTES);
+    this.oscBuf[this.oscLen++] = b;
+  }
+
+  /** The end of a kept OSC: an OSC 8 starts (a URI) or ends (none) the hyperlink new text is printed under. */
+  private endOsc(): void {
+    this.oscKeep = false;
+    if (this.oscLen < 2 || this.oscBuf === undefined) return;
+    const text = new TextDecoder().decode(this.oscBuf.subarray(2, this.oscLen));
+    const uri = text.slice(text.indexOf(';') + 1);
+    if (uri === '' || !text.includes(';')) {
+      this.link = 0;
+      return;
+    }
+    let id = this.linkIds.get(uri);
+    if (id === undefined) {
+      if (this.linkUrls.length >= GridConstants.MAX_LINKS) {
+        this.link = 0;
+        return;
+      }
+      id = this.linkUrls.push(uri);
+      this.linkIds.set(uri, id);
+    }
+    this.link = id;
+    this.page.links ??= new Uint16Array(this.page.cells.length);
   }
 
   private moveTo(row: number, col: number): void {
@@ -769,6 +881,7 @@ export class ScreenGrid {
 
   private reset(): void {
     clearPage(this.main);
+    this.main.kitty.length = 0;
     this.alt = undefined;
     this.page = this.main;
     this.x = this.y = 0;
@@ -782,6 +895,9 @@ export class ScreenGrid {
     this.tabStops = defaultTabStops(this.nCols);
     this.clusters = [];
     this.clusterIds.clear();
+    this.link = 0;
+    this.linkUrls = [];
+    this.linkIds.clear();
   }
 }
 

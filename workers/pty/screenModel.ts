@@ -10,6 +10,7 @@ import type { ResultOf } from '../../shared/protocol/defineProtocol.js';
 import type { PtyProtocolT } from '../../shared/protocol/pty.js';
 import type { RingRead, RingReadOptions } from './outputRing.js';
 import { ScreenGrid } from './screenGrid.js';
+import { answerScreenQuery, type ScreenAnswer, type ScreenQuery } from './screenQueries.js';
 import { type RawScreenRow, redactScreenRows } from './screenRows.js';
 
 export const ScreenConstants = {
@@ -87,6 +88,13 @@ export class ScreenModel implements Disposable {
       this.rendered = { grid, fedTo: this.fedTo, snapshot: render(grid) };
     }
     return this.rendered.snapshot;
+  }
+
+  /** A question about the screen as of every byte in the ring now (screenQueries.ts). */
+  query(q: ScreenQuery): ScreenAnswer {
+    const grid = this.catchUp();
+    this.armIdleDrop();
+    return answerScreenQuery(grid, q);
   }
 
   /** The output so far was drawn at the old size: a held grid takes it first, then resizes. */

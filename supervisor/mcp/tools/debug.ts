@@ -164,7 +164,7 @@ export function createDebugTool(deps: DebugToolDeps): NativeTool {
           const ref = args['session_id'] as string | undefined;
           let records = deps.sessions.list();
           if (ref !== undefined && ref !== '') records = records.filter((r) => r.session_id === ref || r.tuic_session === ref || r.alias === ref);
-          return { sessions: records.map(sessionInfo) };
+          return { sessions: records.map((r) => sessionInfo(r)) };
         }
         case 'logs':
           return recentLogs(deps.logDir, args as unknown as LogsArgs);

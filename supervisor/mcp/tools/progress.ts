@@ -11,6 +11,7 @@ import type { ConfigStore } from '../../config/configStore.js';
 import type { EventBus } from '../../events/eventBus.js';
 import { ProgressConstants } from '../../progress/progressJournal.js';
 import type { ProgressJournal } from '../../progress/progressJournal.js';
+import { callerAgentType } from '../callerAgentType.js';
 import { callerOrigin } from './callerOrigin.js';
 import type { CallerOriginDeps } from './callerOrigin.js';
 import { defineTool, ToolError } from './nativeTool.js';
@@ -25,6 +26,10 @@ export interface ProgressToolDeps extends CallerOriginDeps {
   bus: EventBus;
   config: ConfigStore;
   progressJournal: ProgressJournal;
+  /** Whether progress tracking is on for an agent type (agents.json `progress_tracking`); absent = always. */
+  trackedFor?: (agentType: string | null) => boolean;
+  /** The agent detected in a live PTY session, by session id. */
+  sessionAgentType?: (sessionId: string) => string | null | undefined;
 }
 
 /** The text redacted, then held to its limit (the schema's maxLength, applied here after redaction). */
@@ -62,10 +67,16 @@ export function createProgressTool(deps: ProgressToolDeps): NativeTool {
       text: Type.String({ errorMessage: "'text' must be a string" }),
       step: Type.Optional(Type.String({ errorMessage: "'step' must be a string" })),
     },
-    refuse: (args) => {
+    refuse: (args, caller) => {
       // The catalog hides the tool while tracking is off; a call that raced the toggle still gets a clear answer.
       if (!deps.config.get().progress_tracking) {
         throw new ToolError('forbidden', 'progress_tracking_disabled: Progress collection is off (progress_tracking is false in config.json)');
+      }
+      if (deps.trackedFor) {
+        const bound = caller.boundSessionId === null ? undefined : deps.sessionAgentType?.(caller.boundSessionId);
+        if (!deps.trackedFor(callerAgentType(bound, caller.clientName))) {
+          throw new ToolError('forbidden', 'progress_tracking_disabled: Progress collection is off for this agent (progress_tracking is false in agents.json)');
+        }
       }
       const type = args['type'];
       if (typeof type === 'string' && HOST_WRITTEN_KINDS.includes(type)) {

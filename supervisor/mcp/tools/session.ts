@@ -15,11 +15,11 @@ import { PtyConstants } from '../../../shared/protocol/pty.js';
 import { ProcessStats } from '../../processStats.js';
 import { foregroundForListing, foregroundOf } from '../../sessions/foreground.js';
 import { screenOverlap } from '../../sessions/screenOverlap.js';
-import { exitStatus, sessionState, type SessionRecord } from '../../sessions/sessionRecord.js';
+import { exitStatus, sessionState, type SessionRecord, worktreeFields } from '../../sessions/sessionRecord.js';
 import type { SessionService } from '../../sessions/sessionService.js';
 import { SessionConstants } from '../../sessions/sessionService.js';
 import { WAIT_UNTIL, clampWaitTimeout, waitForSession, type WaitUntil } from '../../sessions/sessionWaiter.js';
-import { clampAckTimeout, commandText, framedLine, submitCommand, SubmitConstants } from '../../sessions/submission.js';
+import { clientSubmit, commandText, framedLine, SubmitConstants } from '../../sessions/submission.js';
 import { defineTool, ToolError } from './nativeTool.js';
 import type { CallerContext, NativeTool, ToolValue } from './nativeTool.js';
 import { SPECIAL_KEY_NAMES, translateSpecialKey } from './specialKeys.js';
@@ -130,12 +130,13 @@ function isSelf(ref: string, record: SessionRecord | undefined, caller: CallerCo
   return caller.boundSessionId !== null && ref === caller.boundSessionId;
 }
 
-function listEntry(record: SessionRecord, caller: CallerContext): Record<string, unknown> {
+function listEntry(record: SessionRecord, caller: CallerContext, standby: boolean): Record<string, unknown> {
   const entry: Record<string, unknown> = { session_id: record.session_id, is_caller: isCallerSession(record, caller) };
   if (record.alias) entry['alias'] = record.alias;
   if (record.display_name) entry['display_name'] = record.display_name;
   if (record.pty_description !== undefined) entry['pty_description'] = record.pty_description;
   if (record.cwd) entry['cwd'] = record.cwd;
+  Object.assign(entry, worktreeFields(record));
   const fg = foregroundForListing(record.pid);
   if (fg) entry['foreground_process'] = fg.name;
   const state = sessionState(record);
@@ -143,11 +144,12 @@ function listEntry(record: SessionRecord, caller: CallerContext): Record<string,
   if (state['agent_state'] !== undefined) entry['agent_state'] = state['agent_state'];
   if (state['awaiting_input'] === true) entry['awaiting_input'] = true;
   if (state['background_work'] === true) entry['background_work'] = true;
+  if (standby) entry['standby'] = true;
   entry['tuic_session'] = record.tuic_session;
   return entry;
 }
 
-function statusOf(record: SessionRecord): Record<string, unknown> {
+function statusOf(record: SessionRecord, standby: boolean): Record<string, unknown> {
   const state = sessionState(record);
   const status: Record<string, unknown> = {
     session_id: record.session_id,
@@ -156,7 +158,7 @@ function statusOf(record: SessionRecord): Record<string, unknown> {
     rate_limited: state['rate_limited'],
     delivery_uncertain: false,
     last_activity_ms: record.last_activity_ms,
-    standby: false,
+    standby,
   };
   for (const field of ['question_text', 'question_confident', 'retry_after_ms', 'choice_prompt', 'agent_intent', 'last_error'] as const) {
     if (state[field] !== undefined) status[field] = state[field];
@@ -178,7 +180,7 @@ function exitFields(record: SessionRecord): { exited: boolean; exit_code?: numbe
 
 const DESCRIPTION_NOTES = `Rules:
 - Run a command with one submit. Never split command text and Enter across two calls (input, then special_key=enter).
-- retry_safe:true: nothing was written (reason: shell_busy, agent_busy, turn_in_flight, foreground_job_running, shell_state_unconfirmed, composer_partial, session_exited, session_not_found; confident_dialog: an agent's approval or choice prompt is open, answer it with input); wait until=idle or clear the line (special_key=ctrl+u), then submit again. retry_safe:false: bytes were written; read output before resending. acknowledged only proves the terminal moved, not that the command succeeded.
+- retry_safe:true: nothing was written (reason: shell_busy, agent_busy, turn_in_flight, foreground_job_running, shell_state_unconfirmed, composer_partial, session_exited, session_not_found; queued_commands_pending: commands queued for the session (POST /sessions/:id/queue) go first; confident_dialog: an agent's approval or choice prompt is open, answer it with input); wait until=idle or clear the line (special_key=ctrl+u), then submit again. retry_safe:false: bytes were written; read output before resending. acknowledged only proves the terminal moved, not that the command succeeded.
 - foreground_job_running: a program other than the shell or a known agent holds the terminal (idle waits for it too); talk to it with input.
 - special_key: ${SPECIAL_KEY_NAMES.join(', ')}.
 - pty_description (submit, input): a string sets, null or "" clears, omitted keeps.
@@ -273,8 +275,7 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
     const { input: text, pty_description: description } = args;
     if (text === undefined || commandText(text) === '')
       throw new ToolError('invalid_input', "Action 'submit' requires a non-empty 'input' (the command)", { field: 'input' });
-    const receipt = await submitCommand(sessions, ref, text, { timeoutMs: clampAckTimeout(args.timeout_ms), signal: caller.signal });
-    if (description !== undefined && receipt.write_state !== 'not_started' && sessions.resolve(ref)) sessions.setDescription(ref, description);
+    const receipt = await clientSubmit(sessions, ref, text, { timeoutMs: args.timeout_ms, description, signal: caller.signal });
     return receipt as unknown as ToolValue;
   };
 
@@ -315,7 +316,7 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
   const dispatch = async (args: SessionArgs, caller: CallerContext): Promise<ToolValue> => {
     switch (args.action) {
       case 'list':
-        return sessions.list().map((r) => listEntry(r, caller));
+        return sessions.list().map((r) => listEntry(r, caller, sessions.isStandby(r)));
       case 'create': {
         // The same checks as POST /sessions (sizes, cwd, the session cap) are the session layer's.
         const record = await sessions.create({ rows: args.rows, cols: args.cols, shell: args.shell, cwd: args.cwd });
@@ -331,7 +332,7 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
         const ref = requireSessionId(args);
         const record = sessions.resolve(ref);
         if (!record) throw new ToolError('not_found', `Session '${ref}' not found`);
-        return statusOf(record);
+        return statusOf(record, sessions.isStandby(record));
       }
       case 'wait':
         return wait(args, caller);
@@ -355,7 +356,7 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
     name: 'session',
     summary: "Terminal sessions (PTYs) of this server. session_id accepts a session's id, its tuic_session or its alias (e.g. tu-1).",
     actions: {
-      list: 'all live sessions in one call: session_id, is_caller (your own session), alias, display_name, pty_description, cwd, foreground_process, shell_state (busy|idle; absent until observed), tuic_session',
+      list: 'all live sessions in one call: session_id, is_caller (your own session), alias, display_name, pty_description, cwd, worktree_path and worktree_branch (in a linked git worktree), foreground_process, shell_state (busy|idle; absent until observed), standby (only when true: idle and untouched for standby_timeout_minutes), tuic_session',
       create: 'start a shell (shell, cwd, rows/cols 1-500, default 24x80) → {session_id}',
       submit:
         'run one command: clears the line, types input (multi-line as one paste), presses Enter, waits up to timeout_ms (default 3000, 250-10000) for the terminal to move → receipt {submission_id, submitted, write_state, acknowledged, retry_safe, turn_epoch, composer_state, acknowledgement|reason}',

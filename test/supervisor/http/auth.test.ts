@@ -164,8 +164,8 @@ describe('TcpAuth', () => {
   it('accepts the session cookie among others without looking at Basic', async () => {
     // A hash bcrypt cannot verify: only the cookie can let this request in.
     const { auth } = make({ passwordHash: 'not-a-bcrypt-hash' });
-    assert.deepEqual(await auth.check(req({ cookie: `theme=dark; tui-session=${TOKEN}; x=1` }, NO_QUERY, IP)), { ok: true });
-    assert.deepEqual(await auth.check(req({ cookie: `tui-session=${TOKEN}` }, NO_QUERY, IP)), { ok: true });
+    assert.deepEqual(await auth.check(req({ cookie: `theme=dark; tui-session=${TOKEN}; x=1` }, NO_QUERY, IP)), { ok: true, byToken: true });
+    assert.deepEqual(await auth.check(req({ cookie: `tui-session=${TOKEN}` }, NO_QUERY, IP)), { ok: true, byToken: true });
   });
 
   it('refuses a wrong or empty session cookie', async () => {
@@ -189,7 +189,7 @@ describe('TcpAuth', () => {
     for (let i = 0; i < 4; i++) await auth.check(req({ authorization: basic(USER, 'nope') }, NO_QUERY, IP));
     assert.ok(auth.limiter.retryAfterSecs(IP) === 0 && !auth.limiter.isEmpty, 'four failures on record, not yet locked out');
     const out = await auth.check(req({}, new URLSearchParams({ token: TOKEN }), IP));
-    assert.deepEqual(out, { ok: true, setCookie: `tui-session=${TOKEN}; HttpOnly; SameSite=Strict; Path=/; Max-Age=3600` });
+    assert.deepEqual(out, { ok: true, setCookie: `tui-session=${TOKEN}; HttpOnly; SameSite=Strict; Path=/; Max-Age=3600`, byToken: true });
     assert.equal(auth.limiter.retryAfterSecs(IP), 0);
     assert.equal((await auth.check(req({ authorization: basic(USER, PASSWORD) }, NO_QUERY, IP))).ok, true);
   });

@@ -58,8 +58,8 @@ describe('GET /openapi.json tells the truth about the router', { timeout: 120_00
     );
 
   before(async () => {
-    // Every feature on, so each parameter-free GET has its 200 to give (push answers 404 while off).
-    writeFileSync(paths.configFile, JSON.stringify({ services: { push: { enabled: true } } }));
+    // Every feature on, so each parameter-free GET has its 200 to give (push answers 404 while off, the session token 503 while unset).
+    writeFileSync(paths.configFile, JSON.stringify({ services: { push: { enabled: true }, auth: { session_token: 'openapi-test-token' } } }));
     sup = await Supervisor.start({
       paths,
       env: { ...process.env, ...shellHomeEnv(), TUIC_BIND_HOST: '127.0.0.1', TUIC_CREDENTIAL_STORE: 'file' },
