@@ -132,6 +132,7 @@ describe('config routes', () => {
       closed_sessions: 0,
       closed_bytes: 0,
       closed_budget_bytes: PtyConstants.TOMBSTONE_BUDGET_BYTES,
+      session_bytes: [],
     });
     const m = (await t.socket('GET', '/metrics')).json();
     assert.equal(typeof m.total_spawned, 'number');
