@@ -2,7 +2,9 @@
 import { parseArgs } from 'node:util';
 
 export interface CliOptions {
-  command: 'serve' | 'status' | 'install-bridge' | 'help' | 'version';
+  command: 'serve' | 'status' | 'stop' | 'restart' | 'install-bridge' | 'help' | 'version';
+  /** SIGTERM leaves the pty host and its sessions running for the next tuicd (services.keep_sessions_on_stop). */
+  keepSessions?: boolean;
   configDir?: string;
   instance?: string;
   logLevel?: string;
@@ -15,14 +17,18 @@ export interface CliOptions {
   uninstall?: boolean;
 }
 
-export const HELP_TEXT = `Usage: tuicd [status | install-bridge] [options]
+export const HELP_TEXT = `Usage: tuicd [status | stop | restart | install-bridge] [options]
 
 Runs the tuicd supervisor: terminal sessions, the /events bus and the MCP endpoint, served on
 an always-on unix socket (no auth) and, when remote access is on, an authenticated TCP port.
 
 Commands:
   (none)              start the server in the foreground
-  status              say whether a tuicd answers on this config dir's socket (exit 0 alive, 1 not)
+  status              say whether a tuicd answers on this config dir's socket (exit 0 alive, 1 not);
+                      without one, a pty host still holding sessions and those sessions
+  stop                stop the running tuicd and end every session (a pty host left without a
+                      supervisor too)
+  restart             restart the running tuicd (in the background) keeping every session
   install-bridge      add a "tuicommander" MCP server entry, running this install's tuic-bridge
                       (through <config dir>/mcp-bridge/tuic-bridge), to the config of every agent
                       installed here: Claude Code, Cursor, Windsurf, Gemini, Droid, pi, VS Code, Zed,
@@ -37,6 +43,8 @@ Options:
   --log-level LEVEL   trace|debug|info|warn|error (default info)
   --http-engine NAME  uws|node: force an HTTP engine (default: uWebSockets.js where a build
                       loads on this Node and libc, else Node's http + ws)
+  --keep-sessions     on SIGTERM, leave the sessions running for the next tuicd to adopt (default:
+                      config services.keep_sessions_on_stop); SIGINT and \`tuicd stop\` end them
   --json              status: print the /health answer as JSON
   --dry-run           install-bridge: print what would change per agent, write nothing
   --uninstall         install-bridge: remove the tuicommander entries and the launcher
@@ -61,6 +69,7 @@ export function parseCli(argv: string[]): CliOptions {
       'log-level': { type: 'string' },
       'http-engine': { type: 'string' },
       json: { type: 'boolean', default: false },
+      'keep-sessions': { type: 'boolean', default: false },
       'dry-run': { type: 'boolean', default: false },
       uninstall: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -72,6 +81,8 @@ export function parseCli(argv: string[]): CliOptions {
   else if (values.version) command = 'version';
   else if (positionals.length > 0) {
     if (positionals[0] === 'status' && positionals.length === 1) command = 'status';
+    else if (positionals[0] === 'stop' && positionals.length === 1) command = 'stop';
+    else if (positionals[0] === 'restart' && positionals.length === 1) command = 'restart';
     else if (positionals[0] === 'install-bridge' && positionals.length === 1) command = 'install-bridge';
     else throw new Error(`unknown command "${positionals.join(' ')}" (try --help)`);
   }
@@ -79,6 +90,7 @@ export function parseCli(argv: string[]): CliOptions {
     throw new Error(`${values['dry-run'] ? '--dry-run' : '--uninstall'} goes with install-bridge (try --help)`);
   }
   const opts: CliOptions = { command, json: values.json ?? false };
+  if (values['keep-sessions']) opts.keepSessions = true;
   if (values['dry-run']) opts.dryRun = true;
   if (values.uninstall) opts.uninstall = true;
   if (values['config-dir'] !== undefined) opts.configDir = values['config-dir'];

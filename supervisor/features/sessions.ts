@@ -7,7 +7,7 @@ import type { Paths } from '../../shared/paths.js';
 import { type AgentSettings, effective } from '../config/agentSettings.js';
 import type { ConfigStore } from '../config/configStore.js';
 import type { EventBus } from '../events/eventBus.js';
-import { ProcessStarter } from '../hosts/processStarter.js';
+import { DetachedHostStarter } from '../hosts/detachedHostStarter.js';
 import { ptyHostEnv } from '../hosts/ptyHostEnv.js';
 import { PtyHost } from '../hosts/ptyHost.js';
 import type { Logger } from '../log.js';
@@ -35,18 +35,25 @@ export interface SessionsDeps {
 export interface SessionsFeature extends Feature {
   readonly ptyHost: PtyHost;
   readonly sessions: SessionService;
+  /** On dispose, leave the pty host running with its sessions (a stop with --keep-sessions, a restart). */
+  keepSessionsOnStop(): void;
 }
 
 export function sessionsFeature(deps: SessionsDeps): SessionsFeature {
   const { config, log, metrics } = deps;
-  const ptyHost = new PtyHost(
-    new ProcessStarter({
-      entry: PTY_HOST_ENTRY,
-      env: ptyHostEnv(deps.env),
-      onOutput: (line, stream) => log.info({ source: 'pty-host', stream }, line),
-    }),
+  // Detached: the host and its sessions outlive this process when it dies or stops keeping them,
+  // and the next supervisor of this config dir and instance adopts them.
+  const starter = new DetachedHostStarter({
+    entry: PTY_HOST_ENTRY,
+    env: ptyHostEnv(deps.env),
+    configDir: deps.paths.configDir,
+    logDir: deps.paths.logDir,
+    instance: deps.paths.instance,
+    orphanTimeoutMs: () => config.get().services.orphan_timeout_min * 60_000,
     log,
-  );
+  });
+  const ptyHost = new PtyHost(starter, log);
+  let keepSessions = false;
   const sessions = new SessionService({
     host: ptyHost,
     bus: deps.bus,
@@ -75,9 +82,22 @@ export function sessionsFeature(deps: SessionsDeps): SessionsFeature {
     sessions,
     routes: [...sessionRoutes(sessions), ...processRoutes(sessions, () => ptyHost.pid)],
     tools: [createSessionTool({ sessions })],
+    keepSessionsOnStop: () => {
+      keepSessions = true;
+    },
+    // A host left running by the previous supervisor is adopted before the first request.
+    prepare: async () => {
+      if (!starter.hasLiveHost()) return;
+      try {
+        await ptyHost.client();
+      } catch (err) {
+        log.error({ err: String(err) }, 'could not adopt the running pty host');
+      }
+    },
     dispose: async () => {
+      if (keepSessions) sessions.syncRecords();
       sessions.dispose();
-      await ptyHost.stop();
+      await (keepSessions ? ptyHost.detach() : ptyHost.stop());
     },
   };
 }
