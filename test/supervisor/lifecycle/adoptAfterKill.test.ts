@@ -14,6 +14,9 @@ import { waitFor } from '../../helpers/poll.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
 import { WsViewer } from '../../helpers/wsViewer.js';
 import { fakeAgent, removeFakeAgent } from '../../fixtures/fakeAgent/fakeAgentLauncher.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { BRIDGE_JS, bridgeEnv, textOf } from '../../bridge/bridgeHarness.js';
 import { assertConsecutive, counts, createCounter, hostPid, isAlive, killAll } from './keepHelpers.js';
 
 interface Row {
@@ -53,6 +56,16 @@ test('SIGKILLed tuicd: the next one adopts the sessions, viewers resume without 
   pids.push(...shells.map((s) => s.pid), agent.pid);
   const host = hostPid(dir);
   assert.ok(host !== null && isAlive(host), 'the detached pty host is running');
+
+  // The agent's MCP client, through its own tuic-bridge, with the session's identity.
+  const mcp = new Client({ name: 'claude-code', version: '1.0.0' });
+  await mcp.connect(
+    new StdioClientTransport({ command: process.execPath, args: [BRIDGE_JS], env: bridgeEnv(tuicd, { TUIC_SESSION: agent.session_id }), stderr: 'pipe' }),
+  );
+  t.after(() => mcp.close());
+  const listCall = () => mcp.callTool({ name: 'session', arguments: { action: 'list' } });
+  const first = await listCall();
+  assert.notEqual(first.isError, true, textOf(first));
 
   const sessionsNow = async () => (await tuicd.socket('GET', '/sessions')).json<Row[]>();
   await waitFor(
@@ -109,6 +122,19 @@ test('SIGKILLed tuicd: the next one adopts the sessions, viewers resume without 
   assertConsecutive(logAll.filter((l) => /^c\d+$/.test(l)).map((l) => Number(l.slice(1))));
   raw2.ws.close();
   log2.ws.close();
+
+  // The bridge notices tuicd is back and replays its initialize: the next call works, and lists the adopted sessions.
+  let answer = '';
+  await waitFor(
+    async () => {
+      const r = await listCall();
+      answer = textOf(r);
+      return r.isError !== true;
+    },
+    'the MCP client to be served again',
+    20_000,
+  );
+  for (const b of before) assert.ok(answer.includes(b.session_id), answer);
 
   const stopped = await Tuicd.runToExit(['stop', '--config-dir', dir]);
   assert.equal(stopped.code, 0, stopped.stderr);
