@@ -146,6 +146,11 @@ export class SessionService {
     this.recordTimer = setInterval(() => this.syncRecords(), RECORD_SYNC_MS);
     this.recordTimer.unref();
     opts.host.onAdopted((adopted) => this.adopt(adopted));
+    // A state change (agent type, idle/working, parsed signals) reaches the host at once, not at the next sync.
+    opts.bus.on('session-state-changed', (_name, e) => {
+      const record = this.sessions.get(e.session_id);
+      if (record) this.syncRecord(record);
+    });
     this.agents = new AgentStateTracker({
       bus: opts.bus,
       sendAgent: (session_id, agent_type) => opts.host.runningClient()?.emit('agent', { session_id, agent_type }),
