@@ -66,13 +66,16 @@ export class DetachedHostStarter implements WorkerStarter {
     this.statePath = hostStatePath(opts.configDir, opts.instance);
   }
 
-  /** A host is running for this config dir and instance (whether it can be adopted is for start() to find out). */
+  /**
+   * A host may be running for this config dir and instance: whether it can be adopted is for start()
+   * to find out (a state file that cannot be trusted counts, so the refusal is reported at once).
+   */
   hasLiveHost(): boolean {
     try {
       const state = readHostState(this.statePath);
       return state !== null && isAlive(state.pid);
     } catch {
-      return false;
+      return true;
     }
   }
 
