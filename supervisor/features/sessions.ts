@@ -8,6 +8,7 @@ import { type AgentSettings, effective } from '../config/agentSettings.js';
 import type { ConfigStore } from '../config/configStore.js';
 import type { EventBus } from '../events/eventBus.js';
 import { DetachedHostStarter } from '../hosts/detachedHostStarter.js';
+import { takeEndedSessions } from '../hosts/ptyHostState.js';
 import { ptyHostEnv } from '../hosts/ptyHostEnv.js';
 import { PtyHost } from '../hosts/ptyHost.js';
 import type { Logger } from '../log.js';
@@ -87,12 +88,19 @@ export function sessionsFeature(deps: SessionsDeps): SessionsFeature {
     },
     // A host left running by the previous supervisor is adopted before the first request.
     prepare: async () => {
-      if (!starter.hasLiveHost()) return;
-      try {
-        await ptyHost.client();
-      } catch (err) {
-        log.error({ err: String(err) }, 'could not adopt the running pty host');
+      if (starter.hasLiveHost()) {
+        try {
+          await ptyHost.client();
+        } catch (err) {
+          log.error({ err: String(err) }, 'could not adopt the running pty host');
+        }
       }
+      // Sessions a host ended while no supervisor was there to say so (orphan timeout, or replaced
+      // just now for a protocol change): closed here, with that reason.
+      const ended = takeEndedSessions(starter.statePath);
+      if (ended === null) return;
+      log.warn({ reason: ended.reason, sessions: ended.sessions.length }, `pty host ended its sessions: ${ended.message}`);
+      for (const { session_id } of ended.sessions) deps.bus.publish('session-closed', { session_id, reason: ended.reason });
     },
     dispose: async () => {
       if (keepSessions) sessions.syncRecords();

@@ -3,21 +3,12 @@
  * socket and the protocol it speaks. Both the file and the socket are checked (owned by this user,
  * no access for anyone else) before anything connects, so no other user's process is ever adopted.
  */
-import { lstatSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { lstatSync, readFileSync, rmSync } from 'node:fs';
 
-export interface PtyHostState {
-  pid: number;
-  socket: string;
-  protocol_version: number;
-  instance: string | null;
-  started_ms: number;
-}
+import { type PtyHostEnded, type PtyHostState, ptyHostEndedPath, ptyHostStatePath } from '../../shared/ptyHostFiles.js';
 
-/** The state file of a config dir's pty host (one per instance: an explicit config dir may hold several). */
-export function hostStatePath(configDir: string, instance: string | null): string {
-  return join(configDir, instance === null ? 'pty-host.json' : `pty-host.${instance}.json`);
-}
+export type { PtyHostState };
+export const hostStatePath = ptyHostStatePath;
 
 function uid(): number {
   return typeof process.getuid === 'function' ? process.getuid() : 0;
@@ -57,4 +48,21 @@ export function readHostState(path: string): PtyHostState | null {
     throw new Error(`pty host state file ${path} is malformed`);
   }
   return { pid: raw.pid!, socket: raw.socket, protocol_version: raw.protocol_version!, instance: raw.instance ?? null, started_ms: raw.started_ms ?? 0 };
+}
+
+/**
+ * The sessions a host ended with nobody attached (orphan timeout, a protocol change), read once:
+ * the file is removed. Null when there is none or it cannot be trusted.
+ */
+export function takeEndedSessions(statePath: string): PtyHostEnded | null {
+  const path = ptyHostEndedPath(statePath);
+  try {
+    if (ownerOnlyProblem(path, 'file') !== null) return null;
+    const ended = JSON.parse(readFileSync(path, 'utf8')) as PtyHostEnded;
+    rmSync(path, { force: true });
+    if (typeof ended.reason !== 'string' || !Array.isArray(ended.sessions)) return null;
+    return ended;
+  } catch {
+    return null;
+  }
 }

@@ -13,6 +13,7 @@ import { type Server as NetServer, type Socket, createServer } from 'node:net';
 import { type Server, serve } from '../../shared/channel.js';
 import type { EventNameOf, EventOf, HandlersOf } from '../../shared/protocol/defineProtocol.js';
 import { PTY_PROTOCOL_VERSION, PtyProtocol, type PtyProtocolT } from '../../shared/protocol/pty.js';
+import { type PtyHostEnded, type PtyHostState, ptyHostEndedPath } from '../../shared/ptyHostFiles.js';
 import { streamTransport } from '../../shared/transports/stream.js';
 import type { PtyEventSink, PtyService } from './ptyService.js';
 
@@ -30,15 +31,6 @@ export interface HostListenerOptions {
   instance: string | null;
   /** Ends every session and exits; `reason` is logged (there is no supervisor to tell). */
   stop: (code: number, reason: string) => void;
-}
-
-/** What the state file says: enough for a supervisor to find, check and (if it must) replace this host. */
-export interface PtyHostState {
-  pid: number;
-  socket: string;
-  protocol_version: number;
-  instance: string | null;
-  started_ms: number;
 }
 
 export class HostListener implements PtyEventSink {
@@ -89,6 +81,25 @@ export class HostListener implements PtyEventSink {
       process.umask(umask);
     }
     net.on('error', (err) => this.opts.stop(1, `pty host: cannot listen on ${this.opts.socketPath}: ${err.message}`));
+  }
+
+  /**
+   * Ends the sessions for `code` with nobody attached to be told: the next supervisor reads the
+   * sessions and the reason from `<state>.ended.json` (0600) and closes them with that reason.
+   */
+  writeEnded(code: string, message: string): void {
+    if (this.server !== null && !this.server.closed) return;
+    const sessions = this.service!.processes().sessions.map(({ session_id }) => ({ session_id }));
+    if (sessions.length === 0) return;
+    const path = ptyHostEndedPath(this.opts.statePath);
+    const tmp = `${path}.${process.pid}.tmp`;
+    try {
+      const ended: PtyHostEnded = { reason: code, message, at_ms: Date.now(), sessions };
+      writeFileSync(tmp, `${JSON.stringify(ended)}\n`, { mode: 0o600 });
+      renameSync(tmp, path);
+    } catch (err) {
+      process.stderr.write(`pty host: cannot record the ended sessions: ${(err as Error).message}\n`);
+    }
   }
 
   /** Removes the socket and the state file (when still this host's). */
@@ -178,8 +189,10 @@ export class HostListener implements PtyEventSink {
     this.orphanDeadline ??= now + this.opts.orphanTimeoutMs;
     this.orphanTimer = setTimeout(
       () => {
-        const minutes = Math.round(this.opts.orphanTimeoutMs / 6_000) / 10;
-        this.opts.stop(0, `pty host: no supervisor adopted these sessions within services.orphan_timeout_min (${minutes} min); ending them`);
+        const seconds = Math.round(this.opts.orphanTimeoutMs / 1000);
+        const message = `no supervisor adopted these sessions within services.orphan_timeout_min (${seconds >= 60 ? `${Math.round(seconds / 6) / 10} min` : `${seconds} s`})`;
+        this.writeEnded('orphan_timeout', message);
+        this.opts.stop(0, `pty host: ${message}; ending them`);
       },
       Math.max(0, this.orphanDeadline - now),
     );

@@ -63,7 +63,11 @@ if (args.listen !== undefined && args.state !== undefined) {
   // Its own session: no terminal hangs up on it. SIGTERM (tuicd stop, or a supervisor that stops
   // everything) ends the sessions; SIGUSR2 says a supervisor of another protocol version replaces it.
   process.on('SIGHUP', () => undefined);
-  process.on('SIGUSR2', () => stop(0, 'pty host: replaced by a supervisor speaking another pty protocol version (an upgrade); ending its sessions'));
+  process.on('SIGUSR2', () => {
+    const message = 'replaced by a supervisor speaking another pty protocol version (an upgrade)';
+    listener?.writeEnded('pty_protocol_changed', message);
+    stop(0, `pty host: ${message}; ending its sessions`);
+  });
 } else {
   const sock = new Socket({ fd: 3, readable: true, writable: true });
   let server: Server<PtyProtocolT> | undefined;

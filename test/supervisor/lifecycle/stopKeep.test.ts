@@ -111,6 +111,13 @@ describe('keeping sessions across supervisors', { timeout: 180_000 }, () => {
     assert.ok(isAlive(pids[0]!), 'kept at first');
     await waitFor(() => !isAlive(host) && !isAlive(pids[0]!), 'the orphan timeout to end the session and the host', 20_000);
     assert.match(readFileSync(join(dir, 'logs', 'pty-host.log'), 'utf8'), /no supervisor adopted these sessions within services\.orphan_timeout_min/);
+    // The next tuicd closes them with that reason.
+    const next = await Tuicd.start({ configDir: dir, env: ENV });
+    try {
+      await next.waitForStderr(/"reason":"orphan_timeout","sessions":1,.*pty host ended its sessions/);
+    } finally {
+      await next.stop();
+    }
   });
 
   it('a pty host of another protocol version is told to end and a fresh one starts', async (t) => {
@@ -135,6 +142,7 @@ describe('keeping sessions across supervisors', { timeout: 180_000 }, () => {
     await waitFor(() => !isAlive(oldHost) && !isAlive(s.pid), 'the old host and its session to end', 10_000);
     assert.deepEqual(await listed(tuicd), []);
     assert.match(readFileSync(join(dir, 'logs', 'pty-host.log'), 'utf8'), /replaced by a supervisor speaking another pty protocol version/);
+    await tuicd.waitForStderr(/"reason":"pty_protocol_changed","sessions":1,.*pty host ended its sessions/);
     const fresh = await createCounter(tuicd, dir);
     pids.push(fresh.pid);
     const newHost = hostPid(dir)!;
