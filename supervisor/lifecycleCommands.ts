@@ -6,15 +6,15 @@
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { request } from 'node:http';
+import { connect as netConnect } from 'node:net';
 import { join } from 'node:path';
 
 import { connect } from '../shared/channel.js';
 import type { Paths } from '../shared/paths.js';
 import { PtyProtocol } from '../shared/protocol/pty.js';
+import { streamTransport } from '../shared/transports/stream.js';
 import { hostStatePath, isAlive, ownerOnlyProblem, readHostState } from './hosts/ptyHostState.js';
 import { probeStatus } from './status.js';
-import { connect as netConnect } from 'node:net';
-import { streamTransport } from '../shared/transports/stream.js';
 
 const STOP_WAIT_MS = 15_000;
 const START_WAIT_MS = 60_000;
@@ -123,8 +123,8 @@ export async function stopCommand(paths: Paths, say: (line: string) => void): Pr
 
 /**
  * Restarts keeping the sessions: the running supervisor leaves (SIGUSR2) with its pty host running,
- * and a new one starts in the background with the same options, adopting them. Its output goes to
- * <log dir>/tuicd.out.
+ * and a new one starts in the background with the options given to `restart` (the config dir,
+ * instance, flags), adopting them. Its output goes to <log dir>/tuicd.out.
  */
 export async function restartCommand(paths: Paths, argv: string[], say: (line: string) => void): Promise<number> {
   const pid = await supervisorPid(paths.socketPath);
