@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { type Socket, connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 
 import { PTY_PROTOCOL_VERSION } from '../../shared/protocol/pty.js';
 import { streamTransport } from '../../shared/transports/stream.js';
@@ -89,12 +89,21 @@ export class DetachedHostStarter implements WorkerStarter {
         await this.replace(state);
       }
     }
+    // A host killed outright (SIGKILL) left its socket file: ours to remove, if it is one.
+    if (state !== null && !isAlive(state.pid) && basename(state.socket).startsWith('pty-') && state.socket.endsWith('.sock')) {
+      rmSync(state.socket, { force: true });
+    }
     return this.spawnFresh();
   }
 
   /** Connects to a running host; null when it no longer listens (a stale state file). */
   private async adopt(state: PtyHostState): Promise<StartedWorker | null> {
-    const problem = ownerOnlyProblem(state.socket, 'socket');
+    let problem: string | null;
+    try {
+      problem = ownerOnlyProblem(state.socket, 'socket');
+    } catch {
+      return null; // no socket: the pid is another process now
+    }
     if (problem !== null) throw new Error(`refusing to adopt pty host ${state.pid}: ${problem}`);
     let sock: Socket;
     try {

@@ -4,12 +4,13 @@
  * connected to; the host it names is left alone.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
 import { readHostState } from '../../../supervisor/hosts/ptyHostState.js';
+import { waitFor } from '../../helpers/poll.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
 import { createCounter, hostPid, isAlive, killAll } from './keepHelpers.js';
 
@@ -51,4 +52,32 @@ test('a state file open to others is refused and its host left alone; a malforme
   tuicd = await Tuicd.start({ configDir: dir, env: ENV });
   const rows = (await tuicd.socket('GET', '/sessions')).json<Array<{ session_id: string; pid: number }>>();
   assert.equal(rows[0]?.pid, s.pid);
+});
+
+test('a pty host killed outright leaves a stale state file and socket: the next start replaces them', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'tuicd-hoststale-'));
+  let tuicd = await Tuicd.start({ configDir: dir, env: ENV });
+  const pids: number[] = [];
+  t.after(async () => {
+    await tuicd.stop();
+    killAll(dir, pids);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const s = await createCounter(tuicd, dir);
+  pids.push(s.pid);
+  const host = hostPid(dir)!;
+  const oldSocket = readHostState(join(dir, 'pty-host.json'))!.socket;
+  tuicd.child.kill('SIGKILL');
+  await tuicd.exited;
+  process.kill(host, 'SIGKILL');
+  process.kill(-s.pid, 'SIGKILL');
+  await waitFor(() => !isAlive(host), 'the host to be gone');
+  assert.ok(existsSync(oldSocket), 'SIGKILL leaves the socket file');
+
+  tuicd = await Tuicd.start({ configDir: dir, env: ENV });
+  assert.deepEqual((await tuicd.socket('GET', '/sessions')).json(), []);
+  const fresh = await createCounter(tuicd, dir);
+  pids.push(fresh.pid);
+  assert.notEqual(hostPid(dir), host);
+  assert.equal(existsSync(oldSocket), false, 'the stale socket file is removed');
 });
