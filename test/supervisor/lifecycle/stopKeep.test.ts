@@ -55,6 +55,22 @@ describe('keeping sessions across supervisors', { timeout: 180_000 }, () => {
     await waitFor(() => !isAlive(host) && !isAlive(pids[0]!), 'the pty host and the session to end', 10_000);
   });
 
+  it('SIGINT (Ctrl-C at the foreground) ends the sessions even with services.keep_sessions_on_stop', async (t) => {
+    const dir = tempDir();
+    const tuicd = await Tuicd.start({ configDir: dir, env: ENV, config: { services: { keep_sessions_on_stop: true } } });
+    const pids: number[] = [];
+    t.after(async () => {
+      await tuicd.stop();
+      killAll(dir, pids);
+      rmSync(dir, { recursive: true, force: true });
+    });
+    pids.push((await createCounter(tuicd, dir)).pid);
+    const host = hostPid(dir)!;
+    tuicd.child.kill('SIGINT');
+    assert.equal(await tuicd.exited, 0);
+    await waitFor(() => !isAlive(host) && !isAlive(pids[0]!), 'the pty host and the session to end', 10_000);
+  });
+
   it('SIGTERM with --keep-sessions keeps them; status names them; the next tuicd adopts them; restart keeps them; stop ends them', async (t) => {
     const dir = tempDir();
     let tuicd = await Tuicd.start({ configDir: dir, env: ENV, args: ['--keep-sessions'] });
