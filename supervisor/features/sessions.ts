@@ -86,8 +86,9 @@ export function sessionsFeature(deps: SessionsDeps): SessionsFeature {
     keepSessionsOnStop: () => {
       keepSessions = true;
     },
-    // A host left running by the previous supervisor is adopted before the first request.
-    prepare: async () => {
+    // A host left running by the previous supervisor is adopted once this one holds the socket (a
+    // second tuicd that fails to bind never touches the first one's host), before the start line.
+    start: async () => {
       if (starter.hasLiveHost()) {
         try {
           await ptyHost.client();
