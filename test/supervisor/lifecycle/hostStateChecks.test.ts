@@ -81,3 +81,24 @@ test('a pty host killed outright leaves a stale state file and socket: the next 
   assert.notEqual(hostPid(dir), host);
   assert.equal(existsSync(oldSocket), false, 'the stale socket file is removed');
 });
+
+test("a second tuicd on a live one's config dir never replaces its pty host, even one it could not speak to", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'tuicd-hostsecond-'));
+  const tuicd = await Tuicd.start({ configDir: dir, env: ENV });
+  const pids: number[] = [];
+  t.after(async () => {
+    await tuicd.stop();
+    killAll(dir, pids);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const s = await createCounter(tuicd, dir);
+  pids.push(s.pid);
+  const host = hostPid(dir)!;
+  // As a newer build would see it: a host of another protocol version.
+  const statePath = join(dir, 'pty-host.json');
+  writeFileSync(statePath, JSON.stringify({ ...readHostState(statePath), protocol_version: 999 }), { mode: 0o600 });
+  const second = await Tuicd.runToExit(['--config-dir', dir], ENV);
+  assert.notEqual(second.code, 0);
+  assert.ok(isAlive(host) && isAlive(s.pid), "the first tuicd's host and session live on");
+  assert.equal((await tuicd.socket('GET', '/sessions')).json<Array<{ pid: number }>>()[0]?.pid, s.pid);
+});
