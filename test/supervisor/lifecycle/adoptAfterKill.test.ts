@@ -71,14 +71,14 @@ test('SIGKILLed tuicd: the next one adopts the sessions, viewers resume without 
   await waitFor(
     async () => (await sessionsNow()).find((r) => r.session_id === agent.session_id)?.state['agent_state'] === 'idle',
     'the agent to be idle',
-    15_000,
+    30_000,
   );
   const before = await sessionsNow();
   const watched = shells[0]!.session_id;
   const raw = await WsViewer.open(WsViewer.socketUrl(tuicd.socketPath, `/sessions/${watched}/stream?encoding=binary&offset=0`));
   const log = await WsViewer.open(WsViewer.socketUrl(tuicd.socketPath, `/sessions/${watched}/stream?format=log&offset=0`));
-  await raw.waitFor(() => counts(raw.text()).length >= 20, 10_000, 'twenty counts on the raw viewer');
-  await log.waitFor(() => log.frames.some((f) => f.type === 'log' && (f['lines'] as unknown[]).length > 0), 10_000, 'log lines');
+  await raw.waitFor(() => counts(raw.text()).length >= 20, 20_000, 'twenty counts on the raw viewer');
+  await log.waitFor(() => log.frames.some((f) => f.type === 'log' && (f['lines'] as unknown[]).length > 0), 20_000, 'log lines');
 
   tuicd.child.kill('SIGKILL');
   await tuicd.exited;
@@ -111,12 +111,13 @@ test('SIGKILLed tuicd: the next one adopts the sessions, viewers resume without 
   const raw2 = await WsViewer.open(WsViewer.socketUrl(tuicd.socketPath, `/sessions/${watched}/stream?encoding=binary&offset=${rawBefore.length}`));
   const log2 = await WsViewer.open(WsViewer.socketUrl(tuicd.socketPath, `/sessions/${watched}/stream?format=log&offset=${logCursor}`));
   const lastBefore = counts(rawBefore.toString('utf8')).at(-1)!;
-  await raw2.waitFor(() => (counts(Buffer.concat([rawBefore, ...raw2.bytes]).toString('utf8')).at(-1) ?? 0) > lastBefore + 20, 15_000, 'counting on');
+  await raw2.waitFor(() => (counts(Buffer.concat([rawBefore, ...raw2.bytes]).toString('utf8')).at(-1) ?? 0) > lastBefore + 20, 30_000, 'counting on');
   const all = counts(Buffer.concat([rawBefore, ...raw2.bytes]).toString('utf8'));
   assert.equal(all[0], 1);
   assertConsecutive(all);
-  await log2.waitFor(() => log2.frames.some((f) => f.type === 'log' && (f['lines'] as unknown[]).length > 20), 15_000, 'log lines after adoption');
-  const logAll = [...logLines, ...log2.frames.filter((f) => f.type === 'log').flatMap((f) => (f['lines'] as Array<{ text: string }>).map((l) => l.text))];
+  const linesAfter = () => log2.frames.filter((f) => f.type === 'log').flatMap((f) => (f['lines'] as Array<{ text: string }>).map((l) => l.text));
+  await log2.waitFor(() => linesAfter().length > 20, 30_000, 'log lines after adoption');
+  const logAll = [...logLines, ...linesAfter()];
   assertConsecutive(logAll.filter((l) => /^c\d+$/.test(l)).map((l) => Number(l.slice(1))));
   raw2.ws.close();
   log2.ws.close();
@@ -130,7 +131,7 @@ test('SIGKILLed tuicd: the next one adopts the sessions, viewers resume without 
       return r.isError !== true;
     },
     'the MCP client to be served again',
-    20_000,
+    30_000,
   );
   for (const b of before) assert.ok(answer.includes(b.session_id), answer);
 
