@@ -53,7 +53,8 @@ function connectSocket(path: string): Promise<Socket> {
 /** On Linux, whether `pid` still runs a detached pty host (a recycled pid is left alone). */
 function runsPtyHost(pid: number): boolean {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--listen');
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    return args.includes('--listen') && args.some((a) => a.endsWith('/workers/pty/main.js'));
   } catch {
     return process.platform !== 'linux' && isAlive(pid);
   }
