@@ -1,8 +1,10 @@
-/** Command-line parsing for `tuicd`: flags, the `status`, `install-bridge` and `service` subcommands, help and version text. */
+/** Command-line parsing for `tuicd`: flags, the `status`, `stop`, `restart`, `install-bridge` and `service` subcommands, help and version text. */
 import { parseArgs } from 'node:util';
 
 export interface CliOptions {
-  command: 'serve' | 'status' | 'install-bridge' | 'service' | 'help' | 'version';
+  command: 'serve' | 'status' | 'stop' | 'restart' | 'install-bridge' | 'service' | 'help' | 'version';
+  /** SIGTERM leaves the pty host and its sessions running for the next tuicd (services.keep_sessions_on_stop). */
+  keepSessions?: boolean;
   /** service: what to do with the service definition. */
   serviceAction?: 'install' | 'uninstall' | 'status';
   /** service: write the definition of another platform's manager (with --dry-run, to read it). */
@@ -19,14 +21,18 @@ export interface CliOptions {
   uninstall?: boolean;
 }
 
-export const HELP_TEXT = `Usage: tuicd [status | install-bridge | service install|uninstall|status] [options]
+export const HELP_TEXT = `Usage: tuicd [status | stop | restart | install-bridge | service install|uninstall|status] [options]
 
 Runs the tuicd supervisor: terminal sessions, the /events bus and the MCP endpoint, served on
 an always-on unix socket (no auth) and, when remote access is on, an authenticated TCP port.
 
 Commands:
   (none)              start the server in the foreground
-  status              say whether a tuicd answers on this config dir's socket (exit 0 alive, 1 not)
+  status              say whether a tuicd answers on this config dir's socket (exit 0 alive, 1 not);
+                      without one, a pty host still holding sessions and those sessions
+  stop                stop the running tuicd and end every session (a pty host left without a
+                      supervisor too)
+  restart             restart the running tuicd (in the background) keeping every session
   install-bridge      add a "tuicommander" MCP server entry, running this install's tuic-bridge
                       (through <config dir>/mcp-bridge/tuic-bridge), to the config of every agent
                       installed here: Claude Code, Cursor, Windsurf, Gemini, Droid, pi, VS Code, Zed,
@@ -47,6 +53,8 @@ Options:
   --log-level LEVEL   trace|debug|info|warn|error (default info)
   --http-engine NAME  uws|node: force an HTTP engine (default: uWebSockets.js where a build
                       loads on this Node and libc, else Node's http + ws)
+  --keep-sessions     on SIGTERM, leave the sessions running for the next tuicd to adopt (default:
+                      config services.keep_sessions_on_stop); SIGINT and \`tuicd stop\` end them
   --json              status: print the /health answer as JSON
   --dry-run           install-bridge: print what would change per agent, write nothing;
                       service install|uninstall: print the file it would write or remove
@@ -77,6 +85,7 @@ export function parseCli(argv: string[]): CliOptions {
       'log-level': { type: 'string' },
       'http-engine': { type: 'string' },
       json: { type: 'boolean', default: false },
+      'keep-sessions': { type: 'boolean', default: false },
       'dry-run': { type: 'boolean', default: false },
       uninstall: { type: 'boolean', default: false },
       user: { type: 'boolean', default: false },
@@ -90,6 +99,8 @@ export function parseCli(argv: string[]): CliOptions {
   else if (values.version) command = 'version';
   else if (positionals.length > 0) {
     if (positionals[0] === 'status' && positionals.length === 1) command = 'status';
+    else if (positionals[0] === 'stop' && positionals.length === 1) command = 'stop';
+    else if (positionals[0] === 'restart' && positionals.length === 1) command = 'restart';
     else if (positionals[0] === 'install-bridge' && positionals.length === 1) command = 'install-bridge';
     else if (positionals[0] === 'service' && positionals.length === 2 && SERVICE_ACTIONS.includes(positionals[1] as ServiceAction)) command = 'service';
     else if (positionals[0] === 'service') throw new Error(`service takes one of ${SERVICE_ACTIONS.join(', ')} (try --help)`);
@@ -106,6 +117,7 @@ export function parseCli(argv: string[]): CliOptions {
   const opts: CliOptions = { command, json: values.json ?? false };
   if (command === 'service') opts.serviceAction = positionals[1] as ServiceAction;
   if (values.platform !== undefined) opts.platform = values.platform;
+  if (values['keep-sessions']) opts.keepSessions = true;
   if (values['dry-run']) opts.dryRun = true;
   if (values.uninstall) opts.uninstall = true;
   if (values['config-dir'] !== undefined) opts.configDir = values['config-dir'];

@@ -6,6 +6,7 @@ import { parseCli, HELP_TEXT } from './cli.js';
 import { HTTP_ENGINE_ENV, parseEngineName, selectEngine } from './http/engine/select.js';
 import { resolvePaths } from '../shared/paths.js';
 import { probeStatus } from './status.js';
+import { describeOrphan, probeOrphanHost, restartCommand, stopCommand } from './lifecycleCommands.js';
 import { Supervisor } from './supervisor.js';
 import { VERSION } from '../shared/version.js';
 
@@ -54,14 +55,21 @@ async function main(): Promise<number> {
   }
   if (cli.command === 'status') {
     const status = await probeStatus(paths.socketPath);
-    if (cli.json) process.stdout.write(JSON.stringify(status.alive ? status.health : { alive: false, reason: status.reason }) + '\n');
+    // Without a supervisor, a pty host may still hold sessions: never something no command can see.
+    const orphan = status.alive ? null : await probeOrphanHost(paths);
+    if (cli.json) process.stdout.write(JSON.stringify(status.alive ? status.health : { alive: false, reason: status.reason, pty_host: orphan }) + '\n');
     else if (status.alive)
       process.stdout.write(
         `tuicd is running on ${paths.socketPath} (version ${String(status.health['version'])}, up ${String(status.health['uptime_secs'])} s)\n`,
       );
-    else process.stdout.write(`tuicd is not running: ${status.reason}\n`);
+    else {
+      process.stdout.write(`tuicd is not running: ${status.reason}\n`);
+      if (orphan !== null) process.stdout.write(describeOrphan(orphan));
+    }
     return status.alive ? 0 : 1;
   }
+  if (cli.command === 'stop') return await stopCommand(paths, (line) => process.stdout.write(`${line}\n`));
+  if (cli.command === 'restart') return await restartCommand(paths, process.argv.slice(2), (line) => process.stdout.write(`${line}\n`));
 
   // Handlers go in before the start: a signal while it runs (keyring probe, binds) must still end in a
   // clean stop, not the default action that leaves the socket file and the children behind.
@@ -69,7 +77,8 @@ async function main(): Promise<number> {
   let onSignal: (signal: string) => void = (signal) => {
     signalled ??= signal;
   };
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => onSignal(signal));
+  // SIGUSR2: `tuicd restart` asks this one to go, keeping the sessions for the next.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGUSR2'] as const) process.on(signal, () => onSignal(signal));
 
   let supervisor: Supervisor;
   try {
@@ -89,7 +98,11 @@ async function main(): Promise<number> {
     onSignal = (signal) => {
       if (stopping) return;
       stopping = true;
-      supervisor.stop(`signal ${signal}`).then(
+      // Ctrl-C, a hang-up and `tuicd stop` end the sessions; SIGTERM (a service manager's stop)
+      // keeps them when asked to; a restart always does.
+      const keepSessions =
+        signal === 'SIGUSR2' || (signal === 'SIGTERM' && (cli.keepSessions === true || supervisor.config.get().services.keep_sessions_on_stop));
+      supervisor.stop(`signal ${signal}`, { keepSessions }).then(
         () => resolve(0),
         (err: unknown) => {
           process.stderr.write(`tuicd: stop failed: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -29,7 +29,7 @@ import { monitoringFeature } from './features/monitoring.js';
 import { pluginsFeature } from './features/plugins.js';
 import { progressFeature } from './features/progress.js';
 import { reposFeature } from './features/repos.js';
-import { sessionsFeature } from './features/sessions.js';
+import { type SessionsFeature, sessionsFeature } from './features/sessions.js';
 import { streamingFeature } from './features/streaming.js';
 import { uiFeature } from './features/ui.js';
 import type { McpHubHost } from './hosts/mcpHubHost.js';
@@ -62,6 +62,7 @@ export class Supervisor {
   /** The MCP proxy hub's host (tests reach its worker). */
   readonly hub: McpHubHost;
   private readonly listeners: Listeners;
+  private readonly terminals: SessionsFeature;
   /** In composition order: prepared and started in it, disposed in reverse. */
   private readonly features: readonly Feature[];
 
@@ -93,7 +94,9 @@ export class Supervisor {
       features.push(feature);
       return feature;
     };
-    const { sessions, ptyHost } = add(sessionsFeature({ paths, env, config, bus, log, metrics, agentSettings }));
+    const terminalsFeature = add(sessionsFeature({ paths, env, config, bus, log, metrics, agentSettings }));
+    const { sessions, ptyHost } = terminalsFeature;
+    this.terminals = terminalsFeature;
     const agents = add(agentsFeature({ env, config, bus, log, metrics, sessions, agentSettings, channels }));
     const { hub, projects, oauth } = add(hubFeature({ paths, env, bus, log, credentials, ownPort: () => listeners.ownPort() }));
     const { repos, pool } = add(reposFeature({ paths, env, bus, log, sessions, progressJournal, projects, channels }));
@@ -233,7 +236,8 @@ export class Supervisor {
   }
 
   /** Closes the listeners, then stops the features in reverse composition order (the MCP endpoint's streams first, the pty host last). */
-  async stop(reason: string): Promise<void> {
+  async stop(reason: string, opts: { keepSessions?: boolean } = {}): Promise<void> {
+    if (opts.keepSessions === true) this.terminals.keepSessionsOnStop();
     await this.listeners.stop(reason);
     for (const feature of [...this.features].reverse()) await feature.dispose?.();
     this.bus.dispose();

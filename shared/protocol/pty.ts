@@ -7,8 +7,12 @@ import { Type } from 'typebox';
 import { defineProtocol } from './defineProtocol.js';
 import { ParsedEventSchema } from './parsedEvents.js';
 
-/** Bumped on any incompatible change; the handshake refuses a stale pty host build. */
-export const PTY_PROTOCOL_VERSION = 5;
+/**
+ * Bumped on any incompatible change; the handshake refuses a stale pty host build, and a newer
+ * supervisor replaces a detached host of another version (its sessions end). 6: memory, screenQuery,
+ * output watchers, adopt and records.
+ */
+export const PTY_PROTOCOL_VERSION = 6;
 
 /** Limits both sides rely on. */
 export const PtyConstants = {
@@ -59,6 +63,8 @@ export const PtyConstants = {
   WATCHER_LINES_PER_EVENT: 200,
   /** A matched line is sent cut to this many characters. */
   WATCHER_LINE_CHARS: 4096,
+  /** The largest supervisor record (the `record` event) a detached host keeps per session. */
+  RECORD_MAX_CHARS: 256 * 1024,
 } as const;
 
 const SessionRef = { session_id: Type.String({ minLength: 1 }) };
@@ -211,6 +217,33 @@ export const PtyProtocol = defineProtocol({
       result: CaptureStatus,
     },
     captureStatus: { params: Type.Object({}), result: CaptureStatus },
+    /**
+     * A supervisor takes over a detached host (after a crash or a restart that kept the sessions):
+     * every session the host still holds, live or tombstoned, with the supervisor's own record of it
+     * as last sent (`record` events), and the flow control restarted (nothing sent before is owed).
+     */
+    adopt: {
+      params: Type.Object({}),
+      result: Type.Object({
+        host_pid: Type.Integer(),
+        sessions: Type.Array(
+          Type.Object({
+            ...SessionRef,
+            pid: Type.Integer(),
+            shell: Type.String(),
+            total_written: Type.Integer({ minimum: 0 }),
+            shell_state: Type.Union([ShellState, Type.Null()]),
+            /** Null while the child runs. */
+            exit: Type.Union([
+              Type.Object({ exit_code: Type.Union([Type.Integer(), Type.Null()]), signal: Type.Union([Type.Integer(), Type.Null()]) }),
+              Type.Null(),
+            ]),
+            /** The supervisor's record (opaque JSON to the host); absent when none was sent. */
+            record: Type.Optional(Type.String()),
+          }),
+        ),
+      }),
+    },
   },
   events: {
     /** Coalesced output; payload = bytes, `offset` = absolute offset of the payload's first byte. */
@@ -242,6 +275,11 @@ export const PtyProtocol = defineProtocol({
     screenMode: Type.Object({ ...SessionRef, alt_screen: Type.Boolean() }),
     /** Supervisor → host: the agent now in the session's foreground (null: none), for the parser. */
     agent: Type.Object({ ...SessionRef, agent_type: Type.Union([Type.String({ minLength: 1, maxLength: 32 }), Type.Null()]) }),
+    /**
+     * Supervisor → host: the supervisor's record of a session (aliases, names, agent state…), opaque
+     * JSON the host keeps for the next supervisor in case this one dies (detached hosts only).
+     */
+    record: Type.Object({ ...SessionRef, record: Type.String({ maxLength: PtyConstants.RECORD_MAX_CHARS }) }),
     /** Supervisor → host: `bytes` more of the session's output were handled (UNACKED_OUTPUT_BYTES). */
     ack: Type.Object({ ...SessionRef, bytes: Type.Integer({ minimum: 0 }) }),
     /**

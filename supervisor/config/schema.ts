@@ -92,7 +92,25 @@ export const PushSchema = Type.Object(
   { default: {} },
 );
 
-export const ServicesSchema = Type.Object({ server: ServerSchema, auth: AuthSchema, tls: TlsSchema, relay: RelaySchema, push: PushSchema }, { default: {} });
+export const ServicesSchema = Type.Object(
+  {
+    server: ServerSchema,
+    auth: AuthSchema,
+    tls: TlsSchema,
+    relay: RelaySchema,
+    push: PushSchema,
+    keep_sessions_on_stop: Type.Boolean({
+      default: false,
+      description: 'On SIGTERM, leave the pty host and its sessions running for the next tuicd to adopt (as --keep-sessions does)',
+    }),
+    orphan_timeout_min: Type.Number({
+      minimum: 0,
+      default: 60,
+      description: 'Minutes a pty host left without a supervisor keeps its sessions before ending them (a host with none exits at once)',
+    }),
+  },
+  { default: {} },
+);
 
 /**
  * AppConfig. Unknown keys are allowed (no additionalProperties: false): keys this version does not

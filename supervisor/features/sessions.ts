@@ -7,7 +7,8 @@ import type { Paths } from '../../shared/paths.js';
 import { type AgentSettings, effective } from '../config/agentSettings.js';
 import type { ConfigStore } from '../config/configStore.js';
 import type { EventBus } from '../events/eventBus.js';
-import { ProcessStarter } from '../hosts/processStarter.js';
+import { DetachedHostStarter } from '../hosts/detachedHostStarter.js';
+import { takeEndedSessions } from '../hosts/ptyHostState.js';
 import { PTY_HOST_NODE_ARGS, ptyHostEnv } from '../hosts/ptyHostEnv.js';
 import { PtyHost } from '../hosts/ptyHost.js';
 import type { Logger } from '../log.js';
@@ -38,19 +39,26 @@ export interface SessionsDeps {
 export interface SessionsFeature extends Feature {
   readonly ptyHost: PtyHost;
   readonly sessions: SessionService;
+  /** On dispose, leave the pty host running with its sessions (a stop with --keep-sessions, a restart). */
+  keepSessionsOnStop(): void;
 }
 
 export function sessionsFeature(deps: SessionsDeps): SessionsFeature {
   const { config, log, metrics } = deps;
-  const ptyHost = new PtyHost(
-    new ProcessStarter({
-      entry: PTY_HOST_ENTRY,
-      env: ptyHostEnv(deps.env),
-      nodeArgs: PTY_HOST_NODE_ARGS,
-      onOutput: (line, stream) => log.info({ source: 'pty-host', stream }, line),
-    }),
+  // Detached: the host and its sessions outlive this process when it dies or stops keeping them,
+  // and the next supervisor of this config dir and instance adopts them.
+  const starter = new DetachedHostStarter({
+    entry: PTY_HOST_ENTRY,
+    env: ptyHostEnv(deps.env),
+    nodeArgs: PTY_HOST_NODE_ARGS,
+    configDir: deps.paths.configDir,
+    logDir: deps.paths.logDir,
+    instance: deps.paths.instance,
+    orphanTimeoutMs: () => config.get().services.orphan_timeout_min * 60_000,
     log,
-  );
+  });
+  const ptyHost = new PtyHost(starter, log);
+  let keepSessions = false;
   const sessions = new SessionService({
     host: ptyHost,
     bus: deps.bus,
@@ -86,9 +94,30 @@ export function sessionsFeature(deps: SessionsDeps): SessionsFeature {
       ...processRoutes(sessions, () => ptyHost.pid),
     ],
     tools: [createSessionTool({ sessions })],
+    keepSessionsOnStop: () => {
+      keepSessions = true;
+    },
+    // A host left running by the previous supervisor is adopted once this one holds the socket (a
+    // second tuicd that fails to bind never touches the first one's host), before the start line.
+    start: async () => {
+      if (starter.hasLiveHost()) {
+        try {
+          await ptyHost.client();
+        } catch (err) {
+          log.error({ err: String(err) }, 'could not adopt the running pty host');
+        }
+      }
+      // Sessions a host ended while no supervisor was there to say so (orphan timeout, or replaced
+      // just now for a protocol change): closed here, with that reason.
+      const ended = takeEndedSessions(starter.statePath);
+      if (ended === null) return;
+      log.warn({ reason: ended.reason, sessions: ended.sessions.length }, `pty host ended its sessions: ${ended.message}`);
+      for (const { session_id } of ended.sessions) deps.bus.publish('session-closed', { session_id, reason: ended.reason });
+    },
     dispose: async () => {
+      if (keepSessions) sessions.syncRecords();
       sessions.dispose();
-      await ptyHost.stop();
+      await (keepSessions ? ptyHost.detach() : ptyHost.stop());
     },
   };
 }

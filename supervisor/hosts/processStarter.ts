@@ -11,11 +11,15 @@ export interface StartedWorker {
   /** Resolves with the exit code or signal once the process is gone. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   kill(signal?: NodeJS.Signals): void;
+  /** A detached host that was running already (its sessions are adopted), not one started now. */
+  adopted?: boolean;
+  /** The supervisor leaves this host running (it stops watching whether it exits). */
+  release?(): void;
 }
 
 /** The seam the host's restart logic is written against; tests can hand in an object literal. */
 export interface WorkerStarter {
-  start(): StartedWorker;
+  start(): StartedWorker | Promise<StartedWorker>;
 }
 
 export interface ProcessStarterOptions {

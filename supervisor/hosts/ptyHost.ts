@@ -6,7 +6,7 @@ import { toDisposable } from '../../shared/disposable.js';
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { PtyProtocol } from '../../shared/protocol/pty.js';
 import type { PtyProtocolT } from '../../shared/protocol/pty.js';
-import type { EventListener, EventOf } from '../../shared/protocol/defineProtocol.js';
+import type { EventListener, EventOf, ResultOf } from '../../shared/protocol/defineProtocol.js';
 import { OutputAcks } from './outputAcks.js';
 import type { StartedWorker, WorkerStarter } from './processStarter.js';
 import { Heartbeat } from './heartbeat.js';
@@ -44,6 +44,9 @@ interface Running {
   expectedExit: boolean;
 }
 
+/** What a detached host still held when this supervisor adopted it. */
+export type AdoptResult = ResultOf<PtyProtocolT, 'adopt'>;
+
 export interface PtyHostTimings {
   heartbeatIntervalMs: number;
   heartbeatTimeoutMs: number;
@@ -56,6 +59,7 @@ export class PtyHost implements Disposable {
   private readonly listeners = new Map<EventName, Set<AnyListener>>();
   private readonly exitListeners = new Set<(info: { pid: number; code: number | null; signal: string | null }) => void>();
   private readonly startListeners = new Set<(client: PtyClient) => void>();
+  private readonly adoptListeners = new Set<(adopted: AdoptResult) => void>();
   private disposed = false;
 
   private readonly timings: PtyHostTimings;
@@ -116,6 +120,15 @@ export class PtyHost implements Disposable {
     return toDisposable(() => this.startListeners.delete(fn));
   }
 
+  /**
+   * Fires once per adopted host, before any request of this supervisor reaches it: the sessions it
+   * held. Their output events may come first (the owner ignores sessions it does not know yet).
+   */
+  onAdopted(fn: (adopted: AdoptResult) => void): Disposable {
+    this.adoptListeners.add(fn);
+    return toDisposable(() => this.adoptListeners.delete(fn));
+  }
+
   private async start(): Promise<PtyClient> {
     const waitMs = this.restarts.take();
     if (waitMs !== null) {
@@ -125,7 +138,7 @@ export class PtyHost implements Disposable {
         retry_after_s: waitS,
       });
     }
-    const worker = this.starter.start();
+    const worker = await this.starter.start();
     const client = connect(worker.transport, PtyProtocol);
     for (const event of ['exit', 'state', 'inputRefused', 'parsed', 'screenMode', 'tombstoneDropped', 'watcherLines'] as const) {
       client.on(event, (data) => this.emit(event, data));
@@ -158,15 +171,36 @@ export class PtyHost implements Disposable {
       expectedExit: false,
     };
     void worker.exited.then(({ code, signal }) => this.onWorkerExit(running, code, signal));
+    let adopted: AdoptResult | undefined;
     try {
       await client.ready;
+      if (worker.adopted) adopted = await client.request('adopt', {});
     } catch (err) {
       running.expectedExit = true;
-      worker.kill('SIGKILL');
-      throw err;
+      if (!worker.adopted) {
+        worker.kill('SIGKILL');
+        throw err;
+      }
+      // A running host closed on us: another live supervisor holds it, and keeps it.
+      worker.release?.();
+      client.dispose();
+      throw new SupervisorError(
+        ErrorCode.WORKER_EXITED,
+        `the pty host ${worker.pid} of this config dir is held by another running supervisor; refusing to adopt it (${(err as Error).message})`,
+      );
+    }
+    if (this.disposed) {
+      // Stopped while adopting: the host stays as it was, for the next supervisor.
+      running.expectedExit = true;
+      worker.release?.();
+      client.dispose();
+      throw new SupervisorError(ErrorCode.WORKER_EXITED, 'pty host is shut down');
     }
     this.running = running;
-    this.log.info({ host_pid: worker.pid }, 'pty host started');
+    if (adopted !== undefined) {
+      this.log.info({ host_pid: worker.pid, sessions: adopted.sessions.length }, 'pty host adopted');
+      for (const fn of this.adoptListeners) fn(adopted);
+    } else this.log.info({ host_pid: worker.pid }, 'pty host started');
     for (const fn of this.startListeners) {
       try {
         fn(client);
@@ -201,6 +235,24 @@ export class PtyHost implements Disposable {
     const timer = setTimeout(() => running.worker.kill('SIGKILL'), PtyHostConstants.STOP_GRACE_MS);
     await running.worker.exited;
     clearTimeout(timer);
+  }
+
+  /**
+   * Leaves the host running with its sessions for the next supervisor to adopt: the channel closes,
+   * nothing is killed. A host still starting is released too.
+   */
+  async detach(): Promise<void> {
+    this.disposed = true;
+    await this.starting?.catch(() => undefined);
+    const running = this.running;
+    this.running = null;
+    if (!running) return;
+    running.expectedExit = true;
+    running.heartbeat.dispose();
+    running.worker.release?.();
+    // The close ends our side after the queued frames (the last records) are written.
+    running.client.dispose();
+    this.log.info({ host_pid: running.worker.pid }, 'pty host left running with its sessions');
   }
 
   dispose(): void {

@@ -25,6 +25,8 @@ import { AgentStateTracker, type IntentListener, type ParsedListener } from './a
 import { emptySignals } from './agentSignals.js';
 import type { ParsedEvent } from '../../shared/protocol/parsedEvents.js';
 import { type CreateSessionFields, DEFAULT_TERMINAL, EnvLimits } from './sessionSchemas.js';
+import type { AdoptResult } from '../hosts/ptyHost.js';
+import { RECORD_SYNC_MS, adoptedRecord, recordJson } from './sessionAdoption.js';
 
 type ScreenQueryParams = ParamsOf<PtyProtocolT, 'screenQuery'>;
 
@@ -142,8 +144,19 @@ export class SessionService {
     agent_classifications: 0,
   };
   private readonly agents: AgentStateTracker;
+  /** Each session's record as the pty host last got it (sessionAdoption.ts). */
+  private readonly recordsSent = new Map<string, string>();
+  private readonly recordTimer: NodeJS.Timeout;
 
   constructor(private readonly opts: SessionServiceOptions) {
+    this.recordTimer = setInterval(() => this.syncRecords(), RECORD_SYNC_MS);
+    this.recordTimer.unref();
+    opts.host.onAdopted((adopted) => this.adopt(adopted));
+    // A state change (agent type, idle/working, parsed signals) reaches the host at once, not at the next sync.
+    opts.bus.on('session-state-changed', (_name, e) => {
+      const record = this.sessions.get(e.session_id);
+      if (record) this.syncRecord(record);
+    });
     this.agents = new AgentStateTracker({
       bus: opts.bus,
       sendAgent: (session_id, agent_type) => opts.host.runningClient()?.emit('agent', { session_id, agent_type }),
@@ -324,6 +337,7 @@ export class SessionService {
       this.onState({ session_id: id, shell_state: early });
     }
     this.inputs.set(id, this.newInput(record));
+    this.syncRecord(record);
     this.counters.total_spawned++;
     this.opts.bus.publish('session-created', { session_id: id, cwd, agent_type: record.agent_type, display_name: record.display_name });
     this.opts.bus.publish('term-alias-assigned', { session_id: id, alias });
@@ -737,6 +751,7 @@ export class SessionService {
     this.tombstoneTimers.delete(record.session_id);
     this.sessions.delete(record.session_id);
     this.inputs.delete(record.session_id);
+    this.recordsSent.delete(record.session_id);
     this.agents.forget(record.session_id);
     if (!tellHost) return;
     // Only a running host holds buffers worth dropping; never start one just to forget.
@@ -746,7 +761,43 @@ export class SessionService {
       .catch(() => undefined);
   }
 
+  /**
+   * The sessions a detached pty host kept when the previous supervisor went away: same ids, pids,
+   * aliases and agent state; one that exited meanwhile is closed as it would have been.
+   */
+  private adopt(adopted: AdoptResult): void {
+    const now = Date.now();
+    this.recordsSent.clear();
+    for (const s of adopted.sessions) {
+      if (this.sessions.has(s.session_id)) continue;
+      const record = adoptedRecord(s, now);
+      record.alias = this.aliases.assign(record.cwd, record.alias);
+      this.sessions.set(record.session_id, record);
+      const input = this.newInput(record);
+      input.turnEpoch = record.turn_epoch;
+      this.inputs.set(record.session_id, input);
+      if (s.exit !== null) this.onExit({ session_id: s.session_id, exit_code: s.exit.exit_code, signal: s.exit.signal, total_written: s.total_written });
+    }
+    this.syncRecords();
+  }
+
+  /** Sends the host every record that changed since it last got it (a detached host keeps them for the next supervisor). */
+  syncRecords(): void {
+    if (this.opts.host.runningClient() === null) return;
+    for (const record of this.sessions.values()) this.syncRecord(record);
+  }
+
+  private syncRecord(record: SessionRecord): void {
+    const client = this.opts.host.runningClient();
+    if (client === null) return;
+    const json = recordJson(record);
+    if (json.length > PtyConstants.RECORD_MAX_CHARS || this.recordsSent.get(record.session_id) === json) return;
+    this.recordsSent.set(record.session_id, json);
+    client.emit('record', { session_id: record.session_id, record: json });
+  }
+
   dispose(): void {
+    clearInterval(this.recordTimer);
     this.agents.dispose();
     for (const t of this.tombstoneTimers.values()) clearTimeout(t);
     this.tombstoneTimers.clear();

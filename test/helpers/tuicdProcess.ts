@@ -1,7 +1,7 @@
 /** Starts a real tuicd (the compiled binary) in a temporary config dir and talks to it over the socket or TCP. */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import type { IncomingHttpHeaders, RequestOptions } from 'node:http';
 import { connect } from 'node:net';
@@ -144,6 +144,32 @@ export class Tuicd {
     return httpRequest({ host: '127.0.0.1', port, method, path, headers }, body);
   }
 
+  /**
+   * The detached pty host outlives a tuicd that was killed or kept its sessions: a test that leaves
+   * one (by failing, or on purpose) has it ended here with its sessions.
+   */
+  private async stopLeftPtyHost(): Promise<void> {
+    let pid: number;
+    try {
+      pid = (JSON.parse(readFileSync(join(this.configDir, 'pty-host.json'), 'utf8')) as { pid: number }).pid;
+    } catch {
+      return;
+    }
+    const alive = (): boolean => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    if (!alive()) return;
+    process.kill(pid, 'SIGTERM');
+    const deadline = Date.now() + STOP_TIMEOUT_MS;
+    while (alive() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    if (alive()) process.kill(pid, 'SIGKILL');
+  }
+
   async stop(): Promise<number | null> {
     if (this.child.exitCode === null && this.child.signalCode === null) {
       this.child.kill('SIGTERM');
@@ -151,6 +177,7 @@ export class Tuicd {
       await this.exited;
       clearTimeout(timer);
     }
+    await this.stopLeftPtyHost();
     if (this.ownsDir) rmSync(this.configDir, { recursive: true, force: true });
     return this.child.exitCode;
   }

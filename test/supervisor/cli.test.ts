@@ -24,6 +24,13 @@ describe('parseCli', () => {
     assert.deepEqual(parseCli(['--json', 'status', '--config-dir', '/c']), { command: 'status', json: true, configDir: '/c' });
   });
 
+  it('knows stop, restart and --keep-sessions', () => {
+    assert.deepEqual(parseCli(['stop']), { command: 'stop', json: false });
+    assert.deepEqual(parseCli(['restart', '--config-dir', '/c']), { command: 'restart', json: false, configDir: '/c' });
+    assert.deepEqual(parseCli(['--keep-sessions']), { command: 'serve', json: false, keepSessions: true });
+    assert.throws(() => parseCli(['stop', 'now']), /unknown command "stop now"/);
+  });
+
   it('throws on an unknown command or extra positionals', () => {
     assert.throws(() => parseCli(['start']), /unknown command "start" \(try --help\)/);
     assert.throws(() => parseCli(['status', 'now']), /unknown command "status now"/);

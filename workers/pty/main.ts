@@ -1,38 +1,26 @@
 /**
- * Entry of the pty host process: serves PtyProtocol on the duplex socket the supervisor passes as
- * fd 3 (stdout/stderr stay free for logs). When the supervisor goes away, so do the sessions.
+ * Entry of the pty host process. Two ways to run:
+ * - attached (no arguments): serves PtyProtocol on the duplex socket the parent passes as fd 3
+ *   (stdout/stderr stay free for logs); when that channel closes, the sessions end.
+ * - detached (`--listen SOCKET --state FILE --orphan-timeout-ms N [--instance NAME]`): its own
+ *   session, a unix socket of its own, and the sessions outlive the supervisor (hostListener.ts).
  */
 
 import { Socket } from 'node:net';
+import { parseArgs } from 'node:util';
 
 import { type Server, serve } from '../../shared/channel.js';
 import { PtyProtocol, type PtyProtocolT } from '../../shared/protocol/pty.js';
 import { streamTransport } from '../../shared/transports/stream.js';
 import { deferredTextStage } from './deferredText.js';
+import { HostListener } from './hostListener.js';
 import { IdleGc } from './idleGc.js';
-import { OutputWatchers } from './outputWatchers.js';
+import { type MatchedLine, OutputWatchers } from './outputWatchers.js';
 import { PtyService } from './ptyService.js';
 import { TextPipeline } from './textPipeline.js';
 
 /** Sessions get this long after SIGHUP before SIGKILL; well under the supervisor's 2 s stop grace. */
 const SHUTDOWN_GRACE_MS = 1_000;
-
-const sock = new Socket({ fd: 3, readable: true, writable: true });
-let server: Server<PtyProtocolT> | undefined;
-const outputWatchers = new OutputWatchers((session_id, lines, dropped) => server?.emit('watcherLines', { session_id, lines, dropped }));
-const service = new PtyService(
-  { emit: (event, data, options) => server?.emit(event, data, options) },
-  // Stripped, redacted lines for readLog: text leaves this process already clean.
-  { createTextLog: (id) => outputWatchers.attach(id, new TextPipeline()), ...tombstoneBudget(), ...idleGc() },
-);
-const transport = streamTransport(sock, sock);
-server = serve(transport, PtyProtocol, service);
-// The text stage runs once the turn's output is on its way to the viewers.
-deferredTextStage.setBeforeRun(() => transport.flush());
-server.on('ack', ({ session_id, bytes }) => service.ack(session_id, bytes));
-server.on('input', ({ session_id, from }, payload) => service.input(session_id, payload, from));
-server.on('agent', ({ session_id, agent_type }) => service.setAgent(session_id, agent_type));
-server.on('outputWatchers', ({ watchers }) => outputWatchers.set(watchers));
 
 /** TUIC_PTY_TOMBSTONE_BUDGET_BYTES lowers the closed sessions' budget (tests churn past it in seconds). */
 function tombstoneBudget(): { tombstoneBudgetBytes?: number } {
@@ -46,17 +34,81 @@ function idleGc(): { idleGc?: IdleGc } {
   return process.env.TUIC_PTY_IDLE_GC === '0' ? {} : { idleGc: new IdleGc() };
 }
 
+const { values: args } = parseArgs({
+  options: {
+    listen: { type: 'string' },
+    state: { type: 'string' },
+    'orphan-timeout-ms': { type: 'string' },
+    instance: { type: 'string' },
+  },
+});
+
+/** Where watcher matches leave: the channel of whichever supervisor is attached. */
+let sendWatcherLines: (session_id: string, lines: MatchedLine[], dropped: number) => void = () => undefined;
+const outputWatchers = new OutputWatchers((session_id, lines, dropped) => sendWatcherLines(session_id, lines, dropped));
+const serviceOptions = {
+  // Stripped, redacted lines for readLog: text leaves this process already clean.
+  createTextLog: (id: string) => outputWatchers.attach(id, new TextPipeline()),
+  ...tombstoneBudget(),
+  ...idleGc(),
+};
+
 let stopping = false;
-function stop(code: number): void {
+let listener: HostListener | undefined;
+let service: PtyService;
+function stop(code: number, reason?: string): void {
   if (stopping) return;
   stopping = true;
-  void service.shutdown(SHUTDOWN_GRACE_MS).finally(() => process.exit(code));
+  if (reason !== undefined) process.stderr.write(`${new Date().toISOString()} ${reason}\n`);
+  void service.shutdown(SHUTDOWN_GRACE_MS).finally(() => {
+    listener?.close();
+    process.exit(code);
+  });
 }
 
-// The supervisor closed the link or died: nobody is left to read these terminals.
-server.onClose(() => stop(0));
-// The supervisor's stop() sends SIGTERM after closing the channel; Ctrl-C when run by hand.
-process.on('SIGTERM', () => stop(0));
+if (args.listen !== undefined && args.state !== undefined) {
+  const orphanTimeoutMs = Number(args['orphan-timeout-ms'] ?? 3_600_000);
+  const detached = new HostListener({
+    socketPath: args.listen,
+    statePath: args.state,
+    orphanTimeoutMs: Number.isFinite(orphanTimeoutMs) && orphanTimeoutMs >= 0 ? orphanTimeoutMs : 3_600_000,
+    instance: args.instance ?? null,
+    stop,
+    onConnect: (server) => server.on('outputWatchers', ({ watchers }) => outputWatchers.set(watchers)),
+  });
+  listener = detached;
+  service = new PtyService(detached, serviceOptions);
+  sendWatcherLines = (session_id, lines, dropped) => detached.emit('watcherLines', { session_id, lines, dropped });
+  // The text stage runs once the turn's output is on its way to the viewers.
+  deferredTextStage.setBeforeRun(() => detached.flush());
+  detached.start(service);
+  process.stderr.write(`${new Date().toISOString()} pty host ${process.pid} listening on ${args.listen}\n`);
+  // Its own session: no terminal hangs up on it. SIGTERM (tuicd stop, or a supervisor that stops
+  // everything) ends the sessions; SIGUSR2 says a supervisor of another protocol version replaces it.
+  process.on('SIGHUP', () => undefined);
+  process.on('SIGUSR2', () => {
+    const message = 'replaced by a supervisor speaking another pty protocol version (an upgrade)';
+    listener?.writeEnded('pty_protocol_changed', message);
+    stop(0, `pty host: ${message}; ending its sessions`);
+  });
+} else {
+  const sock = new Socket({ fd: 3, readable: true, writable: true });
+  let server: Server<PtyProtocolT> | undefined;
+  service = new PtyService({ emit: (event, data, options) => server?.emit(event, data, options) }, serviceOptions);
+  const transport = streamTransport(sock, sock);
+  server = serve(transport, PtyProtocol, service);
+  deferredTextStage.setBeforeRun(() => transport.flush());
+  sendWatcherLines = (session_id, lines, dropped) => server?.emit('watcherLines', { session_id, lines, dropped });
+  server.on('ack', ({ session_id, bytes }) => service.ack(session_id, bytes));
+  server.on('input', ({ session_id, from }, payload) => service.input(session_id, payload, from));
+  server.on('agent', ({ session_id, agent_type }) => service.setAgent(session_id, agent_type));
+  server.on('outputWatchers', ({ watchers }) => outputWatchers.set(watchers));
+  // The supervisor closed the link or died: nobody is left to read these terminals.
+  server.onClose(() => stop(0));
+}
+
+// The supervisor's stop() sends SIGTERM; Ctrl-C when run by hand.
+process.on('SIGTERM', () => stop(0, args.listen === undefined ? undefined : 'pty host: told to stop; ending its sessions'));
 process.on('SIGINT', () => stop(0));
 process.on('uncaughtException', (err) => {
   process.stderr.write(`pty host: uncaught exception, closing every session: ${err.stack ?? String(err)}\n`);

@@ -223,6 +223,25 @@ export class PtyService implements HandlersOf<P>, Disposable {
     return { host_pid: process.pid, sessions };
   }
 
+  /**
+   * A new supervisor takes the host over: every session held (tombstones included), and its flow
+   * control starts afresh: what went to the previous supervisor unacknowledged is not owed by this one.
+   * The supervisor's records are the caller's to add (the listener keeps them).
+   */
+  adopt(): Result<'adopt'> {
+    const sessions: Result<'adopt'>['sessions'] = [];
+    for (const [session_id, session] of this.sessions) {
+      this.ack(session_id, Number.MAX_SAFE_INTEGER);
+      const { total_written } = session.readRaw({ limit: 0 });
+      sessions.push({ session_id, pid: session.pid, shell: session.shell, total_written, shell_state: session.shellState, exit: null });
+    }
+    for (const [session_id, tombstone] of this.closed) {
+      const { exit_code, signal, total_written } = tombstone.exit;
+      sessions.push({ session_id, pid: 0, shell: '', total_written, shell_state: null, exit: { exit_code, signal } });
+    }
+    return { host_pid: process.pid, sessions };
+  }
+
   /** Sessions whose child is still running. */
   get live(): PtySession[] {
     return [...this.sessions.values()].filter((s) => s.exited === undefined);

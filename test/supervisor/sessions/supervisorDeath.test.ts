@@ -1,7 +1,6 @@
 /**
- * Sessions do not outlive tuicd: SIGKILLed, it gets no chance to stop anything, yet the pty host
- * sees its channel close and takes every session down, escalating to SIGKILL for a process group
- * that ignores SIGHUP (workers/pty/main.ts).
+ * Sessions outlive a SIGKILLed tuicd in the detached pty host; `tuicd stop` then takes every session
+ * down with the host, escalating to SIGKILL for a process group that ignores SIGHUP (workers/pty/main.ts).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,12 +17,13 @@ interface ProcessRow {
   pid: number;
 }
 
-test('tuicd SIGKILLed: the pty host and its sessions, one ignoring SIGHUP, are gone', async (t) => {
+test('tuicd SIGKILLed: the pty host and its sessions live on; tuicd stop ends them, one ignoring SIGHUP too', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'tuicd-sdeath-'));
   const tuicd = await Tuicd.start({ configDir: dir });
   const pids: number[] = [];
   t.after(async () => {
-    for (const pid of pids) if (isAlive(pid)) process.kill(-pid, 'SIGKILL'); // only if the test failed
+    for (const pid of pids) if (isAlive(pid)) process.kill(pid, 'SIGKILL'); // only if the test failed
+    for (const pid of pids) if (isAlive(pid)) process.kill(-pid, 'SIGKILL');
     await tuicd.stop();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -47,6 +47,11 @@ test('tuicd SIGKILLed: the pty host and its sessions, one ignoring SIGHUP, are g
   assert.ok(pids.every(isAlive));
 
   tuicd.child.kill('SIGKILL');
+  await tuicd.exited;
+  assert.ok(pids.every(isAlive), 'the pty host and its sessions outlive tuicd');
+  const stopped = await Tuicd.runToExit(['stop', '--config-dir', dir]);
+  assert.equal(stopped.code, 0, stopped.stderr);
+  assert.match(stopped.stdout, /pty host \(pid \d+\) stopped/);
   // The host gives sessions 1 s after SIGHUP before SIGKILL.
   await waitFor(() => !pids.some(isAlive), 'the pty host and every session to be gone', 10_000);
 });

@@ -1,0 +1,213 @@
+/**
+ * The detached pty host's side of its life without a parent: it listens on a unix socket of its own
+ * (owner-only, its name in an owner-only state file), serves one supervisor at a time, and outlives
+ * it. While no supervisor is attached the sessions keep running and their output keeps going into
+ * the rings (each session's output is acknowledged by the host itself, so flow control never holds a
+ * session that nobody reads: the 2 MiB ring keeps the newest output, older bytes are dropped as for
+ * a slow viewer). The next supervisor adopts the sessions (`adopt`). Left alone with no live
+ * session the host exits at once; with sessions, after the orphan timeout, ending them.
+ */
+import { chmodSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { type Server as NetServer, type Socket, createServer } from 'node:net';
+
+import { type Server, serve } from '../../shared/channel.js';
+import type { EventNameOf, EventOf, HandlersOf } from '../../shared/protocol/defineProtocol.js';
+import { PTY_PROTOCOL_VERSION, PtyProtocol, type PtyProtocolT } from '../../shared/protocol/pty.js';
+import { type PtyHostEnded, type PtyHostState, ptyHostEndedPath } from '../../shared/ptyHostFiles.js';
+import { streamTransport } from '../../shared/transports/stream.js';
+import type { Transport } from '../../shared/transports/transport.js';
+import type { PtyEventSink, PtyService } from './ptyService.js';
+
+type P = PtyProtocolT;
+
+/** How long a fresh host waits for the supervisor that started it. */
+const FIRST_ATTACH_MS = 15_000;
+
+export interface HostListenerOptions {
+  socketPath: string;
+  /** The state file naming the socket and this host (JSON, mode 0600). */
+  statePath: string;
+  /** How long sessions wait for a supervisor after the last one left; then they end. */
+  orphanTimeoutMs: number;
+  instance: string | null;
+  /** Ends every session and exits; `reason` is logged (there is no supervisor to tell). */
+  stop: (code: number, reason: string) => void;
+  /** A supervisor attached: the host's other listeners (output watchers) subscribe to its channel. */
+  onConnect?: (server: Server<P>) => void;
+}
+
+export class HostListener implements PtyEventSink {
+  private server: Server<P> | null = null;
+  /** The attached supervisor's link, for flush(). */
+  private transport: Transport | null = null;
+  private net: NetServer | null = null;
+  private service: PtyService | undefined;
+  /** The supervisors' records, by session id (opaque to the host): handed to the next one on adopt. */
+  private readonly records = new Map<string, string>();
+  private orphanTimer: NodeJS.Timeout | undefined;
+  /** When the sessions end unless a supervisor adopts them; a connection that only looks (status) does not move it. */
+  private orphanDeadline: number | undefined;
+  private closing = false;
+
+  constructor(private readonly opts: HostListenerOptions) {}
+
+  /** The sink the service emits into: the attached supervisor, or nobody (output acknowledged here). */
+  emit<E extends EventNameOf<P>>(event: E, data: EventOf<P, E>, options?: { payload?: Uint8Array; flush?: boolean }): void {
+    const server = this.server;
+    if (server !== null && !server.closed) {
+      server.emit(event, data, options);
+      return;
+    }
+    if (event === 'data' && options?.payload !== undefined) {
+      // After the service counted the bytes (it emits first, counts after).
+      const id = (data as EventOf<P, 'data'>).session_id;
+      const bytes = options.payload.length;
+      queueMicrotask(() => this.service?.ack(id, bytes));
+    } else if (event === 'exit') {
+      queueMicrotask(() => this.checkOrphan());
+    }
+  }
+
+  /** Puts what was sent to the attached supervisor this turn on the wire now (Transport.flush). */
+  flush(): void {
+    if (this.server !== null && !this.server.closed) this.transport?.flush();
+  }
+
+  start(service: PtyService): void {
+    this.service = service;
+    rmSync(this.opts.socketPath, { force: true });
+    const net = createServer((sock) => this.accept(sock));
+    this.net = net;
+    // The socket is created owner-only (no window in which another user could connect).
+    const umask = process.umask(0o177);
+    try {
+      net.listen(this.opts.socketPath, () => {
+        chmodSync(this.opts.socketPath, 0o600);
+        this.writeState();
+        // The supervisor that started this host connects within moments; one that died meanwhile never will.
+        this.orphanTimer = setTimeout(() => this.opts.stop(0, 'pty host: no supervisor connected after the start; exiting'), FIRST_ATTACH_MS);
+      });
+    } finally {
+      process.umask(umask);
+    }
+    net.on('error', (err) => this.opts.stop(1, `pty host: cannot listen on ${this.opts.socketPath}: ${err.message}`));
+  }
+
+  /**
+   * Ends the sessions for `code` with nobody attached to be told: the next supervisor reads the
+   * sessions and the reason from `<state>.ended.json` (0600) and closes them with that reason.
+   */
+  writeEnded(code: string, message: string): void {
+    if (this.server !== null && !this.server.closed) return;
+    const sessions = this.service!.processes().sessions.map(({ session_id }) => ({ session_id }));
+    if (sessions.length === 0) return;
+    const path = ptyHostEndedPath(this.opts.statePath);
+    const tmp = `${path}.${process.pid}.tmp`;
+    try {
+      const ended: PtyHostEnded = { reason: code, message, at_ms: Date.now(), sessions };
+      writeFileSync(tmp, `${JSON.stringify(ended)}\n`, { mode: 0o600 });
+      renameSync(tmp, path);
+    } catch (err) {
+      process.stderr.write(`pty host: cannot record the ended sessions: ${(err as Error).message}\n`);
+    }
+  }
+
+  /** Removes the socket and the state file (when still this host's). */
+  close(): void {
+    if (this.closing) return;
+    this.closing = true;
+    clearTimeout(this.orphanTimer);
+    this.server?.dispose();
+    this.net?.close();
+    try {
+      const state = JSON.parse(readFileSync(this.opts.statePath, 'utf8')) as Partial<PtyHostState>;
+      if (state.pid === process.pid) rmSync(this.opts.statePath, { force: true });
+    } catch {
+      // Gone already, or another host's.
+    }
+    rmSync(this.opts.socketPath, { force: true });
+  }
+
+  private writeState(): void {
+    const state: PtyHostState = {
+      pid: process.pid,
+      socket: this.opts.socketPath,
+      protocol_version: PTY_PROTOCOL_VERSION,
+      instance: this.opts.instance,
+      started_ms: Date.now(),
+    };
+    const tmp = `${this.opts.statePath}.${process.pid}.tmp`;
+    writeFileSync(tmp, `${JSON.stringify(state)}\n`, { mode: 0o600 });
+    renameSync(tmp, this.opts.statePath);
+  }
+
+  private accept(sock: Socket): void {
+    if (this.closing || (this.server !== null && !this.server.closed)) {
+      // Held by a live supervisor: a second one is refused before any hello (it sees the close).
+      sock.destroy();
+      return;
+    }
+    clearTimeout(this.orphanTimer);
+    this.orphanTimer = undefined;
+    const transport = streamTransport(sock, sock);
+    const server = serve(transport, PtyProtocol, this.handlers());
+    this.server = server;
+    this.transport = transport;
+    const service = this.service!;
+    server.on('ack', ({ session_id, bytes }) => service.ack(session_id, bytes));
+    server.on('input', ({ session_id, from }, payload) => service.input(session_id, payload, from));
+    server.on('agent', ({ session_id, agent_type }) => service.setAgent(session_id, agent_type));
+    server.on('record', ({ session_id, record }) => this.records.set(session_id, record));
+    this.opts.onConnect?.(server);
+    server.onClose(() => {
+      if (this.server !== server) return;
+      this.server = null;
+      // Output sent and not yet acknowledged will never be: the sessions read on (nobody holds them).
+      for (const { session_id } of service.processes().sessions) service.ack(session_id, Number.MAX_SAFE_INTEGER);
+      this.checkOrphan();
+    });
+  }
+
+  /** The service's handlers, with `adopt` completed by the records this listener keeps. */
+  private handlers(): HandlersOf<P> {
+    const service = this.service!;
+    const handlers: Record<string, unknown> = {};
+    for (const method of Object.keys(PtyProtocol.spec.requests)) {
+      const fn = (service as unknown as Record<string, (...a: unknown[]) => unknown>)[method]!;
+      handlers[method] = fn.bind(service);
+    }
+    handlers['adopt'] = () => {
+      this.orphanDeadline = undefined;
+      const result = service.adopt();
+      const known = new Set(result.sessions.map((s) => s.session_id));
+      for (const id of this.records.keys()) if (!known.has(id)) this.records.delete(id);
+      for (const s of result.sessions) {
+        const record = this.records.get(s.session_id);
+        if (record !== undefined) s.record = record;
+      }
+      return result;
+    };
+    return handlers as unknown as HandlersOf<P>;
+  }
+
+  /** No supervisor attached: exit now without live sessions, else after the orphan timeout. */
+  private checkOrphan(): void {
+    if (this.closing || (this.server !== null && !this.server.closed)) return;
+    if (this.service!.live.length === 0) {
+      this.opts.stop(0, 'pty host: no supervisor and no live session left; exiting');
+      return;
+    }
+    if (this.orphanTimer !== undefined) return;
+    const now = Date.now();
+    this.orphanDeadline ??= now + this.opts.orphanTimeoutMs;
+    this.orphanTimer = setTimeout(
+      () => {
+        const seconds = Math.round(this.opts.orphanTimeoutMs / 1000);
+        const message = `no supervisor adopted these sessions within services.orphan_timeout_min (${seconds >= 60 ? `${Math.round(seconds / 6) / 10} min` : `${seconds} s`})`;
+        this.writeEnded('orphan_timeout', message);
+        this.opts.stop(0, `pty host: ${message}; ending them`);
+      },
+      Math.max(0, this.orphanDeadline - now),
+    );
+  }
+}
