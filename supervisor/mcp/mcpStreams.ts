@@ -23,7 +23,7 @@ export interface McpStreamOptions {
   keepAliveMs?: number;
 }
 
-interface OpenStream {
+export interface OpenStream {
   readonly sessionId: string;
   readonly generation: number;
   send(frame: Buffer): void;
@@ -66,7 +66,8 @@ export class McpStreams {
    * registers onAborted and writes the headers in the handler's corked section). An unknown id is
    * recreated: a stream reconnecting after a restart or a reap is served, not refused.
    */
-  open(res: EngineResponse, sessionId: string, extraHeaders: Record<string, string> = {}): void {
+  /** Opens the stream; `onEnd` runs once when it ends, whichever side ended it. Returns it (its `close`). */
+  open(res: EngineResponse, sessionId: string, extraHeaders: Record<string, string> = {}, onEnd?: () => void): OpenStream {
     const { meta } = this.sessions.touch(sessionId);
     const generation = ++lastGeneration;
     meta.sse_generation = generation;
@@ -83,6 +84,7 @@ export class McpStreams {
       open = false;
       clearInterval(timer);
       this.release(stream);
+      onEnd?.();
     };
     const stream: OpenStream = {
       sessionId,
@@ -129,6 +131,7 @@ export class McpStreams {
     timer = setInterval(() => stream.send(PING_BYTES), this.keepAliveMs);
     // The listen socket keeps the process alive; a keep-alive timer must not.
     timer.unref();
+    return stream;
   }
 
   /** Sends one JSON-RPC message to every open stream of a session; false when it has none. */

@@ -195,7 +195,10 @@ export function mcpRoutes(service: McpService, deps: McpRouteDeps): Route[] {
               jsonRpcErrorReply(400, JsonRpcCode.SERVER_ERROR, 'Bad Request: GET /mcp requires an Mcp-Session-Id header (call initialize first)'),
             );
           }
-          service.streams.open(res, sessionId, corsHeaders(ctx.listener, ctx.headers['origin']));
+          let untrack: (() => void) | undefined;
+          const stream = service.streams.open(res, sessionId, corsHeaders(ctx.listener, ctx.headers['origin']), () => untrack?.());
+          // Let in by the session token: replacing the token ends the stream (its device is logged out).
+          untrack = ctx.onTokenRevoked?.(() => stream.close());
         },
       },
     }),

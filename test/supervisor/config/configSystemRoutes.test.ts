@@ -1,7 +1,8 @@
 /**
  * Config and system routes on a real tuicd with its TCP listener and auth on: the session token
  * handed to a password-authenticated caller, rotate-token logging every device out (their cookie and
- * token link stop working; the password and the new token do), GET /config/defaults,
+ * token link stop working, their open event, MCP and terminal streams end; the password and the new
+ * token work), GET /config/defaults,
  * GET|PUT /config/notifications, the system addresses and home, and POST /mcp/suspend-response.
  */
 import assert from 'node:assert/strict';
@@ -56,6 +57,22 @@ describe('config and system routes', { timeout: 60_000 }, () => {
     const viewer = await WsViewer.open(`ws://127.0.0.1:${t.tcpPort}/sessions/${session}/stream`, { headers: { Cookie: cookie } });
     let closeCode = 0;
     viewer.ws.on('close', (code) => (closeCode = code));
+    // An MCP client's server-to-client stream, by cookie.
+    const init = await t.tcp(
+      'POST',
+      '/mcp',
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'phone', version: '1' } },
+      }),
+      { ...JSON_HEADERS, Accept: 'application/json, text/event-stream', Cookie: cookie },
+    );
+    assert.equal(init.status, 200, init.text);
+    const mcpSession = String(init.headers['mcp-session-id']);
+    const mcpByCookie = await SseClient.open({ ...tcpOpts({ Cookie: cookie, 'Mcp-Session-Id': mcpSession, Accept: 'text/event-stream' }), path: '/mcp' });
+    assert.equal(mcpByCookie.status, 200);
 
     const rotated = await t.tcp('POST', '/api/auth/rotate-token', undefined, { Cookie: cookie });
     assert.equal(rotated.status, 200, rotated.text);
@@ -64,6 +81,7 @@ describe('config and system routes', { timeout: 60_000 }, () => {
     await sseByCookie.until(() => sseByCookie.ended, 'the cookie’s event stream ended');
     await viewer.waitFor(() => viewer.closed, 5000, 'the cookie’s viewer closed');
     assert.equal(closeCode, 4001);
+    await mcpByCookie.until(() => mcpByCookie.ended, 'the cookie’s MCP stream ended');
     assert.equal(sseByPassword.ended, false, 'a stream the password let in stays');
     sseByPassword.close();
     await t.socket('DELETE', `/sessions/${session}`);
