@@ -56,6 +56,8 @@ const BARE = 'bare node-pty (Buffer read)';
 const ONE_PROCESS = 'one-process node-pty + uWS server, 1 viewer';
 const viewersVariant = (n: number): string => `tuicd, ${n} WebSocket viewer${n === 1 ? '' : 's'}`;
 const NODE_ENGINE_VIEWER = 'tuicd (node engine), 1 WebSocket viewer';
+/** The default frames (JSON `output`, UTF-8 decoded), what most clients take: issue 29 wants them as cheap as binary. */
+const JSON_VIEWER = 'tuicd, 1 JSON viewer (default frames)';
 
 /** A tuicd on one HTTP engine, or why it is not running. */
 interface TuicdSlot {
@@ -122,6 +124,7 @@ async function measureFlood(
     BARE,
     ONE_PROCESS,
     ...StreamBenchConstants.VIEWER_COUNTS.map(viewersVariant),
+    JSON_VIEWER,
     ...(nodeEngine ? [NODE_ENGINE_VIEWER] : []),
     ...(baselineVariant ? [baselineVariant] : []),
   ];
@@ -142,10 +145,15 @@ async function measureFlood(
     }
     if (variant === ONE_PROCESS) {
       if (!peer) throw new Error(peerError ?? 'the one-process server is not running');
-      record(
-        s,
-        await client.call({ op: 'stream', socket: peer.socketPath, sessionId: 'peer', viewers: 1, ...spec }, StreamBenchConstants.STREAM_CALL_TIMEOUT_MS),
+      const cpu0 = peer.pid === undefined ? undefined : cpuSeconds(peer.pid);
+      const r = await client.call(
+        { op: 'stream', socket: peer.socketPath, sessionId: 'peer', viewers: 1, ...spec },
+        StreamBenchConstants.STREAM_CALL_TIMEOUT_MS,
       );
+      const cpu1 = peer.pid === undefined ? undefined : cpuSeconds(peer.pid);
+      record(s, r);
+      // Kept in the supervisor series: the peer is one process doing both halves' work.
+      if (cpu0 !== undefined && cpu1 !== undefined) s.supervisorCpuMsPerMb.push(((cpu1 - cpu0) * 1000) / (flood.expected / 1e6));
       return;
     }
     const slot = variant === NODE_ENGINE_VIEWER ? nodeEngine! : variant === baselineVariant ? older!.slot : uws;
@@ -157,7 +165,11 @@ async function measureFlood(
       const hostPid = ptyHostPid(tuicd.pid);
       const sup0 = cpuSeconds(tuicd.pid);
       const host0 = hostPid === undefined ? undefined : cpuSeconds(hostPid);
-      const r = await client.call({ op: 'stream', socket: tuicd.socketPath, sessionId: id, viewers, ...spec }, StreamBenchConstants.STREAM_CALL_TIMEOUT_MS);
+      const json = variant === JSON_VIEWER;
+      const r = await client.call(
+        { op: 'stream', socket: tuicd.socketPath, sessionId: id, viewers, json, ...spec },
+        StreamBenchConstants.STREAM_CALL_TIMEOUT_MS,
+      );
       const sup1 = cpuSeconds(tuicd.pid);
       const host1 = hostPid === undefined ? undefined : cpuSeconds(hostPid);
       record(s, r);
@@ -245,6 +257,22 @@ async function measureFlood(
     const extra: string[] = [];
     if (v === ONE_PROCESS) {
       extra.push("ttyd's shape: node-pty and the WebSocket in one process, no ring, coalescer or text stage; ratio = this / bare");
+      if (s.supervisorCpuMsPerMb.length) extra.push(`CPU ms/MB ${fmt(median(s.supervisorCpuMsPerMb), 2)}`);
+      out.push(withNote(r, notes(s, extra)));
+      continue;
+    }
+    if (v === JSON_VIEWER) {
+      // Issue 29: the default frames against binary ones and against the one-process peer, and what they cost.
+      const binary = series.get(viewersVariant(1))!;
+      if (binary.values.length) extra.push(`${fmt(r.median / median(binary.values), 2)}× the binary viewer`);
+      if (onePeer.values.length) extra.push(`${fmt(r.median / median(onePeer.values), 2)}× the one-process server (goal ≥ 0.95, agent output ≥ 0.9)`);
+      if (s.supervisorCpuMsPerMb.length) {
+        const total = median(s.supervisorCpuMsPerMb) + median(s.hostCpuMsPerMb);
+        extra.push(`CPU ms/MB: supervisor ${fmt(median(s.supervisorCpuMsPerMb), 2)}, pty host ${fmt(median(s.hostCpuMsPerMb), 2)}`);
+        if (onePeer.supervisorCpuMsPerMb.length) {
+          extra.push(`both processes ${fmt(total / median(onePeer.supervisorCpuMsPerMb), 2)}× the peer's CPU/MB (goal ≤ 1.1)`);
+        }
+      }
       out.push(withNote(r, notes(s, extra)));
       continue;
     }
@@ -256,6 +284,12 @@ async function measureFlood(
     }
     if (r.ratio !== undefined) extra.push(`goal ≥ ${goalRatio}${goalNote}: ${goal(r.ratio >= goalRatio)}`);
     if (v === viewersVariant(1) && onePeer.values.length) extra.push(`${fmt(r.median / median(onePeer.values), 2)}× the one-process server`);
+    if (v === viewersVariant(1) && onePeer.supervisorCpuMsPerMb.length && s.supervisorCpuMsPerMb.length) {
+      const total = median(s.supervisorCpuMsPerMb) + median(s.hostCpuMsPerMb);
+      extra.push(
+        `both processes ${fmt(total / median(onePeer.supervisorCpuMsPerMb), 2)}× the peer's CPU/MB; pty host goal ≤ 8 ms/MB: ${goal(median(s.hostCpuMsPerMb) <= 8)}`,
+      );
+    }
     if (s.viewerEvenness.length) extra.push(`slowest/fastest viewer ${fmt(median(s.viewerEvenness), 2)}`);
     if (s.supervisorCpuMsPerMb.length)
       extra.push(`CPU ms/MB: supervisor ${fmt(median(s.supervisorCpuMsPerMb), 2)}, pty host ${fmt(median(s.hostCpuMsPerMb), 2)}`);
@@ -309,12 +343,14 @@ function notes(s: Series, extra: string[]): string {
   return [...parts, ...extra].join('; ');
 }
 
-async function measureEcho(ctx: BenchContext, client: LoadClient, uws: TuicdSlot, nodeEngine: TuicdSlot): Promise<BenchRow[]> {
+async function measureEcho(ctx: BenchContext, client: LoadClient, uws: TuicdSlot, nodeEngine: TuicdSlot, older?: BaselineSlot): Promise<BenchRow[]> {
   const spec = ctx.quick ? StreamBenchConstants.ECHO_QUICK : StreamBenchConstants.ECHO;
   const bare = { p50: [] as number[], p99: [] as number[], errors: [] as string[] };
   const ours = { p50: [] as number[], p99: [] as number[], errors: [] as string[] };
   const oursNode = { p50: [] as number[], p99: [] as number[], errors: [] as string[] };
   const onePeer = { p50: [] as number[], p99: [] as number[], errors: [] as string[] };
+  /** --baseline-ref: the older build's echo, for "echo latency must not change" (≥ 0.97×, i.e. ≤ 1.03× the time). */
+  const olderEcho = { p50: [] as number[], p99: [] as number[], errors: [] as string[] };
   let peer: OnePtyServer | undefined;
   let peerError: string | undefined;
   try {
@@ -354,6 +390,7 @@ async function measureEcho(ctx: BenchContext, client: LoadClient, uws: TuicdSlot
       [ours, () => runTuicd(uws)],
       [onePeer, runPeer],
       [oursNode, () => runTuicd(nodeEngine)],
+      ...(older ? [[olderEcho, () => runTuicd(older.slot)] as [typeof bare, () => Promise<number[]>]] : []),
     ];
     for (let rep = 0; rep < Math.max(3, ctx.repetitions); rep++) {
       for (let i = 0; i < order.length; i++) {
@@ -391,7 +428,10 @@ async function measureEcho(ctx: BenchContext, client: LoadClient, uws: TuicdSlot
     } else {
       const r = row(group, oursVariant(p), ctx, unit, o, b.length ? { name: `bare ${p}`, median: median(b) } : undefined);
       const extra = [`goal ${p} ≤ ${goalMs} ms: ${goal(r.median <= goalMs)}`, 'ratio = tuicd / bare (lower is better)'];
-      if (one.length) extra.push(`${fmt(r.median / median(one))}× the one-process server`);
+      if (one.length) extra.push(`${fmt(r.median / median(one))}× the one-process server (issue 29 goal ≤ 1.2: ${goal(r.median / median(one) <= 1.2)})`);
+      const old = olderEcho[p];
+      if (older && old.length) extra.push(`${fmt(r.median / median(old), 3)}× ${older.label} (goal ≤ 1.03: ${goal(r.median / median(old) <= 1.03)})`);
+      else if (older) extra.push(`${older.label}: ${olderEcho.errors[0] ?? older.slot.error ?? 'no run finished'}`);
       if (ours.errors.length) extra.push(`${ours.errors.length} run(s) failed: ${ours.errors[0]}`);
       out.push(withNote(r, extra.join('; ')));
     }
@@ -483,7 +523,7 @@ export const run: BenchModule = async (ctx) => {
     } finally {
       await rm(agentDir, { recursive: true, force: true });
     }
-    rows.push(...(await measureEcho(ctx, client, uws, nodeEngine)));
+    rows.push(...(await measureEcho(ctx, client, uws, nodeEngine, baseline)));
     return rows;
   } finally {
     await client.stop();

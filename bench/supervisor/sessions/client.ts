@@ -167,11 +167,14 @@ function checkOutput(chunks: Buffer[], check: OutputCheck): string | null {
 // ---------------------------------------------------------------------------------------------
 // Viewers and bare PTYs.
 
-function streamUrl(socket: string, sessionId: string): string {
-  return `ws+unix://${socket}:/sessions/${encodeURIComponent(sessionId)}/stream?encoding=binary`;
+function streamUrl(socket: string, sessionId: string, json: boolean): string {
+  return `ws+unix://${socket}:/sessions/${encodeURIComponent(sessionId)}/stream${json ? '' : '?encoding=binary'}`;
 }
 
-/** A binary viewer: raw bytes to `onBytes`, JSON control frames counted by type. */
+/**
+ * A viewer: raw bytes to `onBytes` (binary frames, or with `json` the default `output` frames' text as
+ * the UTF-8 it was decoded from), other JSON frames counted by type.
+ */
 class Viewer {
   readonly frames: Record<string, number> = {};
   bytes = 0;
@@ -198,7 +201,14 @@ class Viewer {
       }
       let type = 'unparsable';
       try {
-        type = String((JSON.parse(data.toString('utf8')) as { type?: unknown }).type);
+        const frame = JSON.parse(data.toString('utf8')) as { type?: unknown; data?: unknown };
+        type = String(frame.type);
+        if (type === 'output' && typeof frame.data === 'string') {
+          const bytes = Buffer.from(frame.data, 'utf8');
+          this.bytes += bytes.length;
+          this.onBytes(bytes);
+          return;
+        }
       } catch {
         // counted as unparsable
       }
@@ -219,10 +229,10 @@ class Viewer {
     if (this.ended) fn(this.ended);
   }
 
-  static open(socket: string, sessionId: string, onBytes: (chunk: Buffer) => void): Promise<Viewer> {
+  static open(socket: string, sessionId: string, onBytes: (chunk: Buffer) => void, json = false): Promise<Viewer> {
     return new Promise((resolve, reject) => {
       // No permessage-deflate: the viewer wants the bytes as tuicd sends them.
-      const ws = new WebSocket(streamUrl(socket, sessionId), { perMessageDeflate: false });
+      const ws = new WebSocket(streamUrl(socket, sessionId, json), { perMessageDeflate: false });
       const viewer = new Viewer(ws, onBytes);
       ws.once('open', () => resolve(viewer));
       ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
@@ -279,7 +289,7 @@ async function stream(cmd: Extract<ClientCommand, { op: 'stream' }>): Promise<St
   const viewers: Viewer[] = [];
   try {
     for (const reader of readers) {
-      const viewer = await Viewer.open(cmd.socket, cmd.sessionId, (c) => reader.push(c));
+      const viewer = await Viewer.open(cmd.socket, cmd.sessionId, (c) => reader.push(c), cmd.json === true);
       viewer.onEnd((reason) => reader.end(reason));
       viewers.push(viewer);
     }

@@ -14,6 +14,8 @@ const MAX_SECONDS = 1_800;
 
 export interface OnePtyServer {
   socketPath: string;
+  /** The peer's process (its CPU time is the reference for tuicd's two). */
+  pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -30,7 +32,7 @@ export async function startOnePtyServer(script: string): Promise<OnePtyServer> {
   };
   try {
     const m = await proc.waitForLine(READY_LINE_RE, READY_TIMEOUT_MS);
-    return { socketPath: parseReadyLine(m).socketPath, stop };
+    return { socketPath: parseReadyLine(m).socketPath, pid: proc.child.pid, stop };
   } catch (err) {
     await stop();
     throw new Error(`the one-process pty server did not start: ${(err as Error).message}`);

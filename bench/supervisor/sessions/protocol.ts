@@ -31,7 +31,8 @@ export interface EchoSpec {
 
 export type ClientCommand =
   /** `viewers` WebSocket viewers on one tuicd session running a `readyScript` (see scripts.ts). */
-  | ({ op: 'stream'; socket: string; sessionId: string; viewers: number } & StreamSpec)
+  /** `json`: the viewers take the default JSON `output` frames instead of binary ones. */
+  | ({ op: 'stream'; socket: string; sessionId: string; viewers: number; json?: boolean } & StreamSpec)
   /** The baseline: the same script on a bare node-pty in the client process, read as Buffers. */
   | ({ op: 'bareStream'; script: string } & StreamSpec)
   | ({ op: 'echo'; socket: string; sessionId: string } & EchoSpec)
