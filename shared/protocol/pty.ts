@@ -10,7 +10,7 @@ import { ParsedEventSchema } from './parsedEvents.js';
 /**
  * Bumped on any incompatible change; the handshake refuses a stale pty host build, and a newer
  * supervisor replaces a detached host of another version (its sessions end). 6: memory, screenQuery,
- * output watchers, adopt and records.
+ * output watchers, adopt and records, loopDelay.
  */
 export const PTY_PROTOCOL_VERSION = 6;
 
@@ -192,6 +192,8 @@ export const PtyProtocol = defineProtocol({
       params: Type.Object({}),
       result: Type.Object({ count: Type.Integer({ minimum: 0 }), bytes: Type.Integer({ minimum: 0 }), budget_bytes: Type.Integer({ minimum: 0 }) }),
     },
+    /** The host's event-loop delay, 99th percentile over the last 5–10 s (GET /metrics). */
+    loopDelay: { params: Type.Object({}), result: Type.Object({ p99_ms: Type.Number({ minimum: 0 }) }) },
     /** What each live session holds (raw ring, line log, screen grid), in bytes, for GET /stats. */
     memory: {
       params: Type.Object({}),

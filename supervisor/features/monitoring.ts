@@ -3,10 +3,10 @@
  * routes, the log ring's routes (tuicd's own warnings and errors land there too), diagnostics, the
  * `debug` tool and the event-loop delay gauge.
  */
+import { EventLoopLag } from '../../shared/eventLoopLag.js';
 import type { Paths } from '../../shared/paths.js';
 import { VERSION } from '../../shared/version.js';
 import type { ConfigStore } from '../config/configStore.js';
-import { EventLoopLag } from '../eventLoopLag.js';
 import type { PtyHost } from '../hosts/ptyHost.js';
 import type { HttpEngine } from '../http/engine/types.js';
 import type { LogRing } from '../logs/logRing.js';
@@ -20,6 +20,9 @@ import type { SessionService } from '../sessions/sessionService.js';
 import { GIT_HASH } from '../version.js';
 import type { Feature } from './feature.js';
 import type { Listeners } from './listeners.js';
+
+/** How often the pty host's event-loop delay is read for /metrics. */
+const HOST_LOOP_POLL_MS = 2_000;
 
 export interface MonitoringDeps {
   paths: Paths;
@@ -42,6 +45,22 @@ export function monitoringFeature(deps: MonitoringDeps): Feature {
   const { paths, config, metrics, sessions, listeners, credentials } = deps;
   const loopLag = new EventLoopLag();
   metrics.gauge('event_loop_delay_p99_ms', "The supervisor's event-loop delay, 99th percentile over the last 5-10 s (ms)", () => loopLag.p99Ms());
+  // The pty host's, asked every few seconds while it runs (never starting it): a gauge reads synchronously.
+  let hostLoopDelayMs = 0;
+  const hostLoopPoll = setInterval(() => {
+    const client = deps.ptyHost.runningClient();
+    if (client === null) return;
+    client.request('loopDelay', {}).then(
+      (r) => (hostLoopDelayMs = r.p99_ms),
+      () => undefined,
+    );
+  }, HOST_LOOP_POLL_MS);
+  hostLoopPoll.unref();
+  metrics.gauge(
+    'pty_host_event_loop_delay_p99_ms',
+    `The pty host's event-loop delay, 99th percentile over the last 5-10 s (ms), read every ${HOST_LOOP_POLL_MS / 1000} s`,
+    () => hostLoopDelayMs,
+  );
   return {
     name: 'monitoring',
     routes: [
@@ -67,6 +86,9 @@ export function monitoringFeature(deps: MonitoringDeps): Feature {
       ...logRoutes(deps.logRing),
     ],
     tools: [createDebugTool({ sessions, logDir: paths.logDir })],
-    dispose: () => loopLag.dispose(),
+    dispose: () => {
+      clearInterval(hostLoopPoll);
+      loopLag.dispose();
+    },
   };
 }

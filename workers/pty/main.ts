@@ -10,6 +10,7 @@ import { Socket } from 'node:net';
 import { parseArgs } from 'node:util';
 
 import { type Server, serve } from '../../shared/channel.js';
+import { EventLoopLag } from '../../shared/eventLoopLag.js';
 import { PtyProtocol, type PtyProtocolT } from '../../shared/protocol/pty.js';
 import { streamTransport } from '../../shared/transports/stream.js';
 import { deferredTextStage } from './deferredText.js';
@@ -46,11 +47,13 @@ const { values: args } = parseArgs({
 /** Where watcher matches leave: the channel of whichever supervisor is attached. */
 let sendWatcherLines: (session_id: string, lines: MatchedLine[], dropped: number) => void = () => undefined;
 const outputWatchers = new OutputWatchers((session_id, lines, dropped) => sendWatcherLines(session_id, lines, dropped));
+const loopLag = new EventLoopLag();
 const serviceOptions = {
   // Stripped, redacted lines for readLog: text leaves this process already clean.
   createTextLog: (id: string) => outputWatchers.attach(id, new TextPipeline()),
   ...tombstoneBudget(),
   ...idleGc(),
+  loopDelayP99Ms: () => loopLag.p99Ms(),
 };
 
 let stopping = false;

@@ -30,6 +30,8 @@ export interface PtyServiceOptions {
   tombstoneBudgetBytes?: number;
   /** Told what ended sessions and dropped tombstones free, to collect once the host is idle. */
   idleGc?: { freed(bytes: number): void };
+  /** The host's event-loop delay p99 (ms), for `loopDelay`; absent, 0 (a service run inside a test). */
+  loopDelayP99Ms?: () => number;
 }
 
 const OK = Object.freeze({});
@@ -209,6 +211,10 @@ export class PtyService implements HandlersOf<P>, Disposable {
   captureStatus(): Result<'captureStatus'> {
     const { enabled, filter, dir } = this.captureState;
     return { enabled, session_id: filter, dir, sessions: [...this.captures.values()].map((w) => w.status()) };
+  }
+
+  loopDelay(): Result<'loopDelay'> {
+    return { p99_ms: this.options.loopDelayP99Ms?.() ?? 0 };
   }
 
   memory(): Result<'memory'> {

@@ -1,10 +1,11 @@
 /**
- * The supervisor's event-loop delay, as a /metrics gauge: the 99th percentile over the last 5–10 s
- * (two rotating windows), so a reader sees recent stalls, not the whole uptime's.
+ * A process's event-loop delay (the supervisor's and the pty host's /metrics gauges): the 99th
+ * percentile over the last 5–10 s (two rotating windows), so a reader sees recent stalls, not the
+ * whole uptime's.
  */
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 
-import type { Disposable } from '../shared/disposable.js';
+import type { Disposable } from './disposable.js';
 
 export const EventLoopLagConstants = {
   WINDOW_MS: 5_000,
