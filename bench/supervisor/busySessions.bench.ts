@@ -1,0 +1,159 @@
+/**
+ * 500 busy sessions (issue 29 item 5): each printing ~20 KB/s, against the same tuicd with none.
+ * Per repetition, on a fresh tuicd: GET /health p99 (from a separate client, every 20 ms), both
+ * event loops' delay p99 (the supervisor's and the pty host's, from GET /metrics) and keystroke echo
+ * p50/p99 through one more session, first with no load, then with the 500 sessions running.
+ * Goals: /health p99 < 10 ms, both loops' p99 < 10 ms, echo p99 < 20 ms.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+import { errorText, failedRow, median, row, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
+import { LoadClient } from './sessions/clientProc.js';
+import type { EchoSpec } from './sessions/protocol.js';
+import { ECHO_SCRIPT, SHELL, STEADY_PRINTER } from './sessions/scripts.js';
+import { fmt, goal, percentile } from './sessions/stats.js';
+import { createSession, deleteSession, inBatches, listSessions, request, sleep, startTuicd } from './sessions/tuicd.js';
+
+const Constants = {
+  SESSIONS: 500,
+  SESSIONS_QUICK: 100,
+  WINDOW_MS: 10_000,
+  WINDOW_MS_QUICK: 3_000,
+  /** Sessions print this long before the window opens; the loop-delay gauges cover the last 5–10 s. */
+  SETTLE_MS: 6_000,
+  SETTLE_MS_QUICK: 2_000,
+  HEALTH_INTERVAL_MS: 20,
+  CREATE_CONCURRENCY: 8,
+  DELETE_CONCURRENCY: 16,
+  ECHO: { keystrokes: 300, warmup: 20, gapMinMs: 5, gapMaxMs: 10 } satisfies EchoSpec,
+  ECHO_QUICK: { keystrokes: 100, warmup: 10, gapMinMs: 5, gapMaxMs: 10 } satisfies EchoSpec,
+  GOAL_LOOP_P99_MS: 10,
+  GOAL_ECHO_P99_MS: 20,
+  CALL_SLACK_MS: 60_000,
+} as const;
+
+interface Phase {
+  healthP99: number;
+  supervisorLoopP99: number;
+  hostLoopP99: number;
+  echoP50: number;
+  echoP99: number;
+}
+
+interface Rep {
+  idle: Phase;
+  loaded: Phase;
+  perSessionRate: number;
+  liveAtEnd: number;
+}
+
+function perlPath(): string | undefined {
+  const r = spawnSync('sh', ['-c', `command -v ${STEADY_PRINTER.command}`], { encoding: 'utf8', timeout: 5000 });
+  const path = r.stdout?.trim();
+  return path && existsSync(path) ? path : undefined;
+}
+
+async function loopDelays(sock: string): Promise<{ supervisor: number; host: number }> {
+  const r = await request(sock, 'GET', '/metrics');
+  const m = JSON.parse(r.body) as Record<string, unknown>;
+  const supervisor = Number(m['event_loop_delay_p99_ms']);
+  const host = Number(m['pty_host_event_loop_delay_p99_ms']);
+  if (!Number.isFinite(supervisor) || !Number.isFinite(host)) throw new Error('GET /metrics lacks the event-loop delay gauges (an older build?)');
+  return { supervisor, host };
+}
+
+async function totalWritten(sock: string): Promise<number> {
+  return (await listSessions(sock)).reduce((sum, s) => sum + s.total_written, 0);
+}
+
+async function once(client: LoadClient, perl: string, sessions: number, windowMs: number, settleMs: number, echo: EchoSpec): Promise<Rep> {
+  const c = Constants;
+  const tuicd = await startTuicd();
+  const ids: string[] = [];
+  try {
+    const sock = tuicd.socketPath;
+    const echoId = await createSession(sock, SHELL, ['-c', ECHO_SCRIPT]);
+    const phase = async (): Promise<Phase> => {
+      const health = await client.call({ op: 'health', socket: sock, intervalMs: c.HEALTH_INTERVAL_MS, durationMs: windowMs }, windowMs + c.CALL_SLACK_MS);
+      // Read right after the window: the gauges cover its last 5–10 s.
+      const loops = await loopDelays(sock);
+      const echoes = (await client.call({ op: 'echo', socket: sock, sessionId: echoId, ...echo }, c.CALL_SLACK_MS)).samples;
+      return {
+        healthP99: percentile(health.samples, 99),
+        supervisorLoopP99: loops.supervisor,
+        hostLoopP99: loops.host,
+        echoP50: percentile(echoes, 50),
+        echoP99: percentile(echoes, 99),
+      };
+    };
+    // Warm-up: JIT in tuicd, the pty host and the client; the gauges fill their window.
+    await client.call({ op: 'echo', socket: sock, sessionId: echoId, ...Constants.ECHO_QUICK }, c.CALL_SLACK_MS);
+    await sleep(settleMs);
+    const idle = await phase();
+    await inBatches(
+      Array.from({ length: sessions }, (_, i) => i),
+      c.CREATE_CONCURRENCY,
+      async () => ids.push(await createSession(sock, perl, STEADY_PRINTER.args)),
+    );
+    await sleep(settleMs);
+    const written0 = await totalWritten(sock);
+    const t0 = performance.now();
+    const loaded = await phase();
+    const written1 = await totalWritten(sock);
+    const seconds = (performance.now() - t0) / 1000;
+    return { idle, loaded, perSessionRate: (written1 - written0) / seconds / sessions, liveAtEnd: (await listSessions(sock)).length - 1 };
+  } finally {
+    await inBatches(ids, c.DELETE_CONCURRENCY, (id) => deleteSession(tuicd.socketPath, id).catch(() => undefined));
+    await tuicd.stop();
+  }
+}
+
+export const run: BenchModule = async (ctx: BenchContext) => {
+  const c = Constants;
+  const sessions = ctx.quick ? c.SESSIONS_QUICK : c.SESSIONS;
+  const group = `${sessions} busy sessions × ~${Math.round(STEADY_PRINTER.bytesPerSecond / 1000)} KB/s: both loops and echo`;
+  const unit = 'ms (lower is better)';
+  const perl = perlPath();
+  if (!perl) return [failedRow(group, 'tuicd', ctx, unit, 'perl not found: the steady printer needs it (Debian: perl-base)')];
+  const windowMs = ctx.quick ? c.WINDOW_MS_QUICK : c.WINDOW_MS;
+  const settleMs = ctx.quick ? c.SETTLE_MS_QUICK : c.SETTLE_MS;
+  const client = LoadClient.start();
+  const reps: Rep[] = [];
+  const errors: string[] = [];
+  try {
+    for (let rep = 0; rep < Math.max(3, ctx.repetitions); rep++) {
+      try {
+        reps.push(await once(client, perl, sessions, windowMs, settleMs, ctx.quick ? c.ECHO_QUICK : c.ECHO));
+      } catch (err) {
+        errors.push(errorText(err));
+      }
+    }
+  } finally {
+    await client.stop();
+  }
+  if (reps.length === 0) return [failedRow(group, `tuicd, ${sessions} sessions`, ctx, unit, errors[0] ?? 'no run finished')];
+  const out: BenchRow[] = [];
+  const rate = median(reps.map((r) => r.perSessionRate));
+  const live = Math.min(...reps.map((r) => r.liveAtEnd));
+  const loadNote = `${fmt(rate / 1000, 3)} KB/s per session measured, ${live} of ${sessions} alive at the end${ctx.quick ? ' (--quick: fewer sessions)' : ''}`;
+  const figures: Array<[string, (p: Phase) => number, number | undefined]> = [
+    ['GET /health p99', (p) => p.healthP99, c.GOAL_LOOP_P99_MS],
+    ['supervisor event-loop delay p99', (p) => p.supervisorLoopP99, c.GOAL_LOOP_P99_MS],
+    ['pty host event-loop delay p99', (p) => p.hostLoopP99, c.GOAL_LOOP_P99_MS],
+    ['keystroke echo p50', (p) => p.echoP50, undefined],
+    ['keystroke echo p99', (p) => p.echoP99, c.GOAL_ECHO_P99_MS],
+  ];
+  for (const [name, pick, goalMs] of figures) {
+    const idle = reps.map((r) => pick(r.idle));
+    const loaded = reps.map((r) => pick(r.loaded));
+    out.push(row(group, `${name}, no load`, ctx, unit, idle));
+    const r = row(group, `${name}, ${sessions} sessions`, ctx, unit, loaded, { name: `${name}, no load`, median: median(idle) });
+    const notes = ['ratio = loaded / no load (lower is better)'];
+    if (goalMs !== undefined) notes.push(`goal < ${goalMs} ms: ${goal(r.median < goalMs)}`);
+    if (name === 'GET /health p99') notes.push(loadNote);
+    if (errors.length) notes.push(`${errors.length} repetition(s) failed: ${errors[0]}`);
+    out.push(withNote(r, notes.join('; ')));
+  }
+  return out;
+};
