@@ -220,16 +220,26 @@ export class PtyHost implements Disposable {
     for (const fn of this.exitListeners) fn({ pid: running.worker.pid, code, signal });
   }
 
-  /** Stops the host: closing the channel makes it kill its sessions; SIGKILL after a grace. */
-  async stop(): Promise<void> {
+  /**
+   * The end of this supervisor's hold on its host (stop or detach): no new start, a host still
+   * starting becomes the running one (or fails) first, and its exit is expected from here on.
+   */
+  private async takeForShutdown(): Promise<Running | null> {
     this.disposed = true;
-    // A host still starting becomes the running one (or fails) first, so it is stopped below too.
     await this.starting?.catch(() => undefined);
     const running = this.running;
     this.running = null;
+    if (running) {
+      running.expectedExit = true;
+      running.heartbeat.dispose();
+    }
+    return running;
+  }
+
+  /** Stops the host: closing the channel makes it kill its sessions; SIGKILL after a grace. */
+  async stop(): Promise<void> {
+    const running = await this.takeForShutdown();
     if (!running) return;
-    running.expectedExit = true;
-    running.heartbeat.dispose();
     running.client.dispose();
     running.worker.kill('SIGTERM');
     const timer = setTimeout(() => running.worker.kill('SIGKILL'), PtyHostConstants.STOP_GRACE_MS);
@@ -242,13 +252,8 @@ export class PtyHost implements Disposable {
    * nothing is killed. A host still starting is released too.
    */
   async detach(): Promise<void> {
-    this.disposed = true;
-    await this.starting?.catch(() => undefined);
-    const running = this.running;
-    this.running = null;
+    const running = await this.takeForShutdown();
     if (!running) return;
-    running.expectedExit = true;
-    running.heartbeat.dispose();
     running.worker.release?.();
     // The close ends our side after the queued frames (the last records) are written.
     running.client.dispose();

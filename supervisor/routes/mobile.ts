@@ -173,49 +173,29 @@ export function mobileRoutes(deps: MobileDeps): Route[] {
       handler: (_input, ctx) => serveIt(ctx),
     });
 
+  /** The page itself, at each address it opens on (`id`: what that address names). */
+  const pageRoute = (pattern: string, summary: string, id?: string): Route =>
+    defineRoute({
+      method: 'GET',
+      pattern,
+      tag: TAG,
+      summary,
+      description: PAGE_DESCRIPTION,
+      ...(id === undefined ? {} : { params: Type.Object({ id: Type.String({ description: id }) }) }),
+      answers: PAGE_ANSWERS,
+      public: true,
+      handler: (_input, ctx) => page(ctx),
+    });
+
   return [
-    defineRoute({
-      method: 'GET',
-      pattern: '/mobile',
-      tag: TAG,
-      summary: 'The phone page (PWA)',
-      description: PAGE_DESCRIPTION,
-      answers: PAGE_ANSWERS,
-      public: true,
-      handler: (_input, ctx) => page(ctx),
-    }),
-    defineRoute({
-      method: 'GET',
-      pattern: '/mobile/session/:id',
-      tag: TAG,
-      summary: 'The phone page opened on one session',
-      description: PAGE_DESCRIPTION,
-      params: Type.Object({ id: Type.String({ description: 'The session the page opens.' }) }),
-      answers: PAGE_ANSWERS,
-      public: true,
-      handler: (_input, ctx) => page(ctx),
-    }),
-    defineRoute({
-      method: 'GET',
-      pattern: '/mobile/acp',
-      tag: TAG,
-      summary: 'The phone page opened on its ACP agents: start one, or return to one started earlier',
-      description: PAGE_DESCRIPTION,
-      answers: PAGE_ANSWERS,
-      public: true,
-      handler: (_input, ctx) => page(ctx),
-    }),
-    defineRoute({
-      method: 'GET',
-      pattern: '/mobile/acp/:id',
-      tag: TAG,
-      summary: "The phone page opened on one ACP connection's conversation (`?session=` picks the session)",
-      description: PAGE_DESCRIPTION,
-      params: Type.Object({ id: Type.String({ description: 'The ACP connection the page opens.' }) }),
-      answers: PAGE_ANSWERS,
-      public: true,
-      handler: (_input, ctx) => page(ctx),
-    }),
+    pageRoute('/mobile', 'The phone page (PWA)'),
+    pageRoute('/mobile/session/:id', 'The phone page opened on one session', 'The session the page opens.'),
+    pageRoute('/mobile/acp', 'The phone page opened on its ACP agents: start one, or return to one started earlier'),
+    pageRoute(
+      '/mobile/acp/:id',
+      "The phone page opened on one ACP connection's conversation (`?session=` picks the session)",
+      'The ACP connection the page opens.',
+    ),
     asset('/mobile/login', 'The login page', 'text/html', (ctx) => serve(ctx, 'login.html')),
     // The service worker controls /mobile and everything under it, though it lives one level down.
     asset('/mobile/sw.js', 'The service worker (Service-Worker-Allowed: /mobile)', 'text/javascript', (ctx) =>

@@ -7,7 +7,7 @@
  */
 import type { AdoptResult } from '../hosts/ptyHost.js';
 import { emptySignals } from './agentSignals.js';
-import type { SessionRecord } from './sessionRecord.js';
+import { freshRuntimeFields, type SessionRecord } from './sessionRecord.js';
 
 type AdoptedSession = AdoptResult['sessions'][number];
 
@@ -36,23 +36,9 @@ function blankRecord(s: AdoptedSession, now: number): SessionRecord {
     rows: 24,
     cols: 80,
     created_ms: now,
-    shell_state: null,
-    shell_state_since_ms: now,
-    last_activity_ms: now,
-    total_written: 0,
-    paused: false,
-    exit: null,
+    ...freshRuntimeFields(now),
     agent_type: null,
     spawn_agent_type: null,
-    agent_checked_ms: 0,
-    agent_fg_pgid: null,
-    agent_classified_ms: 0,
-    signals: emptySignals(),
-    turn_epoch: 0,
-    agent_epoch: 0,
-    last_prompt: null,
-    alt_screen: false,
-    queued_commands: 0,
     keep_open: false,
   };
 }

@@ -4,7 +4,7 @@ import type { Static } from 'typebox';
 import type { AgentType } from './agentDetection.js';
 import { backgroundWorkOf } from './backgroundWork.js';
 import { foregroundForListing } from './foreground.js';
-import { type AgentSignals, activeSubtasks, awaitingInput, rateLimited, signalFields } from './agentSignals.js';
+import { type AgentSignals, activeSubtasks, awaitingInput, emptySignals, rateLimited, signalFields } from './agentSignals.js';
 import type { SessionStateSchema } from './sessionSchemas.js';
 import { type SessionWorktree, worktreeBranch } from './sessionWorktree.js';
 
@@ -96,6 +96,27 @@ function backgroundWork(r: SessionRecord, now: number): boolean {
 /** The current turn was closed by a `suggest:` marker. */
 function completed(r: SessionRecord): boolean {
   return r.signals.completedEpoch !== null && r.signals.completedEpoch === r.turn_epoch;
+}
+
+/** What a session's record starts with before anything was seen: no state, no output, no agent signals, no turns. */
+export function freshRuntimeFields(now: number) {
+  return {
+    shell_state: null,
+    shell_state_since_ms: now,
+    last_activity_ms: now,
+    total_written: 0,
+    paused: false,
+    exit: null,
+    agent_checked_ms: 0,
+    agent_fg_pgid: null,
+    agent_classified_ms: 0,
+    signals: emptySignals(),
+    turn_epoch: 0,
+    agent_epoch: 0,
+    last_prompt: null,
+    alt_screen: false,
+    queued_commands: 0,
+  } satisfies Partial<SessionRecord>;
 }
 
 /**

@@ -18,11 +18,10 @@ import { AliasAllocator } from './alias.js';
 import { detectAgent } from './agentDetection.js';
 import { foregroundPgid } from './foreground.js';
 import { childEnv, RESERVED_ENV } from './childEnv.js';
-import { inStandby, type SessionRecord, type ShellStateName } from './sessionRecord.js';
+import { freshRuntimeFields, inStandby, type SessionRecord, type ShellStateName } from './sessionRecord.js';
 import { worktreeOf } from './sessionWorktree.js';
 import { SessionInput } from './sessionInput.js';
 import { AgentStateTracker, type IntentListener, type ParsedListener } from './agentStateTracker.js';
-import { emptySignals } from './agentSignals.js';
 import type { ParsedEvent } from '../../shared/protocol/parsedEvents.js';
 import { type CreateSessionFields, DEFAULT_TERMINAL, EnvLimits } from './sessionSchemas.js';
 import type { AdoptResult } from '../hosts/ptyHost.js';
@@ -311,23 +310,9 @@ export class SessionService {
       rows,
       cols,
       created_ms: now,
-      shell_state: null,
-      shell_state_since_ms: now,
-      last_activity_ms: now,
-      total_written: 0,
-      paused: false,
-      exit: null,
+      ...freshRuntimeFields(now),
       agent_type: agentType,
       spawn_agent_type: agentType,
-      agent_checked_ms: 0,
-      agent_fg_pgid: null,
-      agent_classified_ms: 0,
-      signals: emptySignals(),
-      turn_epoch: 0,
-      agent_epoch: 0,
-      last_prompt: null,
-      alt_screen: false,
-      queued_commands: 0,
       keep_open: o.keep_open === true,
     };
     this.sessions.set(id, record);

@@ -106,6 +106,18 @@ export class Transcript {
     }
   }
 
+  private addTool(u: Json): void {
+    const item = {
+      kind: 'tool' as const,
+      toolCallId: String(u.toolCallId),
+      title: String(u.title ?? u.toolCallId),
+      status: String(u.status ?? 'pending'),
+      toolKind: String(u.kind ?? 'other'),
+    };
+    this.tools.set(item.toolCallId, item);
+    this.items.push(item);
+  }
+
   private update(u: Json): void {
     const last = this.items[this.items.length - 1];
     switch (u.sessionUpdate) {
@@ -122,32 +134,13 @@ export class Transcript {
         else this.items.push({ kind, text });
         return;
       }
-      case 'tool_call': {
-        const item = {
-          kind: 'tool' as const,
-          toolCallId: String(u.toolCallId),
-          title: String(u.title ?? u.toolCallId),
-          status: String(u.status ?? 'pending'),
-          toolKind: String(u.kind ?? 'other'),
-        };
-        this.tools.set(item.toolCallId, item);
-        this.items.push(item);
+      case 'tool_call':
+        this.addTool(u);
         return;
-      }
       case 'tool_call_update': {
         const item = this.tools.get(String(u.toolCallId));
-        if (item === undefined) {
-          const added = {
-            kind: 'tool' as const,
-            toolCallId: String(u.toolCallId),
-            title: String(u.title ?? u.toolCallId),
-            status: String(u.status ?? 'pending'),
-            toolKind: String(u.kind ?? 'other'),
-          };
-          this.tools.set(added.toolCallId, added);
-          this.items.push(added);
-          return;
-        }
+        // An update for a call whose start was not seen (dropped from the journal) shows as the call.
+        if (item === undefined) return this.addTool(u);
         if (u.status) item.status = String(u.status);
         if (u.title) item.title = String(u.title);
         return;
