@@ -13,7 +13,7 @@ import { connect } from '../shared/channel.js';
 import type { Paths } from '../shared/paths.js';
 import { PtyProtocol } from '../shared/protocol/pty.js';
 import { streamTransport } from '../shared/transports/stream.js';
-import { hostStatePath, isAlive, ownerOnlyProblem, readHostState } from './hosts/ptyHostState.js';
+import { hostStatePath, isAlive, isHostOf, ownerOnlyProblem, readHostState } from './hosts/ptyHostState.js';
 import { probeStatus } from './status.js';
 
 const STOP_WAIT_MS = 15_000;
@@ -60,12 +60,13 @@ function supervisorPid(socketPath: string): Promise<number | null> {
 /** A pty host of this config dir and instance, running, and the sessions it holds (asked without adopting them). */
 export async function probeOrphanHost(paths: Paths): Promise<OrphanHost | null> {
   let state;
+  const statePath = hostStatePath(paths.configDir, paths.instance);
   try {
-    state = readHostState(hostStatePath(paths.configDir, paths.instance));
+    state = readHostState(statePath);
   } catch {
     return null;
   }
-  if (state === null || !isAlive(state.pid)) return null;
+  if (state === null || !isHostOf(state.pid, statePath)) return null;
   if (ownerOnlyProblem(state.socket, 'socket') !== null) return { pid: state.pid, sessions: null };
   const sessions = await new Promise<OrphanHost['sessions']>((resolve) => {
     const sock = netConnect({ path: state.socket });
@@ -106,12 +107,13 @@ export async function stopCommand(paths: Paths, say: (line: string) => void): Pr
     stopped = true;
   }
   let state = null;
+  const statePath = hostStatePath(paths.configDir, paths.instance);
   try {
-    state = readHostState(hostStatePath(paths.configDir, paths.instance));
+    state = readHostState(statePath);
   } catch (err) {
     say(String((err as Error).message));
   }
-  if (state !== null && isAlive(state.pid)) {
+  if (state !== null && isHostOf(state.pid, statePath)) {
     process.kill(state.pid, 'SIGTERM');
     if (!(await waitGone(state.pid, STOP_WAIT_MS))) process.kill(state.pid, 'SIGKILL');
     say(`pty host (pid ${state.pid}) stopped with its sessions`);

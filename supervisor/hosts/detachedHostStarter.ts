@@ -15,7 +15,7 @@ import { basename, join } from 'node:path';
 import { PTY_PROTOCOL_VERSION } from '../../shared/protocol/pty.js';
 import { streamTransport } from '../../shared/transports/stream.js';
 import type { StartedWorker, WorkerStarter } from './processStarter.js';
-import { type PtyHostState, hostStatePath, isAlive, ownerOnlyProblem, readHostState } from './ptyHostState.js';
+import { type PtyHostState, hostStatePath, isHostOf, ownerOnlyProblem, readHostState } from './ptyHostState.js';
 
 /** sun_path holds 104-108 bytes; a longer config dir puts the socket in the temp dir. */
 const MAX_SOCKET_PATH = 100;
@@ -52,16 +52,6 @@ function connectSocket(path: string): Promise<Socket> {
   });
 }
 
-/** On Linux, whether `pid` still runs a detached pty host (a recycled pid is left alone). */
-function runsPtyHost(pid: number): boolean {
-  try {
-    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    return args.includes('--listen') && args.some((a) => a.endsWith('/workers/pty/main.js'));
-  } catch {
-    return process.platform !== 'linux' && isAlive(pid);
-  }
-}
-
 export class DetachedHostStarter implements WorkerStarter {
   readonly statePath: string;
 
@@ -76,7 +66,7 @@ export class DetachedHostStarter implements WorkerStarter {
   hasLiveHost(): boolean {
     try {
       const state = readHostState(this.statePath);
-      return state !== null && isAlive(state.pid);
+      return state !== null && isHostOf(state.pid, this.statePath);
     } catch {
       return true;
     }
@@ -84,7 +74,7 @@ export class DetachedHostStarter implements WorkerStarter {
 
   async start(): Promise<StartedWorker> {
     const state = readHostState(this.statePath);
-    if (state !== null && isAlive(state.pid)) {
+    if (state !== null && isHostOf(state.pid, this.statePath)) {
       if (state.protocol_version === PTY_PROTOCOL_VERSION) {
         const adopted = await this.adopt(state);
         if (adopted !== null) return adopted;
@@ -93,7 +83,7 @@ export class DetachedHostStarter implements WorkerStarter {
       }
     }
     // A host killed outright (SIGKILL) left its socket file: ours to remove, if it is one.
-    if (state !== null && !isAlive(state.pid) && basename(state.socket).startsWith('pty-') && state.socket.endsWith('.sock')) {
+    if (state !== null && !isHostOf(state.pid, this.statePath) && basename(state.socket).startsWith('pty-') && state.socket.endsWith('.sock')) {
       rmSync(state.socket, { force: true });
     }
     return this.spawnFresh();
@@ -120,7 +110,7 @@ export class DetachedHostStarter implements WorkerStarter {
       sock.once('close', () => {
         const poll = (): void => {
           if (released) return;
-          if (!isAlive(state.pid)) resolve({ code: null, signal: null });
+          if (!isHostOf(state.pid, this.statePath)) resolve({ code: null, signal: null });
           else setTimeout(poll, EXIT_POLL_MS).unref();
         };
         poll();
@@ -146,7 +136,7 @@ export class DetachedHostStarter implements WorkerStarter {
 
   /** A host this supervisor cannot speak to: told to end its sessions, SIGKILLed if it lingers. */
   private async replace(state: PtyHostState): Promise<void> {
-    if (!runsPtyHost(state.pid)) return;
+    if (!isHostOf(state.pid, this.statePath)) return;
     this.opts.log.warn(
       { host_pid: state.pid, host_protocol: state.protocol_version, protocol: PTY_PROTOCOL_VERSION },
       'the running pty host speaks another pty protocol version (an upgrade): its sessions end and a fresh host starts',
@@ -157,8 +147,8 @@ export class DetachedHostStarter implements WorkerStarter {
       return;
     }
     const deadline = Date.now() + REPLACE_GRACE_MS;
-    while (isAlive(state.pid) && Date.now() < deadline) await sleep(25);
-    if (isAlive(state.pid)) process.kill(state.pid, 'SIGKILL');
+    while (isHostOf(state.pid, this.statePath) && Date.now() < deadline) await sleep(25);
+    if (isHostOf(state.pid, this.statePath)) process.kill(state.pid, 'SIGKILL');
   }
 
   private socketPath(): string {

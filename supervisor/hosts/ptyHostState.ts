@@ -32,6 +32,23 @@ export function isAlive(pid: number): boolean {
   }
 }
 
+/**
+ * Whether `pid` is still the pty host that `statePath` names, not a process that took its pid since
+ * (pids are reused, within minutes where pid_max is 32768): on Linux its command line must be a
+ * pty host's with `--state statePath`; elsewhere it must run.
+ */
+export function isHostOf(pid: number, statePath: string): boolean {
+  let cmdline: string;
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return process.platform !== 'linux' && isAlive(pid);
+  }
+  const args = cmdline.split('\0');
+  const at = args.indexOf('--state');
+  return at >= 0 && args[at + 1] === statePath && args.some((a) => a.endsWith('/workers/pty/main.js'));
+}
+
 /** The state file's content: null when there is none; throws when it is not trustworthy or unreadable. */
 export function readHostState(path: string): PtyHostState | null {
   let text: string;

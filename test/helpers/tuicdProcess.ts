@@ -8,6 +8,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { isHostOf } from '../../supervisor/hosts/ptyHostState.js';
 import { makeTestHome, shellHomeEnv } from './testHome.js';
 
 export const MAIN_JS = new URL('../../supervisor/main.js', import.meta.url).pathname;
@@ -149,20 +150,15 @@ export class Tuicd {
    * one (by failing, or on purpose) has it ended here with its sessions.
    */
   private async stopLeftPtyHost(): Promise<void> {
+    const statePath = join(this.configDir, 'pty-host.json');
     let pid: number;
     try {
-      pid = (JSON.parse(readFileSync(join(this.configDir, 'pty-host.json'), 'utf8')) as { pid: number }).pid;
+      pid = (JSON.parse(readFileSync(statePath, 'utf8')) as { pid: number }).pid;
     } catch {
       return;
     }
-    const alive = (): boolean => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
+    // Only while the pid is still this dir's host: a pid from a file left behind may be another test's process by now.
+    const alive = (): boolean => isHostOf(pid, statePath);
     if (!alive()) return;
     process.kill(pid, 'SIGTERM');
     const deadline = Date.now() + STOP_TIMEOUT_MS;

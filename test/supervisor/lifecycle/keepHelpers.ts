@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { isHostOf } from '../../../supervisor/hosts/ptyHostState.js';
 import type { Tuicd } from '../../helpers/tuicdProcess.js';
 
 export const COUNTER = ['-c', 'i=0; while :; do i=$((i+1)); echo "c$i"; sleep 0.05; done'];
@@ -15,10 +16,15 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-/** The detached pty host's pid from its state file; null when there is none. */
+/**
+ * The detached pty host's pid from its state file, while that pid still is this dir's host; null
+ * otherwise. A pid read from a file left behind may belong to another test's process by now.
+ */
 export function hostPid(configDir: string): number | null {
+  const statePath = join(configDir, 'pty-host.json');
   try {
-    return (JSON.parse(readFileSync(join(configDir, 'pty-host.json'), 'utf8')) as { pid: number }).pid;
+    const pid = (JSON.parse(readFileSync(statePath, 'utf8')) as { pid: number }).pid;
+    return isHostOf(pid, statePath) ? pid : null;
   } catch {
     return null;
   }
