@@ -5,13 +5,11 @@
  * p50/p99 through one more session, first with no load, then with the 500 sessions running.
  * Goals: /health p99 < 10 ms, both loops' p99 < 10 ms, echo p99 < 20 ms.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 
 import { errorText, failedRow, median, row, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
 import { LoadClient } from './sessions/clientProc.js';
 import type { EchoSpec } from './sessions/protocol.js';
-import { ECHO_SCRIPT, SHELL, STEADY_PRINTER } from './sessions/scripts.js';
+import { ECHO_SCRIPT, SHELL, STEADY_PRINTER, steadyPrinterPath } from './sessions/scripts.js';
 import { fmt, goal, percentile } from './sessions/stats.js';
 import { createSession, deleteSession, inBatches, listSessions, request, sleep, startTuicd } from './sessions/tuicd.js';
 
@@ -47,12 +45,6 @@ interface Rep {
   loaded: Phase;
   perSessionRate: number;
   liveAtEnd: number;
-}
-
-function perlPath(): string | undefined {
-  const r = spawnSync('sh', ['-c', `command -v ${STEADY_PRINTER.command}`], { encoding: 'utf8', timeout: 5000 });
-  const path = r.stdout?.trim();
-  return path && existsSync(path) ? path : undefined;
 }
 
 async function loopDelays(sock: string): Promise<{ supervisor: number; host: number }> {
@@ -115,7 +107,7 @@ export const run: BenchModule = async (ctx: BenchContext) => {
   const sessions = ctx.quick ? c.SESSIONS_QUICK : c.SESSIONS;
   const group = `${sessions + 1} sessions, ${sessions} printing ~${Math.round(STEADY_PRINTER.bytesPerSecond / 1000)} KB/s: both loops and echo`;
   const unit = 'ms (lower is better)';
-  const perl = perlPath();
+  const perl = steadyPrinterPath();
   if (!perl) return [failedRow(group, 'tuicd', ctx, unit, 'perl not found: the steady printer needs it (Debian: perl-base)')];
   const windowMs = ctx.quick ? c.WINDOW_MS_QUICK : c.WINDOW_MS;
   const settleMs = ctx.quick ? c.SETTLE_MS_QUICK : c.SETTLE_MS;

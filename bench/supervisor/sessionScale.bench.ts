@@ -9,12 +9,11 @@
  * tuicd is a fresh process (unix socket only) for every measurement that reads its RSS, so one
  * run's heap growth is never charged to the next.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 
 import { errorText, failedRow, median, row, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
 import { LoadClient } from './sessions/clientProc.js';
-import { SHELL, STEADY_PRINTER, YES_FLOOD } from './sessions/scripts.js';
+import { SHELL, STEADY_PRINTER, steadyPrinterPath, YES_FLOOD } from './sessions/scripts.js';
 import { fmt, goal, percentile } from './sessions/stats.js';
 import {
   childPids,
@@ -62,13 +61,6 @@ const ScaleBenchConstants = {
 } as const;
 
 const KIB_PER_MB = 1000 / 1.024; // RSS is read in KiB; rows are in 10^6 bytes
-
-/** Absolute path of perl (the steady printer), or undefined. */
-function perlPath(): string | undefined {
-  const r = spawnSync('sh', ['-c', `command -v ${STEADY_PRINTER.command}`], { encoding: 'utf8', timeout: 5000 });
-  const path = r.stdout?.trim();
-  return path && existsSync(path) ? path : undefined;
-}
 
 /** Processes the pty host started (the sessions), so their end can be checked after tuicd stops. */
 function sessionProcesses(tuicd: TuicdUnderTest): number[] {
@@ -198,7 +190,7 @@ async function measureScale(ctx: BenchContext, client: LoadClient): Promise<Benc
   const group = `${c.SESSIONS} sessions × ~${Math.round(STEADY_PRINTER.bytesPerSecond / 1000)} KB/s`;
   const latencyUnit = 'ms (lower is better)';
   const memUnit = 'KiB per session (lower is better)';
-  const perl = perlPath();
+  const perl = steadyPrinterPath();
   if (!perl) return [failedRow(group, 'tuicd', ctx, latencyUnit, 'perl not found: the steady printer needs it (Debian: perl-base)')];
   const windowMs = ctx.quick ? c.WINDOW_MS_QUICK : c.WINDOW_MS;
   const reps: ScaleRep[] = [];

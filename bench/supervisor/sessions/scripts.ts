@@ -4,6 +4,9 @@
  * so viewers attach (and baselines start timing) before the work begins and nothing is read from
  * the ring's catch-up.
  */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
 import type { OutputCheck } from './protocol.js';
 
 export const SHELL = '/bin/sh';
@@ -73,6 +76,13 @@ export const STEADY_PRINTER = {
   args: ['-e', `$| = 1; my $l = "x" x ${STEADY_LINE_BYTES - 1}; while (1) { print "$l\\n"; select(undef, undef, undef, ${STEADY_PERIOD_S}); }`],
   bytesPerSecond: (STEADY_LINE_BYTES + 1) / STEADY_PERIOD_S,
 };
+
+/** Absolute path of the steady printer's perl, or undefined when the machine has none. */
+export function steadyPrinterPath(): string | undefined {
+  const r = spawnSync('sh', ['-c', `command -v ${STEADY_PRINTER.command}`], { encoding: 'utf8', timeout: 5000 });
+  const path = r.stdout?.trim();
+  return path && existsSync(path) ? path : undefined;
+}
 
 /** An unbounded flood for the stalled-viewer test; starts on the go-newline. */
 export const YES_FLOOD = `stty -echo; printf ${READY_MARKER}; read go; exec yes`;
