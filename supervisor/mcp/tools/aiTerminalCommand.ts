@@ -136,6 +136,8 @@ export function createCommandTool(deps: AiTerminalDeps): NativeTool {
       const cwd = args['cwd'] === undefined ? sandbox.root : sandbox.resolve(args['cwd'] as string, 'cwd');
       if (!SessionSandbox.isDirectory(cwd)) throw new ToolError('invalid_input', "'cwd' is not a directory", { field: 'cwd' });
       await confirmOrRefuse(deps, caller, 'ai_terminal_run_command', record, `Run in ${sandbox.relative(cwd) || '.'}: ${command}`);
+      // Checked again after the wait: the directory may lead elsewhere by now.
+      if (args['cwd'] !== undefined) sandbox.resolve(args['cwd'] as string, 'cwd');
       const timeoutMs = (args['timeout_ms'] as number | undefined) ?? RunCommandConstants.DEFAULT_TIMEOUT_MS;
       return { ...(await runShell(command, cwd, timeoutMs, caller.signal)) };
     },

@@ -118,7 +118,9 @@ export function createFileTools(deps: AiTerminalDeps): NativeTool[] {
       record,
       `Edit ${sandbox.relative(full)}: replace ${all ? `${count} occurrence(s)` : 'one occurrence'} of\n${oldString}\nwith\n${newString}`,
     );
-    // The confirm can take minutes: the edit applies to the file as it is now, or not at all.
+    // The confirm can take minutes: the path must still lead inside the sandbox (a directory on it may
+    // have become a symlink meanwhile), and the edit applies to the file as it is now, or not at all.
+    sandbox.resolve(args['file_path'] as string, 'file_path', { write: true });
     const now = await readText(full, 'file_path');
     if (now !== before) throw new ToolError('conflict', 'the file changed while the edit waited for confirmation; nothing was written');
     const after = all ? now.split(oldString).join(newString) : now.replace(oldString, () => newString);
@@ -181,6 +183,8 @@ export function createFileTools(deps: AiTerminalDeps): NativeTool[] {
         contentSize(content);
         if ((await stat(full).catch(() => null))?.isDirectory()) throw new ToolError('invalid_input', "'file_path' is a directory", { field: 'file_path' });
         await confirmOrRefuse(deps, caller, 'ai_terminal_write_file', record, `Write ${Buffer.byteLength(content)} bytes to ${sandbox.relative(full)}`);
+        // Checked again after the wait: the path may lead elsewhere by now.
+        sandbox.resolve(args['file_path'] as string, 'file_path', { write: true });
         await writeAtomic(full, content);
         return { ok: true, file_path: sandbox.relative(full), bytes: Buffer.byteLength(content) };
       },

@@ -3,6 +3,7 @@
  * cursor), wait_for (a regex on the screen, or the output settling), get_state and get_context.
  * Nothing here writes; every text comes from the pty host's line log and screen model, redacted there.
  */
+import { compileWatcherPattern } from '../../../shared/watcherPatterns.js';
 import { readFile, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 
@@ -67,12 +68,15 @@ export function clampWaitMs(raw: number | undefined, fallback: number): number {
   return Math.min(raw, AiTerminalScreenConstants.WAIT_MAX_MS);
 }
 
+/**
+ * The pattern is run on the supervisor's loop against every screenful: one that can backtrack
+ * without bound (`^(a+)+$`) would freeze it, so only patterns V8 can match in linear time are taken,
+ * the same rule as output watchers.
+ */
 export function patternArg(value: string, key: string): RegExp {
-  try {
-    return new RegExp(value, 'm');
-  } catch (err) {
-    throw new ToolError('invalid_input', `'${key}' is not a valid regular expression: ${(err as Error).message}`, { field: key });
-  }
+  const compiled = compileWatcherPattern(value, 'm');
+  if (typeof compiled === 'string') throw new ToolError('invalid_input', `'${key}' is not a usable regular expression: ${compiled}`, { field: key });
+  return compiled;
 }
 
 export interface WaitOutcome {

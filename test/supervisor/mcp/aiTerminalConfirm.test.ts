@@ -6,7 +6,8 @@
  * is typed, written or run; confirmed, each does its work in a real shell session.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
@@ -173,7 +174,7 @@ describe('ai_terminal: off by default, and every write tool waits for the user',
       ['ai_terminal_edit_file', { session_id: sessionId, file_path: 'README.md', old_string: 'absent', new_string: 'y' }, /'old_string' does not occur/],
       ['ai_terminal_run_command', { session_id: sessionId, command: 'rm -rf /' }, /refuses destructive commands/],
       ['ai_terminal_run_command', { session_id: sessionId, command: 'git push --force origin main' }, /refuses destructive commands \(force-pushing/],
-      ['ai_terminal_drive_agent', { session_id: sessionId, command: 'ls', wait_pattern: '(' }, /'wait_pattern' is not a valid regular expression/],
+      ['ai_terminal_drive_agent', { session_id: sessionId, command: 'ls', wait_pattern: '(' }, /'wait_pattern' is not a usable regular expression/],
     ];
     for (const [name, args, message] of bad) {
       const r = await mcp.callTool(name, args);
@@ -230,5 +231,27 @@ describe('ai_terminal: off by default, and every write tool waits for the user',
     assert.deepEqual(key.value, { ok: true });
     const shown = await mcp.callTool('ai_terminal_wait_for', { session_id: sessionId, pattern: '^KEY_2$', timeout_ms: 20_000 });
     assert.equal(shown.value.matched, true, JSON.stringify(shown.value));
+  });
+
+  it('a path that leads out of the sandbox by the time the confirm comes is refused; nothing is written outside', async () => {
+    const mcp = await mcpSocketClient(t);
+    const outside = mkdtempSync(join(tmpdir(), 'tuicd-ai-outside-'));
+    try {
+      mkdirSync(join(repo, 'swap'));
+      const seen = sse.events.length;
+      const pending = mcp.callTool('ai_terminal_write_file', { session_id: sessionId, file_path: 'swap/f.txt', content: 'x\n' });
+      const asked = await confirmFor('ai_terminal_write_file', seen);
+      // While the user reads the question, the directory becomes a symlink out of the repository.
+      rmSync(join(repo, 'swap'), { recursive: true });
+      symlinkSync(outside, join(repo, 'swap'));
+      assert.equal((await answer(asked.request_id, true)).status, 200);
+      const r = await pending;
+      assert.equal(r.isError, true, JSON.stringify(r.value));
+      assert.match(r.value.error, /outside the session's sandbox/);
+      assert.equal(existsSync(join(outside, 'f.txt')), false);
+    } finally {
+      rmSync(join(repo, 'swap'), { force: true });
+      rmSync(outside, { recursive: true, force: true });
+    }
   });
 });

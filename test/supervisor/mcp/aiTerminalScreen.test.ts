@@ -96,7 +96,15 @@ describe('ai_terminal read tools on a real PTY', () => {
     assert.deepEqual({ matched: quiet.value.matched, timed_out: quiet.value.timed_out }, { matched: true, timed_out: false });
     const bad = await mcp.callTool('ai_terminal_wait_for', { session_id: sessionId, pattern: '[' });
     assert.equal(bad.isError, true);
-    assert.match(bad.value.error, /'pattern' is not a valid regular expression/);
+    assert.match(bad.value.error, /'pattern' is not a usable regular expression/);
+    // Matched on the supervisor's loop, so a pattern that backtracks exponentially on what is on screen
+    // (40 a's then '!') must not freeze it: it answers, unmatched, within its timeout.
+    await mcp.callTool('session', { action: 'submit', session_id: sessionId, input: `echo ${'a'.repeat(40)}!` });
+    await mcp.callTool('session', { action: 'wait', session_id: sessionId, until: 'idle', timeout_ms: 20_000 });
+    const redos = await mcp.callTool('ai_terminal_wait_for', { session_id: sessionId, pattern: '^(a+)+$', timeout_ms: 300 });
+    assert.deepEqual({ matched: redos.value.matched, timed_out: redos.value.timed_out }, { matched: false, timed_out: true });
+    const backref = await mcp.callTool('ai_terminal_wait_for', { session_id: sessionId, pattern: '(a)\\1' });
+    assert.match(backref.value.error, /linear time/, 'a pattern the linear engine cannot run is refused');
   });
 
   it('get_state and get_context describe the session; the branch comes from .git/HEAD, in a linked worktree too', async () => {
