@@ -31,7 +31,9 @@ export function authTokenRoutes(config: ConfigStore): Route[] {
       description: 'A caller let in by the cookie or `?token=` already holds it and is refused (403). 503 when no token is set.',
       answers: { 200: Type.Object({ token: Type.String() }) },
       handler: (_input, ctx) => {
-        if (ctx.listener === 'tcp' && !/^basic /i.test(ctx.headers['authorization'] ?? '')) {
+        // Let in by the token itself (its cookie or link, whatever else the request carries: the cookie is
+        // checked before Basic), or without the password: refused, so a page script cannot read an HttpOnly cookie's value here.
+        if (ctx.listener === 'tcp' && (ctx.onTokenRevoked !== undefined || !/^basic /i.test(ctx.headers['authorization'] ?? ''))) {
           throw new ApiError('forbidden', 'The session token is handed only to a caller that authenticated with the password (Basic)');
         }
         const token = config.get().services.auth.session_token;

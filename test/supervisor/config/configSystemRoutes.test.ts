@@ -46,6 +46,9 @@ describe('config and system routes', { timeout: 60_000 }, () => {
     assert.deepEqual((await t.socket('GET', '/api/auth/session-token')).json(), { token: FIRST_TOKEN });
     const byCookie = await t.tcp('GET', '/api/auth/session-token', undefined, { Cookie: cookie });
     assert.equal(byCookie.status, 403, byCookie.text);
+    // The cookie lets the request in before Basic is looked at: a made-up Basic header beside it gets nothing.
+    const cookiePlusBasic = await t.tcp('GET', '/api/auth/session-token', undefined, { Cookie: cookie, Authorization: 'Basic bm9ib2R5Om5vdGhpbmc=' });
+    assert.equal(cookiePlusBasic.status, 403, cookiePlusBasic.text);
     assert.equal((await t.tcp('GET', '/api/auth/session-token')).status, 401);
 
     // Open streams: the event stream and a terminal viewer by cookie, an event stream by password.
