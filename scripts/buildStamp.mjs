@@ -1,7 +1,7 @@
 // Whether dist/ was built from the sources as they are now. `npm start` used to run the whole tsc
 // build first (40–50 s here) even when nothing had changed, so a restart stayed down that long.
 // The stamp is a digest of every build input's path, size and modification time, written after a
-// build succeeds: any edit, new file, deleted file or reinstalled dependency changes it.
+// build succeeds: any edit, new file, deleted file or changed lock file changes it.
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -49,6 +49,7 @@ export function isBuildCurrent(root) {
   }
 }
 
-export function writeBuildStamp(root) {
-  writeFileSync(join(root, STAMP_FILE), `${inputDigest(root)}\n`);
+/** `digest`: the inputs as they were when the build started (default: as they are now). */
+export function writeBuildStamp(root, digest = inputDigest(root)) {
+  writeFileSync(join(root, STAMP_FILE), `${digest}\n`);
 }

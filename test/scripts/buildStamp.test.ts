@@ -10,7 +10,7 @@ import { REPO_ROOT } from '../helpers/node22.js';
 interface BuildStamp {
   inputDigest(root: string): string;
   isBuildCurrent(root: string): boolean;
-  writeBuildStamp(root: string): void;
+  writeBuildStamp(root: string, digest?: string): void;
 }
 
 let stamp: BuildStamp;
@@ -46,6 +46,13 @@ test('an edited, added or deleted source, or a reinstalled dependency, makes the
     edit();
     assert.equal(stamp.isBuildCurrent(root), false, `stale after the ${what}`);
   }
+});
+
+test('a source edited while the build ran leaves the build stale: the stamp holds the digest taken at its start', () => {
+  const atStart = stamp.inputDigest(root);
+  writeFileSync(join(root, 'supervisor', 'main.ts'), 'export const during = 1;\n');
+  stamp.writeBuildStamp(root, atStart);
+  assert.equal(stamp.isBuildCurrent(root), false);
 });
 
 test('what is built is not an input: writing into dist/ keeps the build current', () => {
