@@ -30,6 +30,9 @@ interface ListedSession {
   cwd?: string;
 }
 
+/** Frames the page holds at most: the server's journal keeps 10,000. */
+const FRAMES_KEPT = 10_000;
+
 const LINK_TEXT: Record<AcpLink, string> = {
   live: '',
   reconnecting: 'Reconnecting…',
@@ -52,6 +55,9 @@ export class AcpView {
   private stream: AcpStream | undefined;
   /** Every frame seen, so switching sessions rebuilds a transcript without refetching. */
   private readonly frames: AcpFrame[] = [];
+  /** The oldest frames of this connection are gone (the journal's bound, or this page's). */
+  private historyCut = false;
+  private renderQueued = false;
   private transcript: Transcript | undefined;
   private snapshot: Snapshot | undefined;
 
@@ -119,9 +125,7 @@ export class AcpView {
     this.showSnapshot();
     await this.fillPicker();
     if (this.sessionId === null && this.snapshot.sessions.length > 0) this.sessionId = this.snapshot.sessions[this.snapshot.sessions.length - 1]!.sessionId;
-    this.rebuild();
-    // From the oldest frame the journal keeps: a reload shows the conversation again.
-    this.stream = new AcpStream(this.connectionId, { frame: (f) => this.onFrame(f), status: (s) => this.onLink(s) }, 0);
+    this.openStream(this.snapshot.firstSeq);
     await this.refreshQuestions();
     this.el.dataset['ready'] = '1';
   }
@@ -225,20 +229,46 @@ export class AcpView {
     }
   }
 
+  /**
+   * Streams from the oldest frame the journal keeps (`firstSeq`), so a reload shows the conversation
+   * again; what the journal dropped before it is marked as such at the top of the transcript.
+   */
+  private openStream(firstSeq: number): void {
+    this.stream?.stop();
+    this.frames.length = 0;
+    this.historyCut = firstSeq > 1;
+    this.rebuild();
+    this.stream = new AcpStream(this.connectionId, { frame: (f) => this.onFrame(f), status: (s) => this.onLink(s) }, Math.max(0, firstSeq - 1));
+  }
+
+  /** The journal dropped frames this page had not seen: start again from what it keeps now. */
+  private async reopenAfterGap(): Promise<void> {
+    try {
+      this.snapshot = await api<Snapshot>('GET', this.base);
+      this.openStream(this.snapshot.firstSeq);
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
   private onFrame(frame: AcpFrame): void {
     this.frames.push(frame);
+    // The page keeps no more than the journal does.
+    if (this.frames.length > FRAMES_KEPT) {
+      this.frames.splice(0, this.frames.length - FRAMES_KEPT);
+      this.historyCut = true;
+    }
     if (frame.kind === 'event') {
       if (frame.event.type === 'state') {
         if (this.snapshot !== undefined) this.snapshot.state = String(frame.event['state']);
         this.showSnapshot();
       }
-      if (this.transcript?.apply(frame.event)) this.render();
+      if (this.transcript?.apply(frame.event)) this.scheduleRender();
     } else if (frame.kind === 'gap') {
-      this.transcript?.items.push({ kind: 'notice', text: `${frame.message}: pick the session again to load its history.` });
-      this.render();
+      void this.reopenAfterGap();
     } else {
       this.transcript?.items.push({ kind: 'notice', text: `The connection ended: ${frame.reason}` });
-      this.render();
+      this.scheduleRender();
     }
   }
 
@@ -250,8 +280,19 @@ export class AcpView {
 
   private rebuild(): void {
     this.transcript = this.sessionId === null ? undefined : new Transcript(this.sessionId);
+    if (this.historyCut) this.transcript?.items.push({ kind: 'notice', text: 'Earlier updates are no longer kept here (a session load replays its history).' });
     for (const f of this.frames) if (f.kind === 'event') this.transcript?.apply(f.event);
     this.render();
+  }
+
+  /** A streaming turn sends hundreds of chunks a second: the page redraws at most once a frame. */
+  private scheduleRender(): void {
+    if (this.renderQueued) return;
+    this.renderQueued = true;
+    requestAnimationFrame(() => {
+      this.renderQueued = false;
+      this.render();
+    });
   }
 
   private render(): void {

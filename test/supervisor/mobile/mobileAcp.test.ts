@@ -157,6 +157,27 @@ describe('/mobile ACP view in headless Chromium', {
     await page.waitForFunction((n) => (globalThis as any).tuicdMobile.acp.lastSeq === n, snapshot.lastSeq);
     assert.ok(snapshot.lastSeq > cutAt);
     assert.deepEqual(await texts('.msg.user'), ['chunks 3', 'permission', 'slow', 'chunks 4'], 'no turn shown twice or missing');
+  });
+
+  it('opens a connection whose journal has dropped its oldest frames: live, with the dropped part marked', async () => {
+    const sessionId = new URL(page.url()).searchParams.get('session');
+    // More frames than the journal keeps (10,000).
+    const started = await t.socket(
+      'POST',
+      `/acp/connections/${connectionId}/sessions/${sessionId}/prompt`,
+      JSON.stringify({ prompt: [{ type: 'text', text: 'chunks 10200' }] }),
+    );
+    assert.equal(started.status, 202, started.text);
+    for (const end = Date.now() + 60_000; ; ) {
+      const snap = (await t.socket('GET', `/acp/connections/${connectionId}`)).json() as { firstSeq: number; sessions: Array<{ turnId: string | null }> };
+      if (snap.firstSeq > 1 && snap.sessions.every((x) => x.turnId === null)) break;
+      if (Date.now() > end) throw new Error('the long turn did not end');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await page.reload();
+    await page.waitForSelector('main.acp[data-ready="1"][data-link="live"]');
+    await page.locator('.notice', { hasText: 'Earlier updates are no longer kept' }).waitFor();
+    await page.locator('.msg.agent', { hasText: 'chunk 10200' }).waitFor();
     process.stdout.write(`# screenshots: ${shots}\n`);
   });
 });
