@@ -50,6 +50,8 @@ export const AcpTimings = {
   CALL_TIMEOUT_MS: 120_000,
   /** Bytes of the agent's stderr kept for the snapshot. */
   STDERR_TAIL_CHARS: 8 * 1024,
+  /** After the agent exited, how long its stdout may take to hand over what it wrote before dying. */
+  EXIT_STDOUT_GRACE_MS: 200,
 } as const;
 
 /** What tuicd serves the agent: files under the root, terminals, and form questions. */
@@ -433,14 +435,33 @@ export class AcpConnection {
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
       gen.stderrTail = (gen.stderrTail + chunk).slice(-AcpTimings.STDERR_TAIL_CHARS);
     });
+    // Updates and the turn's answer written just before the exit may still sit in the stdout pipe:
+    // the connection closes once stdout has handed them over, or after a short grace (a grandchild
+    // holding stdout open must not keep a dead agent's turn running).
+    let stdoutClosed = false;
+    child.stdout!.once('close', () => (stdoutClosed = true));
     child.once('exit', (code, signal) => {
       gen.closed = true;
       gen.exit = { code, signal };
       // Whatever the agent started goes with it.
       signalGroup(pid, 'SIGKILL');
-      conn.close(new Error(`the agent exited (${describeExit(gen)})`));
-      markExited();
-      this.onGenerationEnded(gen);
+      let ended = false;
+      const end = (): void => {
+        if (ended) return;
+        ended = true;
+        conn.close(new Error(`the agent exited (${describeExit(gen)})`));
+        markExited();
+        this.onGenerationEnded(gen);
+      };
+      if (stdoutClosed) end();
+      else {
+        const grace = setTimeout(end, AcpTimings.EXIT_STDOUT_GRACE_MS);
+        child.stdout!.once('close', () => {
+          clearTimeout(grace);
+          // Let the SDK read what the pipe handed over before the connection closes.
+          setImmediate(end);
+        });
+      }
     });
     return gen;
   }

@@ -117,6 +117,20 @@ describe('ACP connections', () => {
     await h.ok('DELETE', `/acp/connections/${snap.id}`);
   });
 
+  it('an agent that answers and exits at once: its last updates and its answer still arrive', async () => {
+    const snap = await h.connect();
+    const sid = await h.newSession(snap.id);
+    const stream = await h.stream(snap.id);
+    const { turnId } = await h.prompt(snap.id, sid, 'answer-and-exit');
+    const ended = await stream.waitFor(turnEnded(turnId), 'the turn’s end');
+    assert.equal(ended.event['stopReason'], 'end_turn', JSON.stringify(ended.event));
+    const chunks = stream.frames.filter((f: any) => f.event?.type === 'session_update' && f.event.notification.update.sessionUpdate === 'agent_message_chunk');
+    assert.equal(chunks.length, 50);
+    await stream.waitFor((f) => f.event?.type === 'state' && f.event['state'] === 'closed', 'the closed state');
+    stream.close();
+    await h.ok('DELETE', `/acp/connections/${snap.id}`);
+  });
+
   it('refuses what it cannot launch, in the ACP error shape', async () => {
     const relative = await h.call('POST', '/acp/connections', { root: 'relative/dir' });
     assert.equal(relative.status, 400);
