@@ -27,9 +27,10 @@ export interface OrphanHost {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function waitGone(pid: number, ms: number): Promise<boolean> {
+/** Waits while `running(pid)` holds (default: the pid exists), up to `ms`. */
+async function waitGone(pid: number, ms: number, running: (pid: number) => boolean = isAlive): Promise<boolean> {
   const deadline = Date.now() + ms;
-  while (isAlive(pid)) {
+  while (running(pid)) {
     if (Date.now() > deadline) return false;
     await sleep(50);
   }
@@ -114,8 +115,9 @@ export async function stopCommand(paths: Paths, say: (line: string) => void): Pr
     say(String((err as Error).message));
   }
   if (state !== null && isHostOf(state.pid, statePath)) {
+    const host = (pid: number): boolean => isHostOf(pid, statePath);
     process.kill(state.pid, 'SIGTERM');
-    if (!(await waitGone(state.pid, STOP_WAIT_MS))) process.kill(state.pid, 'SIGKILL');
+    if (!(await waitGone(state.pid, STOP_WAIT_MS, host)) && host(state.pid)) process.kill(state.pid, 'SIGKILL');
     say(`pty host (pid ${state.pid}) stopped with its sessions`);
     stopped = true;
   }

@@ -122,6 +122,8 @@ export class DetachedHostStarter implements WorkerStarter {
       exited,
       adopted: true,
       kill: (signal = 'SIGTERM') => {
+        // Not our child: its pid may belong to another process by the time a late SIGKILL comes.
+        if (!isHostOf(state.pid, this.statePath)) return;
         try {
           process.kill(state.pid, signal);
         } catch {

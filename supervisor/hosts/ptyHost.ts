@@ -182,6 +182,7 @@ export class PtyHost implements Disposable {
         throw err;
       }
       // A running host closed on us: another live supervisor holds it, and keeps it.
+      running.heartbeat.dispose();
       worker.release?.();
       client.dispose();
       throw new SupervisorError(
@@ -192,6 +193,7 @@ export class PtyHost implements Disposable {
     if (this.disposed) {
       // Stopped while adopting: the host stays as it was, for the next supervisor.
       running.expectedExit = true;
+      running.heartbeat.dispose();
       worker.release?.();
       client.dispose();
       throw new SupervisorError(ErrorCode.WORKER_EXITED, 'pty host is shut down');

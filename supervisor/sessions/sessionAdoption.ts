@@ -14,9 +14,16 @@ type AdoptedSession = AdoptResult['sessions'][number];
 /** How often changed records are sent to the host: what a crash may lose is this much of the newest state. */
 export const RECORD_SYNC_MS = 1_000;
 
+/**
+ * Fields that move with every batch of output or every detection tick: left out, so a busy session's
+ * record reads the same from one sync to the next and is not sent again each second. The host knows
+ * the bytes written; the others restart from the adoption.
+ */
+const VOLATILE_FIELDS = new Set<string>(['total_written', 'last_activity_ms', 'agent_checked_ms']);
+
 /** The record as the host keeps it. */
 export function recordJson(record: SessionRecord): string {
-  return JSON.stringify(record);
+  return JSON.stringify(record, (key, value: unknown) => (VOLATILE_FIELDS.has(key) ? undefined : value));
 }
 
 function blankRecord(s: AdoptedSession, now: number): SessionRecord {

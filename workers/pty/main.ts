@@ -77,7 +77,11 @@ if (args.listen !== undefined && args.state !== undefined) {
     orphanTimeoutMs: Number.isFinite(orphanTimeoutMs) && orphanTimeoutMs >= 0 ? orphanTimeoutMs : 3_600_000,
     instance: args.instance ?? null,
     stop,
-    onConnect: (server) => server.on('outputWatchers', ({ watchers }) => outputWatchers.set(watchers)),
+    onConnect: (server) => {
+      server.on('outputWatchers', ({ watchers }) => outputWatchers.set(watchers));
+      // Matches have nowhere to go without a supervisor; the next one sends its own set when it attaches.
+      server.onClose(() => outputWatchers.set([]));
+    },
   });
   listener = detached;
   service = new PtyService(detached, serviceOptions);
