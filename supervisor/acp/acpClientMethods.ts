@@ -4,9 +4,10 @@
  * out), and `terminal/*` backed by real tuicd sessions — a phone can watch an agent's command run on
  * /sessions/:id/stream like any other terminal. Failures go back to the agent as JSON-RPC errors.
  */
+import { isInside, realPathOrAncestor } from '../fs/rootGate.js';
 import { constants as osConstants } from 'node:os';
-import { mkdir, readFile, realpath, stat, writeFile } from 'node:fs/promises';
-import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { dirname, isAbsolute, resolve } from 'node:path';
 
 import {
   type CreateTerminalRequest,
@@ -32,31 +33,12 @@ export const AcpClientLimits = {
   DEFAULT_OUTPUT_BYTES: 1024 * 1024,
 } as const;
 
-/** Whether `path` is `root` or below it. */
-function inside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
-}
-
-/** The real path of `path` (or of its nearest existing ancestor, plus the rest), refused outside `root`. */
+/** The real path of `path` (or of its nearest existing ancestor, plus the rest), refused outside `root` (the fs routes' rule, rootGate.ts). */
 async function confined(root: string, path: string): Promise<string> {
   if (typeof path !== 'string' || !isAbsolute(path)) throw RequestError.invalidParams({ path }, 'path must be absolute');
-  const realRoot = await realpath(root);
-  let probe = resolve(path);
-  const rest: string[] = [];
-  for (;;) {
-    try {
-      const real = resolve(await realpath(probe), ...rest);
-      if (!inside(realRoot, real)) throw RequestError.invalidParams({ path }, 'path is outside the connection root');
-      return real;
-    } catch (err) {
-      if (err instanceof RequestError) throw err;
-      const parent = dirname(probe);
-      if (parent === probe) throw RequestError.invalidParams({ path }, 'path is outside the connection root');
-      rest.unshift(probe.slice(parent.length + (parent.endsWith('/') ? 0 : 1)));
-      probe = parent;
-    }
-  }
+  const real = realPathOrAncestor(resolve(path));
+  if (!isInside(real, realPathOrAncestor(resolve(root)))) throw RequestError.invalidParams({ path }, 'path is outside the connection root');
+  return real;
 }
 
 export async function readTextFile(root: string, params: ReadTextFileRequest): Promise<ReadTextFileResponse> {

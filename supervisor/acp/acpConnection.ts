@@ -6,9 +6,10 @@
  * agent says in order — updates, turn starts and ends, questions, state changes — becomes a frame
  * of the connection's journal, which its viewers read; a few of them wake `/events` (`acp-notice`).
  */
+import { isInside, realPathOrAncestor } from '../fs/rootGate.js';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { isAbsolute, relative, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 
 import {
@@ -540,8 +541,8 @@ export class AcpConnection {
 
   private cwdInRoot(cwd: string | undefined, operation: string): string {
     if (cwd === undefined) return this.root;
-    const rel = relative(this.root, resolve(this.root, cwd));
-    if (!isAbsolute(cwd) || rel.startsWith('..') || isAbsolute(rel))
+    // Real paths, as the fs routes compare them: a symlink below the root that leads out is outside.
+    if (!isAbsolute(cwd) || !isInside(realPathOrAncestor(resolve(cwd)), realPathOrAncestor(this.root)))
       throw acpError('invalid_input', `cwd must be the connection root or a directory below it: ${quoteClientInput(cwd)}`, {
         connectionId: this.id,
         operation,

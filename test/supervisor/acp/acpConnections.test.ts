@@ -4,7 +4,9 @@
  * each end, tuicd's stop included; refusals in the ACP error shape.
  */
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { scriptedAgentExecutable } from '../../fixtures/acp/scriptedAgentLauncher.js';
@@ -129,6 +131,24 @@ describe('ACP connections', () => {
     await stream.waitFor((f) => f.event?.type === 'state' && f.event['state'] === 'closed', 'the closed state');
     stream.close();
     await h.ok('DELETE', `/acp/connections/${snap.id}`);
+  });
+
+  it('session/new takes a cwd below the root only: a symlink below it that leads out is refused', async () => {
+    const snap = await h.connect();
+    const outside = mkdtempSync(join(tmpdir(), 'acp-outside-'));
+    const link = join(h.root, `out-${Date.now()}`);
+    symlinkSync(outside, link);
+    try {
+      const refused = await h.call('POST', `/acp/connections/${snap.id}/sessions`, { cwd: link });
+      assert.equal(refused.status, 400, refused.text);
+      assertAcpError(refused.json(), 'invalid_input', 'session/new');
+      const below = await h.call('POST', `/acp/connections/${snap.id}/sessions`, { cwd: h.root });
+      assert.equal(below.status, 200, below.text);
+    } finally {
+      rmSync(link, { force: true });
+      rmSync(outside, { recursive: true, force: true });
+      await h.ok('DELETE', `/acp/connections/${snap.id}`);
+    }
   });
 
   it('refuses what it cannot launch, in the ACP error shape', async () => {
