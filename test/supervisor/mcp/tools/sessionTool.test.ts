@@ -36,12 +36,18 @@ describe('session tool', () => {
   });
 
   it('create answers {session_id} only; list omits shell_state before the first observation and never serializes null', async () => {
-    const created = await call(h.session, { action: 'create', cwd: h.work, rows: 30, cols: 100 });
-    assert.deepEqual(Object.keys(created), ['session_id']);
-    // Same turn as the create: no output event can have been processed yet.
-    const fresh = (await call(h.session, { action: 'list' })).find((e: { session_id: string }) => e.session_id === created.session_id);
+    // A program that prints nothing is never observed: its shell_state stays omitted. (A bash prompt
+    // can arrive between two awaited calls, so a silent program is what makes this deterministic.)
+    const silentShell = join(h.work, 'silent.sh');
+    writeFileSync(silentShell, '#!/bin/sh\nexec sleep 600\n', { mode: 0o755 });
+    const silent = await call(h.session, { action: 'create', cwd: h.work, shell: silentShell });
+    const fresh = (await call(h.session, { action: 'list' })).find((e: { session_id: string }) => e.session_id === silent.session_id);
     assert.ok(fresh, 'the new session is listed');
     assert.equal('shell_state' in fresh, false, 'shell_state omitted before the first observation');
+    await call(h.session, { action: 'kill', session_id: silent.session_id });
+
+    const created = await call(h.session, { action: 'create', cwd: h.work, rows: 30, cols: 100 });
+    assert.deepEqual(Object.keys(created), ['session_id']);
     await call(h.session, { action: 'wait', session_id: created.session_id, until: 'idle', timeout_ms: 20_000 });
     const list = await call(h.session, { action: 'list' });
     assert.ok(hasNoNull(list), JSON.stringify(list));
