@@ -30,8 +30,9 @@ function enableLinearEngine(): void {
 }
 
 /**
- * The pty host's safety net, set once the first watcher is: any pattern that backtracks too much
- * falls back to the linear engine. Not set before, so a host with no watcher runs as it always did.
+ * The safety net, set once the first client pattern arrives (a watcher in the pty host, a wait_for
+ * pattern in the supervisor): any pattern that backtracks too much falls back to the linear engine.
+ * Not set before, so a process that never runs one runs as it always did.
  */
 export function enableBacktrackFallback(): void {
   if (fallback) return;

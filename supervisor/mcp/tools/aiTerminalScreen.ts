@@ -3,7 +3,7 @@
  * cursor), wait_for (a regex on the screen, or the output settling), get_state and get_context.
  * Nothing here writes; every text comes from the pty host's line log and screen model, redacted there.
  */
-import { compileWatcherPattern } from '../../../shared/watcherPatterns.js';
+import { compileWatcherPattern, enableBacktrackFallback } from '../../../shared/watcherPatterns.js';
 import { readFile, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 
@@ -70,12 +70,15 @@ export function clampWaitMs(raw: number | undefined, fallback: number): number {
 
 /**
  * The pattern is run on the supervisor's loop against every screenful: one that can backtrack
- * without bound (`^(a+)+$`) would freeze it, so only patterns V8 can match in linear time are taken,
- * the same rule as output watchers.
+ * without bound (`^(a+)+$`) would freeze it, so only patterns V8 can match in linear time are taken
+ * (the same rule as output watchers), with the same backtracking fallback as in the pty host.
  */
 export function patternArg(value: string, key: string): RegExp {
   const compiled = compileWatcherPattern(value, 'm');
   if (typeof compiled === 'string') throw new ToolError('invalid_input', `'${key}' is not a usable regular expression: ${compiled}`, { field: key });
+  // The fast engine with V8's safety net: past a backtrack budget a match re-runs on the linear
+  // engine (which alone is ~1000x slower on a screenful of ordinary text).
+  enableBacktrackFallback();
   return compiled;
 }
 
