@@ -22,6 +22,7 @@ import { Listeners } from './listeners.js';
 import { type IPty, spawn as spawnPty } from './nodePty.js';
 import { lowerPriority } from './sessionPriority.js';
 import { OutputRing, type RingReadOptions } from './outputRing.js';
+import { ownString } from './ownString.js';
 import { isClosingSignal, normalizeSignal, signalGroup } from './processGroup.js';
 import { ScreenModel, type ScreenSnapshot } from './screenModel.js';
 import type { ScreenAnswer, ScreenQuery } from './screenQueries.js';
@@ -244,7 +245,7 @@ export class PtySession implements Disposable {
     }
     lowerPriority(pty.pid);
     // Same tick as the spawn: libuv has not polled the master yet, so no early POLLHUP was seen.
-    const session = new PtySession(pty, shell, textLog, holdSlave(pty), { rows: options.rows, cols: options.cols });
+    const session = new PtySession(pty, ownString(shell), textLog, holdSlave(pty), { rows: options.rows, cols: options.cols });
     if (options.agent_type) session.setAgent(options.agent_type);
     return session;
   }
