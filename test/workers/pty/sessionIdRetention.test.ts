@@ -6,12 +6,12 @@
 import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
 import { test } from 'node:test';
-import { getHeapSnapshot } from 'node:v8';
 
 import { decodeEnvelope, encodeEnvelope, Kind } from '../../../shared/codec.js';
 import { exposedGc } from '../../../workers/pty/idleGc.js';
 import { PtyService } from '../../../workers/pty/ptyService.js';
 import { TextPipeline } from '../../../workers/pty/textPipeline.js';
+import { heapNodes } from '../../helpers/heapSnapshot.js';
 import { shellHomeEnv } from '../../helpers/testHome.js';
 
 const SESSIONS = 4;
@@ -21,25 +21,6 @@ const ENV_VARS = 200;
 const ID_PREFIX = ['retention', 'test', 'session', ''].join('-');
 /** A string holding an id and this much more is a piece of a request. */
 const REQUEST_PIECE_BYTES = 1_000;
-
-/** Self sizes of the strings in this process's heap that hold `text` and are at least `min` bytes long. */
-async function stringsHolding(text: string, min: number): Promise<number[]> {
-  let json = '';
-  for await (const chunk of getHeapSnapshot()) json += chunk;
-  const snap = JSON.parse(json) as { snapshot: { meta: { node_fields: string[]; node_types: [string[]] } }; nodes: number[]; strings: string[] };
-  const fields = snap.snapshot.meta.node_fields;
-  const width = fields.length;
-  const typeAt = fields.indexOf('type');
-  const sizeAt = fields.indexOf('self_size');
-  const nameAt = fields.indexOf('name');
-  const types = snap.snapshot.meta.node_types[0];
-  const found: number[] = [];
-  for (let i = 0; i < snap.nodes.length; i += width) {
-    const size = snap.nodes[i + sizeAt]!;
-    if (size >= min && types[snap.nodes[i + typeAt]!]!.includes('string') && snap.strings[snap.nodes[i + nameAt]!]!.includes(text)) found.push(size);
-  }
-  return found;
-}
 
 function manyVariables(n: number): Record<string, string> {
   const env: Record<string, string> = {};
@@ -69,7 +50,12 @@ test(`${SESSIONS} live sessions keep no spawn request alive (their ids are not s
     // The decoder keeps its last source until the next decode: one more, small, lets it go.
     decodeEnvelope(encodeEnvelope([Kind.Event, 'ping', {}]));
     exposedGc()();
-    assert.deepEqual(await stringsHolding(ID_PREFIX, REQUEST_PIECE_BYTES), [], 'no piece of a request is left in the heap');
+    const pieces = await heapNodes((n) => n.type.includes('string') && n.selfSize >= REQUEST_PIECE_BYTES && n.name.includes(ID_PREFIX));
+    assert.deepEqual(
+      pieces.map((n) => n.selfSize),
+      [],
+      'no piece of a request is left in the heap',
+    );
   } finally {
     await service.shutdown(2_000);
   }
