@@ -34,7 +34,7 @@ export class Coalescer implements Disposable {
     if (this.disposed || chunk.length === 0) return;
     if (this.timer === undefined) {
       // Idle: this is probably an echo or a prompt; send it now and open a window for what follows.
-      this.timer = setTimeout(this.onWindowEnd, this.options.windowMs);
+      this.timer = setTimeout(Coalescer.windowEnded, this.options.windowMs, this);
       this.options.onFlush(chunk, offset, true);
       return;
     }
@@ -62,13 +62,14 @@ export class Coalescer implements Disposable {
     this.size = 0;
   }
 
-  private readonly onWindowEnd = (): void => {
-    if (this.parts.length === 0) {
-      this.timer = undefined; // A whole window without output: the next chunk goes at once.
+  /** The timer's callback, with the coalescer as its argument: no closure kept per session. */
+  private static windowEnded(self: Coalescer): void {
+    if (self.parts.length === 0) {
+      self.timer = undefined; // A whole window without output: the next chunk goes at once.
       return;
     }
     // Still streaming: send the batch and keep batching.
-    this.timer = setTimeout(this.onWindowEnd, this.options.windowMs);
-    this.flush();
-  };
+    self.timer = setTimeout(Coalescer.windowEnded, self.options.windowMs, self);
+    self.flush();
+  }
 }

@@ -24,8 +24,12 @@ export interface RingReadOptions {
 export const OutputRingConstants = {
   /** At glibc's default mmap threshold (128 KiB), so a freed ring goes back to the system. */
   CHUNK_BYTES: 128 * 1024,
-  /** The first chunk of a ring, for the many sessions that print little; the next ones are whole. */
-  FIRST_CHUNK_BYTES: 16 * 1024,
+  /**
+   * The first chunk starts this small and doubles as the writes reach its end (copying what it
+   * holds), up to a whole chunk: an idle shell's prompt costs 1 KiB, not 16 (a few hundred idle
+   * sessions are the common case); a busy ring pays 7 small copies once. The next chunks are whole.
+   */
+  FIRST_CHUNK_BYTES: 1024,
 } as const;
 
 export class OutputRing {
@@ -83,8 +87,8 @@ export class OutputRing {
     const full = Math.min(this.chunkSize, this.capacity - k * this.chunkSize);
     const have = this.chunks[k];
     if (have !== undefined && have.length >= need) return have;
-    // The first chunk starts small; once past it a ring is busy and gets whole chunks.
-    const size = have === undefined && k === 0 && need <= OutputRingConstants.FIRST_CHUNK_BYTES ? Math.min(full, OutputRingConstants.FIRST_CHUNK_BYTES) : full;
+    // The first chunk starts small and doubles; the others are allocated whole.
+    const size = k === 0 ? Math.min(full, firstChunkSize(have?.length ?? 0, need)) : full;
     const grown = Buffer.allocUnsafeSlow(size);
     if (have !== undefined) have.copy(grown);
     this.chunks[k] = grown;
@@ -114,6 +118,13 @@ export class OutputRing {
     }
     return out;
   }
+}
+
+/** The first chunk's next size: at least FIRST_CHUNK_BYTES and `need`, and double what it had. */
+function firstChunkSize(had: number, need: number): number {
+  let size = Math.max(OutputRingConstants.FIRST_CHUNK_BYTES, had * 2);
+  while (size < need) size *= 2;
+  return size;
 }
 
 /**

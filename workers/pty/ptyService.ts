@@ -11,6 +11,7 @@ import { PtyConstants, type PtyProtocolT } from '../../shared/protocol/pty.js';
 import { mkdirSync } from 'node:fs';
 
 import { CaptureWriter } from './captureWriter.js';
+import { ownString } from './ownString.js';
 import { type ExitInfo, PTY_SPAWN_FAILED, PtySession, type TextLog } from './ptySession.js';
 import { Tombstone } from './tombstone.js';
 
@@ -57,7 +58,8 @@ export class PtyService implements HandlersOf<P>, Disposable {
   }
 
   spawn(params: Params<'spawn'>): Result<'spawn'> {
-    const id = params.session_id;
+    // Kept for the session's life (map keys, every event), so not a slice of this request.
+    const id = ownString(params.session_id);
     if (this.sessions.has(id)) throw new SupervisorError(PTY_SPAWN_FAILED, `session '${id}' already exists in this pty host`, { session_id: id });
     // An id the supervisor forgot may come back: its old tombstone must not answer for the new session.
     const stale = this.closed.get(id);

@@ -21,9 +21,10 @@ import { InputQueue } from './inputQueue.js';
 import { Listeners } from './listeners.js';
 import { type IPty, spawn as spawnPty } from './nodePty.js';
 import { lowerPriority } from './sessionPriority.js';
-import { OutputRing, type RingReadOptions } from './outputRing.js';
+import { OutputRing, type RingRead, type RingReadOptions } from './outputRing.js';
+import { ownString } from './ownString.js';
 import { isClosingSignal, normalizeSignal, signalGroup } from './processGroup.js';
-import { ScreenModel, type ScreenSnapshot } from './screenModel.js';
+import { ScreenModel, type ScreenSnapshot, type ScreenSource } from './screenModel.js';
 import type { ScreenAnswer, ScreenQuery } from './screenQueries.js';
 import { ShellActivity, type ShellState } from './shellActivity.js';
 import { OutputParser } from './agentParser/outputParser.js';
@@ -86,14 +87,40 @@ export interface TextLog {
 /** `first`: the batch ended a quiet window (an echo, a prompt), so it should not wait for the end of the tick. */
 type DataListener = (bytes: Uint8Array, offset: number, first: boolean) => void;
 
+/**
+ * The raw ring as the screen reads it: up to the last batch handed on, never bytes still held by the
+ * coalescer, so a tail read's screen rows and its log cursor describe the same moment.
+ */
+class BatchedOutput implements ScreenSource {
+  /** Absolute offset just past the last coalesced batch handed on (text log, data event). */
+  batchedTo = 0;
+
+  constructor(
+    /** Replaced by an empty one once the session is retired (its tombstone keeps the tail). */
+    public ring: OutputRing,
+  ) {}
+
+  get totalWritten(): number {
+    return this.batchedTo;
+  }
+
+  get oldestOffset(): number {
+    return this.ring.oldestOffset;
+  }
+
+  read(options: RingReadOptions): RingRead {
+    return this.ring.read(options);
+  }
+}
+
 export class PtySession implements Disposable {
   readonly pid: number;
-  /** Replaced by an empty one once the session is retired (its tombstone keeps the tail). */
-  private ring = new OutputRing(PtyConstants.OUTPUT_RING_BYTES);
-  /** The current screen, rendered from the ring only when read. */
-  private readonly screen: ScreenModel;
-  /** Absolute offset just past the last coalesced batch handed on (text log, data event). */
-  private batchedTo = 0;
+  private readonly output = new BatchedOutput(new OutputRing(PtyConstants.OUTPUT_RING_BYTES));
+  /** The current screen, made on its first read (most sessions are never read) and rendered from the ring only then. */
+  private screenModel: ScreenModel | undefined;
+  /** The terminal's size, for a screen made later. */
+  private rows: number;
+  private cols: number;
   private readonly coalescer: Coalescer;
   /** Batches sent to the viewers whose text is not processed yet; drained before anything reads the text. */
   private readonly pendingText = new PendingText((bytes) => this.textStage(bytes));
@@ -113,10 +140,15 @@ export class PtySession implements Disposable {
   /** node-pty closed the master (its read stream was destroyed) before the exit was reported. */
   private masterClosed = false;
   /**
-   * Writes input on the master fd without blocking the loop. node-pty's own write() is used only
-   * when a node-pty version exposes no `fd` (it is not in the typings), with libuv's stall risk.
+   * Input is written on the master fd without blocking the loop, through a queue made on the first
+   * write (a session nobody types into has none). node-pty's own write() is used only when a
+   * node-pty version exposes no `fd` (it is not in the typings; then this is undefined), with
+   * libuv's stall risk.
    */
-  private readonly input: InputQueue | undefined;
+  private readonly masterFd: number | undefined;
+  private input: InputQueue | undefined;
+  /** The master is closing or closed: no queue may be made for its fd any more. */
+  private inputClosed = false;
   private paused = false;
   /** Held back by flow control: the supervisor has not acknowledged enough of what was sent. */
   private held = false;
@@ -137,20 +169,9 @@ export class PtySession implements Disposable {
   ) {
     this.pid = pty.pid;
     const masterFd = (pty as unknown as { fd?: unknown }).fd;
-    this.input = typeof masterFd === 'number' ? new InputQueue(masterFd) : undefined;
-    const session = this;
-    // The screen shows what the data events and the text log have seen, never bytes still held by the
-    // coalescer: a tail read's screen rows and its log cursor then describe the same moment.
-    const batched = {
-      get totalWritten(): number {
-        return session.batchedTo;
-      },
-      get oldestOffset(): number {
-        return session.ring.oldestOffset;
-      },
-      read: (options: RingReadOptions) => session.ring.read(options),
-    };
-    this.screen = new ScreenModel(batched, size.rows, size.cols);
+    this.masterFd = typeof masterFd === 'number' ? masterFd : undefined;
+    this.rows = size.rows;
+    this.cols = size.cols;
     this.exitPromise = new Promise((resolve) => (this.resolveExit = resolve));
     if (textLog?.setSink !== undefined) {
       const parser = new OutputParser({
@@ -198,7 +219,7 @@ export class PtySession implements Disposable {
       // The destroy closes the master fd, and the exit is reported only later: from here on its
       // number may belong to the next PTY opened (another session's), so nothing may use it.
       this.masterClosed = true;
-      this.input?.close();
+      this.closeInput();
       return destroy.apply(socket, args);
     };
   }
@@ -244,7 +265,7 @@ export class PtySession implements Disposable {
     }
     lowerPriority(pty.pid);
     // Same tick as the spawn: libuv has not polled the master yet, so no early POLLHUP was seen.
-    const session = new PtySession(pty, shell, textLog, holdSlave(pty), { rows: options.rows, cols: options.cols });
+    const session = new PtySession(pty, ownString(shell), textLog, holdSlave(pty), { rows: options.rows, cols: options.cols });
     if (options.agent_type) session.setAgent(options.agent_type);
     return session;
   }
@@ -311,14 +332,14 @@ export class PtySession implements Disposable {
     this.parser?.input(bytes);
     // A view, not a copy: an input payload's memory is never reused (a fresh read or frame).
     const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-    if (this.input !== undefined) this.input.write(view);
-    else this.pty.write(view);
+    if (this.masterFd === undefined) this.pty.write(view);
+    else if (!this.inputClosed) (this.input ??= new InputQueue(this.masterFd)).write(view);
     return true;
   }
 
   /** Input accepted but not yet read by the program (see InputQueue). */
   inputBacklogBytes(): number {
-    if (this.input !== undefined) return this.input.backlogBytes;
+    if (this.masterFd !== undefined) return this.input?.backlogBytes ?? 0;
     const pending = (this.pty as unknown as { _socket?: { writableLength?: unknown } })._socket?.writableLength;
     return typeof pending === 'number' ? pending : 0;
   }
@@ -333,7 +354,9 @@ export class PtySession implements Disposable {
     if (this.exitInfo !== undefined || this.masterClosed) return;
     this.pendingText.drain();
     this.pty.resize(cols, rows);
-    this.screen.resize(rows, cols);
+    this.rows = rows;
+    this.cols = cols;
+    this.screenModel?.resize(rows, cols);
     this.parser?.resized();
   }
 
@@ -406,8 +429,8 @@ export class PtySession implements Disposable {
   };
 
   readRaw(options: RingReadOptions): { start: number; total_written: number; bytes: Buffer } {
-    const { start, bytes } = this.ring.read(options);
-    return { start, total_written: this.ring.totalWritten, bytes };
+    const { start, bytes } = this.output.ring.read(options);
+    return { start, total_written: this.output.ring.totalWritten, bytes };
   }
 
   readLog(options: { offset?: number; limit?: number }): LogRead {
@@ -418,7 +441,7 @@ export class PtySession implements Disposable {
 
   /** What the session holds, in bytes: its raw ring, its line log, its screen grid (GET /stats). */
   heldBytes(): { ring_bytes: number; log_bytes: number; screen_bytes: number } {
-    return { ring_bytes: this.ring.heldBytes, log_bytes: this.textLog?.heldBytes ?? 0, screen_bytes: this.screen.heldBytes };
+    return { ring_bytes: this.output.ring.heldBytes, log_bytes: this.textLog?.heldBytes ?? 0, screen_bytes: this.screenModel?.heldBytes ?? 0 };
   }
 
   /** A question about the current screen (GET /sessions/:id/terminal/*, kitty-flags). */
@@ -441,8 +464,8 @@ export class PtySession implements Disposable {
     this.disposed = true;
     this.activity.dispose();
     this.coalescer.dispose();
-    this.screen.dispose();
-    this.ring = RETIRED_RING;
+    this.screenModel?.dispose();
+    this.output.ring = RETIRED_RING;
     this.pendingText.clear();
     this.textLog = undefined;
   }
@@ -453,21 +476,31 @@ export class PtySession implements Disposable {
     if (this.exitInfo === undefined) signalGroup(this.pid, 'SIGKILL');
     else if (this.killTimer !== undefined) signalGroupOnly(this.pid, 'SIGKILL'); // a closing kill's escalation, due anyway
     this.clearTimers();
-    this.input?.close();
+    this.closeInput();
     this.coalescer.dispose();
     this.store.dispose();
     this.releaseSlave();
     this.capture?.close();
     this.pendingText.clear();
     this.parser?.dispose();
-    this.screen.dispose();
+    this.screenModel?.dispose();
+  }
+
+  private get screen(): ScreenModel {
+    this.screenModel ??= new ScreenModel(this.output, this.rows, this.cols);
+    return this.screenModel;
+  }
+
+  private closeInput(): void {
+    this.inputClosed = true;
+    this.input?.close();
   }
 
   private readonly onPtyData = (chunk: Buffer): void => {
     // After the exit event the byte count is final; late bytes (none expected) would break it.
     if (this.exitInfo !== undefined) return;
     this.capture?.record('out', chunk);
-    const offset = this.ring.append(chunk);
+    const offset = this.output.ring.append(chunk);
     this.activity.output(); // first: a `busy` event precedes the output that caused it
     this.coalescer.push(chunk, offset);
   };
@@ -477,7 +510,7 @@ export class PtySession implements Disposable {
    * the event loop, after the channel wrote it (deferredText.ts), so no viewer waits on the stage.
    */
   private readonly onBatch = (bytes: Uint8Array, offset: number, first: boolean): void => {
-    this.batchedTo = offset + bytes.length;
+    this.output.batchedTo = offset + bytes.length;
     // Queued before the listeners run, so a read one of them makes already sees this batch.
     if (this.textLog !== undefined || this.parser !== undefined) this.pendingText.push(bytes);
     this.dataListeners.fire(bytes, offset, first);
@@ -521,8 +554,8 @@ export class PtySession implements Disposable {
     if (this.textLog !== undefined) this.flushText();
     this.parser?.dispose();
     this.activity.stop();
-    this.exitInfo = { exit_code: signal !== 0 ? null : exitCode, signal: signal !== 0 ? signal : null, total_written: this.ring.totalWritten };
-    this.input?.close();
+    this.exitInfo = { exit_code: signal !== 0 ? null : exitCode, signal: signal !== 0 ? signal : null, total_written: this.output.ring.totalWritten };
+    this.closeInput();
     this.store.dispose();
     this.releaseSlave();
     this.capture?.close();

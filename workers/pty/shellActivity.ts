@@ -29,7 +29,7 @@ export class ShellActivity implements Disposable {
   output(): void {
     this.lastOutputAt = Date.now();
     if (this.current !== 'busy') this.set('busy');
-    this.timer ??= setTimeout(this.check, this.idleMs);
+    this.timer ??= setTimeout(ShellActivity.check, this.idleMs, this);
   }
 
   /** Agents pause longer between bursts than shells (AGENT_IDLE_MS against SHELL_IDLE_MS). */
@@ -45,7 +45,7 @@ export class ShellActivity implements Disposable {
       if (this.current !== 'busy') this.set('busy');
       return;
     }
-    this.timer ??= setTimeout(this.check, Math.max(0, this.idleMs - (Date.now() - this.lastOutputAt)));
+    this.timer ??= setTimeout(ShellActivity.check, Math.max(0, this.idleMs - (Date.now() - this.lastOutputAt)), this);
   }
 
   /** The shell is gone: idle for good (the final state before exit). */
@@ -59,18 +59,18 @@ export class ShellActivity implements Disposable {
     this.timer = undefined;
   }
 
-  /** Re-armed for the remainder while output keeps coming. */
-  private readonly check = (): void => {
-    const quietMs = Date.now() - this.lastOutputAt;
-    if (this.held) {
-      this.timer = undefined; // released by hold(false), which re-arms
-    } else if (quietMs >= this.idleMs) {
-      this.timer = undefined;
-      this.set('idle');
+  /** Re-armed for the remainder while output keeps coming. The timer's argument is the instance: no closure kept per session. */
+  private static check(self: ShellActivity): void {
+    const quietMs = Date.now() - self.lastOutputAt;
+    if (self.held) {
+      self.timer = undefined; // released by hold(false), which re-arms
+    } else if (quietMs >= self.idleMs) {
+      self.timer = undefined;
+      self.set('idle');
     } else {
-      this.timer = setTimeout(this.check, this.idleMs - quietMs);
+      self.timer = setTimeout(ShellActivity.check, self.idleMs - quietMs, self);
     }
-  };
+  }
 
   private set(state: ShellState): void {
     if (this.current === state) return;

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { OutputRing } from '../../../workers/pty/outputRing.js';
+import { OutputRing, OutputRingConstants } from '../../../workers/pty/outputRing.js';
 
 /** A tiny deterministic generator, so a failure replays the same way. */
 function lcg(seed: number): () => number {
@@ -83,6 +83,45 @@ describe('OutputRing', () => {
       assert.equal(got.start, start, `step ${i}`);
       assert.ok(got.bytes.equals(all.subarray(start, end)), `step ${i}: bytes differ`);
     }
+  });
+
+  test('storage follows the output: 1 KiB for a prompt, the first chunk doubling, then whole chunks', () => {
+    const { CHUNK_BYTES, FIRST_CHUNK_BYTES } = OutputRingConstants;
+    const ring = new OutputRing(2 * 1024 * 1024);
+    assert.equal(ring.heldBytes, 0);
+    ring.append(Buffer.from('\x1b[1;32muser@host\x1b[0m:~$ '));
+    assert.equal(ring.heldBytes, FIRST_CHUNK_BYTES);
+    ring.append(bytes(0, FIRST_CHUNK_BYTES)); // past the first size: doubled
+    assert.equal(ring.heldBytes, 2 * FIRST_CHUNK_BYTES);
+    ring.append(bytes(0, 5 * FIRST_CHUNK_BYTES)); // a jump doubles as often as it needs
+    assert.equal(ring.heldBytes, 8 * FIRST_CHUNK_BYTES);
+    ring.append(bytes(0, CHUNK_BYTES - ring.totalWritten)); // the first chunk is whole, and no more
+    assert.equal(ring.heldBytes, CHUNK_BYTES);
+    ring.append(bytes(0, 10));
+    assert.equal(ring.heldBytes, 2 * CHUNK_BYTES); // the second chunk comes whole
+  });
+
+  test('keeps every byte across the first chunk growing and the ring wrapping (2,000 random appends)', () => {
+    const random = lcg(7);
+    const capacity = 3 * OutputRingConstants.CHUNK_BYTES + 1000; // a short last chunk too
+    const ring = new OutputRing(capacity);
+    let total = 0;
+    let kept = Buffer.alloc(0); // the last `capacity` bytes written
+    for (let i = 0; i < 2_000; i++) {
+      // Mostly small writes (the first chunk grows through every size), some larger than it.
+      const length = random() < 0.9 ? Math.floor(random() * 700) : Math.floor(random() * 20_000);
+      const chunk = bytes(total, length);
+      assert.equal(ring.append(chunk), total);
+      total += length;
+      kept = Buffer.concat([kept, chunk]);
+      if (kept.length > capacity) kept = kept.subarray(kept.length - capacity);
+      const got = ring.read();
+      assert.equal(got.start, total - kept.length, `step ${i}`);
+      assert.ok(got.bytes.equals(kept), `step ${i}: bytes differ`);
+      assert.ok(ring.heldBytes <= capacity, `step ${i}: ${ring.heldBytes} bytes held`);
+    }
+    assert.ok(total > 2 * capacity, 'the ring wrapped');
+    assert.equal(ring.heldBytes, capacity);
   });
 
   test('refuses a capacity that is not a positive integer', () => {

@@ -109,8 +109,8 @@ export class OutputParser {
   private plainChunks = 0;
   /** The low-confidence question the heuristic raised, watched until it leaves the screen. */
   private heuristicOpen: string | null = null;
-  /** Questions already answered: the agent repainting its transcript does not ask them again. */
-  private readonly answered = new Set<string>();
+  /** Questions already answered: the agent repainting its transcript does not ask them again. Made on first use, as the two below (most sessions never need one). */
+  private answered: Set<string> | undefined;
   private choiceKey: string | null = null;
   private statusKey: string | null = null;
   private working = false;
@@ -119,11 +119,11 @@ export class OutputParser {
   private toolError: string | null = null;
 
   private pendingSuggest: { text: string; lines: number } | null = null;
-  private readonly suggestSeen = new Map<string, number>();
+  private suggestSeen: Map<string, number> | undefined;
   private lastIntent: string | null = null;
   private lastPlan: string | null = null;
   private lastProgress = '';
-  private readonly seenUrls = new Set<string>();
+  private seenUrls: Set<string> | undefined;
   private lastRepeat: { key: string; at: number } | null = null;
   private disposed = false;
 
@@ -233,6 +233,7 @@ export class OutputParser {
       this.epoch++;
       for (const q of [this.candidate?.text, this.heuristicOpen]) {
         if (q === undefined || q === null) continue;
+        this.answered ??= new Set();
         if (this.answered.size >= 64) this.answered.clear();
         this.answered.add(q);
       }
@@ -414,6 +415,7 @@ export class OutputParser {
   private suggest(s: Extract<ParsedEvent, { type: 'suggest' }>, out: ParsedEvent[]): void {
     const key = s.items.join('|');
     // Seen in this turn: a repaint, already reported; in an earlier turn: history redrawn.
+    this.suggestSeen ??= new Map();
     if (this.suggestSeen.has(key)) return;
     if (this.suggestSeen.size >= 32) this.suggestSeen.delete(this.suggestSeen.keys().next().value!);
     this.suggestSeen.set(key, this.epoch);
@@ -423,6 +425,7 @@ export class OutputParser {
   /** Drops repeats that come from repaints: the same link, intent, plan file or rate-limit text. */
   private fresh(e: ParsedEvent): boolean {
     if (e.type === 'pr-url') {
+      this.seenUrls ??= new Set();
       if (this.seenUrls.has(e.url)) return false;
       if (this.seenUrls.size >= ParserConstants.SEEN_URLS) this.seenUrls.clear();
       this.seenUrls.add(e.url);
@@ -448,7 +451,7 @@ export class OutputParser {
       const row = rows[y]!;
       if (row === this.prevRows[y] || !isQuestionCandidate(row)) continue;
       const text = row.trim();
-      if (this.answered.has(text)) return;
+      if (this.answered?.has(text)) return;
       this.candidate = { text, chunks: this.plainChunks };
       if (this.plainChunks > ParserConstants.STALE_QUESTION_CHUNKS) this.candidate = null;
       this.armQuiet();
