@@ -31,8 +31,8 @@ const C = {
   /** Busy sessions print this long before RSS is read (the max over the window's last part). */
   WINDOW_MS: 10_000,
   WINDOW_MS_QUICK: 4_000,
-  /** Idle sessions: their prompt is out and the shells wait. */
-  IDLE_SETTLE_MS: 2_000,
+  /** Idle sessions: their prompt is out and the shells wait; RSS is the median over this window. */
+  IDLE_WINDOW_MS: 4_000,
   RSS_SAMPLE_MS: 200,
   CREATE_CONCURRENCY: 4,
   DELETE_CONCURRENCY: 8,
@@ -64,18 +64,25 @@ function tuicdRss(pid: number): number {
   return (rssKiB(pid) ?? 0) + (host === undefined ? 0 : (rssKiB(host) ?? 0));
 }
 
-async function maxOver(ms: number, read: () => number): Promise<number> {
-  let max = read();
+/**
+ * RSS read every RSS_SAMPLE_MS over `ms`: busy memory is its peak; idle memory its median (an idle
+ * process's RSS steps up and down with collections of what the creates left, and the peak of that
+ * noise swamped the per-session figure).
+ */
+async function sampleOver(ms: number, read: () => number, pick: Pick): Promise<number> {
+  const samples = [read()];
   const t0 = performance.now();
   while (performance.now() - t0 < ms) {
     await sleep(C.RSS_SAMPLE_MS);
-    max = Math.max(max, read());
+    samples.push(read());
   }
-  return max;
+  return pick === 'peak' ? Math.max(...samples) : median(samples);
 }
 
+type Pick = 'peak' | 'median';
+
 /** KiB per session: tuicd + pty host RSS with `sessions` of `command args`, over the same with none. */
-async function tuicdPerSession(command: string, args: string[], sessions: number, windowMs: number): Promise<number> {
+async function tuicdPerSession(command: string, args: string[], sessions: number, windowMs: number, pick: Pick): Promise<number> {
   const tuicd = await startTuicd();
   try {
     // The pty host starts with the first session: one first, gone before the baseline.
@@ -87,7 +94,7 @@ async function tuicdPerSession(command: string, args: string[], sessions: number
     const ids = Array.from({ length: sessions }, (_, i) => i);
     const created: string[] = [];
     await inBatches(ids, C.CREATE_CONCURRENCY, async () => created.push(await createSession(tuicd.socketPath, command, args)));
-    const after = await maxOver(windowMs, () => tuicdRss(tuicd.pid));
+    const after = await sampleOver(windowMs, () => tuicdRss(tuicd.pid), pick);
     await inBatches(created, C.DELETE_CONCURRENCY, (id) => deleteSession(tuicd.socketPath, id));
     return (after - before) / sessions;
   } finally {
@@ -96,7 +103,7 @@ async function tuicdPerSession(command: string, args: string[], sessions: number
 }
 
 /** KiB per pane: a tmux server's RSS with `sessions` more windows of `command args`, over it with one quiet window. */
-async function tmuxPerSession(tmux: string, command: string, args: string[], sessions: number, windowMs: number): Promise<number> {
+async function tmuxPerSession(tmux: string, command: string, args: string[], sessions: number, windowMs: number, pick: Pick): Promise<number> {
   const socket = `tuicd-bench-${process.pid}-${Date.now()}`;
   const t = (...a: string[]): string => {
     const r = spawnSync(tmux, ['-L', socket, ...a], { encoding: 'utf8', timeout: 10_000 });
@@ -109,7 +116,7 @@ async function tmuxPerSession(tmux: string, command: string, args: string[], ses
     await sleep(C.WARM_SETTLE_MS);
     const before = rssKiB(pid) ?? 0;
     for (let i = 0; i < sessions; i++) t('new-window', '-d', '-t', 'bench', '--', command, ...args);
-    const after = await maxOver(windowMs, () => rssKiB(pid) ?? 0);
+    const after = await sampleOver(windowMs, () => rssKiB(pid) ?? 0, pick);
     return (after - before) / sessions;
   } finally {
     spawnSync(tmux, ['-L', socket, 'kill-server'], { timeout: 10_000 });
@@ -187,8 +194,8 @@ export const run: BenchModule = async (ctx) => {
   writeFileSync(file, `${'m'.repeat(99)}\n`.repeat(C.CHURN_BYTES / 100));
   const client = LoadClient.start();
   const kinds = [
-    { kind: 'busy', label: `${sessions} shells × ~20 KB/s, ${windowMs / 1000} s`, command: perl, args: STEADY_PRINTER.args, window: windowMs },
-    { kind: 'idle', label: `${sessions} shells at a prompt`, command: '/bin/sh', args: IDLE_SCRIPT, window: C.IDLE_SETTLE_MS },
+    { kind: 'busy', label: `${sessions} shells × ~20 KB/s, ${windowMs / 1000} s`, command: perl, args: STEADY_PRINTER.args, window: windowMs, pick: 'peak' },
+    { kind: 'idle', label: `${sessions} shells at a prompt`, command: '/bin/sh', args: IDLE_SCRIPT, window: C.IDLE_WINDOW_MS, pick: 'median' },
   ] as const;
   const per = new Map<string, { values: number[]; errors: string[] }>();
   const add = (key: string, f: () => Promise<number>) => async () => {
@@ -210,9 +217,9 @@ export const run: BenchModule = async (ctx) => {
       for (const k of kinds) {
         if (k.command === undefined) continue;
         const steps = [
-          add(`${k.kind}:tuicd`, () => tuicdPerSession(k.command!, [...k.args], sessions, k.window)),
+          add(`${k.kind}:tuicd`, () => tuicdPerSession(k.command!, [...k.args], sessions, k.window, k.pick)),
           add(`${k.kind}:bare`, () => barePerSession(client, k.command!, [...k.args], sessions, k.window)),
-          ...(tmux ? [add(`${k.kind}:tmux`, () => tmuxPerSession(tmux, k.command!, [...k.args], sessions, k.window))] : []),
+          ...(tmux ? [add(`${k.kind}:tmux`, () => tmuxPerSession(tmux, k.command!, [...k.args], sessions, k.window, k.pick))] : []),
         ];
         // The order rotates, so no peer always runs on the machine the previous one left.
         for (let i = 0; i < steps.length; i++) await steps[(rep + i) % steps.length]!();
