@@ -3,6 +3,8 @@
  * (issue #3 item 4). A byte machine: UTF-8 is decoded once per push, not per byte or line.
  */
 
+import type { LineBlock } from './lineLog.js';
+
 /** Limits of the stripper; each guards memory or time against hostile or broken output. */
 export const StripConstants = {
   /** A line longer than this is cut (so `yes | tr -d '\n'` cannot grow memory); the cut prefers a space. */
@@ -27,6 +29,11 @@ export interface AnsiStripperOptions {
   maxLineBytes?: number;
   /** Receives each push's completed lines at once, joined by `\n`, before `onLine` sees them one by one. */
   onText?: (text: string) => void;
+  /**
+   * After `onText`, the same lines as bytes (valid only during the call): true when it took them all,
+   * and `onLine` is then not called (the line log keeps bytes: no split, decode per line or encode).
+   */
+  onBlock?: (block: LineBlock, text: string) => boolean;
   /** The program switched to (true) or back from (false) the alternate screen. */
   onAltScreen?: (active: boolean) => void;
   /** Only OSC strings starting with one of these bytes reach `onOsc` (all when absent). */
@@ -100,6 +107,9 @@ export class AnsiStripper {
   private start = 0;
   private len = 0;
   private cur = 0;
+  /** Where each completed line in buf[0, start) has its LF, in order (the block `onBlock` gets). */
+  private ends = new Int32Array(64);
+  private nEnds = 0;
   private alt = false;
   /** The alternate screen is on (whatever keepAltScreen does with its text). */
   private altActive = false;
@@ -178,19 +188,36 @@ export class AnsiStripper {
   /** Decodes this push's completed lines in one go (a decode per line costs ~0.2 µs) and hands them out. */
   private emit(): void {
     const text = this.buf.toString('utf8', 0, this.start - 1);
-    this.buf.copyWithin(0, this.start, this.len);
-    this.len -= this.start;
-    this.cur -= this.start;
-    this.start = 0;
-    this.opts.onText?.(text);
-    for (const line of text.split('\n')) this.opts.onLine(line);
+    try {
+      this.opts.onText?.(text);
+      const block: LineBlock = { bytes: this.buf, from: 0, ends: this.ends, count: this.nEnds };
+      if (this.opts.onBlock === undefined || !this.opts.onBlock(block, text)) for (const line of text.split('\n')) this.opts.onLine(line);
+    } finally {
+      // Even when a consumer throws: the lines are handed out once.
+      this.buf.copyWithin(0, this.start, this.len);
+      this.len -= this.start;
+      this.cur -= this.start;
+      this.start = 0;
+      this.nEnds = 0;
+    }
+  }
+
+  /** A completed line's LF is at `at`. */
+  private lineEnd(at: number): void {
+    this.buf[at] = B.LF;
+    if (this.nEnds === this.ends.length) {
+      const ends = new Int32Array(this.ends.length * 2);
+      ends.set(this.ends);
+      this.ends = ends;
+    }
+    this.ends[this.nEnds++] = at;
   }
 
   private newline(): void {
     if (this.alt) return;
     let end = this.len;
     while (end > this.start && this.buf[end - 1] === B.SPACE) end--;
-    this.buf[end] = B.LF; // in range: ensure() always leaves a byte past len
+    this.lineEnd(end); // in range: ensure() always leaves a byte past len
     this.start = this.len = this.cur = end + 1;
   }
 
@@ -398,7 +425,7 @@ export class AnsiStripper {
       this.ensure(this.len + 1);
       this.buf.copyWithin(cut + 1, cut, this.len++);
     }
-    this.buf[cut] = B.LF;
+    this.lineEnd(cut);
     this.start = cut + 1;
     this.cur = this.len;
   }
