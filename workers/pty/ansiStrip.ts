@@ -63,6 +63,8 @@ enum B {
 }
 
 const isContinuation = (b: number): boolean => (b & 0xc0) === 0x80;
+/** A run of printable bytes up to this long is copied byte by byte (a view and a set cost more). */
+const SHORT_RUN = 24;
 /** What an erase writes: at most a row of spaces. */
 const SPACES = new Uint8Array(StripConstants.MAX_COLUMNS).fill(B.SPACE);
 
@@ -137,17 +139,17 @@ export class AnsiStripper {
       if (state === S.Ground) {
         let j = i;
         if (this.cur === this.len && !this.alt) {
-          // Hot path: printable bytes go straight to the end of the line, scanned and copied in one loop.
+          // Hot path: a run of printable bytes goes to the end of the line: scanned, then copied at once.
           const stop = Math.min(n, i + this.maxLine - (this.len - this.start));
-          this.ensure(this.len + (stop - i));
-          const buf = this.buf;
-          let len = this.len;
           for (; j < stop; j++) {
             const b = chunk[j]!;
             if (b < B.SPACE || b === B.DEL) break;
-            buf[len++] = b;
           }
-          this.len = this.cur = len;
+          const len = this.len;
+          this.ensure(len + (j - i));
+          if (j - i > SHORT_RUN) this.buf.set(new Uint8Array(chunk.buffer, chunk.byteOffset + i, j - i), len);
+          else for (let k = i, at = len; k < j; k++) this.buf[at++] = chunk[k]!;
+          this.len = this.cur = len + (j - i);
           if (j === stop && j < n && chunk[j]! >= B.SPACE && chunk[j] !== B.DEL) {
             this.softBreak(); // the line is full: cut it and go on
             i = j;
@@ -155,12 +157,15 @@ export class AnsiStripper {
           }
         } else {
           while (j < n && chunk[j]! >= B.SPACE && chunk[j] !== B.DEL) j++;
-          if (!this.alt) this.overwrite(chunk, i, j);
+          if (j > i && !this.alt) this.overwrite(chunk, i, j); // none: the LF of a CRLF
         }
         if (j < n) state = chunk[j] === B.ESC ? S.Esc : this.control(chunk[j]!);
         i = j + 1;
       } else if (state === S.Osc || state === S.Str) {
         i = this.string(chunk, i, state === S.Osc);
+        state = this.state;
+      } else if (state === S.Csi) {
+        i = this.csi(chunk, i);
         state = this.state;
       } else {
         state = this.escapeByte(chunk[i++]!, state);
@@ -250,6 +255,29 @@ export class AnsiStripper {
     if (b < 0x20) return S.Esc; // ESC ESC restarts; another C0 inside an escape is ignored
     if (b === 0x45 || b === 0x44) this.newline(); // NEL, IND
     return S.Ground; // any other final (`ESC 7`, `ESC =`, `ESC M`, `ESC c`...) ends a 2-byte sequence
+  }
+
+  /** Consumes CSI bytes from `i` up to its final byte (parameters in a tight loop); returns the next index. */
+  private csi(chunk: Uint8Array, i: number): number {
+    const n = chunk.length;
+    let param = this.param;
+    for (; i < n; i++) {
+      const b = chunk[i]!;
+      if (b >= 0x30 && b <= 0x39) {
+        param = param < 0 ? b - 0x30 : Math.min(param * 10 + (b - 0x30), 0xffff);
+        continue;
+      }
+      this.param = param;
+      const next = this.csiByte(b);
+      if (next !== S.Csi) {
+        this.state = next;
+        return i + 1;
+      }
+      param = this.param;
+    }
+    this.param = param;
+    this.state = S.Csi;
+    return n;
   }
 
   private csiByte(b: number): S {
