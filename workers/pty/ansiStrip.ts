@@ -103,8 +103,8 @@ function incompleteTail(buf: Uint8Array, from: number, to: number): number {
  */
 export class AnsiStripper {
   private state = S.Ground;
-  /** [this push's completed lines, each ending in LF][the current line]; starts at about one PTY read, doubles as needed. */
-  private buf: Buffer = Buffer.allocUnsafe(8 * 1024);
+  /** [this push's completed lines, each ending in LF][the current line]; starts small (an idle session's prompt), doubles as needed. */
+  private buf: Buffer = Buffer.allocUnsafeSlow(1024);
   /** The current line is buf[start, len); cur is the cursor, start <= cur <= len. */
   private start = 0;
   private len = 0;
@@ -122,13 +122,12 @@ export class AnsiStripper {
   private nParams = 0;
   private param = -1;
   private readonly maxLine: number;
-  /** The OSC string being read, for `onOsc`; oscLen past OSC_KEEP_BYTES means it is dropped. */
-  private readonly oscBuf: Buffer | undefined;
+  /** The OSC string being read, for `onOsc` (allocated at the first one kept); oscLen past OSC_KEEP_BYTES means it is dropped. */
+  private oscBuf: Buffer | undefined;
   private oscLen = 0;
 
   constructor(private readonly opts: AnsiStripperOptions) {
     this.maxLine = Math.max(16, opts.maxLineBytes ?? StripConstants.MAX_LINE_BYTES);
-    this.oscBuf = opts.onOsc === undefined ? undefined : Buffer.allocUnsafe(StripConstants.OSC_KEEP_BYTES);
   }
 
   push(chunk: Uint8Array): void {
@@ -338,7 +337,7 @@ export class AnsiStripper {
       const b = chunk[i]!;
       if (b === B.ESC || (b === 0x07 && osc) || b === B.CAN || b === B.SUB) {
         this.state = b !== B.ESC ? S.Ground : osc ? S.OscEsc : S.StrEsc;
-        if (osc && this.oscBuf !== undefined) {
+        if (osc && this.opts.onOsc !== undefined) {
           this.keepOsc(chunk, from, i);
           if (b === B.ESC || b === 0x07) this.endOsc();
         }
@@ -346,7 +345,7 @@ export class AnsiStripper {
       }
     }
     this.state = this.strBytes > StripConstants.MAX_STRING_BYTES ? S.Ground : osc ? S.Osc : S.Str;
-    if (osc && this.oscBuf !== undefined) this.keepOsc(chunk, from, n);
+    if (osc && this.opts.onOsc !== undefined) this.keepOsc(chunk, from, n);
     return n;
   }
 
@@ -361,7 +360,9 @@ export class AnsiStripper {
       this.oscLen = StripConstants.OSC_KEEP_BYTES + 1; // too long: dropped
       return;
     }
-    this.oscBuf!.set(chunk.subarray(from, to), this.oscLen);
+    if (from === to) return;
+    this.oscBuf ??= Buffer.allocUnsafeSlow(StripConstants.OSC_KEEP_BYTES);
+    this.oscBuf.set(chunk.subarray(from, to), this.oscLen);
     this.oscLen += to - from;
   }
 
@@ -369,7 +370,7 @@ export class AnsiStripper {
   private endOsc(): void {
     if (this.oscLen > StripConstants.OSC_KEEP_BYTES) return;
     if (this.start > 0) this.emit();
-    this.opts.onOsc!(this.oscBuf!.toString('utf8', 0, this.oscLen));
+    this.opts.onOsc!(this.oscLen === 0 ? '' : this.oscBuf!.toString('utf8', 0, this.oscLen));
   }
 
   /** Writes src[s, e) at the cursor over existing text (after CR, BS...): as many characters as it holds are replaced. */
@@ -431,7 +432,7 @@ export class AnsiStripper {
   /** Room for `bytes` bytes plus one (the LF a newline writes at the end). */
   private ensure(bytes: number): void {
     if (bytes < this.buf.length) return;
-    const next = Buffer.allocUnsafe(Math.max(bytes + 1, this.buf.length * 2));
+    const next = Buffer.allocUnsafeSlow(Math.max(bytes + 1, this.buf.length * 2));
     this.buf.copy(next, 0, 0, this.len);
     this.buf = next;
   }

@@ -110,3 +110,19 @@ test('bytes that are not UTF-8 (stray continuation bytes, sequences cut by a lin
   assert.deepEqual(got.lines, want.lines);
   assert.equal(got.partial, want.partial);
 });
+
+test('an idle text stage holds little: the stripper starts with 1 KiB and keeps an OSC buffer only once an OSC is kept', () => {
+  const pipeline = new TextPipeline();
+  const stripper = (pipeline as unknown as { stripper: { buf: Buffer; oscBuf: Buffer | undefined } }).stripper;
+  // A prompt with a title (an OSC the parser does not want: never copied).
+  pipeline.push(Buffer.from('\x1b]0;user@host: ~\x07\x1b[1;32muser@host\x1b[0m:~$ ls\r\nfile1  file2\r\n\x1b[1;32muser@host\x1b[0m:~$ '));
+  assert.equal(stripper.buf.length, 1024);
+  assert.equal(stripper.oscBuf, undefined);
+  assert.ok(pipeline.heldBytes <= 8 * 1024, `log ${pipeline.heldBytes}`);
+  // A progress report (OSC 9;4) is kept for the parser: the buffer comes then.
+  const seen: string[] = [];
+  pipeline.setSink({ text: () => {}, osc: (p) => seen.push(p), altScreen: () => {} });
+  pipeline.push(Buffer.from('\x1b]9;4;1;50\x07'));
+  assert.deepEqual(seen, ['9;4;1;50']);
+  assert.ok(stripper.oscBuf !== undefined);
+});
