@@ -407,6 +407,14 @@ export class AnsiStripper {
   /** Moves over existing characters, then pads with spaces (CUF past the end of the line). */
   private right(n: number): void {
     for (; n > 0 && this.cur < this.len; n--) while (++this.cur < this.len && isContinuation(this.buf[this.cur]!));
+    if (n > 0 && this.len - this.start + n <= this.maxLine) {
+      // At the end of the line (TUIs space words with `ESC [ 1 C`): the padding at once, no soft break due.
+      this.ensure(this.len + n);
+      const buf = this.buf;
+      for (let end = this.len + n; this.len < end; ) buf[this.len++] = B.SPACE;
+      this.cur = this.len;
+      return;
+    }
     for (; n > 0; n--) this.putByte(B.SPACE);
   }
 
