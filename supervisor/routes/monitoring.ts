@@ -73,7 +73,7 @@ export const StatsAnswer = Type.Object({
     Type.Object({
       session_id: Type.String(),
       ring_bytes: Type.Integer({ minimum: 0, description: 'Raw output ring: grows in 128 KiB chunks up to its 2 MiB bound.' }),
-      log_bytes: Type.Integer({ minimum: 0, description: 'Line log: its text (at most 2 MiB of UTF-8) and 5 bytes per line.' }),
+      log_bytes: Type.Integer({ minimum: 0, description: 'Line log: its text (at most 2 MiB of UTF-8) and 6 bytes per line (position, flag, LF).' }),
       screen_bytes: Type.Integer({ minimum: 0, description: 'Screen grid: held while the screen is read, dropped when idle.' }),
     }),
     { description: 'What each running session holds in the pty host, in bytes; empty while it is not running.' },

@@ -3,6 +3,8 @@
  * (issue #3 item 4). A byte machine: UTF-8 is decoded once per push, not per byte or line.
  */
 
+import type { LineBlock } from './lineLog.js';
+
 /** Limits of the stripper; each guards memory or time against hostile or broken output. */
 export const StripConstants = {
   /** A line longer than this is cut (so `yes | tr -d '\n'` cannot grow memory); the cut prefers a space. */
@@ -27,6 +29,11 @@ export interface AnsiStripperOptions {
   maxLineBytes?: number;
   /** Receives each push's completed lines at once, joined by `\n`, before `onLine` sees them one by one. */
   onText?: (text: string) => void;
+  /**
+   * After `onText`, the same lines as bytes (valid only during the call): true when it took them all,
+   * and `onLine` is then not called (the line log keeps bytes: no split, decode per line or encode).
+   */
+  onBlock?: (block: LineBlock, text: string) => boolean;
   /** The program switched to (true) or back from (false) the alternate screen. */
   onAltScreen?: (active: boolean) => void;
   /** Only OSC strings starting with one of these bytes reach `onOsc` (all when absent). */
@@ -56,6 +63,8 @@ enum B {
 }
 
 const isContinuation = (b: number): boolean => (b & 0xc0) === 0x80;
+/** A run of printable bytes up to this long is copied byte by byte (a view and a set cost more). */
+const SHORT_RUN = 24;
 /** What an erase writes: at most a row of spaces. */
 const SPACES = new Uint8Array(StripConstants.MAX_COLUMNS).fill(B.SPACE);
 
@@ -94,12 +103,15 @@ function incompleteTail(buf: Uint8Array, from: number, to: number): number {
  */
 export class AnsiStripper {
   private state = S.Ground;
-  /** [this push's completed lines, each ending in LF][the current line]; starts at about one PTY read, doubles as needed. */
-  private buf: Buffer = Buffer.allocUnsafe(8 * 1024);
+  /** [this push's completed lines, each ending in LF][the current line]; starts small (an idle session's prompt), doubles as needed. */
+  private buf: Buffer = Buffer.allocUnsafeSlow(1024);
   /** The current line is buf[start, len); cur is the cursor, start <= cur <= len. */
   private start = 0;
   private len = 0;
   private cur = 0;
+  /** Where each completed line in buf[0, start) has its LF, in order (the block `onBlock` gets). */
+  private ends = new Int32Array(64);
+  private nEnds = 0;
   private alt = false;
   /** The alternate screen is on (whatever keepAltScreen does with its text). */
   private altActive = false;
@@ -110,13 +122,12 @@ export class AnsiStripper {
   private nParams = 0;
   private param = -1;
   private readonly maxLine: number;
-  /** The OSC string being read, for `onOsc`; oscLen past OSC_KEEP_BYTES means it is dropped. */
-  private readonly oscBuf: Buffer | undefined;
+  /** The OSC string being read, for `onOsc` (allocated at the first one kept); oscLen past OSC_KEEP_BYTES means it is dropped. */
+  private oscBuf: Buffer | undefined;
   private oscLen = 0;
 
   constructor(private readonly opts: AnsiStripperOptions) {
     this.maxLine = Math.max(16, opts.maxLineBytes ?? StripConstants.MAX_LINE_BYTES);
-    this.oscBuf = opts.onOsc === undefined ? undefined : Buffer.allocUnsafe(StripConstants.OSC_KEEP_BYTES);
   }
 
   push(chunk: Uint8Array): void {
@@ -127,17 +138,17 @@ export class AnsiStripper {
       if (state === S.Ground) {
         let j = i;
         if (this.cur === this.len && !this.alt) {
-          // Hot path: printable bytes go straight to the end of the line, scanned and copied in one loop.
+          // Hot path: a run of printable bytes goes to the end of the line: scanned, then copied at once.
           const stop = Math.min(n, i + this.maxLine - (this.len - this.start));
-          this.ensure(this.len + (stop - i));
-          const buf = this.buf;
-          let len = this.len;
           for (; j < stop; j++) {
             const b = chunk[j]!;
             if (b < B.SPACE || b === B.DEL) break;
-            buf[len++] = b;
           }
-          this.len = this.cur = len;
+          const len = this.len;
+          this.ensure(len + (j - i));
+          if (j - i > SHORT_RUN) this.buf.set(new Uint8Array(chunk.buffer, chunk.byteOffset + i, j - i), len);
+          else for (let k = i, at = len; k < j; k++) this.buf[at++] = chunk[k]!;
+          this.len = this.cur = len + (j - i);
           if (j === stop && j < n && chunk[j]! >= B.SPACE && chunk[j] !== B.DEL) {
             this.softBreak(); // the line is full: cut it and go on
             i = j;
@@ -145,12 +156,15 @@ export class AnsiStripper {
           }
         } else {
           while (j < n && chunk[j]! >= B.SPACE && chunk[j] !== B.DEL) j++;
-          if (!this.alt) this.overwrite(chunk, i, j);
+          if (j > i && !this.alt) this.overwrite(chunk, i, j); // none: the LF of a CRLF
         }
         if (j < n) state = chunk[j] === B.ESC ? S.Esc : this.control(chunk[j]!);
         i = j + 1;
       } else if (state === S.Osc || state === S.Str) {
         i = this.string(chunk, i, state === S.Osc);
+        state = this.state;
+      } else if (state === S.Csi) {
+        i = this.csi(chunk, i);
         state = this.state;
       } else {
         state = this.escapeByte(chunk[i++]!, state);
@@ -178,19 +192,36 @@ export class AnsiStripper {
   /** Decodes this push's completed lines in one go (a decode per line costs ~0.2 µs) and hands them out. */
   private emit(): void {
     const text = this.buf.toString('utf8', 0, this.start - 1);
-    this.buf.copyWithin(0, this.start, this.len);
-    this.len -= this.start;
-    this.cur -= this.start;
-    this.start = 0;
-    this.opts.onText?.(text);
-    for (const line of text.split('\n')) this.opts.onLine(line);
+    try {
+      this.opts.onText?.(text);
+      const block: LineBlock = { bytes: this.buf, from: 0, ends: this.ends, count: this.nEnds };
+      if (this.opts.onBlock === undefined || !this.opts.onBlock(block, text)) for (const line of text.split('\n')) this.opts.onLine(line);
+    } finally {
+      // Even when a consumer throws: the lines are handed out once.
+      this.buf.copyWithin(0, this.start, this.len);
+      this.len -= this.start;
+      this.cur -= this.start;
+      this.start = 0;
+      this.nEnds = 0;
+    }
+  }
+
+  /** A completed line's LF is at `at`. */
+  private lineEnd(at: number): void {
+    this.buf[at] = B.LF;
+    if (this.nEnds === this.ends.length) {
+      const ends = new Int32Array(this.ends.length * 2);
+      ends.set(this.ends);
+      this.ends = ends;
+    }
+    this.ends[this.nEnds++] = at;
   }
 
   private newline(): void {
     if (this.alt) return;
     let end = this.len;
     while (end > this.start && this.buf[end - 1] === B.SPACE) end--;
-    this.buf[end] = B.LF; // in range: ensure() always leaves a byte past len
+    this.lineEnd(end); // in range: ensure() always leaves a byte past len
     this.start = this.len = this.cur = end + 1;
   }
 
@@ -223,6 +254,29 @@ export class AnsiStripper {
     if (b < 0x20) return S.Esc; // ESC ESC restarts; another C0 inside an escape is ignored
     if (b === 0x45 || b === 0x44) this.newline(); // NEL, IND
     return S.Ground; // any other final (`ESC 7`, `ESC =`, `ESC M`, `ESC c`...) ends a 2-byte sequence
+  }
+
+  /** Consumes CSI bytes from `i` up to its final byte (parameters in a tight loop); returns the next index. */
+  private csi(chunk: Uint8Array, i: number): number {
+    const n = chunk.length;
+    let param = this.param;
+    for (; i < n; i++) {
+      const b = chunk[i]!;
+      if (b >= 0x30 && b <= 0x39) {
+        param = param < 0 ? b - 0x30 : Math.min(param * 10 + (b - 0x30), 0xffff);
+        continue;
+      }
+      this.param = param;
+      const next = this.csiByte(b);
+      if (next !== S.Csi) {
+        this.state = next;
+        return i + 1;
+      }
+      param = this.param;
+    }
+    this.param = param;
+    this.state = S.Csi;
+    return n;
   }
 
   private csiByte(b: number): S {
@@ -283,7 +337,7 @@ export class AnsiStripper {
       const b = chunk[i]!;
       if (b === B.ESC || (b === 0x07 && osc) || b === B.CAN || b === B.SUB) {
         this.state = b !== B.ESC ? S.Ground : osc ? S.OscEsc : S.StrEsc;
-        if (osc && this.oscBuf !== undefined) {
+        if (osc && this.opts.onOsc !== undefined) {
           this.keepOsc(chunk, from, i);
           if (b === B.ESC || b === 0x07) this.endOsc();
         }
@@ -291,7 +345,7 @@ export class AnsiStripper {
       }
     }
     this.state = this.strBytes > StripConstants.MAX_STRING_BYTES ? S.Ground : osc ? S.Osc : S.Str;
-    if (osc && this.oscBuf !== undefined) this.keepOsc(chunk, from, n);
+    if (osc && this.opts.onOsc !== undefined) this.keepOsc(chunk, from, n);
     return n;
   }
 
@@ -306,7 +360,9 @@ export class AnsiStripper {
       this.oscLen = StripConstants.OSC_KEEP_BYTES + 1; // too long: dropped
       return;
     }
-    this.oscBuf!.set(chunk.subarray(from, to), this.oscLen);
+    if (from === to) return;
+    this.oscBuf ??= Buffer.allocUnsafeSlow(StripConstants.OSC_KEEP_BYTES);
+    this.oscBuf.set(chunk.subarray(from, to), this.oscLen);
     this.oscLen += to - from;
   }
 
@@ -314,7 +370,7 @@ export class AnsiStripper {
   private endOsc(): void {
     if (this.oscLen > StripConstants.OSC_KEEP_BYTES) return;
     if (this.start > 0) this.emit();
-    this.opts.onOsc!(this.oscBuf!.toString('utf8', 0, this.oscLen));
+    this.opts.onOsc!(this.oscLen === 0 ? '' : this.oscBuf!.toString('utf8', 0, this.oscLen));
   }
 
   /** Writes src[s, e) at the cursor over existing text (after CR, BS...): as many characters as it holds are replaced. */
@@ -351,6 +407,14 @@ export class AnsiStripper {
   /** Moves over existing characters, then pads with spaces (CUF past the end of the line). */
   private right(n: number): void {
     for (; n > 0 && this.cur < this.len; n--) while (++this.cur < this.len && isContinuation(this.buf[this.cur]!));
+    if (n > 0 && this.len - this.start + n <= this.maxLine) {
+      // At the end of the line (TUIs space words with `ESC [ 1 C`): the padding at once, no soft break due.
+      this.ensure(this.len + n);
+      const buf = this.buf;
+      for (let end = this.len + n; this.len < end; ) buf[this.len++] = B.SPACE;
+      this.cur = this.len;
+      return;
+    }
     for (; n > 0; n--) this.putByte(B.SPACE);
   }
 
@@ -376,7 +440,7 @@ export class AnsiStripper {
   /** Room for `bytes` bytes plus one (the LF a newline writes at the end). */
   private ensure(bytes: number): void {
     if (bytes < this.buf.length) return;
-    const next = Buffer.allocUnsafe(Math.max(bytes + 1, this.buf.length * 2));
+    const next = Buffer.allocUnsafeSlow(Math.max(bytes + 1, this.buf.length * 2));
     this.buf.copy(next, 0, 0, this.len);
     this.buf = next;
   }
@@ -398,7 +462,7 @@ export class AnsiStripper {
       this.ensure(this.len + 1);
       this.buf.copyWithin(cut + 1, cut, this.len++);
     }
-    this.buf[cut] = B.LF;
+    this.lineEnd(cut);
     this.start = cut + 1;
     this.cur = this.len;
   }

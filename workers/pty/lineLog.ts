@@ -12,6 +12,7 @@
  */
 
 import { PtyConstants } from '../../shared/protocol/pty.js';
+import { StripConstants } from './ansiStrip.js';
 
 export const LineLogConstants = {
   /** Lines kept per session (VT_LOG_BUFFER_CAPACITY); older lines are dropped, their indexes are not reused. */
@@ -48,18 +49,33 @@ export interface LineReadOptions {
 const INITIAL_SLOTS = 64;
 /** The first text chunk: an idle shell's prompts fit in it. Each next one doubles, up to MAX_CHUNK_BYTES. */
 const FIRST_CHUNK_BYTES = 4 * 1024;
-/** At or past glibc's default mmap threshold (128 KiB), so a freed chunk goes back to the system. */
-const MAX_CHUNK_BYTES = 128 * 1024;
+/**
+ * At or past glibc's default mmap threshold (128 KiB), so a freed chunk goes back to the system; and
+ * two of the longest lines the stripper makes fit in one, with their LFs (else every chunk of a flood
+ * of them would be half empty).
+ */
+const MAX_CHUNK_BYTES = Math.max(128 * 1024, 2 * (StripConstants.MAX_LINE_BYTES + 1));
+const LF = 0x0a;
 
 /**
- * A run of text bytes. Positions are one virtual byte stream (modulo 2^32, as Uint32Array stores
- * them): a chunk starts where the previous one's text ended, so line i ends where line i+1 starts.
+ * A run of text bytes: each line's bytes then an LF, so consecutive lines handed over as one block of
+ * the stripper's output are copied in one go. Positions are one virtual byte stream (modulo 2^32, as
+ * Uint32Array stores them): a chunk starts where the previous one's text ended, so line i ends one
+ * byte (its LF) before line i+1 starts.
  */
 interface Chunk {
   readonly bytes: Buffer;
   /** Virtual position of bytes[0]. */
   base: number;
   used: number;
+}
+
+/** Completed lines as bytes: line k is bytes[k === 0 ? from : ends[k - 1] + 1, ends[k]), ends[k] holding its LF. */
+export interface LineBlock {
+  readonly bytes: Uint8Array;
+  readonly from: number;
+  readonly ends: Int32Array;
+  readonly count: number;
 }
 
 /**
@@ -80,9 +96,9 @@ export class LineLog {
   private total = 0;
   /** Absolute index of the oldest line kept; lines before it were dropped by count or by size. */
   private oldest = 0;
-  /** Virtual position just past the newest line's text. */
+  /** Virtual position just past the newest line's LF. */
   private end = 0;
-  /** Bytes of text held by the kept lines (a redacted line counts as redacted). */
+  /** Bytes of text held by the kept lines, LFs not counted (a redacted line counts as redacted). */
   private kept = 0;
   /** Size of the last chunk allocated: the next doubles it. */
   private lastChunkSize = 0;
@@ -121,35 +137,104 @@ export class LineLog {
 
   /** `unredacted`: the line still holds whatever was printed; `read` passes it through its `redact` first. */
   append(line: string, unredacted = false): void {
-    const index = this.total;
-    const slot = index % this.capacity;
-    if (slot >= this.starts.length) this.growSlots();
-    // The line this one replaces by count, unless its size already dropped it.
-    while (this.oldest <= index - this.capacity) this.dropOldest();
+    // One UTF-8 pass: written straight into the last chunk when it surely fits (3 bytes per UTF-16 unit at most).
+    let chunk = this.chunks[this.chunks.length - 1];
+    if (chunk !== undefined && chunk.bytes.length - chunk.used > line.length * 3) {
+      const at = chunk.used;
+      const length = line.length === 0 ? 0 : chunk.bytes.write(line, at);
+      this.admit(length);
+      // Every line was dropped: the chunk starts over at 0, and the bytes just written move there.
+      if (chunk.used !== at) chunk.bytes.copyWithin(chunk.used, at, at + length);
+      this.commit(chunk, length, unredacted);
+      return;
+    }
     const length = line.length === 0 ? 0 : Buffer.byteLength(line, 'utf8');
-    // Too much text: the oldest lines go until this one fits; a line over the budget is kept alone.
-    while (this.kept + length > this.maxBytes && this.oldest < index) this.dropOldest();
-    if (this.oldest === index) this.releaseAll();
-    if (length > 0) this.place(line, length);
-    this.starts[slot] = this.end;
-    this.unredacted[slot] = unredacted ? 1 : 0;
-    this.end = (this.end + length) >>> 0;
-    this.kept += length;
-    this.total = index + 1;
+    this.admit(length);
+    chunk = this.room(length);
+    chunk.bytes.write(line, chunk.used, length);
+    this.commit(chunk, length, unredacted);
   }
 
-  /** Writes the line's bytes at `end`, in the last chunk or a new one. */
-  private place(line: string, length: number): void {
-    let chunk = this.chunks[this.chunks.length - 1];
-    if (chunk === undefined || chunk.bytes.length - chunk.used < length) {
-      const size = Math.max(length, Math.min(MAX_CHUNK_BYTES, Math.max(FIRST_CHUNK_BYTES, this.lastChunkSize * 2)));
-      this.lastChunkSize = size;
-      // Own memory: a small pooled Buffer would keep Node's shared 8 KiB slab alive with it.
-      chunk = { bytes: Buffer.allocUnsafeSlow(size), base: this.end, used: 0 };
-      this.chunks.push(chunk);
+  /**
+   * Appends the lines of a block as printed, all unredacted: what `append(line, true)` does for each,
+   * with their bytes kept as they are (no decode and encode) and consecutive lines copied at once.
+   */
+  appendBlock(block: LineBlock): void {
+    const { bytes, ends, count } = block;
+    let from = block.from;
+    /** The lines from `runFrom` up to `from` go to `chunk` at `runAt`, in one copy. */
+    let chunk: Chunk | undefined;
+    let runFrom = from;
+    let runAt = 0;
+    for (let k = 0; k < count; k++) {
+      const length = ends[k]! - from;
+      // Every line before this one was dropped (the chunk starts over at 0): so were the run's.
+      if (this.admit(length) && chunk !== undefined) {
+        runFrom = from;
+        runAt = chunk.used;
+      }
+      let last = this.chunks[this.chunks.length - 1];
+      if (last === undefined || last.bytes.length - last.used <= length) {
+        if (chunk !== undefined) copyRun(bytes, runFrom, from, chunk, runAt);
+        last = this.newChunk(length);
+      }
+      if (last !== chunk) {
+        chunk = last;
+        runFrom = from;
+        runAt = chunk.used;
+      }
+      chunk.used += length + 1;
+      this.slot(length, true);
+      from += length + 1;
     }
-    chunk.bytes.write(line, chunk.used, length, 'utf8');
-    chunk.used += length;
+    if (chunk !== undefined) copyRun(bytes, runFrom, from, chunk, runAt);
+  }
+
+  /**
+   * Makes room for a line of `length` bytes by count and by size; true when no earlier line is kept
+   * any more, so the last chunk was emptied (a line over the budget is kept alone).
+   */
+  private admit(length: number): boolean {
+    const index = this.total;
+    if (index % this.capacity >= this.starts.length) this.growSlots();
+    // The line this one replaces by count, unless its size already dropped it.
+    while (this.oldest <= index - this.capacity) this.dropOldest();
+    while (this.kept + length > this.maxBytes && this.oldest < index) this.dropOldest();
+    if (this.oldest !== index) return false;
+    this.releaseAll();
+    return true;
+  }
+
+  /** The last chunk if the line and its LF fit in it, else a new one. */
+  private room(length: number): Chunk {
+    const chunk = this.chunks[this.chunks.length - 1];
+    return chunk !== undefined && chunk.bytes.length - chunk.used > length ? chunk : this.newChunk(length);
+  }
+
+  private newChunk(length: number): Chunk {
+    const size = Math.max(length + 1, Math.min(MAX_CHUNK_BYTES, Math.max(FIRST_CHUNK_BYTES, this.lastChunkSize * 2)));
+    this.lastChunkSize = size;
+    // Own memory: a small pooled Buffer would keep Node's shared 8 KiB slab alive with it.
+    const chunk = { bytes: Buffer.allocUnsafeSlow(size), base: this.end, used: 0 };
+    this.chunks.push(chunk);
+    return chunk;
+  }
+
+  /** The line's `length` bytes are at chunk.used: its LF follows, and its slot is taken. */
+  private commit(chunk: Chunk, length: number, unredacted: boolean): void {
+    chunk.bytes[chunk.used + length] = LF;
+    chunk.used += length + 1;
+    this.slot(length, unredacted);
+  }
+
+  private slot(length: number, unredacted: boolean): void {
+    const index = this.total;
+    const slot = index % this.capacity;
+    this.starts[slot] = this.end;
+    this.unredacted[slot] = unredacted ? 1 : 0;
+    this.end = (this.end + length + 1) >>> 0;
+    this.kept += length;
+    this.total = index + 1;
   }
 
   /** Before the first wrap only: slots are taken in order, so the next one is always the first past the end. */
@@ -174,7 +259,7 @@ export class LineLog {
 
   private printedLength(index: number): number {
     const stop = index + 1 < this.total ? this.starts[(index + 1) % this.capacity]! : this.end;
-    return (stop - this.starts[index % this.capacity]!) >>> 0;
+    return ((stop - this.starts[index % this.capacity]!) >>> 0) - 1; // its LF is not text
   }
 
   private dropOldest(): void {
@@ -255,4 +340,9 @@ export class LineLog {
     }
     this.unredacted[index % this.capacity] = 0;
   }
+}
+
+/** A plain view, not `subarray`: on a Buffer that builds a Buffer, which costs more than the copy of a short run. */
+function copyRun(bytes: Uint8Array, from: number, to: number, chunk: Chunk, at: number): void {
+  if (to > from) chunk.bytes.set(new Uint8Array(bytes.buffer, bytes.byteOffset + from, to - from), at);
 }

@@ -5,7 +5,7 @@
  */
 
 import { AnsiStripper } from './ansiStrip.js';
-import { LineLog, type LineRead, type LineReadOptions } from './lineLog.js';
+import { type LineBlock, LineLog, type LineRead, type LineReadOptions } from './lineLog.js';
 import { Redactor, redactLineText } from '../../shared/redactor.js';
 import { isParsedOscPrefix, PARSED_OSC_FIRST_BYTES } from './agentParser/oscRules.js';
 import { isStructuralMarker } from './agentParser/lineRules.js';
@@ -58,6 +58,7 @@ export class TextPipeline {
         // Per push, not per line: lines of a push no watcher can match take the untapped path.
         if (this.tap !== undefined) this.onLine = this.tap.block(text) ? this.completedTapped : this.completed;
       },
+      onBlock: (block: LineBlock, text: string) => this.block(block, text),
       onAltScreen: (active: boolean) => this.sink?.altScreen(active),
       oscFirstBytes: PARSED_OSC_FIRST_BYTES,
       onOsc: (payload: string) => {
@@ -100,6 +101,20 @@ export class TextPipeline {
   /** Memory the line log holds, in bytes. */
   get heldBytes(): number {
     return this.log.heldBytes;
+  }
+
+  /**
+   * A push's lines at once, as bytes, when each would be kept as printed (deferred redaction, below)
+   * and no watcher looks at them: the common case, with no string per line. The PEM check on the
+   * whole text says what `deferrable` would say of every line of it.
+   */
+  private block(block: LineBlock, text: string): boolean {
+    if (this.onLine !== this.completed || !this.redactor.deferrable(text)) return false;
+    // A log without the byte path (the string log the tests compare with) takes the lines one by one.
+    const log = this.log as Partial<LineLog>;
+    if (log.appendBlock === undefined) return false;
+    this.log.appendBlock(block);
+    return true;
   }
 
   /**
