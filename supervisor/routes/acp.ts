@@ -9,7 +9,7 @@ import type { TSchema } from 'typebox';
 
 import { acpError } from '../acp/acpError.js';
 import { acpPresenceKey } from '../acp/acpPresence.js';
-import { EGO_EXTENSIONS, type EgoExtension } from '../acp/acpConnection.js';
+import { type AcpConnection, EGO_EXTENSIONS, type EgoExtension } from '../acp/acpConnection.js';
 import type { AcpRegistry } from '../acp/acpRegistry.js';
 import type { AcpViewer } from '../acp/acpViewers.js';
 import {
@@ -246,6 +246,8 @@ export function acpRoutes(registry: AcpRegistry): Route[] {
 interface StreamData {
   connectionId: string;
   after: number;
+  /** Held from the open on: a DELETE drops the connection from the registry before its viewers close. */
+  connection?: AcpConnection;
   viewer?: AcpViewer;
 }
 
@@ -300,19 +302,22 @@ export function acpStreamRoute(registry: AcpRegistry, presence: ViewerPresence):
           ws.end(1000, 'connection deleted');
           return;
         }
-        presence.add(acpPresenceKey(d.connectionId));
+        // Recorded before the first catch-up, which may end the socket (a gap): the close finds it.
+        d.connection = connection;
         d.viewer = connection.viewers.add(ws, d.after);
+        presence.add(acpPresenceKey(d.connectionId));
+        connection.viewers.start(d.viewer);
       },
       drain(ws) {
         const d = ws.getUserData();
-        if (d.viewer) registry.find(d.connectionId)?.viewers.drain(d.viewer);
+        if (d.viewer) d.connection?.viewers.drain(d.viewer);
       },
       close(ws) {
         const d = ws.getUserData();
         if (!d.viewer) return;
         presence.remove(acpPresenceKey(d.connectionId));
-        registry.find(d.connectionId)?.viewers.remove(d.viewer);
-        d.viewer.ended = true;
+        d.connection?.viewers.remove(d.viewer);
+        d.viewer = undefined;
       },
     },
   };
