@@ -76,8 +76,6 @@ export interface AcpConnectionDeps {
   sessions: SessionService;
   /** The environment the agent inherits. */
   env: NodeJS.ProcessEnv;
-  /** Whether someone watches this connection's stream (no push then). */
-  onViewerCountChanged?: (connectionId: string, count: number) => void;
 }
 
 interface Generation {
