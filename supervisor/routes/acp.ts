@@ -238,6 +238,8 @@ export function acpRoutes(registry: AcpRegistry): Route[] {
 interface StreamData {
   connectionId: string;
   after: number;
+  /** `?client=mobile`: the /mobile page's view, counted in ViewerPresence while open. */
+  mobile: boolean;
   /** Held from the open on: a DELETE drops the connection from the registry before its viewers close. */
   connection?: AcpConnection;
   viewer?: AcpViewer;
@@ -285,7 +287,7 @@ export function acpStreamRoute(registry: AcpRegistry, presence: ViewerPresence):
             { connectionId, operation: 'stream' },
             { firstAvailable: connection.journal.firstSeq },
           );
-        return { connectionId, after };
+        return { connectionId, after, mobile: ctx.query.get('client') === 'mobile' };
       },
       open(ws) {
         const d = ws.getUserData();
@@ -297,7 +299,7 @@ export function acpStreamRoute(registry: AcpRegistry, presence: ViewerPresence):
         // Recorded before the first catch-up, which may end the socket (a gap): the close finds it.
         d.connection = connection;
         d.viewer = connection.viewers.add(ws, d.after);
-        presence.add(acpPresenceKey(d.connectionId));
+        if (d.mobile) presence.add(acpPresenceKey(d.connectionId));
         connection.viewers.start(d.viewer);
       },
       drain(ws) {
@@ -307,7 +309,7 @@ export function acpStreamRoute(registry: AcpRegistry, presence: ViewerPresence):
       close(ws) {
         const d = ws.getUserData();
         if (!d.viewer) return;
-        presence.remove(acpPresenceKey(d.connectionId));
+        if (d.mobile) presence.remove(acpPresenceKey(d.connectionId));
         d.connection?.viewers.remove(d.viewer);
         d.viewer = undefined;
       },
