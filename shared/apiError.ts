@@ -44,8 +44,6 @@ export const API_ERROR_CODES = [
   'capability_unavailable',
   /** ACP: the agent's process or its pipe is gone; reconnect for a new generation (410). */
   'transport_closed',
-  /** ACP: the stream's journal no longer holds what the cursor asks for (410). */
-  'stream_gap',
   /** ACP: the agent answered initialize with a protocol version tuicd does not speak (502). */
   'unsupported_protocol',
   /** ACP: the agent did not start or did not answer initialize (502). */

@@ -76,8 +76,6 @@ export interface AcpConnectionDeps {
   sessions: SessionService;
   /** The environment the agent inherits. */
   env: NodeJS.ProcessEnv;
-  /** Whether someone watches this connection's stream (no push then). */
-  onViewerCountChanged?: (connectionId: string, count: number) => void;
 }
 
 interface Generation {
@@ -116,6 +114,13 @@ export class AcpConnection {
   private authMethods: AuthMethod[] = [];
   private readonly known = new Map<string, KnownSession>();
   private deleted = false;
+  /** The deletion under way: a second DELETE (or shutdown) waits for the same one. */
+  private deletion: Promise<void> | undefined;
+  /**
+   * Open, reconnect, kill and delete run one after another: two reconnects at once would each
+   * start a child and only the last would stay known (the other left running until tuicd exits).
+   */
+  private lifecycle: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly deps: AcpConnectionDeps,
@@ -143,8 +148,32 @@ export class AcpConnection {
     return this.deleted;
   }
 
-  /** Starts a new generation: launches `executable` in `root` and runs initialize. Throws (and leaves the state `failed`) when the agent does not come up. */
-  async start(executable: string, root: string): Promise<void> {
+  /** The first generation: launches `executable` in `root` and runs initialize. Throws (and leaves the state `failed`) when the agent does not come up. */
+  open(executable: string, root: string): Promise<void> {
+    return this.serialized(() => this.start(executable, root, 'connect'));
+  }
+
+  /** Settles the current generation and starts the next one, after any lifecycle call under way. */
+  reconnect(executable: string, root: string): Promise<void> {
+    return this.serialized(async () => {
+      if (this.deleted) throw this.deletedError('reconnect');
+      await this.endCurrent('reconnect');
+      await this.start(executable, root, 'reconnect');
+    });
+  }
+
+  private serialized<T>(run: () => Promise<T>): Promise<T> {
+    const next = this.lifecycle.then(run);
+    this.lifecycle = next.catch(() => undefined);
+    return next;
+  }
+
+  private deletedError(operation: string): ApiError {
+    return acpError('not_found', 'the connection was deleted', { connectionId: this.id, operation });
+  }
+
+  private async start(executable: string, root: string, operation: string): Promise<void> {
+    if (this.deleted) throw this.deletedError(operation);
     this.root = root;
     const number = ++this.generationNumber;
     const previous = number - 1;
@@ -170,6 +199,11 @@ export class AcpConnection {
     }
     const gen = this.attach(number, child);
     this.gen = gen;
+    // Deleted while the child was being spawned: it goes at once (delete ends only what it saw).
+    if (this.deleted) {
+      await this.endGeneration(gen, 'deleted');
+      throw this.deletedError(operation);
+    }
     let timer: NodeJS.Timeout | undefined;
     try {
       const answer = await Promise.race([
@@ -197,6 +231,10 @@ export class AcpConnection {
       this.agentCapabilities = answer.agentCapabilities ?? {};
       this.authMethods = answer.authMethods ?? [];
     } catch (err) {
+      if (this.deleted) {
+        await this.endGeneration(gen, 'deleted');
+        throw this.deletedError(operation);
+      }
       const failure = err instanceof ApiError ? err : agentFailure(err, ctx, transportGone(gen));
       const wrapped =
         failure.code === 'unsupported_protocol' || failure.code === 'initialization_failed'
@@ -390,22 +428,32 @@ export class AcpConnection {
   // --- lifecycle ------------------------------------------------------------------------------
 
   /** Ends the child (SIGTERM to its group, SIGKILL after a grace); the connection stays for a reconnect. */
-  async kill(reason = 'killed'): Promise<void> {
-    if (this.gen !== null) await this.endGeneration(this.gen, reason);
+  kill(reason = 'killed'): Promise<void> {
+    return this.serialized(() => this.endCurrent(reason));
   }
 
-  /** Ends the child and the connection: its viewers get an `end` frame and are closed. */
-  async delete(reason = 'deleted'): Promise<void> {
-    if (this.deleted) return;
-    this.deleted = true;
-    await this.kill(reason);
-    const generation = this.generationNumber;
-    const entry = this.journal.append((seq) => {
-      const frame: AcpEndFrame = { kind: 'end', seq, connectionId: this.id, generation, reason };
-      return JSON.stringify(frame);
-    });
-    this.viewers.publish(entry.seq, entry.text);
-    this.viewers.closeAll(`connection ${reason}`);
+  /**
+   * Ends the child and the connection: its viewers get an `end` frame and are closed. A child
+   * starting (a reconnect under way) is ended too, without waiting for its initialize.
+   */
+  delete(reason = 'deleted'): Promise<void> {
+    this.deletion ??= (async () => {
+      this.deleted = true;
+      if (this.gen !== null) void this.endGeneration(this.gen, reason);
+      await this.serialized(() => this.endCurrent(reason));
+      const generation = this.generationNumber;
+      const entry = this.journal.append((seq) => {
+        const frame: AcpEndFrame = { kind: 'end', seq, connectionId: this.id, generation, reason };
+        return JSON.stringify(frame);
+      });
+      this.viewers.publish(entry.seq, entry.text);
+      this.viewers.closeAll(`connection ${reason}`);
+    })();
+    return this.deletion;
+  }
+
+  private async endCurrent(reason: string): Promise<void> {
+    if (this.gen !== null) await this.endGeneration(this.gen, reason);
   }
 
   // --- internals ------------------------------------------------------------------------------

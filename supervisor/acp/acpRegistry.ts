@@ -36,7 +36,7 @@ export class AcpRegistry {
     const connection = new AcpConnection(this.deps, root);
     this.connections.set(connection.id, connection);
     try {
-      await connection.start(executable, root);
+      await connection.open(executable, root);
     } catch (err) {
       this.connections.delete(connection.id);
       await connection.delete('initialize failed');
@@ -49,8 +49,7 @@ export class AcpRegistry {
   async reconnect(id: string, root: string): Promise<AcpConnection> {
     const connection = this.get(id, 'reconnect');
     const executable = await this.launchable(root, 'reconnect', id);
-    await connection.kill('reconnect');
-    await connection.start(executable, root);
+    await connection.reconnect(executable, root);
     return connection;
   }
 

@@ -59,6 +59,7 @@ export const StreamQuery = Type.Object({
   after: Type.Optional(
     Type.Integer({ minimum: 0, description: 'Resume after this seq (0: from the first frame; absent: from the oldest frame the journal still holds).' }),
   ),
+  client: Type.Optional(Type.String({ description: "`mobile`: the /mobile page's own view of the connection (no push for a question on screen)." })),
 });
 
 export const SnapshotSchema = Type.Object(

@@ -49,12 +49,20 @@ export class AcpViewers {
     return this.viewers.size;
   }
 
-  /** Starts a viewer after `after` (a cursor the journal covers, checked before the upgrade). */
+  /**
+   * A viewer after `after` (a cursor the journal covers, checked before the upgrade), registered
+   * but sent nothing yet: `start` sends the catch-up, which can end the socket (a gap), so the
+   * caller records the viewer first and its close finds it.
+   */
   add(socket: ViewerSocket, after: number): AcpViewer {
     const viewer: AcpViewer = { socket, sentSeq: after, behind: true, ended: false };
     this.viewers.add(viewer);
-    this.catchUp(viewer);
     return viewer;
+  }
+
+  /** The first catch-up: the journal after the viewer's cursor, then live frames. */
+  start(viewer: AcpViewer): void {
+    this.catchUp(viewer);
   }
 
   remove(viewer: AcpViewer): void {

@@ -25,7 +25,6 @@ export const STATUS_OF_CODE: Readonly<Record<ApiErrorCode, number>> = {
   upstream_timeout: 504,
   capability_unavailable: 501,
   transport_closed: 410,
-  stream_gap: 410,
   unsupported_protocol: 502,
   initialization_failed: 502,
   agent_error: 502,

@@ -111,6 +111,8 @@ export class PushService implements Disposable {
       opts.bus.on('acp-notice', (_n, payload) => {
         const notice = payload as { event: string; connection_id: string; request_id?: string };
         if (notice.event === 'interaction_pending') this.onAcpQuestion(notice.connection_id);
+        // Its agent ended (the connection deleted, or killed before a reconnect): nothing more to space out.
+        else if (notice.event === 'settled') this.forget(acpPresenceKey(notice.connection_id));
       }),
     );
     this.listeners.push(

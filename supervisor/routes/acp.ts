@@ -1,15 +1,14 @@
 /**
  * /acp/connections/…: drive ACP agents (ego, and any Agent Client Protocol agent) over HTTP and one
- * WebSocket per connection. Only the two routes that launch a process (connect, reconnect) check
- * the caller is local or authenticated themselves; every route is behind TCP auth like the rest of
- * the API, and the others act only on a connection id one of those two handed out. Shapes, frames
- * and errors: docs/acp.md.
+ * WebSocket per connection. Every route is behind TCP auth like the rest of the API (which lets
+ * in only a local or authenticated caller, the guard the two launching routes need); the others
+ * act only on a connection id one of those two handed out. Shapes, frames and errors: docs/acp.md.
  */
 import type { TSchema } from 'typebox';
 
 import { acpError } from '../acp/acpError.js';
 import { acpPresenceKey } from '../acp/acpPresence.js';
-import { EGO_EXTENSIONS, type EgoExtension } from '../acp/acpConnection.js';
+import { type AcpConnection, EGO_EXTENSIONS, type EgoExtension } from '../acp/acpConnection.js';
 import type { AcpRegistry } from '../acp/acpRegistry.js';
 import type { AcpViewer } from '../acp/acpViewers.js';
 import {
@@ -29,7 +28,7 @@ import {
   StreamQuery,
 } from '../acp/acpSchemas.js';
 import { defineRoute } from '../http/routeSpec.js';
-import type { RequestContext, Route, WsRoute } from '../http/types.js';
+import type { Route, WsRoute } from '../http/types.js';
 import { json } from '../http/types.js';
 import type { ViewerPresence } from '../streaming/viewerPresence.js';
 import { Type } from 'typebox';
@@ -39,11 +38,6 @@ const TAG = 'acp';
 
 /** The errors every ACP route may answer, in the ACP error shape. */
 const ERRORS: Record<number, TSchema> = { 404: AcpErrorSchema, 410: AcpErrorSchema, 501: AcpErrorSchema, 502: AcpErrorSchema };
-
-function launchGuard(ctx: RequestContext, operation: string): void {
-  if (!(ctx.isLoopback || ctx.authenticated === true))
-    throw acpError('forbidden', 'launching an ACP agent needs a local or authenticated caller', { operation });
-}
 
 export function acpRoutes(registry: AcpRegistry): Route[] {
   const sessionVerb = (verb: 'load' | 'resume' | 'fork' | 'close', summary: string): Route =>
@@ -80,8 +74,7 @@ export function acpRoutes(registry: AcpRegistry): Route[] {
       summary: 'Launch the configured ACP agent (`ego_executable`) in `root`, run initialize, answer the snapshot',
       body: ConnectBody,
       answers: { 201: SnapshotSchema, 400: AcpErrorSchema, ...ERRORS },
-      handler: async ({ body }, ctx) => {
-        launchGuard(ctx, 'connect');
+      handler: async ({ body }) => {
         const connection = await registry.open(body.root);
         return json(connection.snapshot(), 201);
       },
@@ -129,8 +122,7 @@ export function acpRoutes(registry: AcpRegistry): Route[] {
       params: ConnectionParams,
       body: ConnectBody,
       answers: { 200: SnapshotSchema, 400: AcpErrorSchema, ...ERRORS },
-      handler: async ({ params, body }, ctx) => {
-        launchGuard(ctx, 'reconnect');
+      handler: async ({ params, body }) => {
         return json((await registry.reconnect(params.id, body.root)).snapshot());
       },
     }),
@@ -246,6 +238,10 @@ export function acpRoutes(registry: AcpRegistry): Route[] {
 interface StreamData {
   connectionId: string;
   after: number;
+  /** `?client=mobile`: the /mobile page's view, counted in ViewerPresence while open. */
+  mobile: boolean;
+  /** Held from the open on: a DELETE drops the connection from the registry before its viewers close. */
+  connection?: AcpConnection;
   viewer?: AcpViewer;
 }
 
@@ -289,9 +285,9 @@ export function acpStreamRoute(registry: AcpRegistry, presence: ViewerPresence):
             'not_found',
             `the journal no longer holds the frames after seq ${after} (oldest held: ${connection.journal.firstSeq})`,
             { connectionId, operation: 'stream' },
-            { firstAvailable: connection.journal.firstSeq, reason: 'stream_gap' },
+            { firstAvailable: connection.journal.firstSeq },
           );
-        return { connectionId, after };
+        return { connectionId, after, mobile: ctx.query.get('client') === 'mobile' };
       },
       open(ws) {
         const d = ws.getUserData();
@@ -300,19 +296,22 @@ export function acpStreamRoute(registry: AcpRegistry, presence: ViewerPresence):
           ws.end(1000, 'connection deleted');
           return;
         }
-        presence.add(acpPresenceKey(d.connectionId));
+        // Recorded before the first catch-up, which may end the socket (a gap): the close finds it.
+        d.connection = connection;
         d.viewer = connection.viewers.add(ws, d.after);
+        if (d.mobile) presence.add(acpPresenceKey(d.connectionId));
+        connection.viewers.start(d.viewer);
       },
       drain(ws) {
         const d = ws.getUserData();
-        if (d.viewer) registry.find(d.connectionId)?.viewers.drain(d.viewer);
+        if (d.viewer) d.connection?.viewers.drain(d.viewer);
       },
       close(ws) {
         const d = ws.getUserData();
         if (!d.viewer) return;
-        presence.remove(acpPresenceKey(d.connectionId));
-        registry.find(d.connectionId)?.viewers.remove(d.viewer);
-        d.viewer.ended = true;
+        if (d.mobile) presence.remove(acpPresenceKey(d.connectionId));
+        d.connection?.viewers.remove(d.viewer);
+        d.viewer = undefined;
       },
     },
   };

@@ -1,8 +1,9 @@
 /**
  * /mobile/acp: start an ACP agent (the `ego_executable` setting, in a directory the phone names) or
- * go back to one started earlier from this phone (remembered here; gone ones are dropped).
+ * go back to one started earlier from this phone (remembered here; ones tuicd no longer knows are
+ * dropped, ones it could not be asked about right now are kept).
  */
-import { api } from './api.js';
+import { ApiError, api } from './api.js';
 import { h } from './dom.js';
 
 const STORE_KEY = 'tuicd.acp.connections';
@@ -52,32 +53,35 @@ export function acpConnectPage(open: (connectionId: string) => void, back: () =>
     const kept: Remembered[] = [];
     const rows: HTMLElement[] = [];
     for (const r of remembered()) {
+      let state: string;
+      let name = 'Agent';
       try {
         const snap = await api<{ state: string; agentInfo?: { name?: string; title?: string } | null }>('GET', `/acp/connections/${encodeURIComponent(r.id)}`);
-        kept.push(r);
-        rows.push(
-          h(
-            'li',
-            {},
-            h(
-              'button',
-              { class: 'session', onclick: () => open(r.id) },
-              h(
-                'span',
-                { class: 'top' },
-                h('span', { class: 'name' }, snap.agentInfo?.title ?? snap.agentInfo?.name ?? 'Agent'),
-                h('span', { class: 'badge' }, snap.state),
-              ),
-              h('span', { class: 'detail' }, r.root),
-            ),
-          ),
-        );
-      } catch {
-        // Ended or forgotten since (tuicd restarted): drop it.
+        state = snap.state;
+        name = snap.agentInfo?.title ?? snap.agentInfo?.name ?? name;
+      } catch (err) {
+        // Ended or forgotten since (deleted, tuicd restarted): drop it. No network or a server
+        // error says nothing about it: keep it for the next look.
+        if (err instanceof ApiError && err.status === 404) continue;
+        state = 'unreachable';
       }
+      kept.push(r);
+      rows.push(
+        h(
+          'li',
+          {},
+          h(
+            'button',
+            { class: 'session', onclick: () => open(r.id) },
+            h('span', { class: 'top' }, h('span', { class: 'name' }, name), h('span', { class: 'badge' }, state)),
+            h('span', { class: 'detail' }, r.root),
+          ),
+        ),
+      );
     }
     remember(kept);
     earlier.replaceChildren(...rows);
+    earlier.dataset['loaded'] = '1';
   })();
   return h(
     'main',

@@ -71,7 +71,7 @@ export class AcpStream {
 
   private url(): string {
     const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    return `${scheme}//${location.host}/acp/connections/${encodeURIComponent(this.connectionId)}/stream?after=${this.lastSeq}`;
+    return `${scheme}//${location.host}/acp/connections/${encodeURIComponent(this.connectionId)}/stream?after=${this.lastSeq}&client=mobile`;
   }
 
   private open(): void {

@@ -4,8 +4,9 @@
  * routes, SSE, viewers) talks to these interfaces only.
  *
  * They are the subset of uWS's own API that tuicd uses, with uWS's semantics: on the fast engine
- * the native request, response and socket objects pass through unwrapped (no allocation per
- * request), and the node engine implements the same contract in adapters.
+ * the native request and response objects pass through unwrapped (no allocation per request), a
+ * WebSocket is wrapped once for its sends (uwsSocket.ts), and the node engine implements the same
+ * contract in adapters.
  */
 
 /** Bytes or text a response or socket accepts. */

@@ -1,8 +1,10 @@
 /**
- * The uWebSockets.js engine: native request, response and socket objects are handed to the
- * server as they are (they already have the EngineRequest/EngineResponse/EngineSocket shape).
+ * The uWebSockets.js engine: native request and response objects are handed to the server as they
+ * are (they already have the EngineRequest/EngineResponse shape); a WebSocket is wrapped once, for
+ * its sends (uwsSocket.ts).
  */
 import type { AppOptions, EngineApp, EngineListenSocket, EngineRequest, EngineResponse, EngineWsBehavior, HttpEngine } from './types.js';
+import { type NativeUwsSocket, UwsSocket } from './uwsSocket.js';
 
 /** The part of a uWS module tuicd calls, typed here so neither optional build is needed to compile. */
 export interface UwsModule {
@@ -42,19 +44,32 @@ export class UwsEngine implements HttpEngine {
     const listenSocket = (ls: unknown, port: number): EngineListenSocket => ({ port, close: () => uws.us_listen_socket_close(ls) });
     return {
       any: (handler) => void app.any('/*', handler),
-      ws: <U>(pattern: string, b: EngineWsBehavior<U>) =>
+      ws: <U>(pattern: string, b: EngineWsBehavior<U>) => {
+        const wrappers = new WeakMap<NativeUwsSocket<U>, UwsSocket<U>>();
+        const wrap = (native: NativeUwsSocket<U>): UwsSocket<U> => {
+          let socket = wrappers.get(native);
+          if (socket === undefined) wrappers.set(native, (socket = new UwsSocket(native, b.maxBackpressure)));
+          return socket;
+        };
+        const { open, message, drain, close } = b;
         void app.ws(pattern, {
-          maxBackpressure: b.maxBackpressure,
+          // No limit in uWS: the wrapper drops whole messages only (uwsSocket.ts).
+          maxBackpressure: 0,
           maxPayloadLength: b.maxPayloadLength,
           idleTimeout: b.idleTimeoutS,
           sendPingsAutomatically: true,
           compression: uws.DISABLED,
           upgrade: b.upgrade,
-          open: b.open,
-          message: b.message,
-          drain: b.drain,
-          close: b.close,
-        }),
+          open: open && ((ws: NativeUwsSocket<U>) => open(wrap(ws))),
+          message: message && ((ws: NativeUwsSocket<U>, msg: ArrayBuffer, isBinary: boolean) => message(wrap(ws), msg, isBinary)),
+          drain: drain && ((ws: NativeUwsSocket<U>) => drain(wrap(ws))),
+          close: (ws: NativeUwsSocket<U>, code: number) => {
+            const socket = wrap(ws);
+            wrappers.delete(ws);
+            close?.(socket, code);
+          },
+        });
+      },
       listenUnix: (path) => {
         let bound: unknown = false;
         app.listen_unix((ls) => (bound = ls), path);

@@ -4,13 +4,13 @@
  * each end, tuicd's stop included; refusals in the ACP error shape.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { scriptedAgentExecutable } from '../../fixtures/acp/scriptedAgentLauncher.js';
-import { waitFor } from '../../helpers/poll.js';
+import { until, waitFor } from '../../helpers/poll.js';
 import { makeTestHome } from '../../helpers/testHome.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
 import { AcpHarness, alive, turnEnded } from './acpHarness.js';
@@ -162,6 +162,87 @@ describe('ACP connections', () => {
     const unknown = await h.call('POST', '/acp/connections/nope/kill');
     assert.equal(unknown.status, 404);
     assertAcpError(unknown.json(), 'not_found', 'kill', 'nope');
+  });
+});
+
+/** Every agent process the scripted agent's launcher started (each writes its pid as it starts). */
+const agentPids = (h: AcpHarness): number[] =>
+  readFileSync(join(h.agentDir, 'state', 'pids'), 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map(Number);
+
+/** Still running: in /proc and not a zombie. */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+describe('ACP lifecycle calls racing on one connection', () => {
+  it('two reconnects at once leave one agent running, and DELETE ends it', async () => {
+    const h = await AcpHarness.start();
+    try {
+      const { id } = await h.connect();
+      const reconnect = () => h.call('POST', `/acp/connections/${id}/reconnect`, { root: h.root });
+      for (let round = 1; round <= 3; round++) {
+        const answers = await Promise.all([reconnect(), reconnect()]);
+        for (const a of answers) assert.equal(a.status, 200, a.text);
+        const snap = await h.ok('GET', `/acp/connections/${id}`);
+        assert.equal(snap.generation, 1 + 2 * round);
+        assert.deepEqual(agentPids(h).filter(running), [snap.pid], `round ${round}: only the current generation's agent runs`);
+      }
+      await h.ok('DELETE', `/acp/connections/${id}`);
+      assert.deepEqual(agentPids(h).filter(running), []);
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('a DELETE while a reconnect waits for the old agent to end: no new agent is started', async () => {
+    // An agent that ignores SIGTERM holds the reconnect in its kill for the grace period.
+    const h = await AcpHarness.start({ ACP_FIXTURE_IGNORE_TERM: '1' });
+    try {
+      const { id } = await h.connect();
+      const reconnecting = h.call('POST', `/acp/connections/${id}/reconnect`, { root: h.root });
+      await until(
+        () => h.ok('GET', `/acp/connections/${id}`),
+        (snap) => snap.pid === null,
+        'the reconnect ending the old agent',
+      );
+      const deleted = await h.call('DELETE', `/acp/connections/${id}`);
+      assert.equal(deleted.status, 200, deleted.text);
+      const answer = await reconnecting;
+      assert.equal(answer.status, 404, answer.text);
+      assertAcpError(answer.json(), 'not_found', 'reconnect', id);
+      assert.equal(agentPids(h).length, 1, 'no second agent was started');
+      assert.deepEqual(agentPids(h).filter(running), []);
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('a DELETE while a reconnect’s new agent is in initialize ends that agent at once', async () => {
+    const holdDir = mkdtempSync(join(tmpdir(), 'acp-hold-'));
+    const hold = join(holdDir, 'hold');
+    const h = await AcpHarness.start({ ACP_FIXTURE_INIT_HOLD: hold });
+    try {
+      const { id } = await h.connect();
+      writeFileSync(hold, '');
+      const reconnecting = h.call('POST', `/acp/connections/${id}/reconnect`, { root: h.root });
+      await waitFor(() => agentPids(h).length === 2, 'the new agent started');
+      const deleted = await h.call('DELETE', `/acp/connections/${id}`);
+      assert.equal(deleted.status, 200, deleted.text);
+      assert.deepEqual(agentPids(h).filter(running), [], 'no agent runs once DELETE answered');
+      const answer = await reconnecting;
+      assert.equal(answer.status, 404, answer.text);
+      assert.ok(existsSync(hold), 'the new agent never got past initialize');
+    } finally {
+      await h.stop();
+      rmSync(holdDir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -23,9 +23,14 @@ export class AcpHarness {
     readonly root: string,
   ) {}
 
-  static async start(env: Record<string, string> = {}, executable?: string): Promise<AcpHarness> {
+  /** `env`: the agent's; `server`: tuicd's own environment and config additions. */
+  static async start(
+    env: Record<string, string> = {},
+    executable?: string,
+    server: { env?: Record<string, string>; config?: Record<string, unknown> } = {},
+  ): Promise<AcpHarness> {
     const agent = scriptedAgentExecutable(env);
-    const tuicd = await Tuicd.start({ config: { ego_executable: executable ?? agent.path } });
+    const tuicd = await Tuicd.start({ ...(server.env ? { env: server.env } : {}), config: { ...server.config, ego_executable: executable ?? agent.path } });
     return new AcpHarness(tuicd, agent.dir, makeTestHome('acp-root-'));
   }
 
@@ -62,9 +67,13 @@ export class AcpHarness {
     return this.ok('POST', `/acp/connections/${id}/sessions/${sid}/prompt`, { prompt: [{ type: 'text', text }] }, 202);
   }
 
-  /** `after` as the query says it (a string tests a malformed one). */
-  stream(id: string, after?: number | string): Promise<AcpStreamReader> {
-    return AcpStreamReader.open(`ws+unix://${this.tuicd.socketPath}:/acp/connections/${id}/stream${after === undefined ? '' : `?after=${after}`}`);
+  /** `after` as the query says it (a string tests a malformed one); `client` as `?client=`. */
+  stream(id: string, after?: number | string, client?: string): Promise<AcpStreamReader> {
+    const query = new URLSearchParams();
+    if (after !== undefined) query.set('after', String(after));
+    if (client !== undefined) query.set('client', client);
+    const search = query.size === 0 ? '' : `?${query}`;
+    return AcpStreamReader.open(`ws+unix://${this.tuicd.socketPath}:/acp/connections/${id}/stream${search}`);
   }
 }
 

@@ -221,4 +221,44 @@ describe('ACP questions and Web Push (in-process)', () => {
     pending('c1');
     assert.equal(await pushes(), 1);
   });
+
+  it('spaces a connection’s pushes out until its agent ends, then forgets it', async () => {
+    const before = await pushes();
+    pending('c2');
+    assert.equal(await pushes(), before + 1);
+    pending('c2');
+    assert.equal(await pushes(), before + 1, 'a second question at once: no second push');
+    bus.publish('acp-notice', { event: 'settled', connection_id: 'c2', generation: 1, seq: 9 });
+    pending('c2');
+    assert.equal(await pushes(), before + 2, 'the entry went with the agent: the next generation’s question is pushed');
+  });
+});
+
+describe('ACP questions and Web Push through tuicd', () => {
+  it('only the /mobile page’s stream (?client=mobile) holds a question’s push back', async () => {
+    const stub = await PushServiceStub.start();
+    const h = await AcpHarness.start({}, undefined, { env: { NODE_EXTRA_CA_CERTS: stub.certPath }, config: { services: { push: { enabled: true } } } });
+    try {
+      const phone = new BrowserSubscription(stub.endpoint('/push/phone'));
+      await h.ok('POST', '/api/push/subscribe', phone.toJSON());
+      const ask = async (client: string | undefined) => {
+        const { id } = await h.connect();
+        const sid = await h.newSession(id);
+        const stream = await h.stream(id, undefined, client);
+        const turn = await h.prompt(id, sid, 'permission');
+        await stream.waitFor((f) => f.event?.type === 'interaction_raised', 'the question');
+        return { id, stream, turn };
+      };
+      // Shown on the phone: no push. Watched by another client only: pushed.
+      const onPhone = await ask('mobile');
+      const elsewhere = await ask(undefined);
+      await stub.waitFor(1);
+      const tags = stub.received.map((p) => JSON.parse(phone.decrypt(p.body)).tag);
+      assert.deepEqual(tags, [`acp:${elsewhere.id}`]);
+      for (const q of [onPhone, elsewhere]) q.stream.close();
+    } finally {
+      await h.stop();
+      await stub.stop();
+    }
+  });
 });

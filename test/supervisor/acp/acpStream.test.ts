@@ -207,6 +207,38 @@ describe('ACP sessions and stream', () => {
   });
 });
 
+describe('ACP stream: a viewer leaving while its connection is deleted', () => {
+  it('is dropped from the viewers (nothing is sent to its closed socket); the others get `end` and DELETE answers 200', async () => {
+    // An agent that ignores SIGTERM keeps the DELETE in its kill for the grace period.
+    const h = await AcpHarness.start({ ACP_FIXTURE_IGNORE_TERM: '1' });
+    try {
+      const c = await h.connect();
+      const sid = await h.newSession(c.id);
+      const leaving = await h.stream(c.id);
+      const staying = await h.stream(c.id);
+      // The leaving viewer stops reading and falls behind: what it missed waits for it in the journal.
+      leaving.ws.pause();
+      const turn = await h.prompt(c.id, sid, 'big 60 20000');
+      await staying.waitFor(turnEnded(turn.turnId), 'the turn');
+      const deleting = h.call('DELETE', `/acp/connections/${c.id}`);
+      // The registry forgets the connection first, then waits for the agent to end.
+      for (;;) {
+        if ((await h.call('GET', `/acp/connections/${c.id}`)).status === 404) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      leaving.ws.terminate();
+      const answer = await deleting;
+      assert.equal(answer.status, 200, answer.text);
+      const end = await staying.waitFor((f) => f.kind === 'end', 'the end frame');
+      assert.equal(end.reason, 'deleted');
+      await staying.waitForClose();
+      assert.equal(staying.closeCode, 1000);
+    } finally {
+      await h.stop();
+    }
+  });
+});
+
 async function waitForNotice(pred: () => boolean): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (!pred()) {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { hash } from '@node-rs/bcrypt';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Route } from 'playwright-core';
 
 import { scriptedAgentExecutable } from '../../fixtures/acp/scriptedAgentLauncher.js';
 import { CHROMIUM, launchPhoneBrowser } from '../../helpers/phoneBrowser.js';
@@ -179,5 +179,34 @@ describe('/mobile ACP view in headless Chromium', {
     await page.locator('.notice', { hasText: 'Earlier updates are no longer kept' }).waitFor();
     await page.locator('.msg.agent', { hasText: 'chunk 10200' }).waitFor();
     process.stdout.write(`# screenshots: ${shots}\n`);
+  });
+
+  it('keeps a remembered agent through a network failure or a 5xx, and forgets it on a 404', async () => {
+    const snapshotPath = `/acp/connections/${connectionId}`;
+    const isSnapshot = (url: URL) => url.pathname === snapshotPath;
+    const remembered = () =>
+      page.evaluate(() => (JSON.parse((globalThis as any).localStorage.getItem('tuicd.acp.connections') ?? '[]') as Array<{ id: string }>).map((r) => r.id));
+    const openList = async () => {
+      await page.goto(`${base}/mobile/acp`);
+      await page.waitForSelector('ul[aria-label="Agents started earlier"][data-loaded="1"]', { state: 'attached' });
+    };
+    assert.deepEqual(await remembered(), [connectionId], 'started from this phone');
+    const failures: Array<[string, (route: Route) => Promise<void>]> = [
+      ['no network', (route) => route.abort('internetdisconnected')],
+      ['a 503', (route) => route.fulfill({ status: 503, contentType: 'application/json', body: '{"error":"restarting","code":"unavailable"}' })],
+    ];
+    for (const [what, fail] of failures) {
+      await page.route(isSnapshot, fail);
+      await openList();
+      await page.unroute(isSnapshot);
+      assert.deepEqual(await remembered(), [connectionId], `kept through ${what}`);
+      assert.deepEqual(await texts('ul[aria-label="Agents started earlier"] .badge'), ['unreachable'], what);
+    }
+    await openList();
+    assert.deepEqual(await texts('ul[aria-label="Agents started earlier"] .badge'), ['ready'], 'listed again once tuicd answers');
+    assert.equal((await t.socket('DELETE', snapshotPath)).status, 200);
+    await openList();
+    assert.deepEqual(await remembered(), [], 'a 404: forgotten');
+    assert.deepEqual(await texts('ul[aria-label="Agents started earlier"] li'), []);
   });
 });
