@@ -25,8 +25,6 @@ export interface WorkerStarter {
 export interface ProcessStarterOptions {
   /** Path of the worker's compiled entry file. */
   entry: string;
-  /** Options for node itself, before the entry (V8 flags). */
-  nodeArgs?: readonly string[];
   args?: string[];
   env?: NodeJS.ProcessEnv;
   /** Receives each line the worker writes to stdout/stderr. */
@@ -37,7 +35,7 @@ export class ProcessStarter implements WorkerStarter {
   constructor(private readonly opts: ProcessStarterOptions) {}
 
   start(): StartedWorker {
-    const child = spawn(process.execPath, [...(this.opts.nodeArgs ?? []), this.opts.entry, ...(this.opts.args ?? [])], {
+    const child = spawn(process.execPath, [this.opts.entry, ...(this.opts.args ?? [])], {
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
       env: this.opts.env ?? process.env,
     });
