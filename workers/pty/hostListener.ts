@@ -53,6 +53,8 @@ export class HostListener implements PtyEventSink {
 
   /** The sink the service emits into: the attached supervisor, or nobody (output acknowledged here). */
   emit<E extends EventNameOf<P>>(event: E, data: EventOf<P, E>, options?: { payload?: Uint8Array; flush?: boolean }): void {
+    // The host let go of the session (its tombstone fell out of the budget): its record goes too.
+    if (event === 'tombstoneDropped') this.records.delete((data as EventOf<P, 'tombstoneDropped'>).session_id);
     const server = this.server;
     if (server !== null && !server.closed) {
       server.emit(event, data, options);
@@ -176,6 +178,13 @@ export class HostListener implements PtyEventSink {
       const fn = (service as unknown as Record<string, (...a: unknown[]) => unknown>)[method]!;
       handlers[method] = fn.bind(service);
     }
+    handlers['forget'] = (params: { session_id: string }) => {
+      try {
+        return service.forget(params);
+      } finally {
+        this.records.delete(params.session_id);
+      }
+    };
     handlers['adopt'] = () => {
       this.orphanDeadline = undefined;
       const result = service.adopt();

@@ -134,6 +134,26 @@ export async function connectSocket(path: string, timeoutMs = 10_000): Promise<S
   }
 }
 
+/**
+ * A second client on a listening host, as the next supervisor connects: retried while the host still
+ * holds the previous link (it closes a connection it cannot take before the hello).
+ */
+export async function connectAgain(socketPath: string, timeoutMs = 10_000): Promise<Client<PtyProtocolT>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const sock = await connectSocket(socketPath, timeoutMs);
+    const client = connect(streamTransport(sock, sock), PtyProtocol, { handshakeTimeout: 3_000 });
+    try {
+      await client.ready;
+      return client;
+    } catch (err) {
+      client.dispose();
+      if (Date.now() > deadline) throw err;
+      await sleep(20);
+    }
+  }
+}
+
 export async function startPtyHost(options: StartOptions = {}): Promise<PtyHostHandle> {
   const env = options.env === undefined ? {} : { env: { ...process.env, ...options.env } };
   let child: ChildProcess;
