@@ -5,7 +5,8 @@
  * the rings (each session's output is acknowledged by the host itself, so flow control never holds a
  * session that nobody reads: the 2 MiB ring keeps the newest output, older bytes are dropped as for
  * a slow viewer). The next supervisor adopts the sessions (`adopt`). Left alone with no live
- * session the host exits at once; with sessions, after the orphan timeout, ending them.
+ * session the host exits at once; with sessions, after the orphan timeout, ending them. Sessions that
+ * ended with nobody attached are named in a note the next supervisor reads (writeEnded).
  */
 import { chmodSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { type Server as NetServer, type Socket, createServer } from 'node:net';
@@ -44,10 +45,14 @@ export class HostListener implements PtyEventSink {
   private service: PtyService | undefined;
   /** The supervisors' records, by session id (opaque to the host): handed to the next one on adopt. */
   private readonly records = new Map<string, string>();
+  /** Sessions whose process exited while no supervisor was attached: nobody has been told yet. */
+  private readonly exitedAlone = new Set<string>();
   private orphanTimer: NodeJS.Timeout | undefined;
   /** When the sessions end unless a supervisor adopts them; a connection that only looks (status) does not move it. */
   private orphanDeadline: number | undefined;
   private closing = false;
+  /** The host is ending its sessions itself (stop): their exits are no news for the next supervisor. */
+  private ending = false;
 
   constructor(private readonly opts: HostListenerOptions) {}
 
@@ -66,6 +71,7 @@ export class HostListener implements PtyEventSink {
       const bytes = options.payload.length;
       queueMicrotask(() => this.service?.ack(id, bytes));
     } else if (event === 'exit') {
+      this.exitedAlone.add((data as EventOf<P, 'exit'>).session_id);
       queueMicrotask(() => this.checkOrphan());
     }
   }
@@ -97,11 +103,13 @@ export class HostListener implements PtyEventSink {
 
   /**
    * Ends the sessions for `code` with nobody attached to be told: the next supervisor reads the
-   * sessions and the reason from `<state>.ended.json` (0600) and closes them with that reason.
+   * sessions and the reason from `<state>.ended.json` (0600) and closes them with that reason. The
+   * sessions that exited meanwhile are named too (reason `exit`): their tombstones end with the host.
    */
   writeEnded(code: string, message: string): void {
     if (this.server !== null && !this.server.closed) return;
-    const sessions = this.service!.processes().sessions.map(({ session_id }) => ({ session_id }));
+    const sessions: PtyHostEnded['sessions'] = this.service!.processes().sessions.map(({ session_id }) => ({ session_id }));
+    for (const session_id of this.exitedAlone) sessions.push(code === 'exit' ? { session_id } : { session_id, reason: 'exit' });
     if (sessions.length === 0) return;
     const path = ptyHostEndedPath(this.opts.statePath);
     const tmp = `${path}.${process.pid}.tmp`;
@@ -112,6 +120,12 @@ export class HostListener implements PtyEventSink {
     } catch (err) {
       process.stderr.write(`pty host: cannot record the ended sessions: ${(err as Error).message}\n`);
     }
+  }
+
+  /** The host is about to end its sessions (told to stop, the orphan timeout, replaced): no exit is noted from here on. */
+  markEnding(): void {
+    this.ending = true;
+    clearTimeout(this.orphanTimer);
   }
 
   /** Removes the socket and the state file (when still this host's). */
@@ -183,10 +197,13 @@ export class HostListener implements PtyEventSink {
         return service.forget(params);
       } finally {
         this.records.delete(params.session_id);
+        this.exitedAlone.delete(params.session_id);
       }
     };
     handlers['adopt'] = () => {
       this.orphanDeadline = undefined;
+      // Their exits are in the answer (tombstones): this supervisor is told.
+      this.exitedAlone.clear();
       const result = service.adopt();
       const known = new Set(result.sessions.map((s) => s.session_id));
       for (const id of this.records.keys()) if (!known.has(id)) this.records.delete(id);
@@ -201,8 +218,10 @@ export class HostListener implements PtyEventSink {
 
   /** No supervisor attached: exit now without live sessions, else after the orphan timeout. */
   private checkOrphan(): void {
-    if (this.closing || (this.server !== null && !this.server.closed)) return;
+    if (this.closing || this.ending || (this.server !== null && !this.server.closed)) return;
     if (this.service!.live.length === 0) {
+      // The last session exited with nobody attached: noted for the next supervisor, then nothing is left to keep.
+      this.writeEnded('exit', 'every session exited while no supervisor was attached');
       this.opts.stop(0, 'pty host: no supervisor and no live session left; exiting');
       return;
     }

@@ -62,6 +62,7 @@ let service: PtyService;
 function stop(code: number, reason?: string): void {
   if (stopping) return;
   stopping = true;
+  listener?.markEnding();
   if (reason !== undefined) process.stderr.write(`${new Date().toISOString()} ${reason}\n`);
   void service.shutdown(SHUTDOWN_GRACE_MS).finally(() => {
     listener?.close();
