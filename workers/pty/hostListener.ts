@@ -11,13 +11,15 @@
 import { chmodSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { type Server as NetServer, type Socket, createServer } from 'node:net';
 
-import { type Server, serve } from '../../shared/channel.js';
+import type { Server } from '../../shared/channel.js';
 import type { EventNameOf, EventOf, HandlersOf } from '../../shared/protocol/defineProtocol.js';
 import { PTY_PROTOCOL_VERSION, PtyProtocol, type PtyProtocolT } from '../../shared/protocol/pty.js';
 import { type PtyHostEnded, type PtyHostState, ptyHostEndedPath } from '../../shared/ptyHostFiles.js';
 import { streamTransport } from '../../shared/transports/stream.js';
 import type { Transport } from '../../shared/transports/transport.js';
+import type { OutputWatchers } from './outputWatchers.js';
 import type { PtyEventSink, PtyService } from './ptyService.js';
+import { serveSupervisor } from './supervisorLink.js';
 
 type P = PtyProtocolT;
 
@@ -33,8 +35,8 @@ export interface HostListenerOptions {
   instance: string | null;
   /** Ends every session and exits; `reason` is logged (there is no supervisor to tell). */
   stop: (code: number, reason: string) => void;
-  /** A supervisor attached: the host's other listeners (output watchers) subscribe to its channel. */
-  onConnect?: (server: Server<P>) => void;
+  /** Set by the attached supervisor; emptied when it leaves (matches would have nowhere to go). */
+  outputWatchers: OutputWatchers;
 }
 
 export class HostListener implements PtyEventSink {
@@ -166,33 +168,37 @@ export class HostListener implements PtyEventSink {
     clearTimeout(this.orphanTimer);
     this.orphanTimer = undefined;
     const transport = streamTransport(sock, sock);
-    const server = serve(transport, PtyProtocol, this.handlers());
+    const server = serveSupervisor({
+      transport,
+      service: this.service!,
+      handlers: this.handlers(),
+      outputWatchers: this.opts.outputWatchers,
+      onRecord: (session_id, record) => this.records.set(session_id, record),
+    });
     this.server = server;
     this.transport = transport;
-    const service = this.service!;
-    server.on('ack', ({ session_id, bytes }) => service.ack(session_id, bytes));
-    server.on('input', ({ session_id, from }, payload) => service.input(session_id, payload, from));
-    server.on('agent', ({ session_id, agent_type }) => service.setAgent(session_id, agent_type));
-    server.on('record', ({ session_id, record }) => this.records.set(session_id, record));
-    this.opts.onConnect?.(server);
     server.onClose(() => {
       if (this.server !== server) return;
       this.server = null;
+      this.transport = null;
+      // Matches have nowhere to go without a supervisor; the next one sends its own set when it attaches.
+      this.opts.outputWatchers.set([]);
       // Output sent and not yet acknowledged will never be: the sessions read on (nobody holds them).
-      for (const { session_id } of service.processes().sessions) service.ack(session_id, Number.MAX_SAFE_INTEGER);
+      for (const { session_id } of this.service!.processes().sessions) this.service!.ack(session_id, Number.MAX_SAFE_INTEGER);
       this.checkOrphan();
     });
   }
 
-  /** The service's handlers, with `adopt` completed by the records this listener keeps. */
+  /** The service's handlers, with `adopt` and `forget` completed by the records this listener keeps. */
   private handlers(): HandlersOf<P> {
     const service = this.service!;
-    const handlers: Record<string, unknown> = {};
+    const handlers: Record<string, (...a: unknown[]) => unknown> = {};
     for (const method of Object.keys(PtyProtocol.spec.requests)) {
       const fn = (service as unknown as Record<string, (...a: unknown[]) => unknown>)[method]!;
       handlers[method] = fn.bind(service);
     }
-    handlers['forget'] = (params: { session_id: string }) => {
+    handlers['forget'] = (...a: unknown[]) => {
+      const params = a[0] as { session_id: string };
       try {
         return service.forget(params);
       } finally {
