@@ -3,7 +3,7 @@
  * or adopts the one already running for this config dir and instance: the state file says where it
  * listens and which protocol it speaks. A host of another protocol version is told to end (SIGUSR2:
  * its sessions end, its log says why) and a fresh one is started; a host another live supervisor
- * holds closes the connection before its hello, and is left alone.
+ * holds refuses the `adopt`, and is left alone.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

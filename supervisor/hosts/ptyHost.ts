@@ -181,7 +181,7 @@ export class PtyHost implements Disposable {
         worker.kill('SIGKILL');
         throw err;
       }
-      // A running host closed on us: another live supervisor holds it, and keeps it.
+      // A running host refused the adoption (or closed on us): another live supervisor holds it, and keeps it.
       running.heartbeat.dispose();
       worker.release?.();
       client.dispose();

@@ -12,6 +12,7 @@ import { chmodSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node
 import { type Server as NetServer, type Socket, createServer } from 'node:net';
 
 import type { Server } from '../../shared/channel.js';
+import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import type { EventNameOf, EventOf, HandlersOf } from '../../shared/protocol/defineProtocol.js';
 import { PTY_PROTOCOL_VERSION, PtyProtocol, type PtyProtocolT } from '../../shared/protocol/pty.js';
 import { type PtyHostEnded, type PtyHostState, ptyHostEndedPath } from '../../shared/ptyHostFiles.js';
@@ -25,6 +26,12 @@ type P = PtyProtocolT;
 
 /** How long a fresh host waits for the supervisor that started it. */
 const FIRST_ATTACH_MS = 15_000;
+/**
+ * What a connection may ask without becoming the host's supervisor: `tuicd status` looks at an
+ * orphaned host this way, and a tuicd starting meanwhile still adopts it. Anything else (a request or
+ * an event) binds the connection as the supervisor, or is refused while another one holds the host.
+ */
+const READ_ONLY_METHODS: ReadonlySet<string> = new Set(['processes']);
 
 export interface HostListenerOptions {
   socketPath: string;
@@ -40,9 +47,12 @@ export interface HostListenerOptions {
 }
 
 export class HostListener implements PtyEventSink {
+  /** The attached supervisor: the connection that acted first, until it closes. */
   private server: Server<P> | null = null;
   /** The attached supervisor's link, for flush(). */
   private transport: Transport | null = null;
+  /** Every open connection: the supervisor's and any that only look. */
+  private readonly links = new Set<Server<P>>();
   private net: NetServer | null = null;
   private service: PtyService | undefined;
   /** The supervisors' records, by session id (opaque to the host): handed to the next one on adopt. */
@@ -135,7 +145,7 @@ export class HostListener implements PtyEventSink {
     if (this.closing) return;
     this.closing = true;
     clearTimeout(this.orphanTimer);
-    this.server?.dispose();
+    for (const link of this.links) link.dispose();
     this.net?.close();
     try {
       const state = JSON.parse(readFileSync(this.opts.statePath, 'utf8')) as Partial<PtyHostState>;
@@ -160,28 +170,26 @@ export class HostListener implements PtyEventSink {
   }
 
   private accept(sock: Socket): void {
-    if (this.closing || (this.server !== null && !this.server.closed)) {
-      // Held by a live supervisor: a second one is refused before any hello (it sees the close).
+    if (this.closing) {
       sock.destroy();
       return;
     }
-    clearTimeout(this.orphanTimer);
-    this.orphanTimer = undefined;
     const transport = streamTransport(sock, sock);
-    const server = serveSupervisor({
+    const bind = (): boolean => this.bind(server, transport);
+    const server: Server<P> = serveSupervisor({
       transport,
       service: this.service!,
-      handlers: this.handlers(),
+      handlers: this.handlers(bind),
       outputWatchers: this.opts.outputWatchers,
+      mayAct: bind,
       onRecord: (session_id, record) => this.records.set(session_id, record),
     });
-    this.server = server;
-    this.transport = transport;
+    this.links.add(server);
     server.onClose(() => {
+      this.links.delete(server);
       if (this.server !== server) return;
       this.server = null;
       this.transport = null;
-      // Matches have nowhere to go without a supervisor; the next one sends its own set when it attaches.
       this.opts.outputWatchers.set([]);
       // Output sent and not yet acknowledged will never be: the sessions read on (nobody holds them).
       for (const { session_id } of this.service!.processes().sessions) this.service!.ack(session_id, Number.MAX_SAFE_INTEGER);
@@ -189,8 +197,25 @@ export class HostListener implements PtyEventSink {
     });
   }
 
-  /** The service's handlers, with `adopt` and `forget` completed by the records this listener keeps. */
-  private handlers(): HandlersOf<P> {
+  /**
+   * `server` acts on the host: it becomes the attached supervisor unless another live one is; false
+   * then (a second supervisor is refused, the holder keeps the host).
+   */
+  private bind(server: Server<P>, transport: Transport): boolean {
+    if (this.server === server) return true;
+    if (this.closing || server.closed || (this.server !== null && !this.server.closed)) return false;
+    this.server = server;
+    this.transport = transport;
+    clearTimeout(this.orphanTimer);
+    this.orphanTimer = undefined;
+    return true;
+  }
+
+  /**
+   * The service's handlers for one connection, with `adopt` completed by the records this listener
+   * keeps; each request but the read-only ones binds the connection first (`bind`), or is refused.
+   */
+  private handlers(bind: () => boolean): HandlersOf<P> {
     const service = this.service!;
     const handlers: Record<string, (...a: unknown[]) => unknown> = {};
     for (const method of Object.keys(PtyProtocol.spec.requests)) {
@@ -219,6 +244,13 @@ export class HostListener implements PtyEventSink {
       }
       return result;
     };
+    for (const [method, fn] of Object.entries(handlers)) {
+      if (READ_ONLY_METHODS.has(method)) continue;
+      handlers[method] = (...a: unknown[]) => {
+        if (!bind()) throw new SupervisorError(ErrorCode.HANDLER_FAILED, `this pty host (pid ${process.pid}) is held by another running supervisor`);
+        return fn(...a);
+      };
+    }
     return handlers as unknown as HandlersOf<P>;
   }
 

@@ -42,4 +42,36 @@ describe('detached pty host', () => {
     assert.ok(row, 'the new session is adopted');
     assert.equal(row.record, undefined, "the forgotten session's record is not the new one's");
   });
+
+  test("a connection that only looks (processes, as tuicd status asks) does not take the supervisor's place", async (t) => {
+    const host = await startPtyHost();
+    const open: Array<{ dispose(): void }> = [];
+    t.after(async () => {
+      for (const c of open) c.dispose();
+      await host.stop();
+    });
+    const s = await host.spawnSession(SLEEPER);
+    host.client.dispose(); // orphaned
+    const probe = await connectAgain(host.socketPath!);
+    open.push(probe);
+    assert.deepEqual(
+      (await probe.request('processes', {})).sessions.map((x) => x.session_id),
+      [s.id],
+    );
+    // While the probe is still connected, the next supervisor adopts.
+    const next = await connectAgain(host.socketPath!);
+    open.push(next);
+    const adopted = await next.request('adopt', {});
+    assert.deepEqual(
+      adopted.sessions.map((x) => x.session_id),
+      [s.id],
+    );
+    // It holds the host now: a second supervisor is refused, the probe may still look.
+    const intruder = await connectAgain(host.socketPath!);
+    open.push(intruder);
+    await assert.rejects(intruder.request('adopt', {}), /held by another running supervisor/);
+    await assert.rejects(intruder.request('resize', { session_id: s.id, rows: 30, cols: 90 }), /held by another running supervisor/);
+    assert.equal((await probe.request('processes', {})).sessions.length, 1);
+    assert.deepEqual(await next.request('ping', {}), { pid: host.child.pid });
+  });
 });
