@@ -41,6 +41,11 @@ export interface DetachedHostOptions {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Resolves once `sock` closed: the channel's close ends our side after the queued frames are written. */
+function closedPromise(sock: Socket): Promise<void> {
+  return new Promise((resolve) => sock.once('close', () => resolve()));
+}
+
 function connectSocket(path: string): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const sock = connect({ path });
@@ -119,6 +124,7 @@ export class DetachedHostStarter implements WorkerStarter {
     return {
       pid: state.pid,
       transport: streamTransport(sock, sock),
+      linkClosed: closedPromise(sock),
       exited,
       adopted: true,
       kill: (signal = 'SIGTERM') => {
@@ -189,7 +195,7 @@ export class DetachedHostStarter implements WorkerStarter {
       if (gone) throw new Error(`the pty host exited before listening (see ${join(this.opts.logDir, 'pty-host.log')})`);
       try {
         const sock = await connectSocket(socketPath);
-        return { pid: child.pid ?? -1, transport: streamTransport(sock, sock), exited, kill };
+        return { pid: child.pid ?? -1, transport: streamTransport(sock, sock), linkClosed: closedPromise(sock), exited, kill };
       } catch {
         if (Date.now() > deadline) {
           kill('SIGKILL');

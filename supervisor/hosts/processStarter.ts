@@ -15,6 +15,11 @@ export interface StartedWorker {
   adopted?: boolean;
   /** The supervisor leaves this host running (it stops watching whether it exits). */
   release?(): void;
+  /**
+   * Resolves once the link to the host is closed on both sides: after a close, every frame sent
+   * before it has been written (or the link failed). A detached host's link; absent for a child's.
+   */
+  linkClosed?: Promise<void>;
 }
 
 /** The seam the host's restart logic is written against; tests can hand in an object literal. */
