@@ -14,12 +14,15 @@ export interface PtyHostState {
   started_ms: number;
 }
 
-/** Ended sessions: the reason (a `session-closed` reason), a sentence, and their ids. */
+/**
+ * Ended sessions: the reason (a `session-closed` reason), a sentence, and their ids; a session with
+ * a reason of its own (`exit`: its process ended while no supervisor was attached) says so.
+ */
 export interface PtyHostEnded {
   reason: string;
   message: string;
   at_ms: number;
-  sessions: Array<{ session_id: string }>;
+  sessions: Array<{ session_id: string; reason?: string }>;
 }
 
 /** One per instance: an explicit config dir may hold several. */

@@ -21,7 +21,7 @@ const START_WAIT_MS = 60_000;
 
 export interface OrphanHost {
   pid: number;
-  /** Live sessions and their pids; null when the host did not answer (another supervisor holds it). */
+  /** Live sessions and their pids; null when the host did not answer. */
   sessions: Array<{ session_id: string; pid: number }> | null;
 }
 
@@ -58,7 +58,11 @@ function supervisorPid(socketPath: string): Promise<number | null> {
   });
 }
 
-/** A pty host of this config dir and instance, running, and the sessions it holds (asked without adopting them). */
+/**
+ * A pty host of this config dir and instance, running, and the sessions it holds: asked with the
+ * read-only `processes`, which does not make this connection the host's supervisor (a tuicd starting
+ * meanwhile still adopts it).
+ */
 export async function probeOrphanHost(paths: Paths): Promise<OrphanHost | null> {
   let state;
   const statePath = hostStatePath(paths.configDir, paths.instance);

@@ -143,7 +143,7 @@ export const EVENT_SCHEMAS = {
         description:
           '`exit` (the process ended), `explicit_close` (DELETE /sessions/:id), `closed` (the `session` tool), `killed`, `pty_host_exited`; ' +
           'published at start for sessions a pty host left without a supervisor ended: `orphan_timeout` (services.orphan_timeout_min), ' +
-          '`pty_protocol_changed` (an upgrade replaced a host of another protocol version).',
+          '`pty_protocol_changed` (an upgrade replaced a host of another protocol version), `exit` (its process ended meanwhile).',
       }),
     },
     { description: 'A session ended; its record stays readable for a while (a tombstone).' },

@@ -107,12 +107,13 @@ export function sessionsFeature(deps: SessionsDeps): SessionsFeature {
           log.error({ err: String(err) }, 'could not adopt the running pty host');
         }
       }
-      // Sessions a host ended while no supervisor was there to say so (orphan timeout, or replaced
+      // Sessions a host ended while no supervisor was there to say so (orphan timeout, the last one
+      // exiting, or replaced
       // just now for a protocol change): closed here, with that reason.
       const ended = takeEndedSessions(starter.statePath);
       if (ended === null) return;
       log.warn({ reason: ended.reason, sessions: ended.sessions.length }, `pty host ended its sessions: ${ended.message}`);
-      for (const { session_id } of ended.sessions) deps.bus.publish('session-closed', { session_id, reason: ended.reason });
+      for (const s of ended.sessions) deps.bus.publish('session-closed', { session_id: s.session_id, reason: s.reason ?? ended.reason });
     },
     dispose: async () => {
       if (keepSessions) sessions.syncRecords();

@@ -3,7 +3,7 @@
  * or adopts the one already running for this config dir and instance: the state file says where it
  * listens and which protocol it speaks. A host of another protocol version is told to end (SIGUSR2:
  * its sessions end, its log says why) and a fresh one is started; a host another live supervisor
- * holds closes the connection before its hello, and is left alone.
+ * holds refuses the `adopt`, and is left alone.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -40,6 +40,11 @@ export interface DetachedHostOptions {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Resolves once `sock` closed: the channel's close ends our side after the queued frames are written. */
+function closedPromise(sock: Socket): Promise<void> {
+  return new Promise((resolve) => sock.once('close', () => resolve()));
+}
 
 function connectSocket(path: string): Promise<Socket> {
   return new Promise((resolve, reject) => {
@@ -119,6 +124,7 @@ export class DetachedHostStarter implements WorkerStarter {
     return {
       pid: state.pid,
       transport: streamTransport(sock, sock),
+      linkClosed: closedPromise(sock),
       exited,
       adopted: true,
       kill: (signal = 'SIGTERM') => {
@@ -189,7 +195,7 @@ export class DetachedHostStarter implements WorkerStarter {
       if (gone) throw new Error(`the pty host exited before listening (see ${join(this.opts.logDir, 'pty-host.log')})`);
       try {
         const sock = await connectSocket(socketPath);
-        return { pid: child.pid ?? -1, transport: streamTransport(sock, sock), exited, kill };
+        return { pid: child.pid ?? -1, transport: streamTransport(sock, sock), linkClosed: closedPromise(sock), exited, kill };
       } catch {
         if (Date.now() > deadline) {
           kill('SIGKILL');

@@ -15,6 +15,11 @@ export interface StartedWorker {
   adopted?: boolean;
   /** The supervisor leaves this host running (it stops watching whether it exits). */
   release?(): void;
+  /**
+   * Resolves once the link to the host is closed on both sides: after a close, every frame sent
+   * before it has been written (or the link failed). A detached host's link; absent for a child's.
+   */
+  linkClosed?: Promise<void>;
 }
 
 /** The seam the host's restart logic is written against; tests can hand in an object literal. */
@@ -25,8 +30,6 @@ export interface WorkerStarter {
 export interface ProcessStarterOptions {
   /** Path of the worker's compiled entry file. */
   entry: string;
-  /** Options for node itself, before the entry (V8 flags). */
-  nodeArgs?: readonly string[];
   args?: string[];
   env?: NodeJS.ProcessEnv;
   /** Receives each line the worker writes to stdout/stderr. */
@@ -37,7 +40,7 @@ export class ProcessStarter implements WorkerStarter {
   constructor(private readonly opts: ProcessStarterOptions) {}
 
   start(): StartedWorker {
-    const child = spawn(process.execPath, [...(this.opts.nodeArgs ?? []), this.opts.entry, ...(this.opts.args ?? [])], {
+    const child = spawn(process.execPath, [this.opts.entry, ...(this.opts.args ?? [])], {
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
       env: this.opts.env ?? process.env,
     });

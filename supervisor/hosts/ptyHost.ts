@@ -22,6 +22,8 @@ export const PtyHostConstants = {
   RESTART_WINDOW_MS: 60_000,
   /** A stopping host gets this long to kill its sessions before SIGKILL. */
   STOP_GRACE_MS: 2_000,
+  /** A host left running gets this long to read the last frames (the records) before the supervisor exits regardless. */
+  DETACH_FLUSH_MS: 5_000,
 } as const;
 
 type PtyClient = Client<PtyProtocolT>;
@@ -181,7 +183,7 @@ export class PtyHost implements Disposable {
         worker.kill('SIGKILL');
         throw err;
       }
-      // A running host closed on us: another live supervisor holds it, and keeps it.
+      // A running host refused the adoption (or closed on us): another live supervisor holds it, and keeps it.
       running.heartbeat.dispose();
       worker.release?.();
       client.dispose();
@@ -257,8 +259,17 @@ export class PtyHost implements Disposable {
     const running = await this.takeForShutdown();
     if (!running) return;
     running.worker.release?.();
-    // The close ends our side after the queued frames (the last records) are written.
+    // The close ends our side after the queued frames (the last records) are written; the process
+    // exits right after this resolves, which would drop what is still queued: wait until the link is
+    // closed (a wedged host that reads nothing is given up on after DETACH_FLUSH_MS).
     running.client.dispose();
+    let timer: NodeJS.Timeout | undefined;
+    const closed = await Promise.race([
+      (running.worker.linkClosed ?? Promise.resolve()).then(() => true),
+      new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), PtyHostConstants.DETACH_FLUSH_MS))),
+    ]);
+    clearTimeout(timer);
+    if (!closed) this.log.warn({ host_pid: running.worker.pid }, 'pty host did not read the last frames in time; its sessions may miss the latest records');
     this.log.info({ host_pid: running.worker.pid }, 'pty host left running with its sessions');
   }
 

@@ -9,15 +9,16 @@
 import { Socket } from 'node:net';
 import { parseArgs } from 'node:util';
 
-import { type Server, serve } from '../../shared/channel.js';
+import type { Server } from '../../shared/channel.js';
 import { EventLoopLag } from '../../shared/eventLoopLag.js';
-import { PtyProtocol, type PtyProtocolT } from '../../shared/protocol/pty.js';
+import type { PtyProtocolT } from '../../shared/protocol/pty.js';
 import { streamTransport } from '../../shared/transports/stream.js';
 import { deferredTextStage } from './deferredText.js';
 import { HostListener } from './hostListener.js';
 import { IdleGc } from './idleGc.js';
 import { type MatchedLine, OutputWatchers } from './outputWatchers.js';
-import { PtyService } from './ptyService.js';
+import { type PtyEventSink, PtyService } from './ptyService.js';
+import { serveSupervisor } from './supervisorLink.js';
 import { TextPipeline } from './textPipeline.js';
 
 /** Sessions get this long after SIGHUP before SIGKILL; well under the supervisor's 2 s stop grace. */
@@ -44,9 +45,10 @@ const { values: args } = parseArgs({
   },
 });
 
-/** Where watcher matches leave: the channel of whichever supervisor is attached. */
-let sendWatcherLines: (session_id: string, lines: MatchedLine[], dropped: number) => void = () => undefined;
-const outputWatchers = new OutputWatchers((session_id, lines, dropped) => sendWatcherLines(session_id, lines, dropped));
+/** Where the service's events leave: the attached supervisor's channel. */
+let sink: PtyEventSink & { flush(): void } = { emit: () => undefined, flush: () => undefined };
+/** Watcher matches leave by the same way as the output. */
+const outputWatchers = new OutputWatchers((session_id, lines: MatchedLine[], dropped) => sink.emit('watcherLines', { session_id, lines, dropped }));
 const loopLag = new EventLoopLag();
 const serviceOptions = {
   // Stripped, redacted lines for readLog: text leaves this process already clean.
@@ -62,6 +64,7 @@ let service: PtyService;
 function stop(code: number, reason?: string): void {
   if (stopping) return;
   stopping = true;
+  listener?.markEnding();
   if (reason !== undefined) process.stderr.write(`${new Date().toISOString()} ${reason}\n`);
   void service.shutdown(SHUTDOWN_GRACE_MS).finally(() => {
     listener?.close();
@@ -77,17 +80,11 @@ if (args.listen !== undefined && args.state !== undefined) {
     orphanTimeoutMs: Number.isFinite(orphanTimeoutMs) && orphanTimeoutMs >= 0 ? orphanTimeoutMs : 3_600_000,
     instance: args.instance ?? null,
     stop,
-    onConnect: (server) => {
-      server.on('outputWatchers', ({ watchers }) => outputWatchers.set(watchers));
-      // Matches have nowhere to go without a supervisor; the next one sends its own set when it attaches.
-      server.onClose(() => outputWatchers.set([]));
-    },
+    outputWatchers,
   });
   listener = detached;
+  sink = detached;
   service = new PtyService(detached, serviceOptions);
-  sendWatcherLines = (session_id, lines, dropped) => detached.emit('watcherLines', { session_id, lines, dropped });
-  // The text stage runs once the turn's output is on its way to the viewers.
-  deferredTextStage.setBeforeRun(() => detached.flush());
   detached.start(service);
   process.stderr.write(`${new Date().toISOString()} pty host ${process.pid} listening on ${args.listen}\n`);
   // Its own session: no terminal hangs up on it. SIGTERM (tuicd stop, or a supervisor that stops
@@ -100,19 +97,16 @@ if (args.listen !== undefined && args.state !== undefined) {
   });
 } else {
   const sock = new Socket({ fd: 3, readable: true, writable: true });
-  let server: Server<PtyProtocolT> | undefined;
-  service = new PtyService({ emit: (event, data, options) => server?.emit(event, data, options) }, serviceOptions);
   const transport = streamTransport(sock, sock);
-  server = serve(transport, PtyProtocol, service);
-  deferredTextStage.setBeforeRun(() => transport.flush());
-  sendWatcherLines = (session_id, lines, dropped) => server?.emit('watcherLines', { session_id, lines, dropped });
-  server.on('ack', ({ session_id, bytes }) => service.ack(session_id, bytes));
-  server.on('input', ({ session_id, from }, payload) => service.input(session_id, payload, from));
-  server.on('agent', ({ session_id, agent_type }) => service.setAgent(session_id, agent_type));
-  server.on('outputWatchers', ({ watchers }) => outputWatchers.set(watchers));
+  let server: Server<PtyProtocolT> | undefined;
+  sink = { emit: (event, data, options) => server?.emit(event, data, options), flush: () => transport.flush() };
+  service = new PtyService(sink, serviceOptions);
+  server = serveSupervisor({ transport, service, outputWatchers });
   // The supervisor closed the link or died: nobody is left to read these terminals.
   server.onClose(() => stop(0));
 }
+// The text stage runs once the turn's output is on its way to the viewers.
+deferredTextStage.setBeforeRun(() => sink.flush());
 
 // The supervisor's stop() sends SIGTERM; Ctrl-C when run by hand.
 process.on('SIGTERM', () => stop(0, args.listen === undefined ? undefined : 'pty host: told to stop; ending its sessions'));

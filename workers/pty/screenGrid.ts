@@ -315,7 +315,10 @@ export class ScreenGrid {
     const cells = this.page.cells;
     const row = this.page.rowAt[this.y]!;
     // Guarded: in a one-column grid `row + cols - w` is -1 for the row stored first, which copyWithin reads from the end.
-    if (this.insertMode && this.x + w < cols) cells.copyWithin(row + this.x + w, row + this.x, row + cols - w);
+    if (this.insertMode && this.x + w < cols) {
+      cells.copyWithin(row + this.x + w, row + this.x, row + cols - w);
+      this.page.links?.copyWithin(row + this.x + w, row + this.x, row + cols - w);
+    }
     const at = row + this.x;
     if (cells[at] === WIDE_TAIL && this.x > 0) cells[at - 1] = BLANK; // overwrote the right half of a wide char
     cells[at] = cp;
@@ -640,6 +643,8 @@ export class ScreenGrid {
         // @ ICH
         const k = Math.min(n, cols - this.x);
         cells.copyWithin(row + this.x + k, row + this.x, row + cols - k);
+        // A link moves with its characters (the blanks left behind carry none: linkAt skips blanks).
+        this.page.links?.copyWithin(row + this.x + k, row + this.x, row + cols - k);
         cells.fill(BLANK, row + this.x, row + this.x + k);
         break;
       }
@@ -647,6 +652,7 @@ export class ScreenGrid {
         // P DCH
         const k = Math.min(n, cols - this.x);
         cells.copyWithin(row + this.x, row + this.x + k, row + cols);
+        this.page.links?.copyWithin(row + this.x, row + this.x + k, row + cols);
         cells.fill(BLANK, row + cols - k, row + cols);
         break;
       }

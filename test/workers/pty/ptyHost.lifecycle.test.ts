@@ -1,4 +1,7 @@
-/** The pty host's own life: when the supervisor's side of the socket goes away (or SIGTERM comes), every session dies with it. */
+/**
+ * The pty host's own life in the attached mode (fd 3): when the supervisor's side of the socket goes
+ * away (or SIGTERM comes), every session dies with it. The listening mode's are in ptyHost.detached.test.ts.
+ */
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -31,7 +34,7 @@ async function assertAllGone(pids: number[]): Promise<void> {
 
 describe('pty host lifecycle', () => {
   test('the supervisor closing the socket makes the host kill every session (even one ignoring SIGHUP) and exit', async (t) => {
-    const host = await startPtyHost();
+    const host = await startPtyHost({ mode: 'attached' });
     t.after(() => host.stop());
     const pids = await spawnVictims(host);
     const started = Date.now();
@@ -43,7 +46,7 @@ describe('pty host lifecycle', () => {
   });
 
   test('SIGTERM to the host does the same', async (t) => {
-    const host = await startPtyHost();
+    const host = await startPtyHost({ mode: 'attached' });
     t.after(() => host.stop());
     const pids = await spawnVictims(host);
     host.child.kill('SIGTERM');

@@ -1,14 +1,16 @@
 /**
- * Drives the compiled pty host the way the supervisor does: a child process with a duplex socket
- * on fd 3, a PtyProtocol client over it, and a recorder of every event per session.
+ * Drives the compiled pty host the way the supervisor does: by default a detached-style host on a
+ * unix socket of its own (`--listen`, the mode tuicd runs), or with `mode: 'attached'` a child with a
+ * duplex socket on fd 3; a PtyProtocol client over it, and a recorder of every event per session.
  */
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
-import type { Socket } from 'node:net';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { type Socket, connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 import { type Client, connect } from '../../../shared/channel.js';
 import { PtyProtocol, type PtyProtocolT } from '../../../shared/protocol/pty.js';
@@ -75,6 +77,9 @@ export interface SpawnOverrides {
 
 export interface PtyHostHandle {
   client: Client<PtyProtocolT>;
+  /** Listening mode: the host's socket and state file (in a temp dir removed by stop()). */
+  socketPath: string | null;
+  statePath: string | null;
   /**
    * Acknowledge output as the supervisor does (on by default); off, the host holds a session once
    * PtyConstants.UNACKED_OUTPUT_BYTES are outstanding. Turning it on acknowledges the backlog.
@@ -100,14 +105,83 @@ export function baseEnv(): Record<string, string> {
   return { PATH: process.env.PATH ?? '/usr/bin:/bin', ...shellHomeEnv(), LANG: 'C.UTF-8', PS1: '$ ', TERM: 'xterm-256color' };
 }
 
-/** `env`: added to the host's environment (e.g. TUIC_PTY_TOMBSTONE_BUDGET_BYTES). */
-export async function startPtyHost(options: { env?: Record<string, string> } = {}): Promise<PtyHostHandle> {
-  const child = spawn(process.execPath, [HOST_MAIN], {
-    stdio: ['ignore', 'inherit', 'inherit', 'pipe'],
-    ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }),
-  });
-  const exited = once(child, 'exit');
-  const sock = child.stdio[3] as Socket;
+export interface StartOptions {
+  /** Added to the host's environment (e.g. TUIC_PTY_TOMBSTONE_BUDGET_BYTES). */
+  env?: Record<string, string>;
+  /** 'listening' (default): the host tuicd runs, on its own unix socket; 'attached': the fd 3 link. */
+  mode?: 'listening' | 'attached';
+  /** Listening mode: how long sessions wait for a supervisor once none is attached. */
+  orphanTimeoutMs?: number;
+}
+
+/** Connects to a listening host's socket, retrying until it listens (or `timeoutMs`). */
+export async function connectSocket(path: string, timeoutMs = 10_000): Promise<Socket> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await new Promise<Socket>((resolve, reject) => {
+        const sock = netConnect({ path });
+        sock.once('connect', () => {
+          sock.removeListener('error', reject);
+          resolve(sock);
+        });
+        sock.once('error', reject);
+      });
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await sleep(20);
+    }
+  }
+}
+
+/**
+ * A second client on a listening host, as the next supervisor connects: retried while the host still
+ * holds the previous link (it closes a connection it cannot take before the hello).
+ */
+export async function connectAgain(socketPath: string, timeoutMs = 10_000): Promise<Client<PtyProtocolT>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const sock = await connectSocket(socketPath, timeoutMs);
+    const client = connect(streamTransport(sock, sock), PtyProtocol, { handshakeTimeout: 3_000 });
+    try {
+      await client.ready;
+      return client;
+    } catch (err) {
+      client.dispose();
+      if (Date.now() > deadline) throw err;
+      await sleep(20);
+    }
+  }
+}
+
+export async function startPtyHost(options: StartOptions = {}): Promise<PtyHostHandle> {
+  const env = options.env === undefined ? {} : { env: { ...process.env, ...options.env } };
+  let child: ChildProcess;
+  let exited: Promise<unknown[]>;
+  let sock: Socket;
+  let dir: string | null = null;
+  let socketPath: string | null = null;
+  let statePath: string | null = null;
+  if (options.mode === 'attached') {
+    child = spawn(process.execPath, [HOST_MAIN], { stdio: ['ignore', 'inherit', 'inherit', 'pipe'], ...env });
+    exited = once(child, 'exit');
+    sock = child.stdio[3] as Socket;
+  } else {
+    dir = mkdtempSync(join(tmpdir(), 'pty-host-test-'));
+    socketPath = join(dir, 'pty-test.sock');
+    statePath = join(dir, 'pty-host.json');
+    const args = [HOST_MAIN, '--listen', socketPath, '--state', statePath, '--orphan-timeout-ms', String(options.orphanTimeoutMs ?? 60_000)];
+    child = spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit'], ...env });
+    exited = once(child, 'exit');
+    const state = statePath;
+    // The state file is written once the socket listens.
+    await waitFor(
+      () => existsSync(state) || child.exitCode !== null,
+      10_000,
+      () => 'the pty host never wrote its state file',
+    );
+    sock = await connectSocket(socketPath);
+  }
   const client = connect(streamTransport(sock, sock), PtyProtocol);
   const records = new Map<string, SessionRecord>();
   const record = (id: string): SessionRecord => {
@@ -133,6 +207,8 @@ export async function startPtyHost(options: { env?: Record<string, string> } = {
 
   const handle: PtyHostHandle = {
     client,
+    socketPath,
+    statePath,
     setAcking(on) {
       acking = on;
       if (!on) return;
@@ -174,10 +250,14 @@ export async function startPtyHost(options: { env?: Record<string, string> } = {
     },
     async stop() {
       client.dispose();
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const timer = setTimeout(() => child.kill('SIGKILL'), HOST_STOP_MS);
-      await exited;
-      clearTimeout(timer);
+      if (child.exitCode === null && child.signalCode === null) {
+        // A listening host outlives its supervisor's link: told to end, as `tuicd stop` does.
+        if (dir !== null) child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), HOST_STOP_MS);
+        await exited;
+        clearTimeout(timer);
+      }
+      if (dir !== null) rmSync(dir, { recursive: true, force: true });
     },
   };
   return handle;

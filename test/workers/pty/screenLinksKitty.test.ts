@@ -38,6 +38,25 @@ describe('ScreenGrid hyperlinks', () => {
     assert.equal(h.linkAt(0, 0), null, 'erased');
   });
 
+  test('links move with their characters on insert and delete character (ICH, DCH) and in insert mode', () => {
+    const url = 'https://x.test/m';
+    // "ab" then the link "LINK" at columns 2-5; ICH 3 at column 0 shifts everything right by 3.
+    const g = grid(2, 20, `ab${link(url, 'LINK')} z`, `${ESC}[1;1H${ESC}[3@`);
+    assert.equal(g.rowText(0).trimEnd(), '   abLINK z');
+    for (let col = 5; col <= 8; col++) assert.equal(g.linkAt(0, col), url, `column ${col} after ICH`);
+    for (const col of [0, 3, 4, 9, 10]) assert.equal(g.linkAt(0, col), null, `column ${col} after ICH`);
+    // DCH 4 at column 0 pulls it back left by 4: the link is at columns 1-4, 'z' at 6 plain.
+    g.write(Buffer.from(`${ESC}[1;1H${ESC}[4P`));
+    assert.equal(g.rowText(0).trimEnd(), 'bLINK z');
+    for (let col = 1; col <= 4; col++) assert.equal(g.linkAt(0, col), url, `column ${col} after DCH`);
+    for (const col of [0, 5, 6]) assert.equal(g.linkAt(0, col), null, `column ${col} after DCH`);
+    // Insert mode (IRM): a plain character printed at column 0 pushes the link right by one.
+    g.write(Buffer.from(`${ESC}[4h${ESC}[1;1Hx${ESC}[4l`));
+    assert.equal(g.rowText(0).trimEnd(), 'xbLINK z');
+    for (let col = 2; col <= 5; col++) assert.equal(g.linkAt(0, col), url, `column ${col} after an insert-mode print`);
+    for (const col of [0, 1, 6, 7]) assert.equal(g.linkAt(0, col), null, `column ${col} after an insert-mode print`);
+  });
+
   test('OSC other than 8, and an OSC 8 with parameters, are handled; a reset forgets links', () => {
     const g = grid(2, 40, `${ESC}]0;title${ESC}\\`, `${ESC}]8;id=a;https://x.test/p${ESC}\\pp${ESC}]8;;${ESC}\\ after`);
     assert.equal(g.rowText(0).trimEnd(), 'pp after');
