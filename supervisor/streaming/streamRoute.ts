@@ -9,6 +9,7 @@ import type { SessionService } from '../sessions/sessionService.js';
 import { LogViewer } from './logViewer.js';
 import { RawViewer } from './rawViewer.js';
 import type { ViewerData } from './rawViewer.js';
+import type { ViewerFlow } from './viewerFlow.js';
 import type { ViewerPresence } from './viewerPresence.js';
 import type { ViewerSocket } from './viewerSocket.js';
 import type { WatcherFrames } from './watcherFrames.js';
@@ -122,7 +123,7 @@ const FRAMES_DESCRIPTION = [
     `(${PtyConstants.INPUT_BACKLOG_BYTES / (1024 * 1024)} MiB unread) is closed with 1013 (try again later); the session goes on.`,
 ].join('\n');
 
-export function streamRoute(sessions: SessionService, presence?: ViewerPresence, watcherFrames?: WatcherFrames): StreamRoute {
+export function streamRoute(sessions: SessionService, presence?: ViewerPresence, watcherFrames?: WatcherFrames, flow?: ViewerFlow): StreamRoute {
   const viewers = new Map<string, Set<Viewer>>();
   sessions.onLifecycle((event, record) => {
     if (event === 'closed') for (const v of viewers.get(record.session_id) ?? []) v.onSessionClosed(record.exit?.reason ?? 'closed');
@@ -169,7 +170,7 @@ export function streamRoute(sessions: SessionService, presence?: ViewerPresence,
       },
       open(ws) {
         const d = ws.getUserData();
-        const viewer: Viewer = d.log ? new LogViewer(ws, sessions, d.sessionId, d.offset) : new RawViewer(ws, sessions, d.sessionId, d.offset, d.binary);
+        const viewer: Viewer = d.log ? new LogViewer(ws, sessions, d.sessionId, d.offset) : new RawViewer(ws, sessions, d.sessionId, d.offset, d.binary, flow);
         d.active = viewer;
         if (d.mobile) presence?.add(d.sessionId);
         if (d.clientId !== undefined) watcherFrames?.add(d.sessionId, d.clientId, ws);
