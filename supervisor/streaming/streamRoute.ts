@@ -9,7 +9,7 @@ import type { SessionService } from '../sessions/sessionService.js';
 import { LogViewer } from './logViewer.js';
 import { RawViewer } from './rawViewer.js';
 import type { ViewerData } from './rawViewer.js';
-import type { ViewerFlow } from './viewerFlow.js';
+import { type ViewerFlow, ViewerFlowConstants } from './viewerFlow.js';
 import type { ViewerPresence } from './viewerPresence.js';
 import type { ViewerSocket } from './viewerSocket.js';
 import type { WatcherFrames } from './watcherFrames.js';
@@ -104,8 +104,9 @@ const FRAMES_DESCRIPTION = [
   '',
   '**Raw mode** (`format=raw`, the default): the ring buffer from `offset` (absent: all it holds), then live output, never skipping a byte. ' +
     'Output comes as JSON text frames `{"type":"output","data","total_written"?}` (UTF-8 decoded; `total_written` on catch-up frames), ' +
-    'or with `encoding=binary` as binary frames of the bytes as written. A viewer too slow to keep up is caught up from the ring when its socket ' +
-    'drains; bytes the ring no longer holds are announced as `{"type":"resync","from","to","missed"}`. Also `{"type":"parsed","event"}` ' +
+    "or with `encoding=binary` as binary frames of the bytes as written. The session's program is slowed to the pace of its slowest live raw viewer, " +
+    `which is caught up from the ring when its socket drains; a viewer whose socket takes nothing for ${ViewerFlowConstants.STALL_MS / 1000} s stops holding the session, and bytes the ring ` +
+    'no longer holds when it reads again are announced as `{"type":"resync","from","to","missed"}`. Also `{"type":"parsed","event"}` ' +
     '(the output parser\'s events) and `{"type":"error","error"}` if the ring cannot be read.',
   '',
   'With `client_id` (either mode): `{"type":"watcher-lines","session_id","lines":[{"text","matched_ids"}]}` when that client\'s output watchers ' +
