@@ -4,7 +4,7 @@
  * file so the pty host bench drives the host exactly as tuicd does.
  */
 import type { Client } from '../../shared/channel.js';
-import type { PtyProtocolT } from '../../shared/protocol/pty.js';
+import { PtyConstants, type PtyProtocolT } from '../../shared/protocol/pty.js';
 
 export const OutputAckConstants = {
   /**
@@ -18,6 +18,12 @@ export const OutputAckConstants = {
    * it takes a session to print UNACKED_OUTPUT_BYTES at these rates.
    */
   ACK_DELAY_MS: 50,
+  /**
+   * A session held back by its limit with more than half the host's window unacked may have its
+   * PTY stopped (the host reads again at half): its limit is read again this often until that
+   * clears, since a viewer's socket draining is not reported reliably on either engine.
+   */
+  HELD_RECHECK_MS: 20,
 } as const;
 
 /** Who may hold a session's acks back: its live viewers (streaming/viewerFlow.ts). */
@@ -47,6 +53,9 @@ export class OutputAcks {
   private readonly dirty = new Set<string>();
   private immediate: NodeJS.Immediate | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** Sessions held back with the host possibly stopped (HELD_RECHECK_MS), and the timer that rereads their limits. */
+  private readonly held = new Set<string>();
+  private recheck: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly client: PtyClient,
@@ -90,6 +99,7 @@ export class OutputAcks {
     if (this.client.closed) {
       this.sessions.clear();
       this.dirty.clear();
+      this.held.clear();
       return;
     }
     for (const session_id of this.dirty) {
@@ -102,7 +112,16 @@ export class OutputAcks {
       }
       // All acked: forgotten (the next batch starts afresh); otherwise held until a release.
       if (s.acked >= s.received) this.sessions.delete(session_id);
+      if (s.received - s.acked > PtyConstants.UNACKED_OUTPUT_BYTES / 2) this.held.add(session_id);
+      else this.held.delete(session_id);
     }
     this.dirty.clear();
+    if (this.held.size > 0) this.recheck ??= setTimeout(this.recheckHeld, OutputAckConstants.HELD_RECHECK_MS).unref();
+  };
+
+  private readonly recheckHeld = (): void => {
+    this.recheck = undefined;
+    for (const sessionId of this.held) this.dirty.add(sessionId);
+    this.flush();
   };
 }
