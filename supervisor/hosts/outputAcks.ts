@@ -89,6 +89,15 @@ export class OutputAcks {
     const ackable = this.ackable(sessionId, s);
     if (ackable >= OutputAckConstants.ACK_EAGER_BYTES) this.immediate = setImmediate(this.flush);
     else if (ackable > 0) this.timer ??= setTimeout(this.flush, OutputAckConstants.ACK_DELAY_MS).unref();
+    else this.noteHeld(sessionId, s);
+  }
+
+  /** A session with more than half the host's window unacked may have its PTY stopped: its limit is reread until that clears. */
+  private noteHeld(sessionId: string, s: SessionAcks): void {
+    if (s.received - s.acked > PtyConstants.UNACKED_OUTPUT_BYTES / 2) {
+      this.held.add(sessionId);
+      this.recheck ??= setTimeout(this.recheckHeld, OutputAckConstants.HELD_RECHECK_MS).unref();
+    } else this.held.delete(sessionId);
   }
 
   private readonly flush = (): void => {
@@ -110,13 +119,11 @@ export class OutputAcks {
         this.client.emit('ack', { session_id, bytes });
         s.acked += bytes;
       }
-      // All acked: forgotten (the next batch starts afresh); otherwise held until a release.
+      // All acked: forgotten (the next batch starts afresh); otherwise held until a release or a recheck.
       if (s.acked >= s.received) this.sessions.delete(session_id);
-      if (s.received - s.acked > PtyConstants.UNACKED_OUTPUT_BYTES / 2) this.held.add(session_id);
-      else this.held.delete(session_id);
+      this.noteHeld(session_id, s);
     }
     this.dirty.clear();
-    if (this.held.size > 0) this.recheck ??= setTimeout(this.recheckHeld, OutputAckConstants.HELD_RECHECK_MS).unref();
   };
 
   private readonly recheckHeld = (): void => {
