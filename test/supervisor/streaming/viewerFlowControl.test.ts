@@ -42,7 +42,7 @@ function throttle(viewer: WsViewer, pauseMs: number): () => void {
 }
 
 /** The end marker is in what arrived last (checking the whole text on every frame would be quadratic). */
-const reachedEnd = (v: WsViewer) => () => v.closed || Buffer.concat(v.bytes.slice(-2)).includes('E42E');
+const reachedEnd = (v: WsViewer) => () => v.closed || Buffer.concat(v.bytes.slice(-4)).includes('E42E');
 
 /** Everything the viewer got from the first marker on; asserts it is exactly the flood. */
 function assertExact(name: string, v: WsViewer, expected: string): void {
