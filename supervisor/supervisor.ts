@@ -121,7 +121,7 @@ export class Supervisor {
       }),
     );
     add(aiTerminalFeature({ sessions, confirms, pool }));
-    const { presence, watcherFrames } = add(streamingFeature({ bus, sessions }));
+    const { presence, watcherFrames } = add(streamingFeature({ bus, sessions, ptyHost }));
     add(acpFeature({ env, config, bus, log, sessions, presence }));
     add(pluginsFeature({ configDir: paths.configDir, bus, ptyHost, watcherFrames }));
     add(mobileFeature({ paths, config, bus, log, presence, auth: listeners.auth, confirms }));

@@ -32,8 +32,9 @@ export const PtyConstants = {
    * Flow control host → supervisor: a session whose sent output the supervisor has not yet
    * acknowledged (`ack` events) by more than this stops being read until the backlog halves, so a
    * supervisor that falls behind (a long GC, a blocked loop) holds the producing child instead of
-   * letting the host queue output without bound. Viewers never slow a session: the supervisor acks
-   * once it has fanned a batch out, whatever its viewers do with it.
+   * letting the host queue output without bound. The supervisor acks a batch once it has fanned it
+   * out, but never further than its slowest live raw viewer allows (supervisor/streaming/viewerFlow.ts),
+   * so the producer slows to a viewer that drains slowly instead of running past the ring under it.
    */
   UNACKED_OUTPUT_BYTES: 2 * 1024 * 1024,
   /**

@@ -7,7 +7,7 @@ import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 import { PtyProtocol } from '../../shared/protocol/pty.js';
 import type { PtyProtocolT } from '../../shared/protocol/pty.js';
 import type { EventListener, EventOf, ResultOf } from '../../shared/protocol/defineProtocol.js';
-import { OutputAcks } from './outputAcks.js';
+import { type AckLimiter, OutputAcks } from './outputAcks.js';
 import type { StartedWorker, WorkerStarter } from './processStarter.js';
 import { Heartbeat } from './heartbeat.js';
 import { RestartBudget } from './restartBudget.js';
@@ -43,6 +43,7 @@ interface Running {
   worker: StartedWorker;
   client: PtyClient;
   heartbeat: Heartbeat;
+  acks: OutputAcks;
   expectedExit: boolean;
 }
 
@@ -63,6 +64,8 @@ export class PtyHost implements Disposable {
   private readonly startListeners = new Set<(client: PtyClient) => void>();
   private readonly adoptListeners = new Set<(adopted: AdoptResult) => void>();
   private disposed = false;
+  /** Holds sessions' acks back for their viewers (limitAcks); without one, output is acked once handled. */
+  private ackLimiter: AckLimiter | undefined;
 
   private readonly timings: PtyHostTimings;
 
@@ -107,6 +110,18 @@ export class PtyHost implements Disposable {
     for (const fn of this.listeners.get(event) ?? []) (fn as PtyHostListener<E>)(data, payload);
   }
 
+  /**
+   * Lets `limiter` hold sessions' acks back (their live viewers, streaming/viewerFlow.ts), so a
+   * session's producer slows to what they take; `releaseAcks` says when a session's limit rose.
+   */
+  limitAcks(limiter: AckLimiter): void {
+    this.ackLimiter = limiter;
+  }
+
+  releaseAcks(sessionId: string): void {
+    this.running?.acks.release(sessionId);
+  }
+
   /** Fires when a running host dies unexpectedly; the owner closes the sessions it held. */
   onHostExited(fn: (info: { pid: number; code: number | null; signal: string | null }) => void): Disposable {
     this.exitListeners.add(fn);
@@ -145,7 +160,7 @@ export class PtyHost implements Disposable {
     for (const event of ['exit', 'state', 'inputRefused', 'parsed', 'screenMode', 'tombstoneDropped', 'watcherLines'] as const) {
       client.on(event, (data) => this.emit(event, data));
     }
-    const acks = new OutputAcks(client);
+    const acks = new OutputAcks(client, { ackLimit: (sessionId) => this.ackLimiter?.ackLimit(sessionId) ?? Number.POSITIVE_INFINITY });
     client.on('data', (data, payload) => {
       try {
         this.emit('data', data, payload);
@@ -153,7 +168,7 @@ export class PtyHost implements Disposable {
         // Fanned out (viewers queue or drop on their own): the host may send this much more. Acked
         // even when a listener threw (the channel reports it): a lost ack would hold the session's
         // output for good.
-        if (payload !== undefined) acks.add(data.session_id, payload.length);
+        if (payload !== undefined) acks.add(data.session_id, data.offset, payload.length);
       }
     });
     const running: Running = {
@@ -170,6 +185,7 @@ export class PtyHost implements Disposable {
           worker.kill('SIGKILL');
         },
       }),
+      acks,
       expectedExit: false,
     };
     void worker.exited.then(({ code, signal }) => this.onWorkerExit(running, code, signal));

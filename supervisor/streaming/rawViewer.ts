@@ -1,4 +1,8 @@
-/** One raw-mode viewer of a session: gap-free catch-up from the ring, live frames, and a bounded send queue that never stalls the PTY. */
+/**
+ * One raw-mode viewer of a session: gap-free catch-up from the ring, live frames, a bounded send
+ * queue, and its place in the session's flow control (viewerFlow.ts): the producer waits for it
+ * while it drains, never for one that stalled.
+ */
 import { StringDecoder } from 'node:string_decoder';
 
 import type { Disposable } from '../../shared/disposable.js';
@@ -6,6 +10,7 @@ import { PtyConstants } from '../../shared/protocol/pty.js';
 import type { SessionService } from '../sessions/sessionService.js';
 import { endViewer } from './endViewer.js';
 import { outputFrames } from './outputFrames.js';
+import { type FlowViewer, type ViewerFlow, ViewerFlowConstants } from './viewerFlow.js';
 import type { ViewerSocket } from './viewerSocket.js';
 
 export const ViewerConstants = {
@@ -45,7 +50,7 @@ export interface ViewerData {
   binary: boolean;
 }
 
-export class RawViewer {
+export class RawViewer implements FlowViewer {
   /** Absolute offset of the next byte this viewer needs. */
   private next = 0;
   /** Live output that arrived while the catch-up read was in flight. */
@@ -59,6 +64,14 @@ export class RawViewer {
   private readonly subscription: Disposable;
   private readonly parsedSubscription: Disposable;
   private drainPoll: NodeJS.Timeout | undefined;
+  /** `next` is known (the first ring read came back) and the viewer holds its session's acks. */
+  private counted = false;
+  /** Lagging with no progress for STALL_MS: it no longer holds the session until it drains. */
+  private stalled = false;
+  /** While lagging: the least buffered amount seen, and when it last went down (progress). */
+  private lowestBuffered = 0;
+  private progressAt = 0;
+  private readonly flowEntry: Disposable | undefined;
 
   constructor(
     private readonly ws: ViewerSocket,
@@ -66,7 +79,9 @@ export class RawViewer {
     private readonly sessionId: string,
     startOffset: number | undefined,
     private readonly binary: boolean,
+    private readonly flow?: ViewerFlow,
   ) {
+    this.flowEntry = flow?.add(sessionId, this);
     // Subscribe before reading the ring, so nothing written in between is lost; offsets dedupe the overlap.
     this.subscription = sessions.onOutput(sessionId, (offset, bytes) => this.onLive(offset, bytes));
     // Parser events are small and not in the ring: sent as they come, catching up or not.
@@ -111,6 +126,9 @@ export class RawViewer {
         }
         // After the first read `next` is `at` (all of the last read went out): the ring's start either way.
         this.next = r.start;
+        // It reads again: it holds the session's acks from here (a stalled viewer counts again).
+        this.counted = true;
+        this.stalled = false;
         for (let i = 0; i < r.bytes.length && !this.lagging; i += PtyConstants.CATCH_UP_CHUNK_BYTES) {
           this.deliver(r.start + i, r.bytes.subarray(i, i + PtyConstants.CATCH_UP_CHUNK_BYTES), r.total_written);
         }
@@ -125,7 +143,10 @@ export class RawViewer {
     } catch (err) {
       this.sendJson({ type: 'error', error: (err as Error).message });
       this.pending = null;
+      // Its place in the stream is unknown now: it must not hold the session.
+      this.counted = false;
     } finally {
+      this.flow?.moved(this.sessionId);
       this.catchingUp = false;
     }
     if (this.again && !this.lagging && !this.closed) {
@@ -153,6 +174,13 @@ export class RawViewer {
       this.next = end - slice.length;
       this.startLagging();
     } else if (this.ws.getBufferedAmount() > ViewerConstants.HIGH_WATER_BYTES) this.startLagging();
+    // Live output is acked after its fan-out anyway; a catch-up's progress may release held acks.
+    if (totalWritten !== undefined) this.flow?.moved(this.sessionId);
+  }
+
+  flowPosition(): number | undefined {
+    if (!this.counted || this.stalled || this.closed) return undefined;
+    return this.next - this.ws.getBufferedAmount();
   }
 
   /**
@@ -179,7 +207,26 @@ export class RawViewer {
   private startLagging(): void {
     if (this.lagging) return;
     this.lagging = true;
-    this.drainPoll ??= setInterval(() => this.onDrain(), DRAIN_POLL_MS);
+    this.lowestBuffered = this.ws.getBufferedAmount();
+    this.progressAt = Date.now();
+    this.drainPoll ??= setInterval(() => this.pollDrain(), DRAIN_POLL_MS);
+  }
+
+  /**
+   * While lagging: progress (the socket took bytes) releases the session's acks it held; none for
+   * STALL_MS, and it stops holding them. Then the drain check.
+   */
+  private pollDrain(): void {
+    const buffered = this.ws.getBufferedAmount();
+    if (buffered < this.lowestBuffered) {
+      this.lowestBuffered = buffered;
+      this.progressAt = Date.now();
+      this.flow?.moved(this.sessionId);
+    } else if (!this.stalled && Date.now() - this.progressAt >= ViewerFlowConstants.STALL_MS) {
+      this.stalled = true;
+      this.flow?.moved(this.sessionId);
+    }
+    this.onDrain();
   }
 
   /** uWS says the socket drained: a lagging viewer catches up from the ring and rejoins live output. */
@@ -213,6 +260,7 @@ export class RawViewer {
   dispose(): void {
     this.closed = true;
     clearInterval(this.drainPoll);
+    this.flowEntry?.dispose();
     this.subscription.dispose();
     this.parsedSubscription.dispose();
   }

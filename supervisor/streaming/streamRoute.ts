@@ -9,6 +9,7 @@ import type { SessionService } from '../sessions/sessionService.js';
 import { LogViewer } from './logViewer.js';
 import { RawViewer } from './rawViewer.js';
 import type { ViewerData } from './rawViewer.js';
+import { type ViewerFlow, ViewerFlowConstants } from './viewerFlow.js';
 import type { ViewerPresence } from './viewerPresence.js';
 import type { ViewerSocket } from './viewerSocket.js';
 import type { WatcherFrames } from './watcherFrames.js';
@@ -103,8 +104,9 @@ const FRAMES_DESCRIPTION = [
   '',
   '**Raw mode** (`format=raw`, the default): the ring buffer from `offset` (absent: all it holds), then live output, never skipping a byte. ' +
     'Output comes as JSON text frames `{"type":"output","data","total_written"?}` (UTF-8 decoded; `total_written` on catch-up frames), ' +
-    'or with `encoding=binary` as binary frames of the bytes as written. A viewer too slow to keep up is caught up from the ring when its socket ' +
-    'drains; bytes the ring no longer holds are announced as `{"type":"resync","from","to","missed"}`. Also `{"type":"parsed","event"}` ' +
+    "or with `encoding=binary` as binary frames of the bytes as written. The session's program is slowed to the pace of its slowest live raw viewer, " +
+    `which is caught up from the ring when its socket drains; a viewer whose socket takes nothing for ${ViewerFlowConstants.STALL_MS / 1000} s stops holding the session, and bytes the ring ` +
+    'no longer holds when it reads again are announced as `{"type":"resync","from","to","missed"}`. Also `{"type":"parsed","event"}` ' +
     '(the output parser\'s events) and `{"type":"error","error"}` if the ring cannot be read.',
   '',
   'With `client_id` (either mode): `{"type":"watcher-lines","session_id","lines":[{"text","matched_ids"}]}` when that client\'s output watchers ' +
@@ -122,7 +124,7 @@ const FRAMES_DESCRIPTION = [
     `(${PtyConstants.INPUT_BACKLOG_BYTES / (1024 * 1024)} MiB unread) is closed with 1013 (try again later); the session goes on.`,
 ].join('\n');
 
-export function streamRoute(sessions: SessionService, presence?: ViewerPresence, watcherFrames?: WatcherFrames): StreamRoute {
+export function streamRoute(sessions: SessionService, presence?: ViewerPresence, watcherFrames?: WatcherFrames, flow?: ViewerFlow): StreamRoute {
   const viewers = new Map<string, Set<Viewer>>();
   sessions.onLifecycle((event, record) => {
     if (event === 'closed') for (const v of viewers.get(record.session_id) ?? []) v.onSessionClosed(record.exit?.reason ?? 'closed');
@@ -169,7 +171,7 @@ export function streamRoute(sessions: SessionService, presence?: ViewerPresence,
       },
       open(ws) {
         const d = ws.getUserData();
-        const viewer: Viewer = d.log ? new LogViewer(ws, sessions, d.sessionId, d.offset) : new RawViewer(ws, sessions, d.sessionId, d.offset, d.binary);
+        const viewer: Viewer = d.log ? new LogViewer(ws, sessions, d.sessionId, d.offset) : new RawViewer(ws, sessions, d.sessionId, d.offset, d.binary, flow);
         d.active = viewer;
         if (d.mobile) presence?.add(d.sessionId);
         if (d.clientId !== undefined) watcherFrames?.add(d.sessionId, d.clientId, ws);

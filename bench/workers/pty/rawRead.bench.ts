@@ -90,7 +90,7 @@ async function hostFlood(host: Host, script: string): Promise<number> {
     if (e.session_id !== id) return;
     bytes += payload?.length ?? 0;
     last = performance.now();
-    acks.add(id, payload?.length ?? 0);
+    acks.add(id, e.offset, payload?.length ?? 0);
   });
   const onExit = host.client.on('exit', (e) => {
     if (e.session_id === id) resolveExit(e.total_written);
