@@ -48,6 +48,12 @@ export interface RequestOptions extends SendOptions {
   signal?: AbortSignal;
   /** The same, for a caller that holds a Cancellation (no AbortSignal is built); wins over `signal`. */
   cancellation?: Cancellation;
+  /**
+   * Called as the successful result is read, before any later frame is: bookkeeping that must sit in
+   * stream order with the server's events (a promise's continuation runs only after every frame of
+   * the same read, so events the server sent after its reply would be handled first).
+   */
+  onResult?: () => void;
 }
 
 export interface ConnectOptions {
@@ -184,6 +190,7 @@ interface Pending {
   readonly full: boolean;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: Error) => void;
+  readonly onResult: (() => void) | undefined;
   timer: NodeJS.Timeout | undefined;
   /** Unsubscribes from the caller's Cancellation (or signal). */
   offCancel: (() => void) | undefined;
@@ -285,7 +292,7 @@ export class Client<P extends Protocol> extends Endpoint<P> {
       return Promise.reject(err);
     }
     return new Promise((resolve, reject) => {
-      const entry: Pending = { method, timeoutMs, full, resolve, reject, timer: undefined, offCancel: undefined };
+      const entry: Pending = { method, timeoutMs, full, resolve, reject, onResult: options?.onResult, timer: undefined, offCancel: undefined };
       entry.timer = setTimeout(this.onTimeout, Math.min(timeoutMs, MAX_TIMER_MS), id);
       if (cancellation !== undefined) entry.offCancel = cancellation.onCancel((reason) => this.abandon(id, cancelled(method, reason)));
       this.pending.set(id, entry);
@@ -323,6 +330,11 @@ export class Client<P extends Protocol> extends Endpoint<P> {
     if (problem !== undefined) {
       entry.reject(new SupervisorError(ErrorCode.INVALID_MESSAGE, `result of '${entry.method}' rejected: ${problem}`));
       return;
+    }
+    try {
+      entry.onResult?.();
+    } catch (err) {
+      this.report(new SupervisorError(ErrorCode.HANDLER_FAILED, `onResult of '${entry.method}' threw: ${toWire(err).message}`));
     }
     entry.resolve(entry.full ? { result, payload } : result);
   }

@@ -362,10 +362,7 @@ export class SessionService {
   async write(ref: string, bytes: Uint8Array): Promise<void> {
     const record = this.liveRecord(ref);
     const input = this.inputOf(record);
-    await input.lock.run(async () => {
-      await this.hostWrite(record, bytes);
-      input.noteRawWrite(bytes);
-    });
+    await input.lock.run(() => this.hostWrite(record, bytes, () => input.noteRawWrite(bytes)));
   }
 
   /**
@@ -403,11 +400,15 @@ export class SessionService {
     for (const fn of this.inputRefusedListeners) fn(sessionId, viewer);
   }
 
-  /** One `write` request; the host's refusal for an unread backlog becomes `busy`, retry after a second. */
-  private async hostWrite(record: SessionRecord, bytes: Uint8Array): Promise<void> {
+  /**
+   * One `write` request; the host's refusal for an unread backlog becomes `busy`, retry after a second.
+   * `written` runs as the host's reply is read, before the events it sent after it: the output the
+   * bytes caused (a prompt drawn in answer to Enter) must count after the input, not be cleared by it.
+   */
+  private async hostWrite(record: SessionRecord, bytes: Uint8Array, written?: () => void): Promise<void> {
     const client = await this.opts.host.client();
     try {
-      await client.request('write', { session_id: record.session_id }, { payload: bytes });
+      await client.request('write', { session_id: record.session_id }, { payload: bytes, onResult: written });
     } catch (err) {
       if (err instanceof SupervisorError && err.code === ErrorCode.INPUT_BACKLOG_FULL) {
         throw new ApiError('busy', err.message, { retryAfterS: INPUT_BACKLOG_RETRY_AFTER_S });
@@ -421,16 +422,16 @@ export class SessionService {
     const record = this.liveRecord(ref);
     const input = this.inputOf(record);
     await input.lock.run(async () => {
-      for (const bytes of parts) {
-        await this.hostWrite(record, bytes);
-        input.noteRawWrite(bytes);
-      }
+      for (const bytes of parts) await this.hostWrite(record, bytes, () => input.noteRawWrite(bytes));
     });
   }
 
-  /** Writes with no bookkeeping: only for a caller that holds `inputOf(record).lock` (the framed submit). */
-  async writeHeld(record: SessionRecord, bytes: Uint8Array): Promise<void> {
-    await this.hostWrite(record, bytes);
+  /**
+   * Writes with no bookkeeping: only for a caller that holds `inputOf(record).lock` (the framed submit),
+   * which does its own in `written` (run as the host's reply is read, see hostWrite).
+   */
+  async writeHeld(record: SessionRecord, bytes: Uint8Array, written?: () => void): Promise<void> {
+    await this.hostWrite(record, bytes, written);
   }
 
   /** The session's input side; created with the session, so a known record always has one. */

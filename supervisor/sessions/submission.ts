@@ -158,8 +158,7 @@ async function writeFramed(
     // Captured just before Enter, and watched from before the write: the Enter's echo cannot be missed.
     const enterOffset = record.total_written;
     ack = watchAcknowledgement(sessions, record, enterOffset);
-    await sessions.writeHeld(record, ENTER);
-    input.noteSubmitted(commandText(text));
+    await sessions.writeHeld(record, ENTER, () => input.noteSubmitted(commandText(text)));
     return { enterOffset, epoch: input.turnEpoch, ack };
   } catch (err) {
     ack?.dispose();

@@ -94,6 +94,27 @@ for (const kind of PEER_KINDS) {
       );
     });
 
+    test("onResult runs as the reply is read, before the server's later events (a continuation would run after them)", async (t) => {
+      const { client } = await peer(t);
+      await client.ready;
+      const seen: string[] = [];
+      const sub = client.on('note', (e) => seen.push(e.text));
+      t.after(() => sub.dispose());
+      const atResult: string[][] = [];
+      const reply = client.request('add', { a: 1, b: 2 }, { onResult: () => atResult.push([...seen]) });
+      // The server answers, then echoes the note; this process stops reading meanwhile, so over a
+      // stream both frames come in one read.
+      client.emit('note', { text: 'after the reply' });
+      setImmediate(() => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200));
+      assert.equal(await reply, 3);
+      await eventually(async () => seen.length === 1);
+      assert.deepEqual(atResult, [[]]);
+
+      let called = false;
+      await assert.rejects(client.request('fail', { code: '', message: 'no' }, { onResult: () => (called = true) }));
+      assert.equal(called, false, 'an error reply is no result');
+    });
+
     test('events from client to server, with a payload both ways', async (t) => {
       const { client } = await peer(t);
       const bytes = randomBytes(70 * 1024);

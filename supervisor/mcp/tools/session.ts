@@ -68,12 +68,10 @@ async function writePrefillInput(sessions: SessionService, record: SessionRecord
   };
   await input.lock.run(async () => {
     refuseIfExited('');
-    await sessions.writeHeld(record, first);
-    input.noteRawWrite(first);
+    await sessions.writeHeld(record, first, () => input.noteRawWrite(first));
     await sleep(SubmitConstants.ENTER_GAP_MS);
     refuseIfExited(' before Enter');
-    await sessions.writeHeld(record, ENTER_KEY);
-    input.noteRawWrite(ENTER_KEY);
+    await sessions.writeHeld(record, ENTER_KEY, () => input.noteRawWrite(ENTER_KEY));
   });
 }
 

@@ -20,12 +20,13 @@ const CLAUDE_BOX = '\r\n──────────────────�
 describe('agent state end to end', { timeout: 150_000 }, () => {
   const suite = sessionSuite('tuicd-agent-state-');
 
-  async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  /** Polls `probe`; a timeout names what it waited for and `lastSeen()`, so a failure says what happened instead. */
+  async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000, lastSeen?: () => unknown): Promise<T> {
     const end = Date.now() + timeoutMs;
     for (;;) {
       const v = await probe();
       if (v !== undefined) return v;
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}${lastSeen ? `; last saw ${JSON.stringify(lastSeen())}` : ''}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -44,15 +45,24 @@ describe('agent state end to end', { timeout: 150_000 }, () => {
   const state = async (id: string): Promise<Record<string, any>> =>
     ((await suite.t.socket('GET', '/sessions')).json() as Array<{ session_id: string; state: Record<string, any> }>).find((r) => r.session_id === id)?.state ??
     {};
-  const stateWhere = (id: string, what: string, pred: (s: Record<string, any>) => boolean, timeoutMs?: number) =>
-    until(
+  const stateWhere = (id: string, what: string, pred: (s: Record<string, any>) => boolean, timeoutMs?: number) => {
+    let last: Record<string, any> | undefined;
+    return until(
       what,
       async () => {
-        const s = await state(id);
-        return pred(s) ? s : undefined;
+        last = await state(id);
+        return pred(last) ? last : undefined;
       },
       timeoutMs,
+      () => ({
+        state: last,
+        parsed: suite.sse.events
+          .filter((e) => e.event === 'pty-parsed' && JSON.parse(e.data).session_id === id)
+          .slice(-6)
+          .map((e) => JSON.parse(e.data).parsed),
+      }),
     );
+  };
 
   it('claude: a quiet question, a permission prompt, submit refused, answers clear them; rate limits only in a task; suggest completes the turn', async () => {
     const s = await suite.create();
