@@ -61,11 +61,8 @@ export function eventRoutes(bus: EventBus): Route[] {
         stream(res, ctx) {
           const streamId = ctx.query.get('stream_id');
           const headers = corsHeaders(ctx.listener, ctx.headers['origin']);
-          let untrack: (() => void) | undefined;
           const types = ctx.query.has('types') ? ctx.query.get('types') : null;
-          const stream = openSse(res, { types, ...(streamId ? { streamId } : {}), headers, onEnd: () => untrack?.() }, bus);
-          // Let in by the session token: replacing the token ends the stream (its device is logged out).
-          if (stream) untrack = ctx.onTokenRevoked?.(() => stream.dispose());
+          return openSse(res, { types, ...(streamId ? { streamId } : {}), headers }, bus);
         },
       },
     }),
