@@ -225,6 +225,18 @@ describe('ai_terminal: off by default, and every write tool waits for the user',
       { stdout: 'started\n', timed_out: true, signal: 'SIGKILL' },
     );
 
+    // Refused as `session submit` refuses, with its reason: a program runs in the foreground, nothing is typed.
+    await mcp.callTool('session', { action: 'input', session_id: sessionId, input: 'sleep 60\r' });
+    await waitFor(async () => (await t.socket('GET', `/sessions/${sessionId}/has-foreground`)).json().process === 'sleep', 'sleep in the foreground');
+    const refused = await confirmed('ai_terminal_send_input', { session_id: sessionId, command: 'touch refused.txt' });
+    assert.equal(refused.value.submitted, false, JSON.stringify(refused.value));
+    assert.deepEqual([refused.value.write_state, refused.value.retry_safe], ['not_started', true]);
+    assert.ok(['shell_busy', 'foreground_job_running'].includes(refused.value.reason), JSON.stringify(refused.value));
+    await mcp.callTool('session', { action: 'input', session_id: sessionId, special_key: 'ctrl+c' });
+    await waitFor(async () => (await t.socket('GET', `/sessions/${sessionId}/has-foreground`)).json().process === null, 'back at the prompt');
+    await mcp.callTool('session', { action: 'wait', session_id: sessionId, until: 'idle', timeout_ms: 20_000 });
+    assert.equal(existsSync(join(repo, 'refused.txt')), false);
+
     const typed = await confirmed('ai_terminal_send_input', { session_id: sessionId, command: 'touch typed.txt' });
     assert.equal(typed.value.submitted, true, JSON.stringify(typed.value));
     await waitFor(() => existsSync(join(repo, 'typed.txt')), 'the typed command ran in the session');
