@@ -116,6 +116,11 @@ export function json(body: object, status = 200): Reply {
   return { status, body };
 }
 
+/** A bare JSON value (a number, a boolean, a string, null), not wrapped in an object: `json` would send a string as text. */
+export function bareJson(value: unknown): Reply {
+  return { status: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(value) };
+}
+
 export function isStreamHandler(h: Handler | StreamHandler): h is StreamHandler {
   return typeof h === 'object' && h !== null && typeof (h as StreamHandler).stream === 'function';
 }
