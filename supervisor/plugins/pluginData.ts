@@ -5,10 +5,11 @@
  * out), so neither a crafted path nor a link planted in the directory reaches another file.
  */
 import { lstat, mkdir, readFile, readdir, realpath, stat } from 'node:fs/promises';
-import { join, sep } from 'node:path';
+import { join } from 'node:path';
 
 import { ApiError } from '../../shared/apiError.js';
 import { atomicWriteFile } from '../config/atomicWrite.js';
+import { hasDotDot, isInside } from '../fs/rootGate.js';
 
 export const PluginDataLimits = {
   /** Longest relative path accepted. */
@@ -83,9 +84,10 @@ export function checkRelative(relPath: string): string[] {
   if (relPath.includes('\0')) throw traversal('NUL in path');
   if (relPath.includes('\\')) throw traversal('backslash in path');
   if (relPath.startsWith('/')) throw traversal('absolute path');
+  if (hasDotDot(relPath)) throw traversal("'..' segment");
   const segments = relPath.split('/');
   for (const s of segments) {
-    if (s === '..' || s === '.') throw traversal(`'${s}' segment`);
+    if (s === '.') throw traversal("'.' segment");
     if (s === '') throw traversal('empty segment');
   }
   return segments;
@@ -102,6 +104,7 @@ async function realOrMissing(path: string, relPath: string): Promise<string> {
   }
 }
 
+/** Containment by whole components on real paths, as the root gate checks every other path. */
 function inside(root: string, target: string): void {
-  if (target !== root && !target.startsWith(root + sep)) throw traversal('it resolves outside the plugin data directory');
+  if (!isInside(target, root)) throw traversal('it resolves outside the plugin data directory');
 }
