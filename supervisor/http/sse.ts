@@ -46,13 +46,13 @@ export function writeSseHead(res: EngineResponse, headers: Record<string, string
 }
 
 /** What `GET /events` reads from its query string. */
-export interface SseQuery {
+interface SseQuery {
   /** Raw `types` value: null = parameter absent (all events), '' = present but empty (none). */
   types: string | null;
   streamId?: string;
 }
 
-export interface SseOptions extends SseQuery {
+interface SseOptions extends SseQuery {
   /** Keep-alive comment period. Default SSE_KEEP_ALIVE_MS; tests pass a short one. */
   keepAliveMs?: number;
   /** Extra response headers (CORS for browser EventSource clients). */

@@ -24,7 +24,7 @@ export interface McpStreamOptions {
   keepAliveMs?: number;
 }
 
-export interface OpenStream extends LiveStream {
+interface OpenStream extends LiveStream {
   readonly sessionId: string;
   readonly generation: number;
   send(frame: Buffer): void;

@@ -77,7 +77,7 @@ export class PluginData {
 }
 
 /** The path's segments once it is known to stay where it is written: relative, no `.`/`..`, no NUL or backslash. */
-export function checkRelative(relPath: string): string[] {
+function checkRelative(relPath: string): string[] {
   if (relPath.length === 0) throw new ApiError('invalid_input', 'path is required', { extra: { field: 'path' } });
   if (relPath.length > PluginDataLimits.PATH_CHARS)
     throw new ApiError('invalid_input', `path is longer than ${PluginDataLimits.PATH_CHARS} characters`, { extra: { field: 'path' } });

@@ -18,9 +18,9 @@ import type { GhCli } from './ghCli.js';
 import { git, GitError } from './gitRunner.js';
 import { mainRepoOf } from './worktrees.js';
 
-export type BaseSource = 'origin' | 'remote-tracking' | 'local';
+type BaseSource = 'origin' | 'remote-tracking' | 'local';
 
-export interface ConflictAssistResult {
+interface ConflictAssistResult {
   status: 'clean' | 'clean_unverified' | 'conflicts';
   pr_number: number;
   head_ref: string;

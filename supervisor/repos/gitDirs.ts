@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 
-export interface GitDirs {
+interface GitDirs {
   /** This checkout's own git dir (HEAD, index): `.git`, or `<common>/worktrees/<name>` for a linked worktree. */
   gitDir: string;
   /** The repository's shared git dir (refs, config, objects). */
@@ -37,7 +37,7 @@ export function gitDirsOf(path: string): GitDirs | null {
 }
 
 /** A checkout found from a directory inside it: its top (the directory holding `.git`) and its git dirs. */
-export interface Checkout extends GitDirs {
+interface Checkout extends GitDirs {
   top: string;
 }
 

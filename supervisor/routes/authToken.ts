@@ -17,7 +17,7 @@ import type { Route } from '../http/types.js';
 const TAG = 'config';
 
 /** 32 random bytes, base64url: as long as any token a client has been handed. */
-export function newSessionToken(): string {
+function newSessionToken(): string {
   return randomBytes(32).toString('base64url');
 }
 

@@ -21,7 +21,7 @@ import type { McpService } from '../mcp/mcpService.js';
 import type { ToolDefinition } from '../mcp/tools/nativeTool.js';
 import { BadSessionHeader, jsonRpcErrorReply, presentedSessionId, protocolVersionRefusal } from '../mcp/transport.js';
 
-export interface McpRouteDeps {
+interface McpRouteDeps {
   /** Live PTY sessions and their cap, for /mcp/status. */
   ptySessionCount(): number;
   maxSessions(): number;

@@ -26,7 +26,7 @@ interface LocalAddress {
 }
 
 /** Every non-loopback address, IPv4 first; IPv6 link-local ones (fe80::) left out, they need a zone to be used. */
-export function localAddresses(): LocalAddress[] {
+function localAddresses(): LocalAddress[] {
   const out: LocalAddress[] = [];
   for (const [name, infos] of Object.entries(networkInterfaces())) {
     for (const info of infos ?? []) {

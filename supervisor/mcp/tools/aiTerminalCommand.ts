@@ -14,7 +14,7 @@ import { SessionSandbox } from './aiTerminalSandbox.js';
 import { defineTool, ToolError } from './nativeTool.js';
 import type { NativeTool } from './nativeTool.js';
 
-export const RunCommandConstants = {
+const RunCommandConstants = {
   DEFAULT_TIMEOUT_MS: 120_000,
   MAX_TIMEOUT_MS: 600_000,
   /** Bytes kept of stdout and of stderr each; the rest is counted, not kept. */

@@ -17,7 +17,7 @@ import { globRegExp, SessionSandbox } from './aiTerminalSandbox.js';
 import { defineTool, ToolError } from './nativeTool.js';
 import type { CallerContext, NativeTool } from './nativeTool.js';
 
-export const AiTerminalFileConstants = {
+const AiTerminalFileConstants = {
   MAX_FILE_BYTES: 10 * 1024 * 1024,
   READ_DEFAULT_LINES: 200,
   READ_MAX_LINES: 2000,

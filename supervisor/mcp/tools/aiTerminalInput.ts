@@ -15,7 +15,7 @@ import { defineTool, ToolError } from './nativeTool.js';
 import type { NativeTool } from './nativeTool.js';
 import { SPECIAL_KEY_NAMES, translateSpecialKey } from './specialKeys.js';
 
-export const AiTerminalInputConstants = {
+const AiTerminalInputConstants = {
   DRIVE_DEFAULT_MS: 30_000,
   DRIVE_DEFAULT_LINES: 80,
 } as const;

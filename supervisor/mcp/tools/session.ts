@@ -24,11 +24,11 @@ import { defineTool, ToolError } from './nativeTool.js';
 import type { CallerContext, NativeTool, ToolValue } from './nativeTool.js';
 import { SPECIAL_KEY_NAMES, translateSpecialKey } from './specialKeys.js';
 
-export interface SessionToolDeps {
+interface SessionToolDeps {
   sessions: SessionService;
 }
 
-export const SessionToolConstants = {
+const SessionToolConstants = {
   /** output text mode: lines when `limit` is absent. */
   OUTPUT_DEFAULT_LINES: 50,
   /** output raw mode: bytes when `limit` is absent. */
