@@ -26,8 +26,8 @@ export class Exchange implements RequestContext, Cancellation {
   refused = false;
   /** Trusted: the unix socket, or TCP credentials that passed (RequestContext.authenticated). */
   authenticated: boolean;
-  /** Set by the server when the session token let the request in (RequestContext.onTokenRevoked). */
-  onTokenRevoked: ((end: () => void) => () => void) | undefined = undefined;
+  /** The session token let the request in (RequestContext.byToken): its streams end when the token is replaced. */
+  byToken = false;
   /** Still inside uWS's callback: the response is corked and needs no abort handler yet. */
   inCallback = true;
   timer: NodeJS.Timeout | undefined = undefined;

@@ -21,7 +21,7 @@ import { Router } from './router.js';
 import { isStreamHandler } from './types.js';
 import { apiErrorReply, errorReply } from './errorReply.js';
 import { asApiError } from '../../shared/apiError.js';
-import type { Handler, HttpMethod, ListenerKind, Reply, RequestContext, Route, WsRoute } from './types.js';
+import type { Handler, HttpMethod, ListenerKind, LiveStream, Reply, RequestContext, Route, WsRoute } from './types.js';
 
 /** JSON-RPC's implementation-defined server error, as /mcp answers its other refusals. */
 const JSON_RPC_SERVER_ERROR = -32000;
@@ -44,7 +44,7 @@ const BODY_METHODS = new Set<HttpMethod>(['POST', 'PUT', 'PATCH', 'DELETE']);
  * string key, because uWS hands open() its own copy of the user data's properties, not the object.
  */
 const TOKEN_TRACK = '__tuicd_token_track';
-type TokenTracked = { [TOKEN_TRACK]?: { track: (end: () => void) => () => void; untrack?: () => void } };
+type TokenTracked = { [TOKEN_TRACK]?: { untrack?: () => void } };
 
 /** What a request's credentials must do on its route: nothing (socket, public), pass, or be checked and never refuse. */
 type AuthMode = 'none' | 'required' | 'optional';
@@ -135,7 +135,7 @@ export class HttpServer {
           }
           ex.done = true;
           // Let in by the session token: replacing the token ends the socket (see trackTokenSocket).
-          if (ex.onTokenRevoked && typeof userData === 'object' && userData !== null) (userData as TokenTracked)[TOKEN_TRACK] = { track: ex.onTokenRevoked };
+          if (ex.byToken && typeof userData === 'object' && userData !== null) (userData as TokenTracked)[TOKEN_TRACK] = {};
           const upgrade = () => res.upgrade(userData, key, protocol, extensions, context);
           if (ex.inCallback) upgrade();
           else res.cork(upgrade);
@@ -164,12 +164,21 @@ export class HttpServer {
     });
   }
 
+  /**
+   * A stream the session token let in (an SSE route's, or a POST answered as SSE): ended when the
+   * token is replaced, as its WebSockets are (trackTokenSocket).
+   */
+  private trackTokenStream(ex: Exchange, stream: LiveStream | undefined): void {
+    if (!ex.byToken || !stream) return;
+    stream.onClose(this.opts.auth.trackTokenStream(() => stream.close()));
+  }
+
   /** An opened socket the session token let in: ended (4001) when the token is replaced. */
   private trackTokenSocket(ws: EngineSocket<unknown>): void {
     const data = ws.getUserData() as TokenTracked | null;
     const entry = typeof data === 'object' && data !== null ? data[TOKEN_TRACK] : undefined;
     if (entry === undefined) return;
-    entry.untrack = entry.track(() => {
+    entry.untrack = this.opts.auth.trackTokenStream(() => {
       try {
         ws.end(4001, 'session token replaced: log in again');
       } catch {
@@ -242,7 +251,7 @@ export class HttpServer {
         if (ex.aborted) return;
         if (!outcome.ok) return this.send(res, ex, outcome.reply);
         ex.authenticated = true;
-        if (outcome.byToken) ex.onTokenRevoked = (end) => this.opts.auth.trackTokenStream(end);
+        if (outcome.byToken) ex.byToken = true;
         next();
       })
       .catch((err: unknown) => this.failUnhandled(res, ex, err));
@@ -305,8 +314,8 @@ export class HttpServer {
 
     if (isStreamHandler(route.handler)) {
       const stream = route.handler;
-      if (needsAuth === 'none') return stream.stream(res, ex);
-      this.afterAuth(res, ex, () => res.cork(() => stream.stream(res, ex)));
+      if (needsAuth === 'none') return void stream.stream(res, ex);
+      this.afterAuth(res, ex, () => res.cork(() => this.trackTokenStream(ex, stream.stream(res, ex))));
       return;
     }
 
@@ -400,7 +409,7 @@ export class HttpServer {
       const outcome = await this.opts.auth.check(ex);
       if (outcome.ok) {
         ex.authenticated = true;
-        if (outcome.byToken) ex.onTokenRevoked = (end) => this.opts.auth.trackTokenStream(end);
+        if (outcome.byToken) ex.byToken = true;
       } else if (needsAuth === 'required') {
         // Let the body arrive (bounded) so the refusal is not lost to a connection reset.
         const got = bodyPromise ? await bodyPromise : null;
@@ -486,6 +495,7 @@ export class HttpServer {
         ex.aborted = true;
         ex.abort();
       });
+      this.trackTokenStream(ex, body);
     };
     if (ex.inCallback) head();
     else res.cork(head);

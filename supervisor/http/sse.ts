@@ -7,6 +7,7 @@ import type { EngineResponse } from './engine/types.js';
 import { DisposableStore, toDisposable } from '../../shared/disposable.js';
 import type { Disposable } from '../../shared/disposable.js';
 import type { EventBus, EventMap, EventSink, Subscription } from '../events/eventBus.js';
+import type { LiveStream } from './types.js';
 
 /** Reconnect delay EventSource clients are told to use (the stream's first line, `retry: 5000`). */
 export const SSE_RETRY_MS = 5_000;
@@ -45,23 +46,21 @@ export function writeSseHead(res: EngineResponse, headers: Record<string, string
 }
 
 /** What `GET /events` reads from its query string. */
-export interface SseQuery {
+interface SseQuery {
   /** Raw `types` value: null = parameter absent (all events), '' = present but empty (none). */
   types: string | null;
   streamId?: string;
 }
 
-export interface SseOptions extends SseQuery {
+interface SseOptions extends SseQuery {
   /** Keep-alive comment period. Default SSE_KEEP_ALIVE_MS; tests pass a short one. */
   keepAliveMs?: number;
   /** Extra response headers (CORS for browser EventSource clients). */
   headers?: Record<string, string>;
-  /** Runs once when the stream ends, whichever side ended it. */
-  onEnd?: () => void;
 }
 
-/** A live SSE stream; disposing it closes the response. */
-export interface SseStream extends Disposable {
+/** A live SSE stream; disposing (or closing) it ends the response. */
+export interface SseStream extends Disposable, LiveStream {
   readonly subscription: Subscription;
   readonly streamId: string | undefined;
   /** True until the client aborts or the stream is closed. */
@@ -99,7 +98,6 @@ export function parseTypes(raw: string | null): Set<string> | null {
  */
 export function openSse<M extends EventMap>(res: EngineResponse, options: SseOptions, bus: EventBus<M>): SseStream | undefined {
   const store = new DisposableStore();
-  if (options.onEnd) store.add(toDisposable(options.onEnd));
   let open = true;
   res.onAborted(() => {
     open = false;
@@ -150,6 +148,13 @@ export function openSse<M extends EventMap>(res: EngineResponse, options: SseOpt
       open = false;
       store.dispose();
       res.cork(() => res.end());
+    },
+    close() {
+      stream.dispose();
+    },
+    onClose(listener) {
+      if (open) store.add(toDisposable(listener));
+      else listener();
     },
   };
   return stream;

@@ -7,6 +7,7 @@
  */
 import type { EngineResponse } from './engine/types.js';
 import { DRAIN_NUDGE_BYTES, PING_BYTES, SSE_KEEP_ALIVE_MS } from './sse.js';
+import type { LiveStream } from './types.js';
 
 /** A client that stops reading is dropped once this much is queued behind the engine's own buffer. */
 const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
@@ -19,7 +20,7 @@ export const SSE_REPLY_HEADERS: Readonly<Record<string, string>> = {
   'X-Accel-Buffering': 'no',
 };
 
-export class SseReply {
+export class SseReply implements LiveStream {
   private res: EngineResponse | null = null;
   private readonly queue: Buffer[] = [];
   private queuedBytes = 0;
@@ -49,6 +50,14 @@ export class SseReply {
     if (last !== undefined) this.enqueue(last);
     this.ending = true;
     this.finishIfDrained();
+  }
+
+  /** Ends the stream now, whatever is still queued (its credential was revoked). */
+  close(): void {
+    if (this.closed) return;
+    const res = this.res;
+    this.teardown();
+    res?.cork(() => res.end());
   }
 
   /** Runs when the stream is over, ended or abandoned by its client. */

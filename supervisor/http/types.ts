@@ -38,11 +38,10 @@ export interface RequestContext {
   /** The same, without building an AbortSignal (shared/cancellation.ts); absent, use `signal`. */
   readonly cancellation?: Cancellation;
   /**
-   * A stream that outlives its request calls this with how to end it: when the session token let
-   * the request in, replacing the token ends it (every device logged out). Returns the
-   * unregistration; absent or a no-op for other credentials.
+   * The session token (its cookie or `?token=` link) let the request in: replacing the token logs
+   * the caller out, and the server ends every stream the request opened.
    */
-  readonly onTokenRevoked?: (end: () => void) => () => void;
+  readonly byToken?: boolean;
 }
 
 /** A complete response. `body` objects are sent as JSON; BodyParts are sent as their bytes in order. */
@@ -60,7 +59,16 @@ export type Handler = (ctx: RequestContext) => Reply | Promise<Reply>;
  * engine's request callback, is never compressed and never cut by the request timeout.
  */
 export interface StreamHandler {
-  stream(res: EngineResponse, ctx: RequestContext): void;
+  /** Returns the stream it opened (nothing when it answered at once): the server ends it when the credential is revoked. */
+  stream(res: EngineResponse, ctx: RequestContext): LiveStream | undefined;
+}
+
+/** A response that stays open after its handler returned (an SSE stream): the server may end it early. */
+export interface LiveStream {
+  /** Ends the stream now; a no-op once it ended. */
+  close(): void;
+  /** Runs once when the stream is over, whichever side ended it (at once if it already is). */
+  onClose(listener: () => void): void;
 }
 
 /** Per-socket behaviour of a WebSocket route: the engine's callbacks with the route's user data. */
@@ -106,6 +114,11 @@ export interface Route {
 
 export function json(body: object, status = 200): Reply {
   return { status, body };
+}
+
+/** A bare JSON value (a number, a boolean, a string, null), not wrapped in an object: `json` would send a string as text. */
+export function bareJson(value: unknown): Reply {
+  return { status: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(value) };
 }
 
 export function isStreamHandler(h: Handler | StreamHandler): h is StreamHandler {

@@ -11,7 +11,8 @@ const CLIENT_AGENTS: ReadonlyArray<readonly [RegExp, string]> = [
   [/cursor/i, 'cursor'],
   [/gemini/i, 'gemini'],
   [/aider/i, 'aider'],
-  [/amp/i, 'amp'],
+  // A word of its own: `amp` inside another name (`example`, `sampler`) is not Amp.
+  [/\bamp(?:code)?\b/i, 'amp'],
   [/goose/i, 'goose'],
 ];
 

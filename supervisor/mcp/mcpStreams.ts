@@ -9,6 +9,7 @@
  * would hand the replacement the very number the old stream still holds.
  */
 import type { EngineResponse } from '../http/engine/types.js';
+import type { LiveStream } from '../http/types.js';
 
 import { DRAIN_NUDGE_BYTES, PING_BYTES, SSE_KEEP_ALIVE_MS, writeSseHead } from '../http/sse.js';
 import type { McpSessionStore } from './protocolSessions.js';
@@ -23,11 +24,10 @@ export interface McpStreamOptions {
   keepAliveMs?: number;
 }
 
-export interface OpenStream {
+interface OpenStream extends LiveStream {
   readonly sessionId: string;
   readonly generation: number;
   send(frame: Buffer): void;
-  close(): void;
 }
 
 /** `event: message` frame; a data line per text line, so a message can never break the framing. */
@@ -66,8 +66,7 @@ export class McpStreams {
    * registers onAborted and writes the headers in the handler's corked section). An unknown id is
    * recreated: a stream reconnecting after a restart or a reap is served, not refused.
    */
-  /** Opens the stream; `onEnd` runs once when it ends, whichever side ended it. Returns it (its `close`). */
-  open(res: EngineResponse, sessionId: string, extraHeaders: Record<string, string> = {}, onEnd?: () => void): OpenStream {
+  open(res: EngineResponse, sessionId: string, extraHeaders: Record<string, string> = {}): OpenStream {
     const { meta } = this.sessions.touch(sessionId);
     const generation = ++lastGeneration;
     meta.sse_generation = generation;
@@ -78,13 +77,14 @@ export class McpStreams {
     const queue: Buffer[] = [];
     let queuedBytes = 0;
     let timer: NodeJS.Timeout | undefined;
+    const closeListeners: Array<() => void> = [];
 
     const teardown = (): void => {
       if (!open) return;
       open = false;
       clearInterval(timer);
       this.release(stream);
-      onEnd?.();
+      for (const listener of closeListeners.splice(0)) listener();
     };
     const stream: OpenStream = {
       sessionId,
@@ -105,6 +105,10 @@ export class McpStreams {
         if (!open) return;
         teardown();
         res.cork(() => res.end());
+      },
+      onClose: (listener) => {
+        if (open) closeListeners.push(listener);
+        else listener();
       },
     };
 

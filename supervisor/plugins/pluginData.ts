@@ -5,10 +5,11 @@
  * out), so neither a crafted path nor a link planted in the directory reaches another file.
  */
 import { lstat, mkdir, readFile, readdir, realpath, stat } from 'node:fs/promises';
-import { join, sep } from 'node:path';
+import { join } from 'node:path';
 
 import { ApiError } from '../../shared/apiError.js';
 import { atomicWriteFile } from '../config/atomicWrite.js';
+import { hasDotDot, isInside } from '../fs/rootGate.js';
 
 export const PluginDataLimits = {
   /** Longest relative path accepted. */
@@ -76,16 +77,17 @@ export class PluginData {
 }
 
 /** The path's segments once it is known to stay where it is written: relative, no `.`/`..`, no NUL or backslash. */
-export function checkRelative(relPath: string): string[] {
+function checkRelative(relPath: string): string[] {
   if (relPath.length === 0) throw new ApiError('invalid_input', 'path is required', { extra: { field: 'path' } });
   if (relPath.length > PluginDataLimits.PATH_CHARS)
     throw new ApiError('invalid_input', `path is longer than ${PluginDataLimits.PATH_CHARS} characters`, { extra: { field: 'path' } });
   if (relPath.includes('\0')) throw traversal('NUL in path');
   if (relPath.includes('\\')) throw traversal('backslash in path');
   if (relPath.startsWith('/')) throw traversal('absolute path');
+  if (hasDotDot(relPath)) throw traversal("'..' segment");
   const segments = relPath.split('/');
   for (const s of segments) {
-    if (s === '..' || s === '.') throw traversal(`'${s}' segment`);
+    if (s === '.') throw traversal("'.' segment");
     if (s === '') throw traversal('empty segment');
   }
   return segments;
@@ -102,6 +104,7 @@ async function realOrMissing(path: string, relPath: string): Promise<string> {
   }
 }
 
+/** Containment by whole components on real paths, as the root gate checks every other path. */
 function inside(root: string, target: string): void {
-  if (target !== root && !target.startsWith(root + sep)) throw traversal('it resolves outside the plugin data directory');
+  if (!isInside(target, root)) throw traversal('it resolves outside the plugin data directory');
 }

@@ -39,6 +39,9 @@ export interface ContentMatch {
   /** UTF-16 offsets into line_text, end exclusive. */
   match_start: number;
   match_end: number;
+  /** With a search's `context`: that many lines before and after, from the same read. */
+  before?: string[];
+  after?: string[];
 }
 
 /** Builds the one RegExp a search uses; a bad user regex throws a SyntaxError the route turns into 400. */
@@ -86,8 +89,11 @@ function readWhole(path: string, noFollow = false): Buffer | null {
   }
 }
 
-/** `noFollow`: a file that is a symlink is skipped (a sandboxed search must not read through one to outside). */
-export function searchContent(task: { repoPath: string; files: string[]; q: SearchQuery; limit: number; noFollow?: boolean }): {
+/**
+ * `noFollow`: a file that is a symlink is skipped (a sandboxed search must not read through one to
+ * outside). `context`: each match carries that many lines around it, taken from the text searched.
+ */
+export function searchContent(task: { repoPath: string; files: string[]; q: SearchQuery; limit: number; noFollow?: boolean; context?: number }): {
   matches: ContentMatch[];
   bytes: number;
   truncated: boolean;
@@ -112,9 +118,13 @@ export function searchContent(task: { repoPath: string; files: string[]; q: Sear
     re.lastIndex = 0;
     if (!re.test(text)) continue;
     const lines = text.split('\n');
+    const context = task.context ?? 0;
+    const lineAt = (n: number): string => {
+      const line = lines[n]!;
+      return line.endsWith('\r') ? line.slice(0, -1) : line;
+    };
     for (let n = 0; n < lines.length; n++) {
-      let line = lines[n]!;
-      if (line.endsWith('\r')) line = line.slice(0, -1);
+      const line = lineAt(n);
       re.lastIndex = 0;
       let m: RegExpExecArray | null;
       while ((m = re.exec(line)) !== null) {
@@ -123,13 +133,20 @@ export function searchContent(task: { repoPath: string; files: string[]; q: Sear
           continue;
         }
         if (m.index >= MAX_LINE_CHARS) break;
-        matches.push({
+        const match: ContentMatch = {
           path: rel,
           line_number: n + 1,
           line_text: line.slice(0, MAX_LINE_CHARS),
           match_start: m.index,
           match_end: Math.min(m.index + m[0].length, MAX_LINE_CHARS),
-        });
+        };
+        if (context > 0) {
+          match.before = [];
+          for (let k = Math.max(0, n - context); k < n; k++) match.before.push(lineAt(k));
+          match.after = [];
+          for (let k = n + 1; k <= Math.min(lines.length - 1, n + context); k++) match.after.push(lineAt(k));
+        }
+        matches.push(match);
       }
     }
   }

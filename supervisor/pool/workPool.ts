@@ -132,8 +132,8 @@ export class WorkPool {
   }
 
   /** Searches the given files (relative to `root`) on one pool thread, symlinks skipped: a sandbox's listing the caller already narrowed. */
-  searchIn(root: string, files: string[], q: SearchQuery, limit: number): Promise<{ matches: ContentMatch[]; bytes: number; truncated: boolean }> {
-    return this.pool.run({ repoPath: root, files, q, limit, noFollow: true }, { name: 'searchContent' });
+  searchIn(root: string, files: string[], q: SearchQuery, limit: number, context = 0): Promise<{ matches: ContentMatch[]; bytes: number; truncated: boolean }> {
+    return this.pool.run({ repoPath: root, files, q, limit, noFollow: true, context }, { name: 'searchContent' });
   }
 
   async destroy(): Promise<void> {

@@ -1,14 +1,12 @@
 /**
  * The prompt library: prompts a user keeps (id, label, text, pinned) and the AI prompts a user
- * replaced, in prompt-library.json in the config dir. Read on every access (the file is small and
- * another tuicd or an editor may change it); saves are serialized in this process and atomic on disk.
+ * replaced, in prompt-library.json in the config dir: a DomainConfigFile, read on every access (the
+ * file is small and another tuicd or an editor may change it), every save a read-modify-write under
+ * its file lock, atomic on disk.
  */
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-
 import { ApiError } from '../../shared/apiError.js';
 import { checker } from '../../shared/schemaCheck.js';
-import { atomicWriteFile } from '../config/atomicWrite.js';
+import { DomainConfigFile, type JsonObject } from '../repos/domainConfigFile.js';
 import { type PromptEntry, type PromptLibraryData, PromptLibrarySchema, PromptLimits } from './promptSchemas.js';
 
 export const PROMPT_LIBRARY_FILE = 'prompt-library.json';
@@ -29,39 +27,36 @@ export const AI_PROMPT_SERVICES: Readonly<Record<string, { description: string; 
 
 const checkLibrary = checker(PromptLibrarySchema, 'body');
 
-function emptyLibrary(): PromptLibraryData {
-  return { prompts: [], ai_prompts: {} };
+/** I/O, lock and API errors as they are; what is left is content that is not a JSON object. */
+function unreadable(err: unknown): never {
+  if ((err as NodeJS.ErrnoException).code !== undefined) throw err;
+  throw new ApiError('conflict', `${PROMPT_LIBRARY_FILE} is not valid JSON (${(err as Error).message}); fix or remove it`);
+}
+
+/** The file's content as a library: `{}` (no file yet) is an empty one; content off the schema is refused. */
+function parseLibrary(raw: JsonObject): PromptLibraryData {
+  if (Object.keys(raw).length === 0) return { prompts: [], ai_prompts: {} };
+  try {
+    return checkLibrary(raw) as PromptLibraryData;
+  } catch (err) {
+    throw new ApiError('conflict', `${PROMPT_LIBRARY_FILE} does not match its schema: ${(err as Error).message}; fix or remove it`);
+  }
 }
 
 export class PromptLibrary {
-  readonly path: string;
-  /** Saves run one after another: each reads the file its predecessor wrote. */
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly file: DomainConfigFile;
 
   constructor(configDir: string) {
-    this.path = join(configDir, PROMPT_LIBRARY_FILE);
+    this.file = new DomainConfigFile(configDir, PROMPT_LIBRARY_FILE);
+  }
+
+  get path(): string {
+    return this.file.path;
   }
 
   /** The whole library; a missing file is an empty one, an unreadable one is refused (never overwritten unseen). */
   async read(): Promise<PromptLibraryData> {
-    let text: string;
-    try {
-      text = await readFile(this.path, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return emptyLibrary();
-      throw err;
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (err) {
-      throw new ApiError('conflict', `${PROMPT_LIBRARY_FILE} is not valid JSON (${(err as Error).message}); fix or remove it`);
-    }
-    try {
-      return checkLibrary(parsed) as PromptLibraryData;
-    } catch (err) {
-      throw new ApiError('conflict', `${PROMPT_LIBRARY_FILE} does not match its schema: ${(err as Error).message}; fix or remove it`);
-    }
+    return parseLibrary(await this.file.read().catch(unreadable));
   }
 
   /** Replaces the whole library (PUT /config/prompt-library); the caller checked its shape. Ids must be unique. */
@@ -130,11 +125,6 @@ export class PromptLibrary {
   }
 
   private mutate(change: (library: PromptLibraryData) => PromptLibraryData): Promise<void> {
-    const run = this.queue.then(async () => {
-      const next = change(await this.read());
-      await atomicWriteFile(this.path, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
-    });
-    this.queue = run.catch(() => undefined);
-    return run;
+    return this.file.update((raw) => change(parseLibrary(raw)) as unknown as JsonObject).catch(unreadable);
   }
 }

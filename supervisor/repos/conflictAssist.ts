@@ -16,10 +16,11 @@ import { join } from 'node:path';
 import { ApiError } from '../../shared/apiError.js';
 import type { GhCli } from './ghCli.js';
 import { git, GitError } from './gitRunner.js';
+import { mainRepoOf } from './worktrees.js';
 
-export type BaseSource = 'origin' | 'remote-tracking' | 'local';
+type BaseSource = 'origin' | 'remote-tracking' | 'local';
 
-export interface ConflictAssistResult {
+interface ConflictAssistResult {
   status: 'clean' | 'clean_unverified' | 'conflicts';
   pr_number: number;
   head_ref: string;
@@ -115,7 +116,9 @@ export async function conflictAssist(gh: GhCli, repo: string, prNumber: number):
   const pr = await gh.json<PrView>(repo, ['pr', 'view', String(prNumber), '--json', 'number,headRefName,headRefOid,baseRefName']);
   if (!pr || typeof pr.headRefName !== 'string' || typeof pr.baseRefName !== 'string')
     throw new ApiError('bad_gateway', `gh pr view ${prNumber} answered without the pull request's branches`);
-  const worktree = join(`${repo}__wt`, `conflict-pr-${prNumber}`);
+  // Beside the main repository, as every worktree tuicd makes: the path given may be a linked worktree itself.
+  const worktreesDir = `${await mainRepoOf(repo)}__wt`;
+  const worktree = join(worktreesDir, `conflict-pr-${prNumber}`);
   if (existsSync(worktree))
     throw new ApiError(
       'conflict',
@@ -131,7 +134,7 @@ export async function conflictAssist(gh: GhCli, repo: string, prNumber: number):
     base_source: refs.source,
     ...(refs.warning === undefined ? {} : { base_warning: refs.warning }),
   };
-  await mkdir(`${repo}__wt`, { recursive: true });
+  await mkdir(worktreesDir, { recursive: true });
   await git(repo, ['worktree', 'add', '--detach', '--quiet', worktree, refs.head]);
   const remove = () => git(repo, ['worktree', 'remove', '--force', worktree]).catch(() => undefined);
   try {

@@ -1,7 +1,7 @@
 /**
  * One per-domain JSON file in the config dir (repositories.json, repo-settings.json,
- * repo-defaults.json): GET returns it (a missing file is `{}`), PUT replaces it atomically under the
- * cross-process file lock. Never cached: another writer (ProjectUpstreams, another process) may
+ * repo-defaults.json, prompt-library.json): GET returns it (a missing file is `{}`), PUT replaces it
+ * atomically under the cross-process file lock, and `update` reads, changes and writes it under that lock. Never cached: another writer (ProjectUpstreams, another process) may
  * change the file. The content belongs to the client; only its top-level shape is checked.
  */
 import { readFile } from 'node:fs/promises';
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 
 import { ApiError } from '../../shared/apiError.js';
 import { atomicWriteFile } from '../config/atomicWrite.js';
-import { withFileLock } from '../config/fileLock.js';
+import { type LockedContext, withFileLock } from '../config/fileLock.js';
 import { isPlainObject } from '../config/merge.js';
 
 export type JsonObject = Record<string, unknown>;
@@ -41,8 +41,22 @@ export class DomainConfigFile {
   async write(value: unknown): Promise<void> {
     if (!isPlainObject(value)) throw new ApiError('invalid_input', `${this.fileName} must be a JSON object`);
     this.validate(value as JsonObject);
+    await withFileLock(this.path, (lock) => this.writeLocked(value as JsonObject, lock));
+  }
+
+  /**
+   * Read-modify-write: `change` gets the content as it is now (`{}` for a missing file) and returns
+   * the next; no other writer, in this process or another, comes between the read and the write.
+   */
+  async update(change: (current: JsonObject) => JsonObject): Promise<void> {
     await withFileLock(this.path, async (lock) => {
-      await atomicWriteFile(this.path, JSON.stringify(value, null, 2) + '\n', { mode: 0o600, beforeRename: () => lock.assertHeld() });
+      const next = change(await this.read());
+      this.validate(next);
+      await this.writeLocked(next, lock);
     });
+  }
+
+  private async writeLocked(value: JsonObject, lock: LockedContext): Promise<void> {
+    await atomicWriteFile(this.path, JSON.stringify(value, null, 2) + '\n', { mode: 0o600, beforeRename: () => lock.assertHeld() });
   }
 }

@@ -99,6 +99,19 @@ function fingerprint(entries: readonly StatusEntry[]): string {
     .slice(0, 16);
 }
 
+/** The main repository of any checkout: a linked worktree normalizes to the repository that owns it, whose top its worktrees sit beside. */
+export async function mainRepoOf(path: string): Promise<string> {
+  let common: string;
+  try {
+    common = (await git(path, ['rev-parse', '--path-format=absolute', '--git-common-dir'])).trim();
+  } catch (err) {
+    throw new ApiError('invalid_input', `not a git repository: ${quoteClientInput(path)} (${(err as Error).message})`);
+  }
+  if (basename(common) !== '.git')
+    throw new ApiError('invalid_input', `bare repositories have no main checkout to create worktrees beside: ${quoteClientInput(path)}`);
+  return dirname(common);
+}
+
 export class WorktreeManager {
   private readonly warm = new Map<string, WarmState>();
   /** Worktree paths seen, so the fs gate can let clients into them (they sit beside, not inside, the repo). */
@@ -111,16 +124,8 @@ export class WorktreeManager {
   }
 
   /** The main repository of any checkout (a linked worktree normalizes to the repository that owns it). */
-  async mainRepoOf(path: string): Promise<string> {
-    let common: string;
-    try {
-      common = (await git(path, ['rev-parse', '--path-format=absolute', '--git-common-dir'])).trim();
-    } catch (err) {
-      throw new ApiError('invalid_input', `not a git repository: ${quoteClientInput(path)} (${(err as Error).message})`);
-    }
-    if (basename(common) !== '.git')
-      throw new ApiError('invalid_input', `bare repositories have no main checkout to create worktrees beside: ${quoteClientInput(path)}`);
-    return dirname(common);
+  mainRepoOf(path: string): Promise<string> {
+    return mainRepoOf(path);
   }
 
   baseDirOf(repo: string): string {

@@ -17,7 +17,7 @@ import type { Route } from '../http/types.js';
 const TAG = 'config';
 
 /** 32 random bytes, base64url: as long as any token a client has been handed. */
-export function newSessionToken(): string {
+function newSessionToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
@@ -33,7 +33,7 @@ export function authTokenRoutes(config: ConfigStore): Route[] {
       handler: (_input, ctx) => {
         // Let in by the token itself (its cookie or link, whatever else the request carries: the cookie is
         // checked before Basic), or without the password: refused, so a page script cannot read an HttpOnly cookie's value here.
-        if (ctx.listener === 'tcp' && (ctx.onTokenRevoked !== undefined || !/^basic /i.test(ctx.headers['authorization'] ?? ''))) {
+        if (ctx.listener === 'tcp' && (ctx.byToken === true || !/^basic /i.test(ctx.headers['authorization'] ?? ''))) {
           throw new ApiError('forbidden', 'The session token is handed only to a caller that authenticated with the password (Basic)');
         }
         const token = config.get().services.auth.session_token;

@@ -12,7 +12,7 @@ import type { Route } from '../http/types.js';
 
 const TAG = 'events';
 
-export const EventsQuery = Type.Object({
+const EventsQuery = Type.Object({
   types: Type.Optional(
     Type.String({
       description: 'Comma-separated event names to receive. Absent: every event; present but empty: none (until POST /events/types widens it).',
@@ -25,7 +25,7 @@ export const EventsQuery = Type.Object({
   ),
 });
 
-export const EventTypesBody = Type.Object({
+const EventTypesBody = Type.Object({
   stream_id: Type.String({ minLength: 1, description: 'The `stream_id` the stream was opened with.', errorMessage: 'stream_id is required' }),
   types: Type.Union([Type.Array(Type.String({ errorMessage: 'types must be an array of strings' })), Type.Null()], {
     description: 'The new filter: the event names to receive; `[]` none, `null` every event.',
@@ -61,11 +61,8 @@ export function eventRoutes(bus: EventBus): Route[] {
         stream(res, ctx) {
           const streamId = ctx.query.get('stream_id');
           const headers = corsHeaders(ctx.listener, ctx.headers['origin']);
-          let untrack: (() => void) | undefined;
           const types = ctx.query.has('types') ? ctx.query.get('types') : null;
-          const stream = openSse(res, { types, ...(streamId ? { streamId } : {}), headers, onEnd: () => untrack?.() }, bus);
-          // Let in by the session token: replacing the token ends the stream (its device is logged out).
-          if (stream) untrack = ctx.onTokenRevoked?.(() => stream.dispose());
+          return openSse(res, { types, ...(streamId ? { streamId } : {}), headers }, bus);
         },
       },
     }),

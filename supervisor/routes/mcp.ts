@@ -21,7 +21,7 @@ import type { McpService } from '../mcp/mcpService.js';
 import type { ToolDefinition } from '../mcp/tools/nativeTool.js';
 import { BadSessionHeader, jsonRpcErrorReply, presentedSessionId, protocolVersionRefusal } from '../mcp/transport.js';
 
-export interface McpRouteDeps {
+interface McpRouteDeps {
   /** Live PTY sessions and their cap, for /mcp/status. */
   ptySessionCount(): number;
   maxSessions(): number;
@@ -127,14 +127,15 @@ function gate(service: McpService, ctx: RequestContext): Reply | null {
   return service.enabled ? null : disabledReply(ctx.path);
 }
 
-/** Writes a complete reply on a raw stream response (the stream route answers refusals itself). */
-function endWith(res: EngineResponse, ctx: RequestContext, reply: Reply): void {
+/** Writes a complete reply on a raw stream response (the stream route answers refusals itself); no stream stays open. */
+function endWith(res: EngineResponse, ctx: RequestContext, reply: Reply): undefined {
   const body = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body ?? {});
   res.writeStatus(`${reply.status} ${STATUS_CODES[reply.status] ?? ''}`);
   res.writeHeader('Content-Type', 'application/json');
   const headers = { ...corsHeaders(ctx.listener, ctx.headers['origin']), ...reply.headers };
   for (const key in headers) if (key !== 'Content-Type') res.writeHeader(key, headers[key]!);
   res.end(body);
+  return undefined;
 }
 
 export function mcpRoutes(service: McpService, deps: McpRouteDeps): Route[] {
@@ -195,10 +196,7 @@ export function mcpRoutes(service: McpService, deps: McpRouteDeps): Route[] {
               jsonRpcErrorReply(400, JsonRpcCode.SERVER_ERROR, 'Bad Request: GET /mcp requires an Mcp-Session-Id header (call initialize first)'),
             );
           }
-          let untrack: (() => void) | undefined;
-          const stream = service.streams.open(res, sessionId, corsHeaders(ctx.listener, ctx.headers['origin']), () => untrack?.());
-          // Let in by the session token: replacing the token ends the stream (its device is logged out).
-          untrack = ctx.onTokenRevoked?.(() => stream.close());
+          return service.streams.open(res, sessionId, corsHeaders(ctx.listener, ctx.headers['origin']));
         },
       },
     }),

@@ -9,8 +9,8 @@ import { Type } from 'typebox';
 
 import { redactSecrets } from '../../shared/redactor.js';
 import { defineRoute } from '../http/routeSpec.js';
-import { json } from '../http/types.js';
-import type { Reply, Route } from '../http/types.js';
+import { bareJson, json } from '../http/types.js';
+import type { Route } from '../http/types.js';
 import { LAST_PROMPT_MAX_CHARS } from '../sessions/agentStateTracker.js';
 import { foregroundJobRuns, foregroundOf } from '../sessions/foreground.js';
 import { leafPid } from '../sessions/processTree.js';
@@ -45,11 +45,6 @@ function promptReceipt(r: SessionRecord): { sections: object[]; captureLimited: 
   if (r.pty_description !== undefined) section('Task description', 'pty_description', r.pty_description, false);
   if (r.last_prompt !== null) section('Last prompt', 'terminal_input', r.last_prompt, r.last_prompt.length >= LAST_PROMPT_MAX_CHARS);
   return { sections, captureLimited: true };
-}
-
-/** A bare JSON value, not wrapped in an object. */
-function bare(value: number): Reply {
-  return { status: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(value) };
 }
 
 export function sessionIntrospectionRoutes(sessions: SessionService): Route[] {
@@ -108,7 +103,7 @@ export function sessionIntrospectionRoutes(sessions: SessionService): Route[] {
       summary: 'The kitty keyboard protocol flags the program pushed (`CSI > flags u`): a bare JSON integer, 0 when off',
       params: SessionRefParams,
       answers: { 200: Type.Integer({ minimum: 0 }) },
-      handler: async ({ params }) => bare((await sessions.screenQuery(params.id, { kind: 'kitty_flags' })).kitty_flags ?? 0),
+      handler: async ({ params }) => bareJson((await sessions.screenQuery(params.id, { kind: 'kitty_flags' })).kitty_flags ?? 0),
     }),
     defineRoute({
       method: 'GET',

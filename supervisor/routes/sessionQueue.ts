@@ -11,8 +11,8 @@ import { ApiError } from '../../shared/apiError.js';
 import type { MailDelivery } from '../agents/mailDelivery.js';
 import { TypedQueueConstants } from '../agents/typedQueue.js';
 import { defineRoute } from '../http/routeSpec.js';
-import { json } from '../http/types.js';
-import type { Reply, Route } from '../http/types.js';
+import { bareJson, json } from '../http/types.js';
+import type { Route } from '../http/types.js';
 import { SessionRefParams } from '../sessions/sessionSchemas.js';
 import type { SessionService } from '../sessions/sessionService.js';
 
@@ -51,11 +51,6 @@ const QueueReceiptSchema = Type.Object({
 });
 
 const CommandParams = Type.Object({ ...SessionRefParams.properties, cmdId: Type.String({ minLength: 1, description: "A queued command's `id`." }) });
-
-/** A bare JSON value (a number, a boolean), not wrapped in an object. */
-function bare(value: number | boolean): Reply {
-  return { status: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(value) };
-}
 
 export function sessionQueueRoutes(sessions: SessionService, mail: MailDelivery): Route[] {
   return [
@@ -96,7 +91,7 @@ export function sessionQueueRoutes(sessions: SessionService, mail: MailDelivery)
       summary: 'Drop every queued command of the session: a bare JSON number, how many',
       params: SessionRefParams,
       answers: { 200: Type.Integer({ minimum: 0, description: 'The number of commands removed.' }) },
-      handler: ({ params }) => bare(mail.clearCommands(sessions.get(params.id))),
+      handler: ({ params }) => bareJson(mail.clearCommands(sessions.get(params.id))),
     }),
     defineRoute({
       method: 'DELETE',
@@ -105,7 +100,7 @@ export function sessionQueueRoutes(sessions: SessionService, mail: MailDelivery)
       summary: 'Drop one queued command: a bare JSON boolean, whether it was still queued',
       params: CommandParams,
       answers: { 200: Type.Boolean({ description: 'true: removed; false: already typed, removed, or never queued.' }) },
-      handler: ({ params }) => bare(mail.removeCommand(sessions.get(params.id), params.cmdId)),
+      handler: ({ params }) => bareJson(mail.removeCommand(sessions.get(params.id), params.cmdId)),
     }),
   ];
 }

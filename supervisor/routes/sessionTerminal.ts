@@ -8,16 +8,13 @@ import { Type } from 'typebox';
 
 import { ApiError } from '../../shared/apiError.js';
 import { defineRoute } from '../http/routeSpec.js';
-import type { Reply, Route } from '../http/types.js';
+import { bareJson } from '../http/types.js';
+import type { Route } from '../http/types.js';
 import { nonNegative, SessionRefParams } from '../sessions/sessionSchemas.js';
 import type { SessionService } from '../sessions/sessionService.js';
 
 const TAG = 'sessions';
 const NOT_RETAINED = 'selection rows are no longer retained';
-
-function bare(value: unknown): Reply {
-  return { status: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(value) };
-}
 
 const historyBase = nonNegative(
   'historyBase',
@@ -45,7 +42,7 @@ export function sessionTerminalRoutes(sessions: SessionService): Route[] {
         const base = query.historyBase ?? 0;
         const a = await sessions.screenQuery(params.id, { kind: 'logical_line', row: screenRow(query.row, base) });
         if (a.retained === false) throw new ApiError('conflict', NOT_RETAINED);
-        return bare([a.start_row! + base, a.text!]);
+        return bareJson([a.start_row! + base, a.text!]);
       },
     }),
     defineRoute({
@@ -73,7 +70,7 @@ export function sessionTerminalRoutes(sessions: SessionService): Route[] {
           end_col: query.endCol,
         });
         if (a.retained === false) throw new ApiError('conflict', NOT_RETAINED);
-        return bare({ text: a.text! });
+        return bareJson({ text: a.text! });
       },
     }),
     defineRoute({
@@ -86,9 +83,9 @@ export function sessionTerminalRoutes(sessions: SessionService): Route[] {
       answers: { 200: Type.Union([Type.Tuple([Type.Integer({ minimum: 0 }), Type.Integer({ minimum: 0 }), Type.String()]), Type.Null()]) },
       handler: async ({ params, query }) => {
         const base = query.historyBase ?? 0;
-        if (query.row < base) return bare(null);
+        if (query.row < base) return bareJson(null);
         const { link } = await sessions.screenQuery(params.id, { kind: 'hyperlink', row: query.row - base, col: query.col });
-        return bare(link ? [link.start_col, link.end_col, link.url] : null);
+        return bareJson(link ? [link.start_col, link.end_col, link.url] : null);
       },
     }),
   ];

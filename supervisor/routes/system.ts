@@ -8,8 +8,8 @@ import { homedir, networkInterfaces } from 'node:os';
 import { Type } from 'typebox';
 
 import { defineRoute } from '../http/routeSpec.js';
-import { json } from '../http/types.js';
-import type { Reply, Route } from '../http/types.js';
+import { bareJson, json } from '../http/types.js';
+import type { Route } from '../http/types.js';
 
 const TAG = 'system';
 
@@ -26,7 +26,7 @@ interface LocalAddress {
 }
 
 /** Every non-loopback address, IPv4 first; IPv6 link-local ones (fe80::) left out, they need a zone to be used. */
-export function localAddresses(): LocalAddress[] {
+function localAddresses(): LocalAddress[] {
   const out: LocalAddress[] = [];
   for (const [name, infos] of Object.entries(networkInterfaces())) {
     for (const info of infos ?? []) {
@@ -35,10 +35,6 @@ export function localAddresses(): LocalAddress[] {
     }
   }
   return out.sort((a, b) => (a.family === b.family ? 0 : a.family === 'IPv4' ? -1 : 1));
-}
-
-function bare(value: unknown): Reply {
-  return { status: 200, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(value) };
 }
 
 export function systemRoutes(): Route[] {
@@ -57,7 +53,7 @@ export function systemRoutes(): Route[] {
       tag: TAG,
       summary: 'The primary address (the first of local-ips): a bare JSON string, or null without a network',
       answers: { 200: Type.Union([Type.String(), Type.Null()]) },
-      handler: () => bare(localAddresses()[0]?.address ?? null),
+      handler: () => bareJson(localAddresses()[0]?.address ?? null),
     }),
     defineRoute({
       method: 'GET',
@@ -65,7 +61,7 @@ export function systemRoutes(): Route[] {
       tag: TAG,
       summary: "tuicd's home directory (new sessions start there): a bare JSON string",
       answers: { 200: Type.String() },
-      handler: () => bare(homedir()),
+      handler: () => bareJson(homedir()),
     }),
   ];
 }

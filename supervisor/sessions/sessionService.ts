@@ -239,6 +239,14 @@ export class SessionService {
     return r;
   }
 
+  /**
+   * The environment a process started for a session gets (its shell, a command run in its sandbox):
+   * tuicd's own minus what would confuse it, naming the session and this tuicd; `extra` wins over ours.
+   */
+  childEnvFor(tuicSession: string, extra?: Readonly<Record<string, string>>): Record<string, string> {
+    return childEnv(this.opts.env, { tuicSession, configDir: this.opts.configDir, instance: this.opts.instance ?? null, ...(extra ? { extra } : {}) });
+  }
+
   async create(o: CreateOptions): Promise<SessionRecord> {
     if (o.env) checkEnv(o.env);
     const rows = dimension(o.rows, 'rows', SessionConstants.DEFAULT_ROWS);
@@ -273,12 +281,7 @@ export class SessionService {
         shell,
         args,
         cwd,
-        env: childEnv(this.opts.env, {
-          tuicSession,
-          configDir: this.opts.configDir,
-          instance: this.opts.instance ?? null,
-          ...(o.env ? { extra: o.env } : {}),
-        }),
+        env: this.childEnvFor(tuicSession, o.env ?? undefined),
         rows,
         cols,
         ...(agentType === null ? {} : { agent_type: agentType }),

@@ -1,4 +1,4 @@
-/** A small SSE reader for tests: opens a GET stream (/events, /mcp) and collects parsed events as they arrive. */
+/** A small SSE reader for tests: opens a GET stream (/events, /mcp), or a POST answered as one, and collects parsed events as they arrive. */
 import { request } from 'node:http';
 import type { ClientRequest, RequestOptions } from 'node:http';
 
@@ -19,8 +19,8 @@ export class SseClient {
   private req: ClientRequest | null = null;
   private waiters: Array<() => void> = [];
 
-  /** `send`: node:http's request, or node:https's for a TLS listener. */
-  static open<T extends SseClient>(this: new () => T, opts: RequestOptions, send: typeof request = request): Promise<T> {
+  /** `send`: node:http's request, or node:https's for a TLS listener; `body` goes with a POST (`opts.method`). */
+  static open<T extends SseClient>(this: new () => T, opts: RequestOptions, send: typeof request = request, body?: string): Promise<T> {
     const c = new this();
     return new Promise((resolve, reject) => {
       c.req = send({ agent: false, method: 'GET', ...opts }, (res) => {
@@ -37,7 +37,7 @@ export class SseClient {
         resolve(c);
       });
       c.req.on('error', (err) => (c.status === 0 ? reject(err) : undefined));
-      c.req.end();
+      c.req.end(body);
     });
   }
 

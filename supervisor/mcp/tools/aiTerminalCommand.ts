@@ -14,7 +14,7 @@ import { SessionSandbox } from './aiTerminalSandbox.js';
 import { defineTool, ToolError } from './nativeTool.js';
 import type { NativeTool } from './nativeTool.js';
 
-export const RunCommandConstants = {
+const RunCommandConstants = {
   DEFAULT_TIMEOUT_MS: 120_000,
   MAX_TIMEOUT_MS: 600_000,
   /** Bytes kept of stdout and of stderr each; the rest is counted, not kept. */
@@ -50,10 +50,10 @@ interface RunResult {
   truncated: boolean;
 }
 
-function runShell(command: string, cwd: string, timeoutMs: number, signal: AbortSignal): Promise<RunResult> {
+function runShell(command: string, cwd: string, env: Record<string, string>, timeoutMs: number, signal: AbortSignal): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     // Its own process group: the timeout kills what the command started too.
-    const child = spawn('/bin/sh', ['-c', command], { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('/bin/sh', ['-c', command], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     const sizes = { out: 0, err: 0 };
@@ -139,7 +139,9 @@ export function createCommandTool(deps: AiTerminalDeps): NativeTool {
       // Checked again after the wait: the directory may lead elsewhere by now.
       if (args['cwd'] !== undefined) sandbox.resolve(args['cwd'] as string, 'cwd');
       const timeoutMs = (args['timeout_ms'] as number | undefined) ?? RunCommandConstants.DEFAULT_TIMEOUT_MS;
-      return { ...(await runShell(command, cwd, timeoutMs, caller.signal)) };
+      // The session's own environment, not tuicd's: no TMUX or CLAUDECODE of the terminal tuicd was started from.
+      const env = deps.sessions.childEnvFor(record.tuic_session);
+      return { ...(await runShell(command, cwd, env, timeoutMs, caller.signal)) };
     },
   });
 }

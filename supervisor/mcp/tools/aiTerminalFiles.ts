@@ -5,7 +5,7 @@
  * search_files (a regex over the files git would show, on the work pool).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 import { Type } from 'typebox';
@@ -17,7 +17,7 @@ import { globRegExp, SessionSandbox } from './aiTerminalSandbox.js';
 import { defineTool, ToolError } from './nativeTool.js';
 import type { CallerContext, NativeTool } from './nativeTool.js';
 
-export const AiTerminalFileConstants = {
+const AiTerminalFileConstants = {
   MAX_FILE_BYTES: 10 * 1024 * 1024,
   READ_DEFAULT_LINES: 200,
   READ_MAX_LINES: 2000,
@@ -245,37 +245,18 @@ export function createFileTools(deps: AiTerminalDeps): NativeTool[] {
         }
         const { sandbox } = await sandboxFor(deps, args);
         const files = await filesUnder(deps, sandbox, args['path'] as string | undefined, args['glob'] as string | undefined);
-        const found = await deps.pool.searchIn(sandbox.root, files, q, AiTerminalFileConstants.SEARCH_MAX);
         const context = (args['context_lines'] as number | undefined) ?? AiTerminalFileConstants.CONTEXT_DEFAULT;
-        const texts = new Map<string, string[]>();
-        const matches = [];
-        for (const m of found.matches) {
-          let lines = texts.get(m.path);
-          if (lines === undefined && context > 0) {
-            lines = await readFileLines(join(sandbox.root, m.path));
-            texts.set(m.path, lines);
-          }
-          const at = m.line_number - 1;
-          matches.push({
-            path: m.path,
-            line: m.line_number,
-            text: redactSecrets(m.line_text),
-            before: context > 0 ? lines!.slice(Math.max(0, at - context), at).map(redactSecrets) : [],
-            after: context > 0 ? lines!.slice(at + 1, at + 1 + context).map(redactSecrets) : [],
-          });
-        }
+        // The context lines come with the matches, from the read the pool searched: no file is read again here.
+        const found = await deps.pool.searchIn(sandbox.root, files, q, AiTerminalFileConstants.SEARCH_MAX, context);
+        const matches = found.matches.map((m) => ({
+          path: m.path,
+          line: m.line_number,
+          text: redactSecrets(m.line_text),
+          before: (m.before ?? []).map(redactSecrets),
+          after: (m.after ?? []).map(redactSecrets),
+        }));
         return { matches, files_searched: files.length, truncated: found.truncated };
       },
     }),
   ];
-}
-
-async function readFileLines(full: string): Promise<string[]> {
-  const handle = await open(full, 'r').catch(() => null);
-  if (!handle) return [];
-  try {
-    return (await handle.readFile('utf8')).split('\n').map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
-  } finally {
-    await handle.close();
-  }
 }

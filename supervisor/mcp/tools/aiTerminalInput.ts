@@ -6,7 +6,7 @@
  */
 import { Type } from 'typebox';
 
-import { clampAckTimeout, commandText, submitCommand } from '../../sessions/submission.js';
+import { clientSubmit, commandText } from '../../sessions/submission.js';
 import { confirmOrRefuse, sessionFor, sessionIdArg, type AiTerminalDeps } from './aiTerminalGuard.js';
 import { AiTerminalScreenConstants, clampWaitMs, patternArg, screenText, waitForScreen } from './aiTerminalScreen.js';
 import { sessionState } from '../../sessions/sessionRecord.js';
@@ -15,7 +15,7 @@ import { defineTool, ToolError } from './nativeTool.js';
 import type { NativeTool } from './nativeTool.js';
 import { SPECIAL_KEY_NAMES, translateSpecialKey } from './specialKeys.js';
 
-export const AiTerminalInputConstants = {
+const AiTerminalInputConstants = {
   DRIVE_DEFAULT_MS: 30_000,
   DRIVE_DEFAULT_LINES: 80,
 } as const;
@@ -46,7 +46,7 @@ export function createInputTools(deps: AiTerminalDeps): NativeTool[] {
         const command = commandArg(args, 'ai_terminal_send_input');
         const record = sessionFor(sessions, args['session_id'] as string, { live: true });
         await confirmOrRefuse(deps, caller, 'ai_terminal_send_input', record, `Type and run: ${command}`);
-        return { ...(await submitCommand(sessions, record.session_id, command, { timeoutMs: clampAckTimeout(undefined), signal: caller.signal })) };
+        return { ...(await clientSubmit(sessions, record.session_id, command, { signal: caller.signal })) };
       },
     }),
     defineTool({
@@ -106,7 +106,7 @@ export function createInputTools(deps: AiTerminalDeps): NativeTool[] {
         const out: Record<string, unknown> = {};
         if (command !== undefined) {
           await confirmOrRefuse(deps, caller, 'ai_terminal_drive_agent', record, `Type and run: ${command}`);
-          const receipt = await submitCommand(sessions, record.session_id, command, { timeoutMs: clampAckTimeout(undefined), signal: caller.signal });
+          const receipt = await clientSubmit(sessions, record.session_id, command, { signal: caller.signal });
           out['receipt'] = receipt;
           if (!receipt.submitted) throw new ToolError('conflict', `ai_terminal_drive_agent could not submit: ${receipt.reason ?? 'refused'}`, { receipt });
         }

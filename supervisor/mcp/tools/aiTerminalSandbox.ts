@@ -12,6 +12,7 @@ import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 
 import { ApiError } from '../../../shared/apiError.js';
 import { hasDotDot, RootGate } from '../../fs/rootGate.js';
+import { checkoutOf } from '../../repos/gitDirs.js';
 import { toplevelOf } from '../../repos/gitRunner.js';
 import type { WorkPool } from '../../pool/workPool.js';
 import type { SessionRecord } from '../../sessions/sessionRecord.js';
@@ -21,6 +22,25 @@ import { ToolError } from './nativeTool.js';
 const MAX_WALKED_FILES = 50_000;
 /** Directories a walk of a non-git root never enters. */
 const SKIPPED_DIRS: ReadonlySet<string> = new Set(['.git', 'node_modules']);
+
+/** cwd → the checkout its `.git` search found and what `git rev-parse --show-toplevel` answered then. */
+const toplevels = new Map<string, { checkout: string | null; toplevel: string | null }>();
+const MAX_CACHED_TOPLEVELS = 256;
+
+/**
+ * The repository top of `cwd`, asked of git once per checkout rather than on every call: the answer
+ * stands while the nearest `.git` up from `cwd` is the same one (a few stats), so a `git init` or a
+ * removed repository is seen at the next call.
+ */
+async function cachedToplevel(cwd: string): Promise<string | null> {
+  const checkout = checkoutOf(cwd)?.top ?? null;
+  const hit = toplevels.get(cwd);
+  if (hit !== undefined && hit.checkout === checkout) return hit.toplevel;
+  const toplevel = checkout === null ? null : await toplevelOf(cwd).catch(() => null);
+  if (toplevels.size >= MAX_CACHED_TOPLEVELS) toplevels.clear();
+  toplevels.set(cwd, { checkout, toplevel });
+  return toplevel;
+}
 
 export class SessionSandbox {
   private readonly gate: RootGate;
@@ -35,7 +55,7 @@ export class SessionSandbox {
   }
 
   static async of(record: SessionRecord): Promise<SessionSandbox> {
-    const top = await toplevelOf(record.cwd).catch(() => null);
+    const top = await cachedToplevel(record.cwd);
     try {
       return new SessionSandbox(realpathSync.native(top ?? record.cwd), top !== null);
     } catch {

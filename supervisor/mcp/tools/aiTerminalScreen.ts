@@ -3,14 +3,11 @@
  * cursor), wait_for (a regex on the screen, or the output settling), get_state and get_context.
  * Nothing here writes; every text comes from the pty host's line log and screen model, redacted there.
  */
-import { compileWatcherPattern, enableBacktrackFallback } from '../../../shared/watcherPatterns.js';
-import { readFile, stat } from 'node:fs/promises';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
-
 import { Type } from 'typebox';
 
-import { PtyConstants } from '../../../shared/protocol/pty.js';
-import { screenOverlap } from '../../sessions/screenOverlap.js';
+import { compileWatcherPattern, enableBacktrackFallback } from '../../../shared/watcherPatterns.js';
+import { checkoutOf, headOf } from '../../repos/gitDirs.js';
+import { readScreenTail } from '../../sessions/screenTail.js';
 import { exitStatus, sessionState, type SessionRecord } from '../../sessions/sessionRecord.js';
 import type { SessionService } from '../../sessions/sessionService.js';
 import { sessionFor, sessionIdArg, type AiTerminalDeps } from './aiTerminalGuard.js';
@@ -41,14 +38,8 @@ export async function screenText(
     const log = await sessions.readLog(record.session_id, sinceCursor, lines);
     return { screen: log.lines.join('\n'), cursor: log.offset + log.lines.length };
   }
-  // Sent in this order and answered in order: the screen is never older than the log.
-  const [log, screen] = await Promise.all([
-    sessions.readLog(record.session_id, undefined, lines + PtyConstants.MAX_TERMINAL_DIMENSION),
-    sessions.readScreen(record.session_id),
-  ]);
-  const scrollback = log.lines.slice(0, log.lines.length - screenOverlap(log.lines, screen.rows, screen.cols)).slice(-lines);
-  const rows = [...scrollback, ...screen.rows.filter((r) => r !== '')].slice(-lines);
-  return { screen: rows.join('\n'), cursor: log.offset + log.lines.length };
+  const { log, rows } = await readScreenTail(sessions, record.session_id, lines);
+  return { screen: rows.slice(-lines).join('\n'), cursor: log.offset + log.lines.length };
 }
 
 /** shell_state, awaiting_input, agent_intent and agent_type as the screen tools report them. */
@@ -155,26 +146,12 @@ export function waitForScreen(
   });
 }
 
-/** The branch checked out where `cwd` is, from the repository's HEAD file: no git process, no index lock. */
-export async function gitBranchOf(cwd: string): Promise<string | null> {
-  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
-    const dotGit = join(dir, '.git');
-    const st = await stat(dotGit).catch(() => null);
-    if (st) {
-      let gitDir = dotGit;
-      if (st.isFile()) {
-        // A linked worktree: `.git` is a file naming its git directory.
-        const m = /^gitdir:\s*(.+)$/m.exec(await readFile(dotGit, 'utf8').catch(() => ''));
-        if (!m) return null;
-        gitDir = isAbsolute(m[1]!.trim()) ? m[1]!.trim() : resolve(dir, m[1]!.trim());
-      }
-      const head = (await readFile(join(gitDir, 'HEAD'), 'utf8').catch(() => '')).trim();
-      const ref = /^ref:\s*refs\/heads\/(.+)$/.exec(head);
-      if (ref) return ref[1]!;
-      return /^[0-9a-f]{40,64}$/.test(head) ? head.slice(0, 12) : null;
-    }
-    if (dirname(dir) === dir) return null;
-  }
+/** The branch checked out where `cwd` is (a detached HEAD's short commit), from the HEAD file: no git process, no index lock. */
+function gitBranchOf(cwd: string): string | null {
+  const checkout = checkoutOf(cwd);
+  const head = checkout === null ? null : headOf(checkout.gitDir);
+  if (head === null) return null;
+  return 'branch' in head ? head.branch : head.commit.slice(0, 12);
 }
 
 function terminalMode(record: SessionRecord): string {
@@ -281,7 +258,7 @@ export function createScreenTools(deps: AiTerminalDeps): NativeTool[] {
         return {
           shell_state: stateFields(record)['shell_state'],
           cwd: record.cwd,
-          git_branch: await gitBranchOf(record.cwd),
+          git_branch: gitBranchOf(record.cwd),
           last_exit_code: record.exit ? exitStatus(record.exit) : null,
           agent_type: record.agent_type,
           terminal_mode: terminalMode(record),

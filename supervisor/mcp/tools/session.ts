@@ -14,7 +14,7 @@ import { ApiError } from '../../../shared/apiError.js';
 import { PtyConstants } from '../../../shared/protocol/pty.js';
 import { ProcessStats } from '../../processStats.js';
 import { foregroundForListing, foregroundOf } from '../../sessions/foreground.js';
-import { screenOverlap } from '../../sessions/screenOverlap.js';
+import { readScreenTail } from '../../sessions/screenTail.js';
 import { exitStatus, sessionState, type SessionRecord, worktreeFields } from '../../sessions/sessionRecord.js';
 import type { SessionService } from '../../sessions/sessionService.js';
 import { SessionConstants } from '../../sessions/sessionService.js';
@@ -24,11 +24,11 @@ import { defineTool, ToolError } from './nativeTool.js';
 import type { CallerContext, NativeTool, ToolValue } from './nativeTool.js';
 import { SPECIAL_KEY_NAMES, translateSpecialKey } from './specialKeys.js';
 
-export interface SessionToolDeps {
+interface SessionToolDeps {
   sessions: SessionService;
 }
 
-export const SessionToolConstants = {
+const SessionToolConstants = {
   /** output text mode: lines when `limit` is absent. */
   OUTPUT_DEFAULT_LINES: 50,
   /** output raw mode: bytes when `limit` is absent. */
@@ -203,20 +203,13 @@ export function createSessionTool(deps: SessionToolDeps): NativeTool {
       }
       const lines = Math.min(limit ?? SessionToolConstants.OUTPUT_DEFAULT_LINES, SessionToolConstants.OUTPUT_MAX_LINES);
       const offset = sinceCursor ?? fromLine;
-      const tail = offset === undefined;
-      // A tail read reads a screenful more: log lines still on the screen are shown once, as screen rows.
-      const readLines = tail ? Math.min(lines + PtyConstants.MAX_TERMINAL_DIMENSION, SessionToolConstants.OUTPUT_MAX_LINES) : lines;
-      // Sent in this order and answered in order: the screen is never older than the log.
-      const [log, screen] = await Promise.all([
-        sessions.readLog(record.session_id, offset, readLines),
-        tail ? sessions.readScreen(record.session_id) : undefined,
-      ]);
+      let log: Awaited<ReturnType<typeof sessions.readLog>>;
       let rows: string[];
-      if (screen !== undefined) {
+      if (offset === undefined) {
         // Tail mode: `limit` scrollback lines, then the non-empty rows of the current screen.
-        const scrollback = log.lines.slice(0, log.lines.length - screenOverlap(log.lines, screen.rows, screen.cols)).slice(-lines);
-        rows = [...scrollback, ...screen.rows.filter((r) => r !== '')];
+        ({ log, rows } = await readScreenTail(sessions, record.session_id, lines, SessionToolConstants.OUTPUT_MAX_LINES));
       } else {
+        log = await sessions.readLog(record.session_id, offset, lines);
         // Delta reads carry only finished scrollback lines; a from_line range that reaches the end of
         // the log shows the unfinished line too (after a page from the middle it would not follow on).
         const reachesEnd = log.offset + log.lines.length >= log.total_lines;

@@ -1,19 +1,22 @@
 /**
  * Config and system routes on a real tuicd with its TCP listener and auth on: the session token
  * handed to a password-authenticated caller, rotate-token logging every device out (their cookie and
- * token link stop working, their open event, MCP and terminal streams end; the password and the new
+ * token link stop working, their open event, MCP (GET, and a POST answered as a stream) and terminal
+ * streams end; the password and the new
  * token work), GET /config/defaults,
  * GET|PUT /config/notifications, the system addresses and home, and POST /mcp/suspend-response.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { networkInterfaces } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { hash } from '@node-rs/bcrypt';
 
+import { removeDir } from '../../helpers/removeDir.js';
 import { SseClient } from '../../helpers/sseClient.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
+import { everythingStdio, writeUpstreams } from '../../helpers/upstreamServers.js';
 import { WsViewer } from '../../helpers/wsViewer.js';
 
 const USER = 'alice';
@@ -24,13 +27,21 @@ const JSON_HEADERS = { 'content-type': 'application/json' };
 
 describe('config and system routes', { timeout: 60_000 }, () => {
   let t: Tuicd;
+  let dir: string;
   before(async () => {
     const passwordHash = await hash(PASSWORD, { cost: 4 });
+    dir = mkdtempSync(join(tmpdir(), 'tuicd-config-routes-'));
+    // An upstream with a long-running tool that reports progress: its call is answered as a stream.
+    writeUpstreams(dir, [everythingStdio('everything')]);
     t = await Tuicd.start({
+      configDir: dir,
       config: { services: { server: { enabled: true, port: 0 }, auth: { username: USER, password_hash: passwordHash, session_token: FIRST_TOKEN } } },
     });
   });
-  after(() => t?.stop());
+  after(async () => {
+    await t?.stop();
+    if (dir) removeDir(dir);
+  });
 
   it('rotate-token logs every device out: the old cookie and token link stop working, the password and the new token work', async () => {
     // A phone logged in through the QR code's token link: it got the cookie.
@@ -76,6 +87,24 @@ describe('config and system routes', { timeout: 60_000 }, () => {
     const mcpSession = String(init.headers['mcp-session-id']);
     const mcpByCookie = await SseClient.open({ ...tcpOpts({ Cookie: cookie, 'Mcp-Session-Id': mcpSession, Accept: 'text/event-stream' }), path: '/mcp' });
     assert.equal(mcpByCookie.status, 200);
+    // A tool call by cookie whose answer became a stream (progress before the answer), held open by a long operation.
+    const mcpHeaders = { ...JSON_HEADERS, Accept: 'application/json, text/event-stream', Cookie: cookie, 'Mcp-Session-Id': mcpSession };
+    const LONG_TOOL = 'everything__trigger-long-running-operation';
+    for (let i = 0; i < 300; i++) {
+      const list = await t.tcp('POST', '/mcp', JSON.stringify({ jsonrpc: '2.0', id: 100 + i, method: 'tools/list' }), mcpHeaders);
+      if (list.text.includes(LONG_TOOL)) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const call = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: LONG_TOOL, arguments: { duration: 120, steps: 240 }, _meta: { progressToken: 7 } },
+    });
+    const callByCookie = await SseClient.open({ ...tcpOpts(mcpHeaders), path: '/mcp', method: 'POST' }, undefined, call);
+    assert.equal(callByCookie.status, 200);
+    assert.match(String(callByCookie.headers['content-type']), /text\/event-stream/);
+    await callByCookie.until(() => callByCookie.raw.includes('notifications/progress'), 'the first progress of the call', 15_000);
 
     const rotated = await t.tcp('POST', '/api/auth/rotate-token', undefined, { Cookie: cookie });
     assert.equal(rotated.status, 200, rotated.text);
@@ -85,6 +114,8 @@ describe('config and system routes', { timeout: 60_000 }, () => {
     await viewer.waitFor(() => viewer.closed, 5000, 'the cookie’s viewer closed');
     assert.equal(closeCode, 4001);
     await mcpByCookie.until(() => mcpByCookie.ended, 'the cookie’s MCP stream ended');
+    await callByCookie.until(() => callByCookie.ended, 'the cookie’s streamed tool call ended');
+    assert.ok(!callByCookie.events.some((e) => (JSON.parse(e.data) as { id?: number }).id === 2), 'ended before its answer');
     assert.equal(sseByPassword.ended, false, 'a stream the password let in stays');
     sseByPassword.close();
     await t.socket('DELETE', `/sessions/${session}`);

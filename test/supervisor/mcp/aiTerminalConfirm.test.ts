@@ -41,16 +41,21 @@ describe('ai_terminal: off by default, and every write tool waits for the user',
   let sse: SseClient;
   let sessionId: string;
   let alias: string;
+  let tuicSession: string;
 
   before(async () => {
     sb = gitSandbox();
     repo = sb.initRepo('proj', { 'README.md': '# proj\n' });
-    t = await Tuicd.start({ env: { ...sb.env, SHELL: '/bin/sh', TUIC_CONFIRM_TIMEOUT_MS: String(CONFIRM_WINDOW_MS) } });
+    // Started from inside tmux and a Claude Code terminal: neither may reach what the tools run.
+    t = await Tuicd.start({
+      env: { ...sb.env, SHELL: '/bin/sh', TUIC_CONFIRM_TIMEOUT_MS: String(CONFIRM_WINDOW_MS), TMUX: '/tmp/tmux-1000/default,1234,0', CLAUDECODE: '1' },
+    });
     sse = await SseClient.open({ socketPath: t.socketPath, path: '/events' });
     const r = await t.socket('POST', '/sessions', JSON.stringify({ cwd: repo, shell: '/bin/sh' }));
     assert.equal(r.status, 201, r.text);
     sessionId = r.json().session_id;
     alias = r.json().alias;
+    tuicSession = r.json().tuic_session;
   });
   after(async () => {
     sse?.close();
@@ -207,12 +212,30 @@ describe('ai_terminal: off by default, and every write tool waits for the user',
     const ran = await confirmed('ai_terminal_run_command', { session_id: sessionId, command: 'pwd; echo oops >&2; exit 3' });
     assert.deepEqual(ran.value, { exit_code: 3, signal: null, stdout: `${repo}\n`, stderr: 'oops\n', timed_out: false, truncated: false });
     assert.match(ran.message, /Run in \.: pwd; echo oops/);
+    // The session's environment: tuicd's TMUX and CLAUDECODE stay out, TUIC_SESSION names the session.
+    const env = await confirmed('ai_terminal_run_command', {
+      session_id: sessionId,
+      command: 'echo "$(printenv TMUX || echo none) $(printenv CLAUDECODE || echo none) $TUIC_SESSION"',
+    });
+    assert.equal(env.value.stdout, `none none ${tuicSession}\n`);
     // The timeout kills the command's whole process group, a child it started in the background included.
     const slow = await confirmed('ai_terminal_run_command', { session_id: sessionId, command: 'sleep 60 & echo started; wait', timeout_ms: 500 });
     assert.deepEqual(
       { stdout: slow.value.stdout, timed_out: slow.value.timed_out, signal: slow.value.signal },
       { stdout: 'started\n', timed_out: true, signal: 'SIGKILL' },
     );
+
+    // Refused as `session submit` refuses, with its reason: a program runs in the foreground, nothing is typed.
+    await mcp.callTool('session', { action: 'input', session_id: sessionId, input: 'sleep 60\r' });
+    await waitFor(async () => (await t.socket('GET', `/sessions/${sessionId}/has-foreground`)).json().process === 'sleep', 'sleep in the foreground');
+    const refused = await confirmed('ai_terminal_send_input', { session_id: sessionId, command: 'touch refused.txt' });
+    assert.equal(refused.value.submitted, false, JSON.stringify(refused.value));
+    assert.deepEqual([refused.value.write_state, refused.value.retry_safe], ['not_started', true]);
+    assert.ok(['shell_busy', 'foreground_job_running'].includes(refused.value.reason), JSON.stringify(refused.value));
+    await mcp.callTool('session', { action: 'input', session_id: sessionId, special_key: 'ctrl+c' });
+    await waitFor(async () => (await t.socket('GET', `/sessions/${sessionId}/has-foreground`)).json().process === null, 'back at the prompt');
+    await mcp.callTool('session', { action: 'wait', session_id: sessionId, until: 'idle', timeout_ms: 20_000 });
+    assert.equal(existsSync(join(repo, 'refused.txt')), false);
 
     const typed = await confirmed('ai_terminal_send_input', { session_id: sessionId, command: 'touch typed.txt' });
     assert.equal(typed.value.submitted, true, JSON.stringify(typed.value));

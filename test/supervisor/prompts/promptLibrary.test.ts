@@ -137,6 +137,13 @@ test('concurrent saves all land (serialized read-modify-write)', async () => {
   assert.equal(((await call(tool, { action: 'list_prompts' })) as any).prompts.length, 20);
 });
 
+test('saves through two libraries on one file (as two tuicd processes would) all land: each is a read-modify-write under the file lock', async () => {
+  const { dir } = await setup();
+  const libraries = [new PromptLibrary(dir), new PromptLibrary(dir)];
+  await Promise.all(Array.from({ length: 20 }, (_, i) => libraries[i % 2]!.save({ id: `p${i}`, label: `P${i}`, text: String(i), pinned: false })));
+  assert.equal((await libraries[0]!.list()).length, 20);
+});
+
 test('REST face: GET/PUT /config/prompt-library on a real tuicd, shared with the config tool file', async () => {
   const t = await Tuicd.start();
   try {

@@ -97,6 +97,21 @@ describe('conflict-assist: worktree, rebase, verdict', () => {
     sb.git(repo, 'worktree', 'remove', '--force', worktree);
   });
 
+  it('asked from a linked worktree of the repository, its worktree goes beside the main repository, not beside the path given', async () => {
+    const linked = join(`${repo}__wt`, 'linked');
+    sb.git(repo, 'worktree', 'add', '-q', '--detach', linked);
+    await t.registerRepos(repo, linked);
+    const r = await post({ repoPath: linked, prNumber: 7 });
+    assert.equal(r.status, 200, r.text);
+    const worktree = join(`${repo}__wt`, 'conflict-pr-7');
+    assert.deepEqual({ status: r.json().status, worktree: r.json().worktree_path }, { status: 'conflicts', worktree });
+    assert.equal(existsSync(`${linked}__wt`), false);
+    sb.git(worktree, 'rebase', '--abort');
+    sb.git(repo, 'worktree', 'remove', '--force', worktree);
+    sb.git(repo, 'worktree', 'remove', '--force', linked);
+    await t.registerRepos(repo);
+  });
+
   it('resolve: true (the model step) is 501 and does nothing; bad input and an unknown pull request are refused', async () => {
     const model = await post({ repoPath: repo, prNumber: 8, resolve: true });
     assert.equal(model.status, 501, model.text);
