@@ -36,9 +36,9 @@ const SEND_DROPPED = 2;
 const DRAIN_POLL_MS = 50;
 
 /**
- * This uWS build (20.30) loses the payload of a frame of 16 KiB or more when its header lands in
- * backpressure (uWebSockets PR #1662, fixed upstream later): a slow viewer then gets a corrupt
- * stream. Every frame stays under 16 KiB.
+ * Output frames stay under 16 KiB: the uWS engine sends a longer message as fragments (its build
+ * corrupts a direct write of 16 KiB or more under backpressure, see supervisor/http/engine/uwsSocket.ts),
+ * and whole frames of this size cost a viewer less to take apart than fragments of a larger one.
  */
 const MAX_FRAME_BYTES = 16_000;
 
