@@ -12,45 +12,35 @@ import { test } from 'node:test';
 import { readHostState } from '../../../supervisor/hosts/ptyHostState.js';
 import { waitFor } from '../../helpers/poll.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
-import { createCounter, hostPid, isAlive, killAll } from './keepHelpers.js';
+import { createCounter, hostPid, isAlive, killAll, orphanedCounter } from './keepHelpers.js';
 
 const ENV = { TUIC_CREDENTIAL_STORE: 'file' };
 
 test('a state file open to others is refused and its host left alone; a malformed one is refused', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'tuicd-hoststate-'));
-  let tuicd = await Tuicd.start({ configDir: dir, env: ENV, args: ['--keep-sessions'] });
-  const pids: number[] = [];
-  t.after(async () => {
-    await tuicd.stop();
-    killAll(dir, pids);
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const s = await createCounter(tuicd, dir);
-  pids.push(s.pid);
-  const host = hostPid(dir)!;
-  tuicd.child.kill('SIGTERM');
-  await tuicd.exited;
+  const run = await orphanedCounter(t, dir, ENV);
+  const { session: s, host } = run;
 
   const statePath = join(dir, 'pty-host.json');
   chmodSync(statePath, 0o644);
   assert.throws(() => readHostState(statePath), /has mode 644, not owner-only/);
-  tuicd = await Tuicd.start({ configDir: dir, env: ENV });
-  await tuicd.waitForStderr(/could not adopt the running pty host/);
-  const refused = await tuicd.socket('POST', '/sessions', JSON.stringify({ cwd: dir, shell: '/bin/sh' }), { 'content-type': 'application/json' });
+  run.tuicd = await Tuicd.start({ configDir: dir, env: ENV });
+  await run.tuicd.waitForStderr(/could not adopt the running pty host/);
+  const refused = await run.tuicd.socket('POST', '/sessions', JSON.stringify({ cwd: dir, shell: '/bin/sh' }), { 'content-type': 'application/json' });
   assert.notEqual(refused.status, 201);
   assert.match(refused.text, /not owner-only/);
   assert.ok(isAlive(host) && isAlive(s.pid), 'the host it names is left alone');
   // Not stop(): the test helper would end the host it finds.
-  tuicd.child.kill('SIGTERM');
-  await tuicd.exited;
+  run.tuicd.child.kill('SIGTERM');
+  await run.tuicd.exited;
 
   const malformed = join(dir, 'malformed.json');
   writeFileSync(malformed, '{"pid": "nope"}', { mode: 0o600 });
   assert.throws(() => readHostState(malformed), /malformed/);
   chmodSync(statePath, 0o600);
   // Back to owner-only and well-formed: adopted.
-  tuicd = await Tuicd.start({ configDir: dir, env: ENV });
-  const rows = (await tuicd.socket('GET', '/sessions')).json<Array<{ session_id: string; pid: number }>>();
+  run.tuicd = await Tuicd.start({ configDir: dir, env: ENV });
+  const rows = (await run.tuicd.socket('GET', '/sessions')).json<Array<{ session_id: string; pid: number }>>();
   assert.equal(rows[0]?.pid, s.pid);
 });
 

@@ -1,9 +1,11 @@
 /** Shared by the keep-sessions tests: counting shells, the detached pty host's pid, and killing whatever a test left. */
-import { readFileSync } from 'node:fs';
+import assert from 'node:assert/strict';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import type { TestContext } from 'node:test';
 
 import { isHostOf } from '../../../supervisor/hosts/ptyHostState.js';
-import type { Tuicd } from '../../helpers/tuicdProcess.js';
+import { Tuicd } from '../../helpers/tuicdProcess.js';
 
 export const COUNTER = ['-c', 'i=0; while :; do i=$((i+1)); echo "c$i"; sleep 0.05; done'];
 
@@ -59,4 +61,36 @@ export function killAll(configDir: string, sessionPids: number[]): void {
   }
   const host = hostPid(configDir);
   if (host !== null && isAlive(host)) process.kill(host, 'SIGKILL');
+}
+
+export interface OrphanedCounter {
+  /** The tuicd the test last started in the dir (the first one has exited); `t.after` stops it. */
+  tuicd: Tuicd;
+  session: { session_id: string; pid: number };
+  host: number;
+  /** Session pids to kill at the end (a test adds the ones it starts later). */
+  pids: number[];
+}
+
+/**
+ * A tuicd started with --keep-sessions and one counting shell, then SIGTERMed: its pty host holds the
+ * session with no supervisor. `t.after` stops whichever tuicd `tuicd` is by then, kills what is left
+ * and removes the dir.
+ */
+export async function orphanedCounter(t: TestContext, dir: string, env: Record<string, string>): Promise<OrphanedCounter> {
+  const tuicd = await Tuicd.start({ configDir: dir, env, args: ['--keep-sessions'] });
+  const pids: number[] = [];
+  const run = { tuicd, pids } as OrphanedCounter;
+  t.after(async () => {
+    await run.tuicd.stop();
+    killAll(dir, pids);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  run.session = await createCounter(tuicd, dir);
+  pids.push(run.session.pid);
+  run.host = hostPid(dir)!;
+  tuicd.child.kill('SIGTERM');
+  assert.equal(await tuicd.exited, 0);
+  assert.ok(isAlive(run.host) && isAlive(run.session.pid), 'the pty host and the session outlive tuicd');
+  return run;
 }

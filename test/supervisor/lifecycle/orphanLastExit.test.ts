@@ -4,7 +4,7 @@
  * session's end with it unsaid. A real tuicd, a real orphaned host, a real exit.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -12,26 +12,15 @@ import { test } from 'node:test';
 import { isHostOf } from '../../../supervisor/hosts/ptyHostState.js';
 import { waitFor } from '../../helpers/poll.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
-import { createCounter, hostPid, isAlive, killAll } from './keepHelpers.js';
+import { orphanedCounter } from './keepHelpers.js';
 
 const ENV = { TUIC_CREDENTIAL_STORE: 'file' };
 
 test("an orphaned pty host's last session exiting is noted for the next tuicd, and the host exits", { timeout: 60_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'tuicd-lastexit-'));
-  let tuicd = await Tuicd.start({ configDir: dir, env: ENV, args: ['--keep-sessions'] });
-  const pids: number[] = [];
-  t.after(async () => {
-    await tuicd.stop();
-    killAll(dir, pids);
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const s = await createCounter(tuicd, dir);
-  pids.push(s.pid);
-  const host = hostPid(dir)!;
+  const run = await orphanedCounter(t, dir, ENV);
+  const { session: s, host } = run;
   const statePath = join(dir, 'pty-host.json');
-  tuicd.child.kill('SIGTERM');
-  assert.equal(await tuicd.exited, 0);
-  assert.ok(isAlive(host) && isAlive(s.pid), 'kept');
 
   process.kill(-s.pid, 'SIGKILL');
   await waitFor(() => !isHostOf(host, statePath), 'the orphaned host to exit after its last session', 10_000);
@@ -46,8 +35,8 @@ test("an orphaned pty host's last session exiting is noted for the next tuicd, a
   assert.match(readFileSync(join(dir, 'logs', 'pty-host.log'), 'utf8'), /no supervisor and no live session left; exiting/);
 
   // The next tuicd reads the note once and closes the session with that reason.
-  tuicd = await Tuicd.start({ configDir: dir, env: ENV });
-  await tuicd.waitForStderr(/"reason":"exit","sessions":1,.*pty host ended its sessions: every session exited while no supervisor was attached/);
+  run.tuicd = await Tuicd.start({ configDir: dir, env: ENV });
+  await run.tuicd.waitForStderr(/"reason":"exit","sessions":1,.*pty host ended its sessions: every session exited while no supervisor was attached/);
   assert.equal(existsSync(notePath), false, 'the note is taken');
-  assert.deepEqual((await tuicd.socket('GET', '/sessions')).json(), []);
+  assert.deepEqual((await run.tuicd.socket('GET', '/sessions')).json(), []);
 });

@@ -14,7 +14,7 @@ import { PtyHost } from '../../../supervisor/hosts/ptyHost.js';
 import { DetachedHostStarter } from '../../../supervisor/hosts/detachedHostStarter.js';
 import { waitFor } from '../../helpers/poll.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
-import { createCounter, hostPid, isAlive, killAll } from './keepHelpers.js';
+import { createCounter, hostPid, isAlive, killAll, orphanedCounter } from './keepHelpers.js';
 
 const ENV = { TUIC_CREDENTIAL_STORE: 'file' };
 const noop = () => undefined;
@@ -73,33 +73,23 @@ describe('keeping sessions across supervisors', { timeout: 180_000 }, () => {
 
   it('SIGTERM with --keep-sessions keeps them; status names them; the next tuicd adopts them; restart keeps them; stop ends them', async (t) => {
     const dir = tempDir();
-    let tuicd = await Tuicd.start({ configDir: dir, env: ENV, args: ['--keep-sessions'] });
-    const pids: number[] = [];
-    t.after(async () => {
-      await Tuicd.runToExit(['stop', '--config-dir', dir], ENV);
-      await tuicd.stop();
-      killAll(dir, pids);
-      rmSync(dir, { recursive: true, force: true });
-    });
-    const s = await createCounter(tuicd, dir);
-    pids.push(s.pid);
-    const host = hostPid(dir)!;
-    tuicd.child.kill('SIGTERM');
-    assert.equal(await tuicd.exited, 0);
-    assert.ok(isAlive(host) && isAlive(s.pid), 'the pty host and the session outlive tuicd');
+    // Whatever `restart` left running in the background goes first.
+    t.after(async () => void (await Tuicd.runToExit(['stop', '--config-dir', dir], ENV)));
+    const run = await orphanedCounter(t, dir, ENV);
+    const { session: s, host } = run;
 
     const status = await Tuicd.runToExit(['status', '--config-dir', dir], ENV);
     assert.equal(status.code, 1);
     assert.match(status.stdout, new RegExp(`pty host \\(pid ${host}\\) is running without a supervisor, holding 1 session`));
     assert.match(status.stdout, new RegExp(`${s.session_id} \\(pid ${s.pid}\\)`));
 
-    tuicd = await Tuicd.start({ configDir: dir, env: ENV });
-    assert.equal((await listed(tuicd)).find((r) => r.session_id === s.session_id)?.pid, s.pid);
+    run.tuicd = await Tuicd.start({ configDir: dir, env: ENV });
+    assert.equal((await listed(run.tuicd)).find((r) => r.session_id === s.session_id)?.pid, s.pid);
 
     // restart: this tuicd goes, a new one (in the background) adopts the session.
     const restarted = await Tuicd.runToExit(['restart', '--config-dir', dir], ENV);
     assert.equal(restarted.code, 0, restarted.stdout + restarted.stderr);
-    await tuicd.exited;
+    await run.tuicd.exited;
     const again = await Tuicd.runToExit(['status', '--config-dir', dir, '--json'], ENV);
     assert.equal(again.code, 0, again.stdout);
     assert.ok(isAlive(host) && isAlive(s.pid), 'the session survived the restart');
@@ -138,32 +128,22 @@ describe('keeping sessions across supervisors', { timeout: 180_000 }, () => {
 
   it('a pty host of another protocol version is told to end and a fresh one starts', async (t) => {
     const dir = tempDir();
-    let tuicd = await Tuicd.start({ configDir: dir, env: ENV, args: ['--keep-sessions'] });
-    const pids: number[] = [];
-    t.after(async () => {
-      await tuicd.stop();
-      killAll(dir, pids);
-      rmSync(dir, { recursive: true, force: true });
-    });
-    const s = await createCounter(tuicd, dir);
-    pids.push(s.pid);
-    const oldHost = hostPid(dir)!;
-    tuicd.child.kill('SIGTERM');
-    await tuicd.exited;
+    const run = await orphanedCounter(t, dir, ENV);
+    const { session: s, host: oldHost, pids } = run;
     // As an older build would have written it.
     const statePath = join(dir, 'pty-host.json');
     writeFileSync(statePath, JSON.stringify({ ...JSON.parse(readFileSync(statePath, 'utf8')), protocol_version: 999 }), { mode: 0o600 });
 
-    tuicd = await Tuicd.start({ configDir: dir, env: ENV });
+    run.tuicd = await Tuicd.start({ configDir: dir, env: ENV });
     await waitFor(() => !isAlive(oldHost) && !isAlive(s.pid), 'the old host and its session to end', 10_000);
-    assert.deepEqual(await listed(tuicd), []);
+    assert.deepEqual(await listed(run.tuicd), []);
     assert.match(readFileSync(join(dir, 'logs', 'pty-host.log'), 'utf8'), /replaced by a supervisor speaking another pty protocol version/);
-    await tuicd.waitForStderr(/"reason":"pty_protocol_changed","sessions":1,.*pty host ended its sessions/);
-    const fresh = await createCounter(tuicd, dir);
+    await run.tuicd.waitForStderr(/"reason":"pty_protocol_changed","sessions":1,.*pty host ended its sessions/);
+    const fresh = await createCounter(run.tuicd, dir);
     pids.push(fresh.pid);
     const newHost = hostPid(dir)!;
     assert.notEqual(newHost, oldHost);
-    await tuicd.stop();
+    await run.tuicd.stop();
     await waitFor(() => !isAlive(newHost) && !isAlive(fresh.pid), 'the fresh host to end with tuicd', 10_000);
   });
 
