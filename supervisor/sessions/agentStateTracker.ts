@@ -3,6 +3,7 @@
  * input to each record's AgentSignals, tells the host which agent runs where, publishes
  * `pty-parsed` and deduplicated `session-state-changed`, and expires rate limits on time.
  */
+import { addKeyed } from '../../shared/keyedSets.js';
 import type { Disposable } from '../../shared/disposable.js';
 import { toDisposable } from '../../shared/disposable.js';
 import type { ParsedEvent } from '../../shared/protocol/parsedEvents.js';
@@ -122,13 +123,7 @@ export class AgentStateTracker {
 
   /** Raw-mode viewers' `parsed` frames. */
   onParsed(sessionId: string, fn: ParsedListener): Disposable {
-    let set = this.parsedListeners.get(sessionId);
-    if (!set) this.parsedListeners.set(sessionId, (set = new Set()));
-    set.add(fn);
-    return toDisposable(() => {
-      set.delete(fn);
-      if (set.size === 0) this.parsedListeners.delete(sessionId);
-    });
+    return addKeyed(this.parsedListeners, sessionId, fn);
   }
 
   onIntent(fn: IntentListener): Disposable {

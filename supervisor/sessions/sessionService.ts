@@ -1,4 +1,5 @@
 /** The supervisor's session registry: creates sessions on the pty host, resolves their three addresses, keeps tombstones, publishes lifecycle events. */
+import { addKeyed } from '../../shared/keyedSets.js';
 import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -564,13 +565,7 @@ export class SessionService {
   }
 
   onOutput(sessionId: string, fn: OutputListener): Disposable {
-    let set = this.outputListeners.get(sessionId);
-    if (!set) this.outputListeners.set(sessionId, (set = new Set()));
-    set.add(fn);
-    return toDisposable(() => {
-      set.delete(fn);
-      if (set.size === 0) this.outputListeners.delete(sessionId);
-    });
+    return addKeyed(this.outputListeners, sessionId, fn);
   }
 
   /** The output parser's events of one session, as they arrive (raw-mode `parsed` frames). */

@@ -5,6 +5,7 @@
  * makes no progress for STALL_MS stops counting until it reads again, and then catches up from
  * the ring (or gets a resync) as before. Log-mode viewers read the line log and never count.
  */
+import { addKeyed } from '../../shared/keyedSets.js';
 import type { AckLimiter } from '../hosts/outputAcks.js';
 import { type Disposable, toDisposable } from '../../shared/disposable.js';
 
@@ -44,12 +45,9 @@ export class ViewerFlow implements AckLimiter {
   }
 
   add(sessionId: string, viewer: FlowViewer): Disposable {
-    let set = this.viewers.get(sessionId);
-    if (!set) this.viewers.set(sessionId, (set = new Set()));
-    set.add(viewer);
+    const membership = addKeyed(this.viewers, sessionId, viewer);
     return toDisposable(() => {
-      set.delete(viewer);
-      if (set.size === 0) this.viewers.delete(sessionId);
+      membership.dispose();
       this.release(sessionId);
     });
   }
