@@ -180,7 +180,8 @@ export class PtySession implements Disposable {
           if (this.parsedPending === undefined) this.parsedListeners.fire(events);
           else this.parsedPending.push(...events);
         },
-        readScreen: () => this.screen.snapshot(),
+        // A glance: after a flood the parser needs the screen's last repaints, not a 2 MiB replay.
+        readScreen: () => this.screen.snapshot({ glance: true }),
         lineCount: () => this.textLog?.totalLines ?? 0,
         onWorking: (working) => this.activity.hold(working),
       });
