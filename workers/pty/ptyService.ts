@@ -337,7 +337,9 @@ export class PtyService implements HandlersOf<P>, Disposable {
         exited: session.exited!,
         readRaw: (o) => session.readRaw(o),
         readLog: (o) => session.readLog(o),
-        readScreen: () => session.readScreen(),
+        // A glance: a session that ended after a flood would otherwise replay its whole 2 MiB ring
+        // through a grid here (~100 ms of this loop, every other session's output waiting).
+        readScreen: () => session.readScreen({ glance: true }),
       });
     } catch (err) {
       process.stderr.write(`pty host: cannot keep a tombstone of session ${id}; its output is dropped: ${(err as Error).stack ?? String(err)}\n`);

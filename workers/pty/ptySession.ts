@@ -450,9 +450,9 @@ export class PtySession implements Disposable {
     return this.screen.query(q);
   }
 
-  /** The current screen; readable after the exit too (tombstone reads). */
-  readScreen(): ScreenSnapshot {
-    return this.screen.snapshot();
+  /** The current screen; readable after the exit too (tombstone reads). A `glance` may be drawn from the last output only (ScreenModel.snapshot). */
+  readScreen(options: { glance?: boolean } = {}): ScreenSnapshot {
+    return this.screen.snapshot(options);
   }
 
   /**

@@ -19,7 +19,7 @@ export const ScreenConstants = {
   /** A replay from a ring that has wrapped starts at the first ESC or line start within this window, not mid-sequence. */
   RESYNC_WINDOW_BYTES: 4096,
   /**
-   * A glance (the output parser's read, `snapshot({ glance: true })`) with more output than this unseen
+   * A glance (the output parser's reads and a tombstone's final screen, `snapshot({ glance: true })`) with more output than this unseen
    * by the grid (the end of a flood) draws a screen of its own from these last bytes, and leaves the
    * grid as it is. Feeding the grid costs about twice what the rest of the pty host spends per byte,
    * and the parser reads the screen whenever a flood pauses: catching up on up to 2 MiB each time
