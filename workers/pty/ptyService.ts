@@ -12,7 +12,8 @@ import { mkdirSync } from 'node:fs';
 
 import { CaptureWriter } from './captureWriter.js';
 import { ownString } from './ownString.js';
-import { type ExitInfo, PTY_SPAWN_FAILED, PtySession, type TextLog } from './ptySession.js';
+import type { ParsedEvent } from '../../shared/protocol/parsedEvents.js';
+import { type ExitInfo, PTY_SPAWN_FAILED, PtySession, PtySessionConstants, type TextLog } from './ptySession.js';
 import { Tombstone } from './tombstone.js';
 
 type P = PtyProtocolT;
@@ -47,6 +48,14 @@ export class PtyService implements HandlersOf<P>, Disposable {
   /** Exited sessions, oldest first (a Map keeps insertion order): what their reads still answer from. */
   private readonly closed = new Map<string, Tombstone>();
   private tombstoneBytes = 0;
+  /**
+   * Parser events not sent yet, per session. The text stage runs after a batch has left, so its
+   * events would leave alone, a write (and a wake-up of the supervisor) of their own per batch: they
+   * wait for the session's next frame and leave in its write, or leave together at the end of one
+   * coalescing window when no frame comes.
+   */
+  private readonly parsedQueue = new Map<string, ParsedEvent[]>();
+  private parsedTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly events: PtyEventSink,
@@ -69,15 +78,24 @@ export class PtyService implements HandlersOf<P>, Disposable {
     // Payloads are handed to the transport as they are: the coalescer never reuses a batch.
     this.unacked.set(id, 0);
     session.onData((payload, offset, first) => {
+      this.sendParsed(id);
       this.events.emit('data', { session_id: id, offset }, { payload, flush: first });
       const unacked = (this.unacked.get(id) ?? 0) + payload.length;
       this.unacked.set(id, unacked);
       if (unacked > PtyConstants.UNACKED_OUTPUT_BYTES) session.holdOutput(true);
     });
-    session.onState((shell_state) => this.events.emit('state', { session_id: id, shell_state }));
-    session.onParsed((events) => this.events.emit('parsed', { session_id: id, events }));
-    session.onAltScreen((alt_screen) => this.events.emit('screenMode', { session_id: id, alt_screen }));
+    // Every other event of the session leaves after the parser events found before it.
+    session.onState((shell_state) => {
+      this.sendParsed(id);
+      this.events.emit('state', { session_id: id, shell_state });
+    });
+    session.onParsed((events) => this.queueParsed(id, events));
+    session.onAltScreen((alt_screen) => {
+      this.sendParsed(id);
+      this.events.emit('screenMode', { session_id: id, alt_screen });
+    });
     session.onExit((info: ExitInfo) => {
+      this.sendParsed(id);
       this.events.emit('exit', { session_id: id, ...info });
       this.entomb(id, session);
     });
@@ -164,6 +182,27 @@ export class PtyService implements HandlersOf<P>, Disposable {
     if (unacked <= PtyConstants.UNACKED_OUTPUT_BYTES / 2) session.holdOutput(false);
   }
 
+  private queueParsed(id: string, events: ParsedEvent[]): void {
+    const queued = this.parsedQueue.get(id);
+    if (queued === undefined) this.parsedQueue.set(id, events);
+    else for (const e of events) queued.push(e);
+    this.parsedTimer ??= setTimeout(this.sendAllParsed, PtySessionConstants.COALESCE_WINDOW_MS);
+  }
+
+  /** The session's queued parser events, in one `parsed` message. */
+  private sendParsed(id: string): void {
+    if (this.parsedQueue.size === 0) return;
+    const events = this.parsedQueue.get(id);
+    if (events === undefined) return;
+    this.parsedQueue.delete(id);
+    this.events.emit('parsed', { session_id: id, events });
+  }
+
+  private readonly sendAllParsed = (): void => {
+    this.parsedTimer = undefined;
+    for (const id of [...this.parsedQueue.keys()]) this.sendParsed(id);
+  };
+
   /** Drops a session's buffers or its tombstone; one still running is killed first (nobody will read it any more). */
   forget(params: Params<'forget'>): Result<'forget'> {
     const tombstone = this.closed.get(params.session_id);
@@ -174,6 +213,7 @@ export class PtyService implements HandlersOf<P>, Disposable {
     const session = this.get(params.session_id);
     this.sessions.delete(params.session_id);
     this.unacked.delete(params.session_id);
+    this.parsedQueue.delete(params.session_id);
     this.freed(session);
     session.dispose();
     return OK;
@@ -274,6 +314,9 @@ export class PtyService implements HandlersOf<P>, Disposable {
     for (const session of this.sessions.values()) session.dispose();
     this.sessions.clear();
     this.unacked.clear();
+    this.parsedQueue.clear();
+    clearTimeout(this.parsedTimer);
+    this.parsedTimer = undefined;
     this.closed.clear();
     this.tombstoneBytes = 0;
   }
@@ -294,7 +337,9 @@ export class PtyService implements HandlersOf<P>, Disposable {
         exited: session.exited!,
         readRaw: (o) => session.readRaw(o),
         readLog: (o) => session.readLog(o),
-        readScreen: () => session.readScreen(),
+        // A glance: a session that ended after a flood would otherwise replay its whole 2 MiB ring
+        // through a grid here (~100 ms of this loop, every other session's output waiting).
+        readScreen: () => session.readScreen({ glance: true }),
       });
     } catch (err) {
       process.stderr.write(`pty host: cannot keep a tombstone of session ${id}; its output is dropped: ${(err as Error).stack ?? String(err)}\n`);

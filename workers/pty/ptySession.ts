@@ -180,7 +180,8 @@ export class PtySession implements Disposable {
           if (this.parsedPending === undefined) this.parsedListeners.fire(events);
           else this.parsedPending.push(...events);
         },
-        readScreen: () => this.screen.snapshot(),
+        // A glance: after a flood the parser needs the screen's last repaints, not a 2 MiB replay.
+        readScreen: () => this.screen.snapshot({ glance: true }),
         lineCount: () => this.textLog?.totalLines ?? 0,
         onWorking: (working) => this.activity.hold(working),
       });
@@ -449,9 +450,9 @@ export class PtySession implements Disposable {
     return this.screen.query(q);
   }
 
-  /** The current screen; readable after the exit too (tombstone reads). */
-  readScreen(): ScreenSnapshot {
-    return this.screen.snapshot();
+  /** The current screen; readable after the exit too (tombstone reads). A `glance` may be drawn from the last output only (ScreenModel.snapshot). */
+  readScreen(options: { glance?: boolean } = {}): ScreenSnapshot {
+    return this.screen.snapshot(options);
   }
 
   /**

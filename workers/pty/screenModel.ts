@@ -18,6 +18,14 @@ export const ScreenConstants = {
   IDLE_DROP_MS: 60_000,
   /** A replay from a ring that has wrapped starts at the first ESC or line start within this window, not mid-sequence. */
   RESYNC_WINDOW_BYTES: 4096,
+  /**
+   * A glance (the output parser's reads and a tombstone's final screen, `snapshot({ glance: true })`) with more output than this unseen
+   * by the grid (the end of a flood) draws a screen of its own from these last bytes, and leaves the
+   * grid as it is. Feeding the grid costs about twice what the rest of the pty host spends per byte,
+   * and the parser reads the screen whenever a flood pauses: catching up on up to 2 MiB each time
+   * cost more CPU than moving the flood. 128 KiB is some fifty full 80×24 repaints.
+   */
+  GLANCE_BYTES: 128 * 1024,
 } as const;
 
 export type ScreenSnapshot = ResultOf<PtyProtocolT, 'readScreen'>;
@@ -79,8 +87,12 @@ export class ScreenModel implements Disposable {
     return this.replays;
   }
 
-  /** The screen as of every byte in the ring now. */
-  snapshot(): ScreenSnapshot {
+  /**
+   * The screen as of every byte in the ring now. A `glance` far behind the output (more than
+   * GLANCE_BYTES unseen) is drawn from the last GLANCE_BYTES alone, on a grid of its own.
+   */
+  snapshot(options: { glance?: boolean } = {}): ScreenSnapshot {
+    if (options.glance === true && this.unseenBytes() > ScreenConstants.GLANCE_BYTES) return this.glanceAtTail();
     const grid = this.catchUp();
     this.armIdleDrop();
     // Log-mode viewers ask every 200 ms: an unchanged grid is not rendered and redacted again.
@@ -111,6 +123,23 @@ export class ScreenModel implements Disposable {
     this.idleTimer = undefined;
     this.grid = undefined;
     this.rendered = undefined;
+  }
+
+  /** Bytes the next catch-up would feed the grid. */
+  private unseenBytes(): number {
+    const oldest = this.source.oldestOffset;
+    const from = this.grid === undefined || this.fedTo < oldest ? oldest : this.fedTo;
+    return this.source.totalWritten - from;
+  }
+
+  /** The screen drawn from the last GLANCE_BYTES only: a grid made for this read, the held one untouched. */
+  private glanceAtTail(): ScreenSnapshot {
+    const grid = new ScreenGrid(this.rows, this.cols);
+    const end = this.source.totalWritten;
+    const { bytes } = this.source.read({ offset: end - ScreenConstants.GLANCE_BYTES, limit: ScreenConstants.GLANCE_BYTES });
+    const skip = resyncPoint(bytes);
+    grid.write(skip > 0 ? bytes.subarray(skip) : bytes);
+    return render(grid);
   }
 
   /** Hands the grid (built if needed) every ring byte it has not seen. */

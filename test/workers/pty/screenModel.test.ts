@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 
 import { PtyConstants } from '../../../shared/protocol/pty.js';
 import { OutputRing } from '../../../workers/pty/outputRing.js';
-import { ScreenModel } from '../../../workers/pty/screenModel.js';
+import { ScreenConstants, ScreenModel } from '../../../workers/pty/screenModel.js';
 import { type PtyHostHandle, sleep, startPtyHost, waitFor } from './ptyHostHarness.js';
 
 /** Built at run time so the source holds no token-shaped literal. */
@@ -29,6 +29,41 @@ describe('ScreenModel over an output ring', () => {
     assert.equal(model.replayCount, 2, 'rebuilt from what the ring still holds');
     assert.deepEqual(s.rows, ['line-57', 'line-58', 'line-59']);
     assert.deepEqual([s.cursor_row, s.cursor_col, s.alt_screen, s.rows_count, s.cols], [2, 7, false, 3, 20]);
+    model.dispose();
+  });
+
+  test('a glance far behind the output draws the screen from the last GLANCE_BYTES alone and leaves the held grid as it was', () => {
+    const ring = new OutputRing(PtyConstants.OUTPUT_RING_BYTES);
+    let bytesRead = 0;
+    const source = {
+      get totalWritten() {
+        return ring.totalWritten;
+      },
+      get oldestOffset() {
+        return ring.oldestOffset;
+      },
+      read: (o: Parameters<OutputRing['read']>[0]) => {
+        const r = ring.read(o);
+        bytesRead += r.bytes.length;
+        return r;
+      },
+    };
+    const model = new ScreenModel(source, 3, 20);
+    ring.append(enc('\x1b[1;1Hstart'));
+    assert.deepEqual(model.snapshot({ glance: true }).rows, ['start', '', ''], 'a little unseen output: the held grid takes it');
+    assert.equal(model.replayCount, 1);
+    let i = 0;
+    while (ring.totalWritten < 3 * ScreenConstants.GLANCE_BYTES) ring.append(enc(`\r\nline-${i++}`));
+    bytesRead = 0;
+    const glance = model.snapshot({ glance: true });
+    assert.ok(bytesRead <= ScreenConstants.GLANCE_BYTES, `the glance read ${bytesRead} bytes`);
+    assert.deepEqual(glance.rows, [`line-${i - 3}`, `line-${i - 2}`, `line-${i - 1}`]);
+    assert.equal(model.replayCount, 1, 'the held grid was neither fed nor rebuilt');
+    bytesRead = 0;
+    const full = model.snapshot();
+    assert.equal(bytesRead, ring.totalWritten - 'start'.length - 6, 'a full read still feeds the held grid every byte it has not seen');
+    assert.deepEqual(full.rows, glance.rows);
+    assert.deepEqual([full.cursor_row, full.cursor_col], [glance.cursor_row, glance.cursor_col]);
     model.dispose();
   });
 
