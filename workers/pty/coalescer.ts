@@ -37,13 +37,15 @@ export class Coalescer implements Disposable {
     if (this.disposed || chunk.length === 0) return;
     if (this.timer === undefined) {
       const now = Date.now();
-      if (now >= this.windowEndsAt) {
+      const left = this.windowEndsAt - now;
+      // More left than a whole window: the wall clock was set back; start afresh rather than wait for it.
+      if (left <= 0 || left > this.options.windowMs) {
         // Idle: this is probably an echo or a prompt; send it now and open a window for what follows.
         this.windowEndsAt = now + this.options.windowMs;
         this.options.onFlush(chunk, offset, true);
         return;
       }
-      this.timer = setTimeout(Coalescer.windowEnded, this.windowEndsAt - now, this);
+      this.timer = setTimeout(Coalescer.windowEnded, left, this);
     }
     if (this.parts.length === 0) this.start = offset;
     this.parts.push(chunk);

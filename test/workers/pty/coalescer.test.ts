@@ -140,6 +140,19 @@ describe('Coalescer', () => {
     assert.deepEqual(sent[1], { text: 'b', offset: 1 });
   });
 
+  test('a wall clock set back never holds output for longer than a window', (t) => {
+    const { sent, push } = setup(t);
+    t.mock.timers.setTime(3_600_000);
+    push('a');
+    t.mock.timers.setTime(0); // an hour back: the open window now seems to end an hour from now
+    push('b');
+    assert.deepEqual(
+      sent.map((s) => s.text),
+      ['a', 'b'],
+      'sent at once, as after a quiet window',
+    );
+  });
+
   test('empty chunks are ignored', (t) => {
     const { coalescer, sent } = setup(t);
     coalescer.push(new Uint8Array(0), 0);
