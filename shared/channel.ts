@@ -90,8 +90,7 @@ abstract class Endpoint<P extends Protocol> implements Disposable {
   /** Sends a one-way event; dropped silently once closed (`onClose` has already fired). */
   emit<E extends EventNameOf<P>>(event: E, data: EventOf<P, E>, options?: SendOptions): void {
     if (this.closeReason !== undefined) return;
-    this.sendFrame(encodeEnvelope([Kind.Event, event, data]), options?.payload, options?.transfer ?? false);
-    if (options?.flush === true) this.transport.flush();
+    this.sendFrame(encodeEnvelope([Kind.Event, event, data]), options?.payload, options?.transfer ?? false, options?.flush === true);
   }
 
   /** Listens to one event (validated before the listener runs); throws TypeError for a name not in the contract. */
@@ -131,8 +130,8 @@ abstract class Endpoint<P extends Protocol> implements Disposable {
     this.store.add(this.transport.onClose((reason) => this.handleClose(reason)));
   }
 
-  protected sendFrame(header: Uint8Array, payload: Uint8Array | undefined, transfer: boolean): void {
-    this.transport.send(header, payload, transfer);
+  protected sendFrame(header: Uint8Array, payload: Uint8Array | undefined, transfer: boolean, flush = false): void {
+    this.transport.send(header, payload, transfer, flush);
   }
 
   protected abstract dispatch(envelope: Envelope, payload: Uint8Array | undefined): void;
@@ -232,9 +231,9 @@ export class Client<P extends Protocol> extends Endpoint<P> {
     return this.call(method, params, options, true) as Promise<Reply<ResultOf<P, M>>>;
   }
 
-  protected override sendFrame(header: Uint8Array, payload: Uint8Array | undefined, transfer: boolean): void {
+  protected override sendFrame(header: Uint8Array, payload: Uint8Array | undefined, transfer: boolean, flush = false): void {
     if (this.held !== undefined) this.held.push([header, payload, transfer]);
-    else this.transport.send(header, payload, transfer);
+    else this.transport.send(header, payload, transfer, flush);
   }
 
   protected dispatch(envelope: Envelope, payload: Uint8Array | undefined): void {

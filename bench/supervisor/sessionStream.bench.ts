@@ -60,12 +60,12 @@ const NODE_ENGINE_VIEWER = 'tuicd (node engine), 1 WebSocket viewer';
 const JSON_VIEWER = 'tuicd, 1 JSON viewer (default frames)';
 
 /** A tuicd on one HTTP engine, or why it is not running. */
-interface TuicdSlot {
+export interface TuicdSlot {
   tuicd?: TuicdUnderTest;
   error?: string;
 }
 
-async function startSlot(engine: TuicdEngine | undefined, mainPath?: string): Promise<TuicdSlot> {
+export async function startSlot(engine: TuicdEngine | undefined, mainPath?: string): Promise<TuicdSlot> {
   try {
     return { tuicd: await startTuicd(engine, mainPath) };
   } catch (err) {
@@ -305,7 +305,7 @@ async function measureFlood(
   return out;
 }
 
-interface BaselineSlot {
+export interface BaselineSlot {
   label: string;
   slot: TuicdSlot;
 }
@@ -343,7 +343,8 @@ function notes(s: Series, extra: string[]): string {
   return [...parts, ...extra].join('; ');
 }
 
-async function measureEcho(ctx: BenchContext, client: LoadClient, uws: TuicdSlot, nodeEngine: TuicdSlot, older?: BaselineSlot): Promise<BenchRow[]> {
+/** The keystroke echo rows (also run alone by sessionEcho.bench.ts). */
+export async function measureEcho(ctx: BenchContext, client: LoadClient, uws: TuicdSlot, nodeEngine: TuicdSlot, older?: BaselineSlot): Promise<BenchRow[]> {
   const spec = ctx.quick ? StreamBenchConstants.ECHO_QUICK : StreamBenchConstants.ECHO;
   const bare = { p50: [] as number[], p99: [] as number[], errors: [] as string[] };
   const ours = { p50: [] as number[], p99: [] as number[], errors: [] as string[] };

@@ -12,6 +12,13 @@ import { type Transport, TransportBase } from './transport.js';
 
 const noop = (): void => {};
 
+/**
+ * A flushed frame with no other frame pending this turn leaves as one buffer when its payload is at
+ * most this big (a keystroke, its echo): copying a few bytes costs less than the cork, writev and
+ * end-of-turn callback of the batched path, which every hop of an echo paid.
+ */
+const INLINE_FLUSH_PAYLOAD_MAX_BYTES = 1024;
+
 class StreamTransport extends TransportBase {
   private readonly decoder = new FrameDecoder((header, payload) => this.deliver(header, payload));
   private corked = false;
@@ -58,7 +65,16 @@ class StreamTransport extends TransportBase {
     writable.on('close', this.onEnd);
   }
 
-  protected write(header: Uint8Array, payload: Uint8Array | undefined, _transfer: boolean): void {
+  protected write(header: Uint8Array, payload: Uint8Array | undefined, _transfer: boolean, flush: boolean): void {
+    const payloadBytes = payload?.length ?? 0;
+    if (flush && !this.corked && payloadBytes <= INLINE_FLUSH_PAYLOAD_MAX_BYTES) {
+      const frame = Buffer.allocUnsafe(FRAME_PREFIX_BYTES + header.length + payloadBytes);
+      writeFramePrefix(frame, 0, header.length, payloadBytes);
+      frame.set(header, FRAME_PREFIX_BYTES);
+      if (payload !== undefined) frame.set(payload, FRAME_PREFIX_BYTES + header.length);
+      this.writable.write(frame);
+      return;
+    }
     if (!this.corked) {
       this.corked = true;
       this.writable.cork();
@@ -70,10 +86,10 @@ class StreamTransport extends TransportBase {
     // its own credits (the pty contract's `ack` and UNACKED_OUTPUT_BYTES), which also works on a
     // MessagePort, which has none.
     const head = Buffer.allocUnsafe(FRAME_PREFIX_BYTES + header.length);
-    writeFramePrefix(head, 0, header.length, payload?.length ?? 0);
+    writeFramePrefix(head, 0, header.length, payloadBytes);
     head.set(header, FRAME_PREFIX_BYTES);
     this.writable.write(head);
-    if (payload !== undefined && payload.length > 0) this.writable.write(payload);
+    if (payload !== undefined && payloadBytes > 0) this.writable.write(payload);
   }
 
   override flush(): void {

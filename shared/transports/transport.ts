@@ -15,9 +15,11 @@ export interface Transport {
    * be writing it). With `transfer`, a MessagePort may move a big payload that spans its whole
    * ArrayBuffer instead of copying it (the sender's view is then detached). After close, frames
    * are dropped silently: `onClose` has already told everyone. Received payloads may be views
-   * into a larger buffer, and an empty payload arrives as `undefined`.
+   * into a larger buffer, and an empty payload arrives as `undefined`. With `flush`, the frame (and
+   * any sent before it) goes on the wire now, as `send` then `flush()` would, but a link may write a
+   * lone frame more cheaply knowing it up front.
    */
-  send(header: Uint8Array, payload?: Uint8Array, transfer?: boolean): void;
+  send(header: Uint8Array, payload?: Uint8Array, transfer?: boolean, flush?: boolean): void;
   /**
    * Puts the frames sent so far on the wire now rather than at the end of the tick: for a frame
    * someone is waiting on (a keystroke, its echo), where the work left in this tick would delay it.
@@ -48,8 +50,10 @@ export abstract class TransportBase implements Transport {
     return this.closeReason !== undefined;
   }
 
-  send(header: Uint8Array, payload?: Uint8Array, transfer = false): void {
-    if (this.closeReason === undefined) this.write(header, payload, transfer);
+  send(header: Uint8Array, payload?: Uint8Array, transfer = false, flush = false): void {
+    if (this.closeReason !== undefined) return;
+    this.write(header, payload, transfer, flush);
+    if (flush) this.flush();
   }
 
   /** Links that write each frame at once have nothing to flush; the stream transport batches per tick. */
@@ -82,8 +86,8 @@ export abstract class TransportBase implements Transport {
     this.finish(reason ?? new SupervisorError(ErrorCode.CHANNEL_CLOSED, 'channel closed locally'));
   }
 
-  /** Writes one frame to the underlying link; only called while open. */
-  protected abstract write(header: Uint8Array, payload: Uint8Array | undefined, transfer: boolean): void;
+  /** Writes one frame to the underlying link; only called while open. `flush()` follows when `flush` is set. */
+  protected abstract write(header: Uint8Array, payload: Uint8Array | undefined, transfer: boolean, flush: boolean): void;
   /** Detaches from the underlying link; called once, on close, with the reason close listeners get. */
   protected abstract release(reason: SupervisorError): void;
 

@@ -183,7 +183,9 @@ export function streamRoute(sessions: SessionService, presence?: ViewerPresence,
         const d = ws.getUserData();
         if (d.inputTag === undefined) typing.set((d.inputTag = nextInputTag++), ws);
         // Closing or stalling a viewer never signals the shell; only what the viewer types reaches it.
-        sessions.writeFromViewer(d.sessionId, new Uint8Array(message.slice(0)), d.inputTag);
+        // uWS reuses the message's memory after this callback: copied, into Node's pool for a keystroke
+        // (a fresh ArrayBuffer per key cost twice as much on the echo path).
+        sessions.writeFromViewer(d.sessionId, Buffer.copyBytesFrom(new Uint8Array(message)), d.inputTag);
       },
       drain(ws) {
         const v = ws.getUserData().active;

@@ -1,12 +1,12 @@
 /** Transport details the channel relies on: early frames kept, close semantics, foreign values refused. */
 
 import assert from 'node:assert/strict';
-import { PassThrough } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { test } from 'node:test';
 import { MessageChannel } from 'node:worker_threads';
 
 import { connect } from '../../shared/channel.js';
-import { encodeEnvelope, Kind } from '../../shared/codec.js';
+import { encodeEnvelope, FRAME_PREFIX_BYTES, Kind } from '../../shared/codec.js';
 import { ErrorCode, type SupervisorError } from '../../shared/errors.js';
 import { createLinkedPair } from '../../shared/transports/inMemory.js';
 import { messagePortTransport } from '../../shared/transports/messagePort.js';
@@ -217,5 +217,61 @@ test('channel emit with flush: the event is on the wire before the tick ends', (
     assert.ok(out.readableLength > before, 'flush: true wrote both frames now, in order');
   } finally {
     server.dispose();
+  }
+});
+
+/** A byte sink that records how each frame reached it: one write() per chunk, or writev() of several. */
+function recordingSink(): { sink: Writable; calls: Array<{ kind: 'write' | 'writev'; chunks: Buffer[] }> } {
+  const calls: Array<{ kind: 'write' | 'writev'; chunks: Buffer[] }> = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      calls.push({ kind: 'write', chunks: [chunk] });
+      cb();
+    },
+    writev(chunks, cb) {
+      calls.push({ kind: 'writev', chunks: chunks.map((c) => c.chunk as Buffer) });
+      cb();
+    },
+  });
+  return { sink, calls };
+}
+
+test('stream: a flushed keystroke-sized frame alone in its turn leaves as one write of one buffer (no cork, no writev)', async () => {
+  const { sink, calls } = recordingSink();
+  const transport = streamTransport(new PassThrough(), sink);
+  try {
+    const header = encodeEnvelope([Kind.Event, 'input', { session_id: 's' }]);
+    transport.send(header, Buffer.from('x'), false, true);
+    assert.deepEqual(
+      calls.map((c) => [c.kind, c.chunks.length]),
+      [['write', 1]],
+    );
+    const frame = calls[0]!.chunks[0]!;
+    assert.equal(frame.length, FRAME_PREFIX_BYTES + header.length + 1);
+    assert.equal(frame.at(-1), 'x'.charCodeAt(0), 'the payload follows the header in the same buffer');
+    // Nothing is left for the end of the turn.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    assert.equal(calls.length, 1);
+
+    // Frames already waiting for the end of the turn go first, together with the flushed one.
+    transport.send(header, Buffer.from('a'));
+    transport.send(header, Buffer.from('b'), false, true);
+    assert.equal(calls.length, 2);
+    assert.equal(calls[1]!.kind, 'writev');
+    assert.deepEqual(
+      calls[1]!.chunks.filter((c) => c.length === 1).map((c) => c.toString()),
+      ['a', 'b'],
+      'in order, in one writev',
+    );
+
+    // A big flushed payload is still never copied: it is written as the very buffer it came in.
+    const big = Buffer.alloc(64 * 1024, 1);
+    transport.send(header, big, false, true);
+    assert.ok(
+      calls.slice(2).some((c) => c.chunks.includes(big)),
+      'the 64 KiB payload went out as itself',
+    );
+  } finally {
+    transport.close();
   }
 });

@@ -1,7 +1,8 @@
 /**
  * Batches PTY output before it crosses the channel: the number of messages, not their size, is
  * what costs. The first chunk after a quiet window leaves at once, so keystroke echo is not delayed
- * by the window.
+ * by the window. The window is a deadline, not a timer: a timer is armed only when a chunk arrives
+ * inside it, so a lone echo costs no timer and no wake-up of the host at the window's end.
  */
 
 import type { Disposable } from '../../shared/disposable.js';
@@ -23,7 +24,9 @@ export class Coalescer implements Disposable {
   private readonly parts: Uint8Array[] = [];
   private size = 0;
   private start = 0;
-  /** Set while a window is open: chunks arriving now are batched. Unset means idle. */
+  /** When the window opened by the last send ends (Date.now() ms): a chunk before then is batched. */
+  private windowEndsAt = 0;
+  /** Armed while chunks are held, for the end of their window. */
   private timer: NodeJS.Timeout | undefined;
   private disposed = false;
 
@@ -33,10 +36,16 @@ export class Coalescer implements Disposable {
   push(chunk: Uint8Array, offset: number): void {
     if (this.disposed || chunk.length === 0) return;
     if (this.timer === undefined) {
-      // Idle: this is probably an echo or a prompt; send it now and open a window for what follows.
-      this.timer = setTimeout(Coalescer.windowEnded, this.options.windowMs, this);
-      this.options.onFlush(chunk, offset, true);
-      return;
+      const now = Date.now();
+      const left = this.windowEndsAt - now;
+      // More left than a whole window: the wall clock was set back; start afresh rather than wait for it.
+      if (left <= 0 || left > this.options.windowMs) {
+        // Idle: this is probably an echo or a prompt; send it now and open a window for what follows.
+        this.windowEndsAt = now + this.options.windowMs;
+        this.options.onFlush(chunk, offset, true);
+        return;
+      }
+      this.timer = setTimeout(Coalescer.windowEnded, left, this);
     }
     if (this.parts.length === 0) this.start = offset;
     this.parts.push(chunk);
@@ -62,14 +71,14 @@ export class Coalescer implements Disposable {
     this.size = 0;
   }
 
-  /** The timer's callback, with the coalescer as its argument: no closure kept per session. */
+  /**
+   * The timer's callback, with the coalescer as its argument: no closure kept per session. Still
+   * streaming: the batch goes and a new window opens, whose timer the next chunk in it arms.
+   */
   private static windowEnded(self: Coalescer): void {
-    if (self.parts.length === 0) {
-      self.timer = undefined; // A whole window without output: the next chunk goes at once.
-      return;
-    }
-    // Still streaming: send the batch and keep batching.
-    self.timer = setTimeout(Coalescer.windowEnded, self.options.windowMs, self);
+    self.timer = undefined;
+    if (self.parts.length === 0) return; // sent meanwhile (size bound, flush())
+    self.windowEndsAt = Date.now() + self.options.windowMs;
     self.flush();
   }
 }

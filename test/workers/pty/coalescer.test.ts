@@ -8,7 +8,7 @@ import { Coalescer } from '../../../workers/pty/coalescer.js';
 const WINDOW_MS = 4;
 
 function setup(t: TestContext, maxBatchBytes = 1024) {
-  t.mock.timers.enable({ apis: ['setTimeout'] });
+  t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
   const sent: Array<{ text: string; offset: number }> = [];
   const coalescer = new Coalescer({
     windowMs: WINDOW_MS,
@@ -25,7 +25,7 @@ function setup(t: TestContext, maxBatchBytes = 1024) {
 
 describe('Coalescer', () => {
   test('only the chunk that ends a quiet window is marked first (it leaves the host without waiting for the tick)', (t) => {
-    t.mock.timers.enable({ apis: ['setTimeout'] });
+    t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
     const marks: Array<[string, boolean]> = [];
     const coalescer = new Coalescer({
       windowMs: WINDOW_MS,
@@ -110,6 +110,47 @@ describe('Coalescer', () => {
     push('d');
     t.mock.timers.tick(WINDOW_MS * 3);
     assert.equal(sent.length, 2);
+  });
+
+  test('a lone chunk (an echo) arms no timer: the host is not woken at the end of its window', () => {
+    // Real timers: the active resources show whether one is pending.
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const sent: string[] = [];
+    const coalescer = new Coalescer({ windowMs: 1_000, maxBatchBytes: 1024, onFlush: (bytes) => sent.push(Buffer.from(bytes).toString()) });
+    try {
+      const before = timers();
+      coalescer.push(Buffer.from('x'), 0);
+      assert.deepEqual(sent, ['x']);
+      assert.equal(timers(), before, 'no timer for the window after a lone chunk');
+      coalescer.push(Buffer.from('y'), 1);
+      assert.deepEqual(sent, ['x'], 'a chunk inside the window waits for its end');
+      assert.equal(timers(), before + 1, 'and that chunk armed the timer');
+    } finally {
+      coalescer.dispose();
+    }
+  });
+
+  test('a chunk inside the window of the last send waits only for the rest of that window', (t) => {
+    const { sent, push } = setup(t);
+    push('a');
+    t.mock.timers.tick(WINDOW_MS - 1);
+    push('b');
+    assert.equal(sent.length, 1);
+    t.mock.timers.tick(1);
+    assert.deepEqual(sent[1], { text: 'b', offset: 1 });
+  });
+
+  test('a wall clock set back never holds output for longer than a window', (t) => {
+    const { sent, push } = setup(t);
+    t.mock.timers.setTime(3_600_000);
+    push('a');
+    t.mock.timers.setTime(0); // an hour back: the open window now seems to end an hour from now
+    push('b');
+    assert.deepEqual(
+      sent.map((s) => s.text),
+      ['a', 'b'],
+      'sent at once, as after a quiet window',
+    );
   });
 
   test('empty chunks are ignored', (t) => {
