@@ -17,7 +17,8 @@ export const LAST_PROMPT_MAX_CHARS = 2_000;
 /** Parsed events kept per session for diagnostics. */
 const RECENT_EVENTS = 8;
 
-export type ParsedListener = (event: ParsedEvent) => void;
+/** A batch's events, in stream order, once the batch has been applied (one call per batch, not per event). */
+export type ParsedListener = (events: readonly ParsedEvent[]) => void;
 /** An intent marker the session's agent printed (for the progress journal). */
 export type IntentListener = (record: SessionRecord, text: string) => void;
 
@@ -57,9 +58,9 @@ export class AgentStateTracker {
       }
       this.remember(record.session_id, now, event);
       this.opts.bus.publish('pty-parsed', { session_id: record.session_id, parsed: event });
-      const set = this.parsedListeners.get(record.session_id);
-      if (set) for (const fn of set) fn(event);
     }
+    const set = this.parsedListeners.get(record.session_id);
+    if (set) for (const fn of set) fn(events);
     if (changed) this.publish(record);
   }
 

@@ -6,6 +6,7 @@
 import { StringDecoder } from 'node:string_decoder';
 
 import type { Disposable } from '../../shared/disposable.js';
+import type { ParsedEvent } from '../../shared/protocol/parsedEvents.js';
 import { PtyConstants } from '../../shared/protocol/pty.js';
 import type { SessionService } from '../sessions/sessionService.js';
 import { endViewer } from './endViewer.js';
@@ -85,7 +86,7 @@ export class RawViewer implements FlowViewer {
     // Subscribe before reading the ring, so nothing written in between is lost; offsets dedupe the overlap.
     this.subscription = sessions.onOutput(sessionId, (offset, bytes) => this.onLive(offset, bytes));
     // Parser events are small and not in the ring: sent as they come, catching up or not.
-    this.parsedSubscription = sessions.onParsed(sessionId, (event) => this.sendJson({ type: 'parsed', event }));
+    this.parsedSubscription = sessions.onParsed(sessionId, (events) => this.sendParsed(events));
     void this.catchUp(startOffset ?? 0, startOffset === undefined);
   }
 
@@ -250,6 +251,17 @@ export class RawViewer implements FlowViewer {
     this.sendJson({ type: 'exit', session_id: this.sessionId });
     this.sendJson({ type: 'closed', session_id: this.sessionId, reason });
     endViewer(this.ws, reason);
+  }
+
+  /**
+   * One message per event (the frame clients know), under one cork: an agent prints hundreds of
+   * events per MB, and corking each send on its own made a socket write per event.
+   */
+  private sendParsed(events: readonly ParsedEvent[]): void {
+    if (this.closed || events.length === 0) return;
+    this.ws.cork(() => {
+      for (const event of events) this.ws.send(JSON.stringify({ type: 'parsed', event }), false);
+    });
   }
 
   private sendJson(frame: object): void {
