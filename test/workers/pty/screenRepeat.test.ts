@@ -121,7 +121,7 @@ describe('ScreenGrid REP', () => {
     assert.equal(cases, 6 * 9 * 16 * 3);
   });
 
-  test('REP costs no more prints than a few rows, whatever n: 4× the sequences is under 8× the time', () => {
+  test('REP costs no more prints than a few rows, whatever n', () => {
     const proto = ScreenGrid.prototype as unknown as { print: (cp: number, w: number) => void };
     const print = proto.print;
     let prints = 0;
@@ -146,17 +146,5 @@ describe('ScreenGrid REP', () => {
     } finally {
       proto.print = print;
     }
-
-    const cost = (sequences: number): number => {
-      const g = new ScreenGrid(500, 200);
-      const input = Buffer.from('x\x1b[65535b'.repeat(sequences));
-      const start = process.hrtime.bigint();
-      g.write(input);
-      return Number(process.hrtime.bigint() - start);
-    };
-    cost(200); // warm up the JIT
-    const small = Math.min(cost(1000), cost(1000));
-    const large = Math.min(cost(4000), cost(4000));
-    assert.ok(large < 8 * small, `4,000 sequences took ${large / 1e6} ms, 1,000 took ${small / 1e6} ms`);
   });
 });
