@@ -13,6 +13,12 @@
  * so one repetition fits in about two minutes: the per-session figure is of a session that has printed
  * ~250 KB, not one whose ring and log are full.
  * tmux is a bench-only peer (`apt-get install tmux`); without it those rows say so.
+ * Idle memory is read as a server left alone holds it: both tuicd processes run one memory-reducing
+ * collection 2-4 s after the last create or delete (shared/idleGc.ts), so the baseline and the idle
+ * sample are read IDLE_SETTLE_MS after the last of them (busy sessions are sampled at once: a busy
+ * server never goes quiet). `--baseline-ref R` adds `tuicd (baseline R)` to the busy and idle groups,
+ * measured right after tuicd with the same waits. TUICD_BENCH_MEMORY_KINDS=idle (or busy, churn; comma
+ * separated) runs only those parts.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -45,6 +51,8 @@ const C = {
   CHURN_SETTLE_MS: 8_000,
   /** After the warm-up session, before the host's start RSS is read. */
   WARM_SETTLE_MS: 2_000,
+  /** After the last create or delete, before idle memory is read: past both processes' idle collection. */
+  IDLE_SETTLE_MS: 6_000,
   GOAL_BACK_MB: 30,
   CALL_SLACK_MS: 60_000,
 } as const;
@@ -82,18 +90,19 @@ async function sampleOver(ms: number, read: () => number, pick: Pick): Promise<n
 type Pick = 'peak' | 'median';
 
 /** KiB per session: tuicd + pty host RSS with `sessions` of `command args`, over the same with none. */
-async function tuicdPerSession(command: string, args: string[], sessions: number, windowMs: number, pick: Pick): Promise<number> {
-  const tuicd = await startTuicd();
+async function tuicdPerSession(command: string, args: string[], sessions: number, windowMs: number, pick: Pick, mainPath?: string): Promise<number> {
+  const tuicd = await startTuicd(undefined, mainPath);
   try {
     // The pty host starts with the first session: one first, gone before the baseline.
     const warm = await createSession(tuicd.socketPath, '/bin/sh', IDLE_SCRIPT);
     await sleep(500);
     await deleteSession(tuicd.socketPath, warm);
-    await sleep(C.WARM_SETTLE_MS);
+    await sleep(C.IDLE_SETTLE_MS);
     const before = tuicdRss(tuicd.pid);
     const ids = Array.from({ length: sessions }, (_, i) => i);
     const created: string[] = [];
     await inBatches(ids, C.CREATE_CONCURRENCY, async () => created.push(await createSession(tuicd.socketPath, command, args)));
+    if (pick === 'median') await sleep(C.IDLE_SETTLE_MS);
     const after = await sampleOver(windowMs, () => tuicdRss(tuicd.pid), pick);
     await inBatches(created, C.DELETE_CONCURRENCY, (id) => deleteSession(tuicd.socketPath, id));
     return (after - before) / sessions;
@@ -192,11 +201,16 @@ export const run: BenchModule = async (ctx) => {
   const dir = mkdtempSync(join(tmpdir(), 'tuicd-bench-mem-'));
   const file = join(dir, 'one-mb.txt');
   writeFileSync(file, `${'m'.repeat(99)}\n`.repeat(C.CHURN_BYTES / 100));
+  const only = process.env['TUICD_BENCH_MEMORY_KINDS']?.split(',').map((k) => k.trim());
+  const wanted = (kind: string) => only === undefined || only.includes(kind);
+  const b = ctx.baseline;
+  const baseline = b === undefined ? undefined : 'error' in b ? { label: b.label, error: b.error } : { label: b.label, mainPath: b.mainPath };
   const client = LoadClient.start();
-  const kinds = [
+  const allKinds = [
     { kind: 'busy', label: `${sessions} shells × ~20 KB/s, ${windowMs / 1000} s`, command: perl, args: STEADY_PRINTER.args, window: windowMs, pick: 'peak' },
     { kind: 'idle', label: `${sessions} shells at a prompt`, command: '/bin/sh', args: IDLE_SCRIPT, window: C.IDLE_WINDOW_MS, pick: 'median' },
   ] as const;
+  const kinds = allKinds.filter((k) => wanted(k.kind));
   const per = new Map<string, { values: number[]; errors: string[] }>();
   const add = (key: string, f: () => Promise<number>) => async () => {
     const slot = per.get(key) ?? { values: [], errors: [] };
@@ -216,15 +230,22 @@ export const run: BenchModule = async (ctx) => {
     for (let rep = 0; rep < ctx.repetitions; rep++) {
       for (const k of kinds) {
         if (k.command === undefined) continue;
+        const tuicdSteps = [add(`${k.kind}:tuicd`, () => tuicdPerSession(k.command!, [...k.args], sessions, k.window, k.pick))];
+        if (baseline !== undefined && 'mainPath' in baseline) {
+          const main = baseline.mainPath;
+          tuicdSteps.push(add(`${k.kind}:baseline`, () => tuicdPerSession(k.command!, [...k.args], sessions, k.window, k.pick, main)));
+        }
         const steps = [
-          add(`${k.kind}:tuicd`, () => tuicdPerSession(k.command!, [...k.args], sessions, k.window, k.pick)),
+          async () => {
+            for (const step of tuicdSteps) await step();
+          },
           add(`${k.kind}:bare`, () => barePerSession(client, k.command!, [...k.args], sessions, k.window)),
           ...(tmux ? [add(`${k.kind}:tmux`, () => tmuxPerSession(tmux, k.command!, [...k.args], sessions, k.window, k.pick))] : []),
         ];
         // The order rotates, so no peer always runs on the machine the previous one left.
         for (let i = 0; i < steps.length; i++) await steps[(rep + i) % steps.length]!();
       }
-      for (const on of rep % 2 === 0 ? [true, false] : [false, true]) {
+      for (const on of !wanted('churn') ? [] : rep % 2 === 0 ? [true, false] : [false, true]) {
         try {
           (on ? back.on : back.off).push(await memoryBack(file, churn, on));
         } catch (err) {
@@ -236,7 +257,7 @@ export const run: BenchModule = async (ctx) => {
     await client.stop();
     rmSync(dir, { recursive: true, force: true });
   }
-  return rowsFor(ctx, { sessions, churn, perl, tmux, kinds, per, back });
+  return rowsFor(ctx, { sessions, churn, perl, tmux, kinds, per, back, baseline, churned: wanted('churn') });
 };
 
 function rowsFor(
@@ -253,6 +274,8 @@ function rowsFor(
       off: Array<{ growthKiB: number; startKiB: number; peakKiB: number }>;
       errors: string[];
     };
+    baseline: { label: string; mainPath?: string; error?: string } | undefined;
+    churned: boolean;
   },
 ): BenchRow[] {
   const rows: BenchRow[] = [];
@@ -286,7 +309,14 @@ function rowsFor(
       continue;
     }
     const m = median(tuicdSlot.values);
+    const baseSlot = get('baseline');
+    const baseMedian = baseSlot?.values.length ? median(baseSlot.values) : undefined;
+    if (r.baseline !== undefined) {
+      if (baseMedian === undefined) rows.push(failedRow(group, r.baseline.label, ctx, unit, r.baseline.error ?? baseSlot?.errors[0] ?? 'no runs'));
+      else rows.push(withNote(row(group, r.baseline.label, ctx, unit, baseSlot!.values), 'the same measurement of that build, right after tuicd'));
+    }
     const notes = [`RSS of tuicd and its pty host over the same with no session`];
+    if (baseMedian !== undefined) notes.push(`${fmt(m / baseMedian)}× ${r.baseline!.label}`);
     if (bareMedian !== undefined) notes.push(`${fmt(m / bareMedian)}× the bare node-pty process`);
     if (tmuxMedian !== undefined) notes.push(`goal ${k.kind === 'busy' ? '≤ 1.0×' : '≤ 3×'} tmux: ${fmt(m / tmuxMedian)}×`);
     rows.push(
@@ -303,6 +333,7 @@ function rowsFor(
       ),
     );
   }
+  if (!r.churned) return rows;
   const group = `pty host RSS over its start after ${r.churn} sessions × 1 MB ended and their tombstones expired (${C.CHURN_SETTLE_MS / 1000} s later)`;
   const mbUnit = 'MB (lower is better)';
   const growth = (xs: Array<{ growthKiB: number }>) => xs.map((x) => x.growthKiB / KIB_PER_MB);
