@@ -128,7 +128,7 @@ export class SessionService {
   private readonly lifecycleListeners = new Set<LifecycleListener>();
   private readonly shellStateListeners = new Set<ShellStateListener>();
   private readonly inputRefusedListeners = new Set<InputRefusedListener>();
-  /** Per live or tombstoned session: writer lock, composer, turn epoch (dropped with the tombstone). */
+  /** Per live or tombstoned session written to: writer lock, composer, turn epoch (dropped with the tombstone). */
   private readonly inputs = new Map<string, SessionInput>();
   private readonly tombstoneTimers = new Map<string, NodeJS.Timeout>();
   /** Ids whose spawn is on its way to the pty host: they hold a slot and their id like a live session. */
@@ -336,7 +336,6 @@ export class SessionService {
       this.earlyState.delete(id);
       this.onState({ session_id: id, shell_state: early });
     }
-    this.inputs.set(id, this.newInput(record));
     this.syncRecord(record);
     // A caller may fill in more right after (the agent spawner's description): synced with the next batch.
     this.touch(record);
@@ -452,7 +451,10 @@ export class SessionService {
     await this.hostWrite(record, bytes, written);
   }
 
-  /** The session's input side; created with the session, so a known record always has one. */
+  /**
+   * The session's input side, made on first use: a session nobody writes to holds none (its lock,
+   * composer buffer and closures, about 0.9 KB, were made with every session).
+   */
   inputOf(record: SessionRecord): SessionInput {
     let input = this.inputs.get(record.session_id);
     if (!input) this.inputs.set(record.session_id, (input = this.newInput(record)));
@@ -610,6 +612,8 @@ export class SessionService {
       record.turn_epoch = input.turnEpoch;
       this.agents.input(record, bytes, submitted);
     });
+    // Made on first use: it goes on from the record's turns (an adopted session's included).
+    input.turnEpoch = record.turn_epoch;
     return input;
   }
 
@@ -785,9 +789,6 @@ export class SessionService {
       const record = adoptedRecord(s, now);
       record.alias = this.aliases.assign(record.cwd, record.alias);
       this.sessions.set(record.session_id, record);
-      const input = this.newInput(record);
-      input.turnEpoch = record.turn_epoch;
-      this.inputs.set(record.session_id, input);
       if (s.exit !== null) this.onExit({ session_id: s.session_id, exit_code: s.exit.exit_code, signal: s.exit.signal, total_written: s.total_written });
     }
     this.syncRecords();
