@@ -9,10 +9,17 @@
  *   (DELETE of a closed session is what the supervisor's tombstone TTL does), then a settle: the pty
  *   host's RSS over its own start (goal: within +30 MB), against the same with the idle collection off
  *   (TUIC_PTY_IDLE_GC=0).
- * The issue's figures were 200 sessions over 60 s; the table uses N = 50 over a 10 s window (and M = 80)
+ * The issue's figures were 200 sessions over 60 s; the busy rows use N = 50 over a 10 s window, the idle
+ * rows N = 200 (their cost is small beside each process's own noise), and M = 80
  * so one repetition fits in about two minutes: the per-session figure is of a session that has printed
  * ~250 KB, not one whose ring and log are full.
  * tmux is a bench-only peer (`apt-get install tmux`); without it those rows say so.
+ * Idle memory is read as a server left alone holds it: both tuicd processes run one memory-reducing
+ * collection 2-4 s after the last create or delete (shared/idleGc.ts), so the baseline and the idle
+ * sample are read IDLE_SETTLE_MS after the last of them (busy sessions are sampled at once: a busy
+ * server never goes quiet). `--baseline-ref R` adds `tuicd (baseline R)` to the busy and idle groups,
+ * measured right after tuicd with the same waits. TUICD_BENCH_MEMORY_KINDS=idle (or busy, churn; comma
+ * separated) runs only those parts.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -45,6 +52,19 @@ const C = {
   CHURN_SETTLE_MS: 8_000,
   /** After the warm-up session, before the host's start RSS is read. */
   WARM_SETTLE_MS: 2_000,
+  /**
+   * After the last create or delete, before idle memory is read: past both processes' idle collection
+   * (2-4 s) and V8's own reduction a few seconds after it (measured: the supervisor 110 -> 105 MB
+   * 4-5 s after its collection, with no request), then until the RSS holds still (SETTLE_STILL_KIB
+   * over SETTLE_STILL_MS), at most SETTLE_MAX_MS.
+   */
+  IDLE_SETTLE_MS: 10_000,
+  SETTLE_STILL_MS: 3_000,
+  SETTLE_STILL_KIB: 128,
+  SETTLE_MAX_MS: 20_000,
+  /** Idle sessions are cheap to create and their cost is small beside the processes' own noise: more of them. */
+  IDLE_SESSIONS: 200,
+  IDLE_SESSIONS_QUICK: 40,
   GOAL_BACK_MB: 30,
   CALL_SLACK_MS: 60_000,
 } as const;
@@ -60,8 +80,14 @@ function which(command: string): string | undefined {
 
 /** RSS of a process and what it started (tuicd and its pty host), in KiB. */
 function tuicdRss(pid: number): number {
+  const [supervisor, host] = tuicdRssPair(pid);
+  return supervisor + host;
+}
+
+/** RSS of tuicd and of its pty host, apart, in KiB. */
+function tuicdRssPair(pid: number): [number, number] {
   const host = ptyHostPid(pid);
-  return (rssKiB(pid) ?? 0) + (host === undefined ? 0 : (rssKiB(host) ?? 0));
+  return [rssKiB(pid) ?? 0, host === undefined ? 0 : (rssKiB(host) ?? 0)];
 }
 
 /**
@@ -81,20 +107,58 @@ async function sampleOver(ms: number, read: () => number, pick: Pick): Promise<n
 
 type Pick = 'peak' | 'median';
 
+/** Waits IDLE_SETTLE_MS, then until `read` moved at most SETTLE_STILL_KIB over SETTLE_STILL_MS (bounded). */
+async function settle(read: () => number): Promise<void> {
+  await sleep(C.IDLE_SETTLE_MS);
+  const recent: number[] = [];
+  const t0 = performance.now();
+  while (performance.now() - t0 < C.SETTLE_MAX_MS) {
+    recent.push(read());
+    if (recent.length > C.SETTLE_STILL_MS / C.RSS_SAMPLE_MS) recent.shift();
+    if (recent.length * C.RSS_SAMPLE_MS >= C.SETTLE_STILL_MS && Math.max(...recent) - Math.min(...recent) <= C.SETTLE_STILL_KIB) return;
+    await sleep(C.RSS_SAMPLE_MS);
+  }
+}
+
 /** KiB per session: tuicd + pty host RSS with `sessions` of `command args`, over the same with none. */
-async function tuicdPerSession(command: string, args: string[], sessions: number, windowMs: number, pick: Pick): Promise<number> {
-  const tuicd = await startTuicd();
+/**
+ * `shares` hears each process's part (median of its own samples over the window, per session): the
+ * supervisor's RSS moves by megabytes with collections of its own start-up, so its part of an idle
+ * figure is mostly noise, and the pty host's is the steady one.
+ */
+async function tuicdPerSession(
+  command: string,
+  args: string[],
+  sessions: number,
+  windowMs: number,
+  pick: Pick,
+  mainPath?: string,
+  shares?: (supervisor: number, host: number) => void,
+): Promise<number> {
+  const tuicd = await startTuicd(undefined, mainPath);
   try {
     // The pty host starts with the first session: one first, gone before the baseline.
     const warm = await createSession(tuicd.socketPath, '/bin/sh', IDLE_SCRIPT);
     await sleep(500);
     await deleteSession(tuicd.socketPath, warm);
-    await sleep(C.WARM_SETTLE_MS);
-    const before = tuicdRss(tuicd.pid);
+    await settle(() => tuicdRss(tuicd.pid));
+    const beforePair = tuicdRssPair(tuicd.pid);
+    const before = beforePair[0] + beforePair[1];
     const ids = Array.from({ length: sessions }, (_, i) => i);
     const created: string[] = [];
     await inBatches(ids, C.CREATE_CONCURRENCY, async () => created.push(await createSession(tuicd.socketPath, command, args)));
-    const after = await sampleOver(windowMs, () => tuicdRss(tuicd.pid), pick);
+    if (pick === 'median') await settle(() => tuicdRss(tuicd.pid));
+    const pairs: Array<[number, number]> = [];
+    const after = await sampleOver(
+      windowMs,
+      () => {
+        const pair = tuicdRssPair(tuicd.pid);
+        pairs.push(pair);
+        return pair[0] + pair[1];
+      },
+      pick,
+    );
+    shares?.((median(pairs.map((p) => p[0])) - beforePair[0]) / sessions, (median(pairs.map((p) => p[1])) - beforePair[1]) / sessions);
     await inBatches(created, C.DELETE_CONCURRENCY, (id) => deleteSession(tuicd.socketPath, id));
     return (after - before) / sessions;
   } finally {
@@ -187,16 +251,38 @@ export const run: BenchModule = async (ctx) => {
   const perl = which(STEADY_PRINTER.command);
   const tmux = which('tmux');
   const sessions = ctx.quick ? C.SESSIONS_QUICK : C.SESSIONS;
+  const idleSessions = ctx.quick ? C.IDLE_SESSIONS_QUICK : C.IDLE_SESSIONS;
   const windowMs = ctx.quick ? C.WINDOW_MS_QUICK : C.WINDOW_MS;
   const churn = ctx.quick ? C.CHURN_SESSIONS_QUICK : C.CHURN_SESSIONS;
   const dir = mkdtempSync(join(tmpdir(), 'tuicd-bench-mem-'));
   const file = join(dir, 'one-mb.txt');
   writeFileSync(file, `${'m'.repeat(99)}\n`.repeat(C.CHURN_BYTES / 100));
+  const only = process.env['TUICD_BENCH_MEMORY_KINDS']?.split(',').map((k) => k.trim());
+  const wanted = (kind: string) => only === undefined || only.includes(kind);
+  const b = ctx.baseline;
+  const baseline = b === undefined ? undefined : 'error' in b ? { label: b.label, error: b.error } : { label: b.label, mainPath: b.mainPath };
   const client = LoadClient.start();
-  const kinds = [
-    { kind: 'busy', label: `${sessions} shells × ~20 KB/s, ${windowMs / 1000} s`, command: perl, args: STEADY_PRINTER.args, window: windowMs, pick: 'peak' },
-    { kind: 'idle', label: `${sessions} shells at a prompt`, command: '/bin/sh', args: IDLE_SCRIPT, window: C.IDLE_WINDOW_MS, pick: 'median' },
+  const allKinds = [
+    {
+      kind: 'busy',
+      label: `${sessions} shells × ~20 KB/s, ${windowMs / 1000} s`,
+      command: perl,
+      args: STEADY_PRINTER.args,
+      window: windowMs,
+      pick: 'peak',
+      count: sessions,
+    },
+    {
+      kind: 'idle',
+      label: `${idleSessions} shells at a prompt`,
+      command: '/bin/sh',
+      args: IDLE_SCRIPT,
+      window: C.IDLE_WINDOW_MS,
+      pick: 'median',
+      count: idleSessions,
+    },
   ] as const;
+  const kinds = allKinds.filter((k) => wanted(k.kind));
   const per = new Map<string, { values: number[]; errors: string[] }>();
   const add = (key: string, f: () => Promise<number>) => async () => {
     const slot = per.get(key) ?? { values: [], errors: [] };
@@ -216,15 +302,32 @@ export const run: BenchModule = async (ctx) => {
     for (let rep = 0; rep < ctx.repetitions; rep++) {
       for (const k of kinds) {
         if (k.command === undefined) continue;
+        const shares = (supervisor: number, host: number) => {
+          for (const [who, v] of [
+            ['supervisor', supervisor],
+            ['host', host],
+          ] as const) {
+            const slot = per.get(`${k.kind}:${who}`) ?? { values: [], errors: [] };
+            per.set(`${k.kind}:${who}`, slot);
+            slot.values.push(v);
+          }
+        };
+        const tuicdSteps = [add(`${k.kind}:tuicd`, () => tuicdPerSession(k.command!, [...k.args], k.count, k.window, k.pick, undefined, shares))];
+        if (baseline !== undefined && 'mainPath' in baseline) {
+          const main = baseline.mainPath;
+          tuicdSteps.push(add(`${k.kind}:baseline`, () => tuicdPerSession(k.command!, [...k.args], k.count, k.window, k.pick, main)));
+        }
         const steps = [
-          add(`${k.kind}:tuicd`, () => tuicdPerSession(k.command!, [...k.args], sessions, k.window, k.pick)),
-          add(`${k.kind}:bare`, () => barePerSession(client, k.command!, [...k.args], sessions, k.window)),
-          ...(tmux ? [add(`${k.kind}:tmux`, () => tmuxPerSession(tmux, k.command!, [...k.args], sessions, k.window, k.pick))] : []),
+          async () => {
+            for (const step of tuicdSteps) await step();
+          },
+          add(`${k.kind}:bare`, () => barePerSession(client, k.command!, [...k.args], k.count, k.window)),
+          ...(tmux ? [add(`${k.kind}:tmux`, () => tmuxPerSession(tmux, k.command!, [...k.args], k.count, k.window, k.pick))] : []),
         ];
         // The order rotates, so no peer always runs on the machine the previous one left.
         for (let i = 0; i < steps.length; i++) await steps[(rep + i) % steps.length]!();
       }
-      for (const on of rep % 2 === 0 ? [true, false] : [false, true]) {
+      for (const on of !wanted('churn') ? [] : rep % 2 === 0 ? [true, false] : [false, true]) {
         try {
           (on ? back.on : back.off).push(await memoryBack(file, churn, on));
         } catch (err) {
@@ -236,7 +339,7 @@ export const run: BenchModule = async (ctx) => {
     await client.stop();
     rmSync(dir, { recursive: true, force: true });
   }
-  return rowsFor(ctx, { sessions, churn, perl, tmux, kinds, per, back });
+  return rowsFor(ctx, { sessions, churn, perl, tmux, kinds, per, back, baseline, churned: wanted('churn') });
 };
 
 function rowsFor(
@@ -253,6 +356,8 @@ function rowsFor(
       off: Array<{ growthKiB: number; startKiB: number; peakKiB: number }>;
       errors: string[];
     };
+    baseline: { label: string; mainPath?: string; error?: string } | undefined;
+    churned: boolean;
   },
 ): BenchRow[] {
   const rows: BenchRow[] = [];
@@ -286,9 +391,29 @@ function rowsFor(
       continue;
     }
     const m = median(tuicdSlot.values);
+    const baseSlot = get('baseline');
+    const baseMedian = baseSlot?.values.length ? median(baseSlot.values) : undefined;
+    if (r.baseline !== undefined) {
+      if (baseMedian === undefined) rows.push(failedRow(group, r.baseline.label, ctx, unit, r.baseline.error ?? baseSlot?.errors[0] ?? 'no runs'));
+      else rows.push(withNote(row(group, r.baseline.label, ctx, unit, baseSlot!.values), 'the same measurement of that build, right after tuicd'));
+    }
     const notes = [`RSS of tuicd and its pty host over the same with no session`];
+    if (baseMedian !== undefined) notes.push(`${fmt(m / baseMedian)}× ${r.baseline!.label}`);
     if (bareMedian !== undefined) notes.push(`${fmt(m / bareMedian)}× the bare node-pty process`);
     if (tmuxMedian !== undefined) notes.push(`goal ${k.kind === 'busy' ? '≤ 1.0×' : '≤ 3×'} tmux: ${fmt(m / tmuxMedian)}×`);
+    for (const [who, label] of [
+      ['host', 'tuicd: pty host part'],
+      ['supervisor', 'tuicd: supervisor part'],
+    ] as const) {
+      const slot = get(who);
+      if (slot?.values.length)
+        rows.push(
+          withNote(
+            row(group, label, ctx, unit, slot.values, tmuxMedian === undefined ? undefined : { name: 'tmux server (per pane)', median: tmuxMedian }),
+            'that process alone (median of its samples over the window, over its RSS with no session)',
+          ),
+        );
+    }
     rows.push(
       withNote(
         row(
@@ -303,6 +428,7 @@ function rowsFor(
       ),
     );
   }
+  if (!r.churned) return rows;
   const group = `pty host RSS over its start after ${r.churn} sessions × 1 MB ended and their tombstones expired (${C.CHURN_SETTLE_MS / 1000} s later)`;
   const mbUnit = 'MB (lower is better)';
   const growth = (xs: Array<{ growthKiB: number }>) => xs.map((x) => x.growthKiB / KIB_PER_MB);

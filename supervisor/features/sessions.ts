@@ -3,6 +3,7 @@
  * routes, the `session` tool and the session gauges. The pty host's entry is named by path: the
  * supervisor never imports worker code.
  */
+import { IdleGc } from '../../shared/idleGc.js';
 import type { Paths } from '../../shared/paths.js';
 import { type AgentSettings, effective } from '../config/agentSettings.js';
 import type { ConfigStore } from '../config/configStore.js';
@@ -59,7 +60,12 @@ export function sessionsFeature(deps: SessionsDeps): SessionsFeature {
   });
   const ptyHost = new PtyHost(starter, log);
   let keepSessions = false;
+  // The supervisor's own idle collection: after its start and after bursts of sessions created or
+  // forgotten (shared/idleGc.ts). TUIC_IDLE_GC=0 turns it off.
+  const idleGc = deps.env['TUIC_IDLE_GC'] === '0' ? undefined : new IdleGc();
+  idleGc?.touched();
   const sessions = new SessionService({
+    ...(idleGc ? { idleGc } : {}),
     host: ptyHost,
     bus: deps.bus,
     configDir: deps.paths.configDir,
@@ -82,6 +88,8 @@ export function sessionsFeature(deps: SessionsDeps): SessionsFeature {
   metrics.gauge('foreground_checks', "Checks of a session's foreground process group made on its output", () => c.foreground_checks);
   metrics.gauge('agent_classifications', "Classifications of a session's foreground program (agent detection)", () => c.agent_classifications);
   metrics.gauge('active_sessions', 'Sessions whose process runs', () => sessions.liveCount);
+  metrics.gauge('records_synced', "Session records serialized to keep the pty host's copy current", () => c.records_synced);
+  metrics.gauge('idle_collections', 'Memory-reducing collections the supervisor ran once idle', () => idleGc?.collections ?? 0);
   return {
     name: 'sessions',
     ptyHost,
@@ -118,6 +126,7 @@ export function sessionsFeature(deps: SessionsDeps): SessionsFeature {
     dispose: async () => {
       if (keepSessions) sessions.syncRecords();
       sessions.dispose();
+      idleGc?.dispose();
       await (keepSessions ? ptyHost.detach() : ptyHost.stop());
     },
   };

@@ -1,7 +1,7 @@
 /**
  * How the pty host is started, for its memory to come back once sessions end (issue 29 item 2;
  * measured with 80 sessions × 1 MB ended and their tombstones expired, RSS over the host's start):
- * - `--expose-gc`: workers/pty/idleGc.ts runs a full collection once the host is idle after a large
+ * - `--expose-gc`: shared/idleGc.ts runs a full collection once the host is idle after a large
  *   free (without it nothing collected an idle host's old generation: +36 MiB against +20);
  * - `--max-semi-space-size=4` (MiB): a flood grows V8's young generation to its 16 MiB default ×2, and
  *   V8 keeps it committed after the flood (+35-42 MiB with it, +19-23 MiB with 4 MiB; the host's CPU

@@ -87,6 +87,8 @@ export interface SessionServiceOptions {
   defaultShell: () => string | null;
   /** Marker settings for an agent type (config `intent_tab_title`, `suggest_followups`, agents.json); both on when absent. */
   markers?: (agentType: string | null) => { intents: boolean; suggests: boolean };
+  /** Told when sessions are created or forgotten: the garbage of a burst is collected once the process is idle (shared/idleGc.ts). */
+  idleGc?: { touched(): void };
 }
 
 /**
@@ -126,7 +128,7 @@ export class SessionService {
   private readonly lifecycleListeners = new Set<LifecycleListener>();
   private readonly shellStateListeners = new Set<ShellStateListener>();
   private readonly inputRefusedListeners = new Set<InputRefusedListener>();
-  /** Per live or tombstoned session: writer lock, composer, turn epoch (dropped with the tombstone). */
+  /** Per live or tombstoned session written to: writer lock, composer, turn epoch (dropped with the tombstone). */
   private readonly inputs = new Map<string, SessionInput>();
   private readonly tombstoneTimers = new Map<string, NodeJS.Timeout>();
   /** Ids whose spawn is on its way to the pty host: they hold a slot and their id like a live session. */
@@ -142,15 +144,24 @@ export class SessionService {
     foreground_checks: 0,
     /** Full classifications of a session's foreground program. */
     agent_classifications: 0,
+    /** Session records serialized to see whether the pty host's copy is stale (sessionAdoption.ts). */
+    records_synced: 0,
   };
   private readonly agents: AgentStateTracker;
-  /** Each session's record as the pty host last got it (sessionAdoption.ts). */
-  private readonly recordsSent = new Map<string, string>();
-  private readonly recordTimer: NodeJS.Timeout;
+  /**
+   * A digest of each session's record as the pty host last got it (sessionAdoption.ts): the JSON
+   * itself was ~0.9 KB kept per session, 40 % of what an idle session holds in the supervisor.
+   */
+  private readonly recordsSent = new Map<string, number>();
+  /**
+   * Sessions something happened to (output, state, input, a call that changed the record) since the
+   * last sync: only theirs are serialized again, RECORD_SYNC_MS after the first, so idle sessions
+   * cost no timer, no wake-up and no garbage (every record re-serialized each second did).
+   */
+  private readonly touchedRecords = new Set<string>();
+  private recordTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: SessionServiceOptions) {
-    this.recordTimer = setInterval(() => this.syncRecords(), RECORD_SYNC_MS);
-    this.recordTimer.unref();
     opts.host.onAdopted((adopted) => this.adopt(adopted));
     // A state change (agent type, idle/working, parsed signals) reaches the host at once, not at the next sync.
     opts.bus.on('session-state-changed', (_name, e) => {
@@ -165,11 +176,14 @@ export class SessionService {
     });
     opts.host.on('parsed', (e) => {
       const record = this.sessions.get(e.session_id);
-      if (record) this.agents.parsed(record, e.events);
+      if (!record) return;
+      this.touch(record);
+      this.agents.parsed(record, e.events);
     });
     opts.host.on('screenMode', (e) => {
       const record = this.sessions.get(e.session_id);
       if (!record || record.alt_screen === e.alt_screen) return;
+      this.touch(record);
       record.alt_screen = e.alt_screen;
       this.publishState(record);
     });
@@ -325,8 +339,10 @@ export class SessionService {
       this.earlyState.delete(id);
       this.onState({ session_id: id, shell_state: early });
     }
-    this.inputs.set(id, this.newInput(record));
     this.syncRecord(record);
+    // A caller may fill in more right after (the agent spawner's description): synced with the next batch.
+    this.touch(record);
+    this.opts.idleGc?.touched();
     this.counters.total_spawned++;
     this.opts.bus.publish('session-created', { session_id: id, cwd, agent_type: record.agent_type, display_name: record.display_name });
     this.opts.bus.publish('term-alias-assigned', { session_id: id, alias });
@@ -438,7 +454,10 @@ export class SessionService {
     await this.hostWrite(record, bytes, written);
   }
 
-  /** The session's input side; created with the session, so a known record always has one. */
+  /**
+   * The session's input side, made on first use: a session nobody writes to holds none (its lock,
+   * composer buffer and closures, about 0.9 KB, were made with every session).
+   */
   inputOf(record: SessionRecord): SessionInput {
     let input = this.inputs.get(record.session_id);
     if (!input) this.inputs.set(record.session_id, (input = this.newInput(record)));
@@ -454,6 +473,7 @@ export class SessionService {
     else record.pty_description = next;
     const payload: EventPayload<'pty-description-changed'> = { session_id: record.session_id };
     if (next !== undefined) payload['pty_description'] = next;
+    this.touch(record);
     this.opts.bus.publish('pty-description-changed', payload);
   }
 
@@ -471,12 +491,15 @@ export class SessionService {
     record.display_name = name;
     record.display_name_is_custom = isCustom;
     record.display_name_from_spawn = false;
+    this.touch(record);
     return record;
   }
 
   /** POST /sessions/:id/visible: whether a viewer shows the session now. */
   setVisible(ref: string, visible: boolean): void {
-    this.get(ref).visible = visible;
+    const record = this.get(ref);
+    record.visible = visible;
+    this.touch(record);
   }
 
   /** Process ids of the sessions the pty host runs. */
@@ -492,6 +515,7 @@ export class SessionService {
     await client.request('resize', { session_id: record.session_id, rows, cols });
     record.rows = rows;
     record.cols = cols;
+    this.touch(record);
   }
 
   async setPaused(ref: string, paused: boolean): Promise<void> {
@@ -499,6 +523,7 @@ export class SessionService {
     await client.request(paused ? 'pause' : 'resume', { session_id: record.session_id });
     if (paused && !record.paused) this.counters.pauses_triggered++;
     record.paused = paused;
+    this.touch(record);
   }
 
   /** DELETE: Ctrl-C, session-closed (`reason`, explicit_close for REST) before cleanup, then the process group is hung up. */
@@ -586,9 +611,12 @@ export class SessionService {
   /** Every write's bytes reach the agent state after the input bookkeeping (turn epoch, composer). */
   private newInput(record: SessionRecord): SessionInput {
     const input: SessionInput = new SessionInput((bytes, submitted) => {
+      this.touch(record);
       record.turn_epoch = input.turnEpoch;
       this.agents.input(record, bytes, submitted);
     });
+    // Made on first use: it goes on from the record's turns (an adopted session's included).
+    input.turnEpoch = record.turn_epoch;
     return input;
   }
 
@@ -617,6 +645,7 @@ export class SessionService {
   private onData(e: { session_id: string; offset: number }, payload?: Uint8Array): void {
     const record = this.sessions.get(e.session_id);
     if (!record || !payload) return;
+    this.touch(record);
     record.total_written = e.offset + payload.length;
     const now = Date.now();
     record.last_activity_ms = now;
@@ -635,6 +664,7 @@ export class SessionService {
       return;
     }
     if (!record || record.exit || record.shell_state === e.shell_state) return;
+    this.touch(record);
     record.shell_state = e.shell_state;
     record.shell_state_since_ms = Date.now();
     this.inputs.get(record.session_id)?.onShellState(e.shell_state);
@@ -672,6 +702,7 @@ export class SessionService {
 
   /** Something outside the session service changed a field of the state (its queued commands). */
   republish(record: SessionRecord): void {
+    this.touch(record);
     this.publishState(record);
   }
 
@@ -683,6 +714,7 @@ export class SessionService {
   private onExit(e: { session_id: string; exit_code: number | null; signal: number | null; total_written: number }): void {
     const record = this.sessions.get(e.session_id);
     if (!record) return;
+    this.touch(record);
     record.total_written = e.total_written;
     this.opts.bus.publish('pty-exit', { session_id: e.session_id, exit_code: e.exit_code });
     if (!record.exit) {
@@ -711,6 +743,7 @@ export class SessionService {
 
   private markClosed(record: SessionRecord, reason: string, exitCode: number | null, signal: number | null, reported = false): void {
     if (record.exit) return;
+    this.touch(record);
     record.exit = { exit_code: exitCode, signal, reason, at_ms: Date.now(), reported };
     if (record.shell_state !== 'idle') record.shell_state_since_ms = record.exit.at_ms;
     record.shell_state = 'idle';
@@ -737,6 +770,8 @@ export class SessionService {
     this.sessions.delete(record.session_id);
     this.inputs.delete(record.session_id);
     this.recordsSent.delete(record.session_id);
+    this.touchedRecords.delete(record.session_id);
+    this.opts.idleGc?.touched();
     this.agents.forget(record.session_id);
     if (!tellHost) return;
     // Only a running host holds buffers worth dropping; never start one just to forget.
@@ -758,9 +793,6 @@ export class SessionService {
       const record = adoptedRecord(s, now);
       record.alias = this.aliases.assign(record.cwd, record.alias);
       this.sessions.set(record.session_id, record);
-      const input = this.newInput(record);
-      input.turnEpoch = record.turn_epoch;
-      this.inputs.set(record.session_id, input);
       if (s.exit !== null) this.onExit({ session_id: s.session_id, exit_code: s.exit.exit_code, signal: s.exit.signal, total_written: s.total_written });
     }
     this.syncRecords();
@@ -772,21 +804,56 @@ export class SessionService {
     for (const record of this.sessions.values()) this.syncRecord(record);
   }
 
+  /** Something may have changed the record: it is compared with the host's copy within RECORD_SYNC_MS. */
+  private touch(record: SessionRecord): void {
+    this.touchedRecords.add(record.session_id);
+    if (this.recordTimer !== undefined) return;
+    this.recordTimer = setTimeout(() => this.syncTouched(), RECORD_SYNC_MS);
+    this.recordTimer.unref();
+  }
+
+  private syncTouched(): void {
+    this.recordTimer = undefined;
+    for (const id of this.touchedRecords) {
+      const record = this.sessions.get(id);
+      if (record) this.syncRecord(record);
+    }
+    this.touchedRecords.clear();
+  }
+
   private syncRecord(record: SessionRecord): void {
     const client = this.opts.host.runningClient();
     if (client === null) return;
+    this.counters.records_synced++;
     const json = recordJson(record);
-    if (json.length > PtyConstants.RECORD_MAX_CHARS || this.recordsSent.get(record.session_id) === json) return;
-    this.recordsSent.set(record.session_id, json);
+    if (json.length > PtyConstants.RECORD_MAX_CHARS) return;
+    const digest = textDigest(json);
+    if (this.recordsSent.get(record.session_id) === digest) return;
+    this.recordsSent.set(record.session_id, digest);
     client.emit('record', { session_id: record.session_id, record: json });
   }
 
   dispose(): void {
-    clearInterval(this.recordTimer);
+    clearTimeout(this.recordTimer);
     this.agents.dispose();
     for (const t of this.tombstoneTimers.values()) clearTimeout(t);
     this.tombstoneTimers.clear();
   }
+}
+
+/**
+ * 52 bits of two FNV-1a hashes of a string's UTF-16 units. Two records that differ and share it
+ * would leave the host's copy one change behind, until the next: about one chance in 2^52 per change.
+ */
+export function textDigest(text: string): number {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995);
+  }
+  return (a >>> 0) * 0x100000 + ((b >>> 0) & 0xfffff);
 }
 
 const ENV_NAME = new RegExp(EnvLimits.NAME_PATTERN);

@@ -15,7 +15,7 @@ import type { PtyProtocolT } from '../../shared/protocol/pty.js';
 import { streamTransport } from '../../shared/transports/stream.js';
 import { deferredTextStage } from './deferredText.js';
 import { HostListener } from './hostListener.js';
-import { IdleGc } from './idleGc.js';
+import { IdleGc } from '../../shared/idleGc.js';
 import { type MatchedLine, OutputWatchers } from './outputWatchers.js';
 import { type PtyEventSink, PtyService } from './ptyService.js';
 import { serveSupervisor } from './supervisorLink.js';
@@ -31,7 +31,7 @@ function tombstoneBudget(): { tombstoneBudgetBytes?: number } {
   return Number.isSafeInteger(n) && n >= 0 ? { tombstoneBudgetBytes: n } : {};
 }
 
-/** A full GC once idle after a large free (workers/pty/idleGc.ts); TUIC_PTY_IDLE_GC=0 turns it off (the bench's comparison). */
+/** A full GC once idle after a large free (shared/idleGc.ts); TUIC_PTY_IDLE_GC=0 turns it off (the bench's comparison). */
 function idleGc(): { idleGc?: IdleGc } {
   return process.env.TUIC_PTY_IDLE_GC === '0' ? {} : { idleGc: new IdleGc() };
 }

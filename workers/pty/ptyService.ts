@@ -30,8 +30,8 @@ export interface PtyServiceOptions {
   createTextLog?: (sessionId: string) => TextLog;
   /** What all tombstones together may hold (default PtyConstants.TOMBSTONE_BUDGET_BYTES). */
   tombstoneBudgetBytes?: number;
-  /** Told what ended sessions and dropped tombstones free, to collect once the host is idle. */
-  idleGc?: { freed(bytes: number): void };
+  /** Told what ended sessions and dropped tombstones free, and of each spawn's garbage, to collect once the host is idle. */
+  idleGc?: { freed(bytes: number): void; touched(): void };
   /** The host's event-loop delay p99 (ms), for `loopDelay`; absent, 0 (a service run inside a test). */
   loopDelayP99Ms?: () => number;
 }
@@ -75,6 +75,7 @@ export class PtyService implements HandlersOf<P>, Disposable {
     if (stale !== undefined) this.dropTombstone(id, stale);
     const session = PtySession.spawn(params, this.options.createTextLog?.(id));
     this.sessions.set(id, session);
+    this.options.idleGc?.touched();
     // Payloads are handed to the transport as they are: the coalescer never reuses a batch.
     this.unacked.set(id, 0);
     session.onData((payload, offset, first) => {

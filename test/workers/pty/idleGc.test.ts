@@ -9,7 +9,9 @@ import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
 import { describe, test } from 'node:test';
 
-import { exposedGc, IdleGc, type IdleGcClock } from '../../../workers/pty/idleGc.js';
+import { getHeapSpaceStatistics } from 'node:v8';
+
+import { exposedGc, IdleGc, type IdleGcClock, reducingGc } from '../../../shared/idleGc.js';
 import { PtyService } from '../../../workers/pty/ptyService.js';
 import { TextPipeline } from '../../../workers/pty/textPipeline.js';
 import { shellHomeEnv } from '../../helpers/testHome.js';
@@ -110,6 +112,54 @@ describe('IdleGc', () => {
     gc.dispose();
     clock.advance(10_000);
     assert.equal(collections(), 0);
+  });
+
+  test('touched: at the next quiet moment, one collection if the heap grew by the growth bound since the last; nothing armed otherwise', () => {
+    const clock = new ManualClock();
+    let heap = 10_000_000;
+    let collections = 0;
+    const gc = new IdleGc({
+      collect: (done) => {
+        collections++;
+        heap = 5_000_000; // what the collection left
+        done();
+      },
+      clock,
+      utilization: () => 0.01,
+      idleMs: 2_000,
+      heapBytes: () => heap,
+      growthBytes: 1_000_000,
+    });
+    assert.equal(clock.pending, 0, 'nothing touched: no timer');
+    gc.touched();
+    gc.touched();
+    assert.equal(clock.pending, 1, 'a burst arms one wait');
+    clock.advance(2_000);
+    assert.equal(collections, 1, 'the first quiet moment after a touch collects');
+    heap += 900_000;
+    gc.touched();
+    clock.advance(2_000);
+    assert.equal(collections, 1, 'grown less than the bound since the last collection: none');
+    assert.equal(clock.pending, 0);
+    heap += 200_000;
+    gc.touched();
+    clock.advance(2_000);
+    assert.equal(collections, 2, 'past the bound: collected');
+  });
+
+  test('the reducing collector gives back the young generation a burst grew (gc() keeps it)', async () => {
+    const newSpace = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')!.space_size;
+    const grow = () => {
+      let keep: object[] = [];
+      for (let i = 0; i < 2_000_000; i++) {
+        keep.push({ i, s: `x${i}` });
+        if (keep.length > 1_000) keep = [];
+      }
+    };
+    grow();
+    const grown = newSpace();
+    await new Promise<void>((resolve) => reducingGc()(resolve));
+    assert.ok(newSpace() < grown, `young generation ${grown} -> ${newSpace()}`);
   });
 
   test('the default collector runs V8 collections in this process (exposed on demand)', () => {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { test } from 'node:test';
 
 import { decodeEnvelope, encodeEnvelope, Kind } from '../../../shared/codec.js';
-import { exposedGc } from '../../../workers/pty/idleGc.js';
+import { exposedGc } from '../../../shared/idleGc.js';
 import { PtyService } from '../../../workers/pty/ptyService.js';
 import { TextPipeline } from '../../../workers/pty/textPipeline.js';
 import { heapNodes } from '../../helpers/heapSnapshot.js';
