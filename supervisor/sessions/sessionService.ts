@@ -69,6 +69,9 @@ export type InputRefusedListener = (sessionId: string, viewer: number | undefine
  */
 const AGENT_RECHECK_MS = 1_000;
 const AGENT_RECLASSIFY_MS = 10_000;
+/** Records serialized per turn by the touched-record sync (one takes ~20-100 µs), and the pause before the next batch. */
+const RECORD_SYNC_BATCH = 50;
+const RECORD_SYNC_PAUSE_MS = 20;
 
 /** A refused write waits for the program to read: about as long as a person takes to notice. */
 const INPUT_BACKLOG_RETRY_AFTER_S = 1;
@@ -645,7 +648,8 @@ export class SessionService {
   private onData(e: { session_id: string; offset: number }, payload?: Uint8Array): void {
     const record = this.sessions.get(e.session_id);
     if (!record || !payload) return;
-    this.touch(record);
+    // Output changes only fields the host's copy leaves out (recordJson): no sync for it, so 500
+    // busy sessions do not make a sync of 500 records every second.
     record.total_written = e.offset + payload.length;
     const now = Date.now();
     record.last_activity_ms = now;
@@ -691,6 +695,7 @@ export class SessionService {
     record.agent_checked_ms = now;
     record.agent_classified_ms = now;
     this.counters.agent_classifications++;
+    this.touch(record);
     const { agentType, foreground } = detectAgent(record.pid, record.spawn_agent_type);
     record.agent_fg_pgid = foreground?.pid ?? null;
     if (agentType === record.agent_type) return;
@@ -812,13 +817,21 @@ export class SessionService {
     this.recordTimer.unref();
   }
 
+  /** At most RECORD_SYNC_BATCH records per turn, the rest RECORD_SYNC_PAUSE_MS later: no long turn when hundreds were touched at once. */
   private syncTouched(): void {
     this.recordTimer = undefined;
+    let synced = 0;
     for (const id of this.touchedRecords) {
+      if (synced === RECORD_SYNC_BATCH) {
+        this.recordTimer = setTimeout(() => this.syncTouched(), RECORD_SYNC_PAUSE_MS);
+        this.recordTimer.unref();
+        return;
+      }
+      this.touchedRecords.delete(id);
       const record = this.sessions.get(id);
       if (record) this.syncRecord(record);
+      synced++;
     }
-    this.touchedRecords.clear();
   }
 
   private syncRecord(record: SessionRecord): void {

@@ -39,4 +39,15 @@ describe('idle sessions in the supervisor', { timeout: 60_000 }, () => {
     assert.equal(renamed.status, 200, renamed.text);
     await waitFor(async () => ((await metrics())['records_synced'] ?? 0) > settled!, 'the renamed record was synced');
   });
+
+  it('a session printing steadily is not serialized again for its output (it changes only fields the host copy leaves out)', async () => {
+    const id = (await suite.create({ args: ['-c', 'while :; do echo tick; sleep 0.05; done'] })).session_id;
+    await waitFor(async () => JSON.stringify(await suite.raw(id)).includes('tick'), 'the output flows');
+    await sleep(1_500); // the create's own sync
+    const before = (await metrics())['records_synced']!;
+    await sleep(3_000);
+    const after = (await metrics())['records_synced']!;
+    // About 60 outputs in 3 s; the only sync left is the foreground's reclassification, every 10 s at most.
+    assert.ok(after - before <= 1, `records synced during 3 s of output: ${after - before}`);
+  });
 });
