@@ -1,4 +1,5 @@
 /** The supervisor's session registry: creates sessions on the pty host, resolves their three addresses, keeps tombstones, publishes lifecycle events. */
+import { RotatingSlice } from '../../shared/rotatingSlice.js';
 import { addKeyed } from '../../shared/keyedSets.js';
 import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
@@ -68,6 +69,8 @@ export type InputRefusedListener = (sessionId: string, viewer: number | undefine
  * program that exec()s another keeps its group: `exec claude` from a wrapper script).
  */
 const AGENT_RECHECK_MS = 1_000;
+/** The periodic record sync looks at 1/RECORD_SYNC_SLICES of the sessions every RECORD_SYNC_MS / RECORD_SYNC_SLICES. */
+const RECORD_SYNC_SLICES = 10;
 const AGENT_RECLASSIFY_MS = 10_000;
 
 /** A refused write waits for the program to read: about as long as a person takes to notice. */
@@ -147,9 +150,12 @@ export class SessionService {
   /** Each session's record as the pty host last got it (sessionAdoption.ts). */
   private readonly recordsSent = new Map<string, string>();
   private readonly recordTimer: NodeJS.Timeout;
+  private readonly recordSlice = new RotatingSlice(this.sessions);
 
   constructor(private readonly opts: SessionServiceOptions) {
-    this.recordTimer = setInterval(() => this.syncRecords(), RECORD_SYNC_MS);
+    // A slice of the records per tick: each is still looked at once per RECORD_SYNC_MS, but with 500
+    // sessions no single turn stringifies them all (measured: one such turn took 40-140 ms).
+    this.recordTimer = setInterval(() => this.syncRecordSlice(), RECORD_SYNC_MS / RECORD_SYNC_SLICES);
     this.recordTimer.unref();
     opts.host.onAdopted((adopted) => this.adopt(adopted));
     // A state change (agent type, idle/working, parsed signals) reaches the host at once, not at the next sync.
@@ -769,6 +775,11 @@ export class SessionService {
   syncRecords(): void {
     if (this.opts.host.runningClient() === null) return;
     for (const record of this.sessions.values()) this.syncRecord(record);
+  }
+
+  private syncRecordSlice(): void {
+    if (this.opts.host.runningClient() === null) return;
+    for (const record of this.recordSlice.takeShare(RECORD_SYNC_SLICES)) this.syncRecord(record);
   }
 
   private syncRecord(record: SessionRecord): void {
