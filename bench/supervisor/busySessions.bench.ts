@@ -2,7 +2,8 @@
  * 500 sessions (issue 29 item 5), 499 of them printing ~20 KB/s, against the same tuicd with none.
  * Per repetition, on a fresh tuicd: GET /health p99 (from a separate client, every 20 ms), both
  * event loops' delay p99 (the supervisor's and the pty host's, from GET /metrics) and keystroke echo
- * p50/p99 through one more session, first with no load, then with the 500 sessions running.
+ * p50/p99 through one more session, first with no load, then with the 500 sessions running; and
+ * the CPU both processes spent per MB the sessions printed while loaded (steadier on a shared machine).
  * Goals: /health p99 < 10 ms, both loops' p99 < 10 ms, echo p99 < 20 ms.
  *
  * `--baseline-ref R`: the build of R runs the same repetition on its own fresh tuicd right after the
@@ -11,12 +12,13 @@
  */
 
 import { baselineEngine, requireUws } from '../baseline.js';
+import { cpuSeconds } from '../http/children.js';
 import { errorText, failedRow, median, row, withNote, type BenchContext, type BenchModule, type BenchRow } from '../harness.js';
 import { LoadClient } from './sessions/clientProc.js';
 import type { EchoSpec } from './sessions/protocol.js';
 import { ECHO_SCRIPT, SHELL, STEADY_PRINTER, steadyPrinterPath } from './sessions/scripts.js';
 import { fmt, goal, percentile } from './sessions/stats.js';
-import { createSession, deleteSession, inBatches, listSessions, request, sleep, startTuicd } from './sessions/tuicd.js';
+import { createSession, deleteSession, inBatches, listSessions, ptyHostPid, request, sleep, startTuicd } from './sessions/tuicd.js';
 
 const Constants = {
   /** Printing sessions: with the echo session, 500, tuicd's default max_sessions. */
@@ -48,6 +50,9 @@ interface Phase {
 interface Rep {
   idle: Phase;
   loaded: Phase;
+  /** CPU ms per MB the sessions printed over the loaded phase: steadier than latencies on a shared machine. */
+  supervisorCpuMsPerMb: number;
+  hostCpuMsPerMb: number;
   perSessionRate: number;
   liveAtEnd: number;
 }
@@ -107,12 +112,24 @@ async function once(variant: Variant, client: LoadClient, perl: string, sessions
       async () => ids.push(await createSession(sock, perl, STEADY_PRINTER.args)),
     );
     await sleep(settleMs);
+    const hostPid = ptyHostPid(tuicd.pid);
+    const cpu = (): [number, number] => [cpuSeconds(tuicd.pid) ?? NaN, hostPid === undefined ? NaN : (cpuSeconds(hostPid) ?? NaN)];
     const written0 = await totalWritten(sock);
+    const cpu0 = cpu();
     const t0 = performance.now();
     const loaded = await phase();
+    const cpu1 = cpu();
     const written1 = await totalWritten(sock);
     const seconds = (performance.now() - t0) / 1000;
-    return { idle, loaded, perSessionRate: (written1 - written0) / seconds / sessions, liveAtEnd: (await listSessions(sock)).length - 1 };
+    const mb = (written1 - written0) / 1e6;
+    return {
+      idle,
+      loaded,
+      supervisorCpuMsPerMb: ((cpu1[0] - cpu0[0]) * 1000) / mb,
+      hostCpuMsPerMb: ((cpu1[1] - cpu0[1]) * 1000) / mb,
+      perSessionRate: (written1 - written0) / seconds / sessions,
+      liveAtEnd: (await listSessions(sock)).length - 1,
+    };
   } finally {
     await inBatches(ids, c.DELETE_CONCURRENCY, (id) => deleteSession(tuicd.socketPath, id).catch(() => undefined));
     await tuicd.stop();
@@ -211,6 +228,26 @@ export const run: BenchModule = async (ctx: BenchContext) => {
     const errors = [...current.errors, ...(older?.errors ?? [])];
     if (errors.length) notes.push(`${errors.length} run(s) failed: ${errors[0]}`);
     out.push(withNote(r, notes.join('; ')));
+  }
+  const cpuUnit = 'CPU ms/MB (lower is better)';
+  const cpuFigures: Array<[string, (r: Rep) => number]> = [
+    ['supervisor CPU per MB printed', (r) => r.supervisorCpuMsPerMb],
+    ['pty host CPU per MB printed', (r) => r.hostCpuMsPerMb],
+  ];
+  for (const [name, pick] of cpuFigures) {
+    const variant = `${name}, ${sessions} sessions`;
+    if (base) out.push(row(group, `${base.name}: ${variant}`, ctx, cpuUnit, base.reps.map(pick)));
+    const r = row(
+      group,
+      variant,
+      ctx,
+      cpuUnit,
+      current.reps.map(pick),
+      base ? { name: `${base.name}: ${variant}`, median: median(base.reps.map(pick)) } : undefined,
+    );
+    out.push(
+      withNote(r, base ? `ratio = tuicd / ${base.name}; ${pairedNote(current, base, pick)}` : 'over the loaded phase (the /health window and the echo run)'),
+    );
   }
   return out;
 };
