@@ -158,7 +158,7 @@ export class Redactor {
    * True when `line(text)` would neither move the PEM state nor drop the line: its result is then
    * `redactLineText(text)`, which a caller may compute later (only for lines someone reads).
    */
-  deferrable(text: string): boolean {
+  deferrable(text: { includes(ascii: string): boolean }): boolean {
     return !this.inPem && !text.includes('PRIVATE KEY');
   }
 

@@ -19,11 +19,10 @@ export const RECORD_SYNC_MS = 1_000;
  * record reads the same from one sync to the next and is not sent again each second. The host knows
  * the bytes written; the others restart from the adoption.
  */
-const VOLATILE_FIELDS = new Set<string>(['total_written', 'last_activity_ms', 'agent_checked_ms']);
-
-/** The record as the host keeps it. */
+/** The record as the host keeps it (a copy without those fields: JSON.stringify with a replacer function is several times slower). */
 export function recordJson(record: SessionRecord): string {
-  return JSON.stringify(record, (key, value: unknown) => (VOLATILE_FIELDS.has(key) ? undefined : value));
+  const { total_written: _written, last_activity_ms: _activity, agent_checked_ms: _checked, ...kept } = record;
+  return JSON.stringify(kept);
 }
 
 function blankRecord(s: AdoptedSession, now: number): SessionRecord {

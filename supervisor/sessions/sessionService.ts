@@ -157,7 +157,7 @@ export class SessionService {
    */
   private readonly recordsSent = new Map<string, number>();
   /**
-   * Sessions something happened to (output, state, input, a call that changed the record) since the
+   * Sessions something happened to (state, input, a reclassification, a call that changed the record) since the
    * last sync: only theirs are serialized again, RECORD_SYNC_MS after the first, so idle sessions
    * cost no timer, no wake-up and no garbage (every record re-serialized each second did).
    */

@@ -30,10 +30,15 @@ export interface AnsiStripperOptions {
   /** Receives each push's completed lines at once, joined by `\n`, before `onLine` sees them one by one. */
   onText?: (text: string) => void;
   /**
-   * After `onText`, the same lines as bytes (valid only during the call): true when it took them all,
-   * and `onLine` is then not called (the line log keeps bytes: no split, decode per line or encode).
+   * The same lines undecoded (valid only during the call): `includes` searches the bytes, `text()`
+   * decodes them once, when some consumer needs the string (most pushes of a plain session need none).
    */
-  onBlock?: (block: LineBlock, text: string) => boolean;
+  onPushed?: (lines: PushedLines) => void;
+  /**
+   * After `onText` and `onPushed`, the same lines as bytes (valid only during the call): true when it
+   * took them all, and `onLine` is then not called (the line log keeps bytes: no split, decode per line or encode).
+   */
+  onBlock?: (block: LineBlock, lines: PushedLines) => boolean;
   /** The program switched to (true) or back from (false) the alternate screen. */
   onAltScreen?: (active: boolean) => void;
   /** Only OSC strings starting with one of these bytes reach `onOsc` (all when absent). */
@@ -97,6 +102,42 @@ function incompleteTail(buf: Uint8Array, from: number, to: number): number {
   return 0;
 }
 
+/** A push's completed lines joined by `\n`, as the stripper's bytes; decoded at most once, on demand. */
+export class PushedLines {
+  private buf: Buffer = EMPTY_BUFFER;
+  private end = 0;
+  private decoded: string | undefined;
+
+  /** Whether the lines contain `ascii` (ASCII only: its bytes are its UTF-8), searched in the bytes. */
+  includes(ascii: string): boolean {
+    if (this.decoded !== undefined) return this.decoded.includes(ascii);
+    const at = this.buf.indexOf(ascii);
+    // The first match past `end` (the unfinished line) means none before it.
+    return at !== -1 && at + ascii.length <= this.end;
+  }
+
+  text(): string {
+    this.decoded ??= this.buf.toString('utf8', 0, this.end);
+    return this.decoded;
+  }
+
+  /** @internal the stripper's buffer, lines in [0, end). */
+  set(buf: Buffer, end: number): void {
+    this.buf = buf;
+    this.end = end;
+    this.decoded = undefined;
+  }
+
+  /** @internal after the push: nothing is kept. */
+  clear(): void {
+    this.buf = EMPTY_BUFFER;
+    this.end = 0;
+    this.decoded = undefined;
+  }
+}
+
+const EMPTY_BUFFER = Buffer.alloc(0);
+
 /**
  * Feed bytes with `push`; completed lines go to `onLine` at the end of each push. The current line has a
  * cursor, so CR, BS, CUF/CUB/CHA and EL edit it as they would a terminal row (a code point = a column).
@@ -125,6 +166,8 @@ export class AnsiStripper {
   /** The OSC string being read, for `onOsc` (allocated at the first one kept); oscLen past OSC_KEEP_BYTES means it is dropped. */
   private oscBuf: Buffer | undefined;
   private oscLen = 0;
+  /** The view `onPushed` and `onBlock` get, reused by every push. */
+  private readonly pushed = new PushedLines();
 
   constructor(private readonly opts: AnsiStripperOptions) {
     this.maxLine = Math.max(16, opts.maxLineBytes ?? StripConstants.MAX_LINE_BYTES);
@@ -189,14 +232,21 @@ export class AnsiStripper {
     if (this.start > 0) this.emit();
   }
 
-  /** Decodes this push's completed lines in one go (a decode per line costs ~0.2 µs) and hands them out. */
+  /**
+   * Hands out this push's completed lines; they are decoded in one go (a decode per line costs ~0.2 µs),
+   * and only when a consumer needs the string: with 500 sessions printing, a string per push was most
+   * of what the pty host allocated, and its garbage collections were the host's longest turns.
+   */
   private emit(): void {
-    const text = this.buf.toString('utf8', 0, this.start - 1);
+    const pushed = this.pushed;
+    pushed.set(this.buf, this.start - 1);
     try {
-      this.opts.onText?.(text);
+      if (this.opts.onText !== undefined) this.opts.onText(pushed.text());
+      this.opts.onPushed?.(pushed);
       const block: LineBlock = { bytes: this.buf, from: 0, ends: this.ends, count: this.nEnds };
-      if (this.opts.onBlock === undefined || !this.opts.onBlock(block, text)) for (const line of text.split('\n')) this.opts.onLine(line);
+      if (this.opts.onBlock === undefined || !this.opts.onBlock(block, pushed)) for (const line of pushed.text().split('\n')) this.opts.onLine(line);
     } finally {
+      pushed.clear();
       // Even when a consumer throws: the lines are handed out once.
       this.buf.copyWithin(0, this.start, this.len);
       this.len -= this.start;

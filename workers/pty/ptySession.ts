@@ -185,7 +185,12 @@ export class PtySession implements Disposable {
         lineCount: () => this.textLog?.totalLines ?? 0,
         onWorking: (working) => this.activity.hold(working),
       });
-      textLog.setSink({ text: (t) => parser.lines(t), osc: (p) => parser.osc(p), altScreen: (a) => this.altListeners.fire(a) });
+      textLog.setSink({
+        text: (t) => parser.lines(t),
+        wants: (l) => parser.wantsText(l),
+        osc: (p) => parser.osc(p),
+        altScreen: (a) => this.altListeners.fire(a),
+      });
       this.parser = parser;
     }
     this.coalescer = new Coalescer({

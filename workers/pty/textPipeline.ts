@@ -4,7 +4,7 @@
  * the pty host's `readLog` request, so no line leaves unredacted.
  */
 
-import { AnsiStripper } from './ansiStrip.js';
+import { AnsiStripper, type PushedLines } from './ansiStrip.js';
 import { type LineBlock, LineLog, type LineRead, type LineReadOptions } from './lineLog.js';
 import { Redactor, redactLineText } from '../../shared/redactor.js';
 import { isParsedOscPrefix, PARSED_OSC_FIRST_BYTES } from './agentParser/oscRules.js';
@@ -27,6 +27,8 @@ export interface TextRead extends LineRead {
 /** Where the output parser taps the text stage: each push's completed lines, and OSC strings. */
 export interface TextSink {
   text(lines: string): void;
+  /** False when `text` would do nothing with these lines: they are then never decoded (absent: always true). */
+  wants?(lines: PushedLines): boolean;
   osc(payload: string): void;
   altScreen(active: boolean): void;
 }
@@ -53,12 +55,13 @@ export class TextPipeline {
     const stripOpts = {
       onLine: (text: string) => this.onLine(text),
       keepAltScreen: opts.keepAltScreen ?? false,
-      onText: (text: string) => {
-        this.sink?.text(text);
+      onPushed: (lines: PushedLines) => {
+        const sink = this.sink;
+        if (sink !== undefined && (sink.wants === undefined || sink.wants(lines))) sink.text(lines.text());
         // Per push, not per line: lines of a push no watcher can match take the untapped path.
-        if (this.tap !== undefined) this.onLine = this.tap.block(text) ? this.completedTapped : this.completed;
+        if (this.tap !== undefined) this.onLine = this.tap.block(lines.text()) ? this.completedTapped : this.completed;
       },
-      onBlock: (block: LineBlock, text: string) => this.block(block, text),
+      onBlock: (block: LineBlock, lines: PushedLines) => this.block(block, lines),
       onAltScreen: (active: boolean) => this.sink?.altScreen(active),
       oscFirstBytes: PARSED_OSC_FIRST_BYTES,
       onOsc: (payload: string) => {
@@ -108,8 +111,8 @@ export class TextPipeline {
    * and no watcher looks at them: the common case, with no string per line. The PEM check on the
    * whole text says what `deferrable` would say of every line of it.
    */
-  private block(block: LineBlock, text: string): boolean {
-    if (this.onLine !== this.completed || !this.redactor.deferrable(text)) return false;
+  private block(block: LineBlock, lines: PushedLines): boolean {
+    if (this.onLine !== this.completed || !this.redactor.deferrable(lines)) return false;
     // A log without the byte path (the string log the tests compare with) takes the lines one by one.
     const log = this.log as Partial<LineLog>;
     if (log.appendBlock === undefined) return false;

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
 import { after, test } from 'node:test';
 
-import { deferredTextStage } from '../../../workers/pty/deferredText.js';
+import { DeferredTextStage, deferredTextStage, PendingText } from '../../../workers/pty/deferredText.js';
 import { PtySession } from '../../../workers/pty/ptySession.js';
 import { TextPipeline } from '../../../workers/pty/textPipeline.js';
 import { shellHomeEnv } from '../../helpers/testHome.js';
@@ -94,4 +94,90 @@ test('a log read right after a data event already sees that batch', async () => 
     () => 'the line never came',
   );
   assert.ok(sawLine?.includes('line-42'), `the read drained the pending text: ${JSON.stringify(sawLine)}`);
+});
+
+/** A stage on a fake clock: each processed batch takes `costMs`; passes run when the test says. */
+function fakeStage(budgetMs: number) {
+  let now = 0;
+  const passes: Array<() => void> = [];
+  const stage = new DeferredTextStage({ budgetMs, now: () => now, defer: (fn) => passes.push(fn) });
+  const seen: string[] = [];
+  const queue = (name: string, costMs = 1) =>
+    new PendingText((bytes) => {
+      now += costMs;
+      seen.push(`${name}${bytes[0]}`);
+    }, stage);
+  const pass = (): boolean => {
+    const fn = passes.shift();
+    fn?.();
+    return fn !== undefined;
+  };
+  return { stage, seen, queue, pass, pending: () => passes.length };
+}
+
+test('one pass of the text stage stops at its time budget and yields; the rest follows on later turns, in order', () => {
+  const f = fakeStage(2.5);
+  const a = f.queue('a');
+  const b = f.queue('b');
+  for (let i = 0; i < 5; i++) a.push(Uint8Array.of(i));
+  for (let i = 0; i < 5; i++) b.push(Uint8Array.of(i));
+  assert.equal(f.pending(), 1, 'one pass scheduled for both sessions');
+  f.pass();
+  // 3 batches: the third one starts before the budget is spent, nothing after it.
+  assert.deepEqual(f.seen, ['a0', 'a1', 'a2']);
+  assert.equal(f.pending(), 1, 'the rest is scheduled for a later turn');
+  // The session cut short goes to the back: b is not starved by a's backlog.
+  f.pass();
+  assert.deepEqual(f.seen.slice(3), ['b0', 'b1', 'b2']);
+  while (f.pass());
+  assert.deepEqual(
+    f.seen.filter((s) => s.startsWith('a')),
+    ['a0', 'a1', 'a2', 'a3', 'a4'],
+  );
+  assert.deepEqual(
+    f.seen.filter((s) => s.startsWith('b')),
+    ['b0', 'b1', 'b2', 'b3', 'b4'],
+  );
+  assert.ok(a.empty && b.empty);
+  assert.equal(f.stage.pending, 0);
+});
+
+test('a reader drains its session between passes: the next pass skips it', () => {
+  const f = fakeStage(1.5);
+  const a = f.queue('a');
+  const b = f.queue('b');
+  for (let i = 0; i < 3; i++) a.push(Uint8Array.of(i));
+  b.push(Uint8Array.of(0));
+  f.pass(); // a0, a1
+  a.drain();
+  assert.deepEqual(f.seen, ['a0', 'a1', 'a2']);
+  f.pass();
+  assert.deepEqual(f.seen, ['a0', 'a1', 'a2', 'b0']);
+  assert.equal(f.pass(), false, 'nothing left to schedule');
+});
+
+test('a session whose queued text passes the bound is processed at once, in the data path', () => {
+  const f = fakeStage(1);
+  const processed: number[] = [];
+  const q = new PendingText((bytes) => processed.push(bytes.length), f.stage, 10);
+  q.push(new Uint8Array(4));
+  q.push(new Uint8Array(4));
+  assert.deepEqual(processed, []);
+  q.push(new Uint8Array(4)); // 12 > 10
+  assert.deepEqual(processed, [4, 4, 4]);
+  assert.equal(q.bytes, 0);
+  assert.equal(f.stage.pending, 0);
+});
+
+test('a batch that throws is not run again, and the rest still gets its turn', () => {
+  const f = fakeStage(100);
+  const seen: number[] = [];
+  const q = new PendingText((bytes) => {
+    seen.push(bytes[0]!);
+    if (bytes[0] === 1) throw new Error('boom');
+  }, f.stage);
+  for (let i = 0; i < 3; i++) q.push(Uint8Array.of(i));
+  assert.throws(() => f.pass(), /boom/);
+  while (f.pass());
+  assert.deepEqual(seen, [0, 1, 2]);
 });

@@ -149,6 +149,14 @@ export class OutputParser {
     }
   }
 
+  /**
+   * Whether `lines` would do anything with these lines: a plain session only looks for PR links, so
+   * most of its output is never decoded to a string (`includes` searches the stripper's bytes).
+   */
+  wantsText(lines: { includes(ascii: string): boolean }): boolean {
+    return this.agent !== null || (lines.includes('://') && (lines.includes('/pull/') || lines.includes('/merge_requests/')));
+  }
+
   /** A batch's completed lines, joined by `\n` (the stripper's decode of one push). */
   lines(text: string): void {
     const out: ParsedEvent[] = [];
