@@ -5,26 +5,6 @@
  * `--baseline-ref` adds the older build's echo beside ours, as there.
  */
 import type { BenchModule } from '../harness.js';
-import { baselineEngine } from '../baseline.js';
-import { type BaselineSlot, measureEcho, startSlot, type TuicdSlot } from './sessionStream.bench.js';
-import { LoadClient } from './sessions/clientProc.js';
+import { measureEcho, withSlots } from './sessionStream.bench.js';
 
-export const run: BenchModule = async (ctx) => {
-  const client = LoadClient.start();
-  let uws: TuicdSlot = {};
-  let nodeEngine: TuicdSlot = {};
-  let baseline: BaselineSlot | undefined;
-  try {
-    // One at a time: one's start-up CPU must not delay the other's ready line.
-    uws = await startSlot('uws');
-    nodeEngine = await startSlot('node');
-    if (ctx.baseline) {
-      const b = ctx.baseline;
-      baseline = { label: b.label, slot: 'error' in b ? { error: b.error } : await startSlot(baselineEngine(b), b.mainPath) };
-    }
-    return await measureEcho(ctx, client, uws, nodeEngine, baseline);
-  } finally {
-    await client.stop();
-    await Promise.all([uws.tuicd?.stop(), nodeEngine.tuicd?.stop(), baseline?.slot.tuicd?.stop()]);
-  }
-};
+export const run: BenchModule = (ctx) => withSlots(ctx, (client, uws, nodeEngine, baseline) => measureEcho(ctx, client, uws, nodeEngine, baseline));

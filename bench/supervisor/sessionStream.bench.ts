@@ -455,7 +455,11 @@ export async function measureEcho(ctx: BenchContext, client: LoadClient, uws: Tu
   return out;
 }
 
-export const run: BenchModule = async (ctx) => {
+/** The load client, tuicd on each engine and the baseline build (if any) for `measure`, all stopped after it. */
+export async function withSlots(
+  ctx: BenchContext,
+  measure: (client: LoadClient, uws: TuicdSlot, nodeEngine: TuicdSlot, baseline: BaselineSlot | undefined) => Promise<BenchRow[]>,
+): Promise<BenchRow[]> {
   const client = LoadClient.start();
   let uws: TuicdSlot = {};
   let nodeEngine: TuicdSlot = {};
@@ -468,6 +472,15 @@ export const run: BenchModule = async (ctx) => {
       const b = ctx.baseline;
       baseline = { label: b.label, slot: 'error' in b ? { error: b.error } : await startSlot(baselineEngine(b), b.mainPath) };
     }
+    return await measure(client, uws, nodeEngine, baseline);
+  } finally {
+    await client.stop();
+    await Promise.all([uws.tuicd?.stop(), nodeEngine.tuicd?.stop(), baseline?.slot.tuicd?.stop()]);
+  }
+}
+
+export const run: BenchModule = (ctx) =>
+  withSlots(ctx, async (client, uws, nodeEngine, baseline) => {
     const n = ctx.quick ? StreamBenchConstants.FLOOD_BYTES_QUICK : StreamBenchConstants.FLOOD_BYTES;
     const sizeNote = `N = ${n / 1e6} MB${ctx.quick ? ' (--quick)' : ''}, not the issue's 200 MB (2-core box)`;
     const rows: BenchRow[] = [];
@@ -526,8 +539,4 @@ export const run: BenchModule = async (ctx) => {
     }
     rows.push(...(await measureEcho(ctx, client, uws, nodeEngine, baseline)));
     return rows;
-  } finally {
-    await client.stop();
-    await Promise.all([uws.tuicd?.stop(), nodeEngine.tuicd?.stop(), baseline?.slot.tuicd?.stop()]);
-  }
-};
+  });
