@@ -23,7 +23,7 @@ export const IdleGcConstants = {
   /** The host counts as idle once its event loop was busy less than IDLE_UTILIZATION over this long. */
   IDLE_MS: 2_000,
   IDLE_UTILIZATION: 0.05,
-  /** A host that never goes quiet collects anyway after this long (one pause, not memory held for hours). */
+  /** A host that never goes quiet collects what it freed anyway after this long (one pause, not memory held for hours); a touch alone never forces one. */
   MAX_DEFER_MS: 60_000,
   /** After `touched`: the V8 heap (committed) grew this much since the last collection before one is worth its pause. */
   GROWTH_BYTES: 1024 * 1024,
@@ -194,7 +194,11 @@ export class IdleGc {
   private check(): void {
     this.timer = undefined;
     const busy = this.utilization() >= IdleGcConstants.IDLE_UTILIZATION;
-    if (busy && this.clock.now() - this.waitingSince < this.maxDeferMs) {
+    // Only memory held (freed past the threshold) is worth a pause on a loop that never goes quiet.
+    // A touch-only wait (a burst of creates) keeps waiting: on a busy process its memory-reducing
+    // collection is several full pauses, then a young generation shrunk to 1 MiB to grow back.
+    const forced = this.pending >= this.thresholdBytes && this.clock.now() - this.waitingSince >= this.maxDeferMs;
+    if (busy && !forced) {
       this.arm();
       return;
     }

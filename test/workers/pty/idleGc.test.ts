@@ -102,6 +102,17 @@ describe('IdleGc', () => {
     assert.equal(collections(), 2, 'never quiet: collected after the bound');
   });
 
+  test('a touch alone never forces a collection on a busy process; it waits for a quiet moment', () => {
+    let busy = true;
+    const { gc, clock, collections } = collector({ busy: () => busy });
+    gc.touched();
+    clock.advance(300_000);
+    assert.equal(collections(), 0, 'busy for five minutes after a burst of creates: no pause');
+    busy = false;
+    clock.advance(2_000);
+    assert.equal(collections(), 1, 'quiet: collected');
+  });
+
   test('nothing freed, zero or negative: nothing armed; dispose cancels a waiting collection', () => {
     const { gc, clock, collections } = collector({ threshold: 1 });
     gc.freed(0);
