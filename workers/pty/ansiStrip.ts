@@ -106,14 +106,17 @@ function incompleteTail(buf: Uint8Array, from: number, to: number): number {
 export class PushedLines {
   private buf: Buffer = EMPTY_BUFFER;
   private end = 0;
+  /** buf[0, end), made by the first search of a push. */
+  private lines: Buffer | undefined;
   private decoded: string | undefined;
 
   /** Whether the lines contain `ascii` (ASCII only: its bytes are its UTF-8), searched in the bytes. */
   includes(ascii: string): boolean {
     if (this.decoded !== undefined) return this.decoded.includes(ascii);
-    const at = this.buf.indexOf(ascii);
-    // The first match past `end` (the unfinished line) means none before it.
-    return at !== -1 && at + ascii.length <= this.end;
+    // Only the lines: a search of the whole buffer also scanned its spare capacity and the stale bytes
+    // of earlier pushes (a buffer grown by one long line is searched whole by every later push).
+    this.lines ??= this.buf.subarray(0, this.end);
+    return this.lines.indexOf(ascii) !== -1;
   }
 
   text(): string {
@@ -125,6 +128,7 @@ export class PushedLines {
   set(buf: Buffer, end: number): void {
     this.buf = buf;
     this.end = end;
+    this.lines = undefined;
     this.decoded = undefined;
   }
 
@@ -132,6 +136,7 @@ export class PushedLines {
   clear(): void {
     this.buf = EMPTY_BUFFER;
     this.end = 0;
+    this.lines = undefined;
     this.decoded = undefined;
   }
 }
