@@ -13,6 +13,7 @@
 
 import { PtyConstants } from '../../shared/protocol/pty.js';
 import { StripConstants } from './ansiStrip.js';
+import { longLivedBytes } from './longLivedBytes.js';
 
 export const LineLogConstants = {
   /** Lines kept per session (VT_LOG_BUFFER_CAPACITY); older lines are dropped, their indexes are not reused. */
@@ -215,7 +216,8 @@ export class LineLog {
     const size = Math.max(length + 1, Math.min(MAX_CHUNK_BYTES, Math.max(FIRST_CHUNK_BYTES, this.lastChunkSize * 2)));
     this.lastChunkSize = size;
     // Own memory: a small pooled Buffer would keep Node's shared 8 KiB slab alive with it.
-    const chunk = { bytes: Buffer.allocUnsafeSlow(size), base: this.end, used: 0 };
+    // Outside V8's external-memory accounting too: a log's chunk turnover would force full collections (longLivedBytes.ts).
+    const chunk = { bytes: longLivedBytes(size), base: this.end, used: 0 };
     this.chunks.push(chunk);
     return chunk;
   }

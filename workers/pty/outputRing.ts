@@ -3,6 +3,8 @@
  * (`totalWritten` never goes back), so catch-up and `readRaw` can say exactly where bytes start.
  */
 
+import { longLivedBytes } from './longLivedBytes.js';
+
 export interface RingRead {
   /** Absolute offset of the first byte returned. */
   start: number;
@@ -89,7 +91,8 @@ export class OutputRing {
     if (have !== undefined && have.length >= need) return have;
     // The first chunk starts small and doubles; the others are allocated whole.
     const size = k === 0 ? Math.min(full, firstChunkSize(have?.length ?? 0, need)) : full;
-    const grown = Buffer.allocUnsafeSlow(size);
+    // Outside V8's external-memory accounting: a growing ring would force full collections (longLivedBytes.ts).
+    const grown = longLivedBytes(size);
     if (have !== undefined) have.copy(grown);
     this.chunks[k] = grown;
     return grown;
