@@ -10,7 +10,7 @@ import type { ConfigStore } from '../config/configStore.js';
 import type { EventBus } from '../events/eventBus.js';
 import { DetachedHostStarter } from '../hosts/detachedHostStarter.js';
 import { takeEndedSessions } from '../hosts/ptyHostState.js';
-import { PTY_HOST_NODE_ARGS, ptyHostEnv } from '../hosts/ptyHostEnv.js';
+import { ptyHostEnv, ptyHostNodeArgs } from '../hosts/ptyHostEnv.js';
 import { PtyHost } from '../hosts/ptyHost.js';
 import type { Logger } from '../log.js';
 import { createSessionTool } from '../mcp/tools/session.js';
@@ -51,7 +51,7 @@ export function sessionsFeature(deps: SessionsDeps): SessionsFeature {
   const starter = new DetachedHostStarter({
     entry: PTY_HOST_ENTRY,
     env: ptyHostEnv(deps.env),
-    nodeArgs: PTY_HOST_NODE_ARGS,
+    nodeArgs: ptyHostNodeArgs(deps.env),
     configDir: deps.paths.configDir,
     logDir: deps.paths.logDir,
     instance: deps.paths.instance,

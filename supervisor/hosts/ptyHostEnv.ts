@@ -12,6 +12,16 @@
 export const PTY_HOST_NODE_ARGS: readonly string[] = ['--expose-gc', '--max-semi-space-size=4'];
 
 /**
+ * The pty host's node flags: PTY_HOST_NODE_ARGS, then any in TUIC_PTY_NODE_ARGS (split on white space),
+ * for diagnostics such as `--cpu-prof --cpu-prof-dir=/tmp/prof` or `--trace-gc`, which NODE_OPTIONS
+ * refuses or would hand to the supervisor as well.
+ */
+export function ptyHostNodeArgs(env: NodeJS.ProcessEnv): string[] {
+  const extra = env['TUIC_PTY_NODE_ARGS']?.split(/\s+/).filter((arg) => arg !== '') ?? [];
+  return [...PTY_HOST_NODE_ARGS, ...extra];
+}
+
+/**
  * The pty host's own environment: the supervisor's, with glibc's mmap threshold pinned at its
  * default 128 KiB. glibc otherwise raises the threshold to the size of the first freed mmapped
  * block, so after one session's 2 MiB output ring is freed the next rings come from the heap, where

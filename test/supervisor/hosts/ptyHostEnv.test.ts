@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 
-import { ptyHostEnv } from '../../../supervisor/hosts/ptyHostEnv.js';
+import { ptyHostEnv, ptyHostNodeArgs } from '../../../supervisor/hosts/ptyHostEnv.js';
 import { waitFor } from '../../helpers/poll.js';
 import { Tuicd } from '../../helpers/tuicdProcess.js';
 
@@ -54,6 +54,16 @@ describe('the pty host environment', () => {
     );
     assert.ok(!environ(shell!).some((v) => v.startsWith('MALLOC_MMAP_THRESHOLD_=')), 'the shell does not inherit it');
     await t.socket('DELETE', `/sessions/${encodeURIComponent(id)}`);
+  });
+
+  it('adds the flags of TUIC_PTY_NODE_ARGS after its own', () => {
+    assert.deepEqual(ptyHostNodeArgs({ TUIC_PTY_NODE_ARGS: ' --trace-gc  --cpu-prof-dir=/tmp/p ' }), [
+      '--expose-gc',
+      '--max-semi-space-size=4',
+      '--trace-gc',
+      '--cpu-prof-dir=/tmp/p',
+    ]);
+    assert.deepEqual(ptyHostNodeArgs({}), ['--expose-gc', '--max-semi-space-size=4']);
   });
 
   it('keeps a value the user set', () => {
