@@ -10,7 +10,7 @@ import { test } from 'node:test';
 
 import { PtyService } from '../../../workers/pty/ptyService.js';
 import { TextPipeline } from '../../../workers/pty/textPipeline.js';
-import { countObjects } from '../../helpers/heapSnapshot.js';
+import { countObjects, heapNodes } from '../../helpers/heapSnapshot.js';
 import { shellHomeEnv } from '../../helpers/testHome.js';
 
 const SESSIONS = 3;
@@ -46,6 +46,44 @@ test(`${SESSIONS} sessions at a prompt hold no screen model and no input queue; 
     assert.deepEqual(await countObjects(LAZY), { ScreenModel: 1, InputQueue: 1 });
     // A screen made after a resize has the new size.
     assert.equal(service.readScreen({ session_id: ids[2]! }).rows_count, 30);
+  } finally {
+    await service.shutdown(2_000);
+  }
+});
+
+/** Closures made per session beyond these were per-session listeners (issue 29): 41 per idle session before, 25 after, in the pty host. */
+const MAX_CLOSURES_PER_SESSION = 30;
+
+test('an idle session holds no listener lists or disposable store and few closures: the service observes every session with one object', async () => {
+  let printed = 0;
+  let wanted = 0;
+  let allPrinted: () => void = () => {};
+  const service: PtyService = new PtyService(
+    {
+      emit: (event) => {
+        if (event === 'data' && ++printed === wanted) allPrinted();
+      },
+    },
+    { createTextLog: () => new TextPipeline() },
+  );
+  const spawnAll = async (from: number, count: number): Promise<void> => {
+    const done = new Promise<void>((resolve) => (allPrinted = resolve));
+    wanted += count;
+    for (let i = from; i < from + count; i++) {
+      const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...shellHomeEnv() };
+      service.spawn({ session_id: `observed-${i}`, shell: '/bin/sh', args: ['-c', `printf '$ '; exec cat`], cwd: tmpdir(), env, rows: 24, cols: 80 });
+    }
+    await done;
+  };
+  const closures = async (): Promise<number> => (await heapNodes((n) => n.type === 'closure')).length;
+  try {
+    // The first spawn loads node-pty and runs code paths for the first time: counted before the baseline.
+    await spawnAll(0, 1);
+    const before = await closures();
+    await spawnAll(1, SESSIONS);
+    const perSession = ((await closures()) - before) / SESSIONS;
+    assert.deepEqual(await countObjects(['Listeners', 'DisposableStore']), { Listeners: 0, DisposableStore: 0 });
+    assert.ok(perSession <= MAX_CLOSURES_PER_SESSION, `${perSession} closures per idle session (at most ${MAX_CLOSURES_PER_SESSION})`);
   } finally {
     await service.shutdown(2_000);
   }
