@@ -26,10 +26,11 @@ export const OutputRingConstants = {
   CHUNK_BYTES: 128 * 1024,
   /**
    * The first chunk starts this small and doubles as the writes reach its end (copying what it
-   * holds), up to a whole chunk: an idle shell's prompt costs 1 KiB, not 16 (a few hundred idle
-   * sessions are the common case); a busy ring pays 7 small copies once. The next chunks are whole.
+   * holds), up to a whole chunk: an idle shell's prompt (tens of bytes) costs 256 bytes, not 16 KiB
+   * (a few hundred idle sessions are the common case); a busy ring pays 9 small copies once. The
+   * next chunks are whole.
    */
-  FIRST_CHUNK_BYTES: 1024,
+  FIRST_CHUNK_BYTES: 256,
 } as const;
 
 export class OutputRing {
