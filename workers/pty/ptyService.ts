@@ -73,7 +73,9 @@ export class PtyService implements HandlersOf<P>, Disposable, PtySessionObserver
     // An id the supervisor forgot may come back: its old tombstone must not answer for the new session.
     const stale = this.closed.get(id);
     if (stale !== undefined) this.dropTombstone(id, stale);
-    const session = PtySession.spawn(params, this.options.createTextLog?.(id));
+    const createTextLog = this.options.createTextLog;
+    // Built on the session's first output or read (PtySession.makeTextLog).
+    const session = PtySession.spawn(params, createTextLog === undefined ? undefined : () => createTextLog(id));
     this.sessions.set(id, session);
     this.options.idleGc?.touched();
     this.unacked.set(id, 0);

@@ -154,8 +154,16 @@ export class PtySession implements Disposable {
   private altListeners: Listeners<[boolean]> | undefined;
   /** Parser events found during the batch being handled (undefined outside one). */
   private parsedPending: ParsedEvent[] | undefined;
+  /** The text side: stripped, redacted lines (workers/pty/textPipeline.ts); absent without a text stage. */
+  private textLog: TextLog | undefined;
   /** Agent state from the output (workers/pty/agentParser); absent without a text stage. */
-  private readonly parser: OutputParser | undefined;
+  private parser: OutputParser | undefined;
+  /**
+   * Builds the text stage (text log and parser) when it is first needed: the first output, a log
+   * read, an agent, input or a resize. A session that has printed nothing holds no stripper, line
+   * log or parser (about 5 KB); undefined once built, or when the session has none.
+   */
+  private makeTextLog: (() => TextLog) | undefined;
   private readonly activity = new ShellActivity(PtyConstants.SHELL_IDLE_MS, PtySession.stateChanged, this);
   private killTimer: NodeJS.Timeout | undefined;
   private repeatTimer: NodeJS.Timeout | undefined;
@@ -185,7 +193,7 @@ export class PtySession implements Disposable {
   private constructor(
     private readonly pty: IPty,
     readonly shell: string,
-    private textLog: TextLog | undefined,
+    text: TextLog | (() => TextLog) | undefined,
     /** Our own fd on the PTY slave (see the header); closed once the exit was reported. */
     private slaveFd: number | undefined,
     size: { rows: number; cols: number },
@@ -195,12 +203,8 @@ export class PtySession implements Disposable {
     this.masterFd = typeof masterFd === 'number' ? masterFd : undefined;
     this.rows = size.rows;
     this.cols = size.cols;
-    if (textLog?.setSink !== undefined) {
-      // One object serves as the parser's options and the pipeline's sink: methods, not 8 closures.
-      const hooks = new PtySession.TextHooks(this);
-      this.parser = new OutputParser(hooks);
-      textLog.setSink(hooks);
-    }
+    if (typeof text === 'function') this.makeTextLog = text;
+    else this.setTextLog(text);
     this.coalescer = new Coalescer({
       windowMs: PtySessionConstants.COALESCE_WINDOW_MS,
       maxBatchBytes: PtySessionConstants.COALESCE_MAX_BYTES,
@@ -253,8 +257,29 @@ export class PtySession implements Disposable {
     }
   }
 
-  /** Starts `shell` (else $SHELL of the child env, else /bin/sh) on a new PTY. */
-  static spawn(options: PtySpawnOptions, textLog?: TextLog): PtySession {
+  /** The session's text log, and the output parser when the log has a sink for it. */
+  private setTextLog(textLog: TextLog | undefined): void {
+    this.textLog = textLog;
+    if (textLog?.setSink === undefined) return;
+    // One object serves as the parser's options and the pipeline's sink: methods, not 8 closures.
+    const hooks = new PtySession.TextHooks(this);
+    this.parser = new OutputParser(hooks);
+    textLog.setSink(hooks);
+  }
+
+  /** Builds the text stage if it is still to be made (see makeTextLog). */
+  private ensureText(): void {
+    const make = this.makeTextLog;
+    if (make === undefined) return;
+    this.makeTextLog = undefined;
+    this.setTextLog(make());
+  }
+
+  /**
+   * Starts `shell` (else $SHELL of the child env, else /bin/sh) on a new PTY. `text`: its text log,
+   * or what builds it when first needed.
+   */
+  static spawn(options: PtySpawnOptions, text?: TextLog | (() => TextLog)): PtySession {
     const shell = options.shell || options.env.SHELL || process.env.SHELL || PtySessionConstants.FALLBACK_SHELL;
     if (!isDirectory(options.cwd)) throw new SupervisorError(PTY_SPAWN_FAILED, `cwd '${options.cwd}' is not a directory`, { cwd: options.cwd });
     // node-pty only finds out in the forked child (execvp fails there, the "session" prints that and
@@ -279,7 +304,7 @@ export class PtySession implements Disposable {
     }
     lowerPriority(pty.pid);
     // Same tick as the spawn: libuv has not polled the master yet, so no early POLLHUP was seen.
-    const session = new PtySession(pty, ownString(shell), textLog, holdSlave(pty), { rows: options.rows, cols: options.cols });
+    const session = new PtySession(pty, ownString(shell), text, holdSlave(pty), { rows: options.rows, cols: options.cols });
     if (options.agent_type) session.setAgent(options.agent_type);
     return session;
   }
@@ -339,6 +364,8 @@ export class PtySession implements Disposable {
    */
   setAgent(type: string | null): void {
     if (this.exitInfo !== undefined) return;
+    // A parser made later starts with no agent: only an agent needs it now.
+    if (type !== null) this.ensureText();
     this.pendingText.drain();
     this.activity.setIdleMs(type === null ? PtyConstants.SHELL_IDLE_MS : PtyConstants.AGENT_IDLE_MS);
     this.parser?.setAgent(type);
@@ -357,6 +384,7 @@ export class PtySession implements Disposable {
     if (this.exitInfo !== undefined || this.masterClosed || bytes.length === 0) return true;
     if (this.inputBacklogBytes() >= PtyConstants.INPUT_BACKLOG_BYTES) return false;
     this.capture?.record('in', bytes);
+    this.ensureText(); // the parser times answers and echo from input
     // The parser sees input and output in the order they happened.
     if (this.parser !== undefined) this.pendingText.drain();
     this.parser?.input(bytes);
@@ -382,6 +410,7 @@ export class PtySession implements Disposable {
 
   resize(rows: number, cols: number): void {
     if (this.exitInfo !== undefined || this.masterClosed) return;
+    this.ensureText(); // the parser's resize grace
     this.pendingText.drain();
     this.pty.resize(cols, rows);
     this.rows = rows;
@@ -522,6 +551,7 @@ export class PtySession implements Disposable {
   }
 
   readLog(options: { offset?: number; limit?: number }): LogRead {
+    this.ensureText();
     this.pendingText.drain();
     if (this.textLog !== undefined) return this.textLog.read(options);
     return { lines: [], offset: 0, total_lines: 0, oldest_offset: 0, partial: '' };
@@ -544,7 +574,7 @@ export class PtySession implements Disposable {
 
   /**
    * The child exited and a tombstone took what is kept (workers/pty/tombstone.ts): the ring, the text
-   * log and the grid are let go at once, even while a closing kill's escalation (which still runs, for
+   * log, the parser and the grid are let go at once, even while a closing kill's escalation (which still runs, for
    * what else of the group ignored the signal) keeps this object alive a few seconds more.
    */
   retire(): void {
@@ -556,6 +586,7 @@ export class PtySession implements Disposable {
     this.output.ring = RETIRED_RING;
     this.pendingText.clear();
     this.textLog = undefined;
+    this.parser = undefined; // disposed at the exit
   }
 
   /** Releases everything; a child still running is killed outright (its output has nobody left to read it). */
@@ -599,6 +630,7 @@ export class PtySession implements Disposable {
    */
   private readonly onBatch = (bytes: Uint8Array, offset: number, first: boolean): void => {
     this.output.batchedTo = offset + bytes.length;
+    if (this.makeTextLog !== undefined) this.ensureText();
     // Queued before the listeners run, so a read one of them makes already sees this batch.
     if (this.textLog !== undefined || this.parser !== undefined) this.pendingText.push(bytes);
     this.observer?.sessionData(this, bytes, offset, first);
@@ -640,6 +672,8 @@ export class PtySession implements Disposable {
     this.coalescer.flush();
     this.coalescer.dispose();
     this.pendingText.drain();
+    // Nothing was printed or read: the log stays empty, and reads answer so without building it.
+    this.makeTextLog = undefined;
     if (this.textLog !== undefined) this.flushText();
     this.parser?.dispose();
     this.activity.stop();
