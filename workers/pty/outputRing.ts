@@ -34,8 +34,12 @@ export const OutputRingConstants = {
 } as const;
 
 export class OutputRing {
-  /** chunks[k] holds positions [k × chunkSize, (k + 1) × chunkSize) of the ring; absent until written. */
-  private readonly chunks: Buffer[] = [];
+  /**
+   * chunks[k] holds positions [k × chunkSize, (k + 1) × chunkSize) of the ring; absent until written.
+   * Made with the first chunk as a one-element array: an element stored into an empty array grows
+   * its storage to 17 slots (152 bytes per idle session).
+   */
+  private chunks: Buffer[] = NO_CHUNKS;
   private readonly chunkSize: number;
   private total = 0;
 
@@ -92,6 +96,7 @@ export class OutputRing {
     const size = k === 0 ? Math.min(full, firstChunkSize(have?.length ?? 0, need)) : full;
     const grown = Buffer.allocUnsafeSlow(size);
     if (have !== undefined) have.copy(grown);
+    if (this.chunks === NO_CHUNKS) this.chunks = k === 0 ? [grown] : [];
     this.chunks[k] = grown;
     return grown;
   }
@@ -120,6 +125,9 @@ export class OutputRing {
     return out;
   }
 }
+
+/** Shared by every ring with nothing written yet; never written to. */
+const NO_CHUNKS: Buffer[] = [];
 
 /** The first chunk's next size: at least FIRST_CHUNK_BYTES and `need`, and double what it had. */
 function firstChunkSize(had: number, need: number): number {

@@ -103,6 +103,18 @@ describe('OutputRing', () => {
     assert.equal(ring.heldBytes, 2 * CHUNK_BYTES); // the second chunk comes whole
   });
 
+  test('a first write larger than the ring starts past its first chunk and keeps its tail', () => {
+    const capacity = 3 * OutputRingConstants.CHUNK_BYTES + 1000;
+    const ring = new OutputRing(capacity);
+    const first = bytes(3, capacity + OutputRingConstants.CHUNK_BYTES + 17); // its tail starts in the second chunk
+    ring.append(first);
+    const got = ring.read();
+    assert.equal(got.start, first.length - capacity);
+    assert.ok(got.bytes.equals(first.subarray(first.length - capacity)));
+    ring.append(bytes(5, 100));
+    assert.ok(ring.read({ limit: 100 }).bytes.equals(bytes(5, 100)));
+  });
+
   test('keeps every byte across the first chunk growing and the ring wrapping (2,000 random appends)', () => {
     const random = lcg(7);
     const capacity = 3 * OutputRingConstants.CHUNK_BYTES + 1000; // a short last chunk too
