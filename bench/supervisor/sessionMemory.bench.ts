@@ -302,20 +302,21 @@ export const run: BenchModule = async (ctx) => {
     for (let rep = 0; rep < ctx.repetitions; rep++) {
       for (const k of kinds) {
         if (k.command === undefined) continue;
-        const shares = (supervisor: number, host: number) => {
+        // Each process's part, of tuicd ('') and of the baseline build ('baseline-'): the pty host's is the steady one.
+        const sharesOf = (prefix: string) => (supervisor: number, host: number) => {
           for (const [who, v] of [
             ['supervisor', supervisor],
             ['host', host],
           ] as const) {
-            const slot = per.get(`${k.kind}:${who}`) ?? { values: [], errors: [] };
-            per.set(`${k.kind}:${who}`, slot);
+            const slot = per.get(`${k.kind}:${prefix}${who}`) ?? { values: [], errors: [] };
+            per.set(`${k.kind}:${prefix}${who}`, slot);
             slot.values.push(v);
           }
         };
-        const tuicdSteps = [add(`${k.kind}:tuicd`, () => tuicdPerSession(k.command!, [...k.args], k.count, k.window, k.pick, undefined, shares))];
+        const tuicdSteps = [add(`${k.kind}:tuicd`, () => tuicdPerSession(k.command!, [...k.args], k.count, k.window, k.pick, undefined, sharesOf('')))];
         if (baseline !== undefined && 'mainPath' in baseline) {
           const main = baseline.mainPath;
-          tuicdSteps.push(add(`${k.kind}:baseline`, () => tuicdPerSession(k.command!, [...k.args], k.count, k.window, k.pick, main)));
+          tuicdSteps.push(add(`${k.kind}:baseline`, () => tuicdPerSession(k.command!, [...k.args], k.count, k.window, k.pick, main, sharesOf('baseline-'))));
         }
         const steps = [
           async () => {
@@ -406,13 +407,18 @@ function rowsFor(
       ['supervisor', 'tuicd: supervisor part'],
     ] as const) {
       const slot = get(who);
-      if (slot?.values.length)
-        rows.push(
-          withNote(
-            row(group, label, ctx, unit, slot.values, tmuxMedian === undefined ? undefined : { name: 'tmux server (per pane)', median: tmuxMedian }),
-            'that process alone (median of its samples over the window, over its RSS with no session)',
-          ),
-        );
+      const baseSlot = get(`baseline-${who}`);
+      const partNote = 'that process alone (median of its samples over the window, over its RSS with no session)';
+      if (baseSlot?.values.length && r.baseline !== undefined)
+        rows.push(withNote(row(group, `${r.baseline.label}: ${label.slice('tuicd: '.length)}`, ctx, unit, baseSlot.values), partNote));
+      if (!slot?.values.length) continue;
+      const vsBase = baseSlot?.values.length ? `; ${fmt(median(slot.values) / median(baseSlot.values))}× ${r.baseline?.label ?? 'the baseline'}'s` : '';
+      rows.push(
+        withNote(
+          row(group, label, ctx, unit, slot.values, tmuxMedian === undefined ? undefined : { name: 'tmux server (per pane)', median: tmuxMedian }),
+          `${partNote}${vsBase}`,
+        ),
+      );
     }
     rows.push(
       withNote(

@@ -20,6 +20,7 @@ import { streamTransport } from '../../shared/transports/stream.js';
 import type { Transport } from '../../shared/transports/transport.js';
 import type { OutputWatchers } from './outputWatchers.js';
 import type { PtyEventSink, PtyService } from './ptyService.js';
+import { ownString } from './ownString.js';
 import { serveSupervisor } from './supervisorLink.js';
 
 type P = PtyProtocolT;
@@ -182,7 +183,8 @@ export class HostListener implements PtyEventSink {
       handlers: this.handlers(bind),
       outputWatchers: this.opts.outputWatchers,
       mayAct: bind,
-      onRecord: (session_id, record) => this.records.set(session_id, record),
+      // The id is kept as long as the session: its own characters, not a slice of the decoded message.
+      onRecord: (session_id, record) => this.records.set(this.records.has(session_id) ? session_id : ownString(session_id), record),
     });
     this.links.add(server);
     server.onClose(() => {

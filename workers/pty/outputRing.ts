@@ -28,15 +28,20 @@ export const OutputRingConstants = {
   CHUNK_BYTES: 128 * 1024,
   /**
    * The first chunk starts this small and doubles as the writes reach its end (copying what it
-   * holds), up to a whole chunk: an idle shell's prompt costs 1 KiB, not 16 (a few hundred idle
-   * sessions are the common case); a busy ring pays 7 small copies once. The next chunks are whole.
+   * holds), up to a whole chunk: an idle shell's prompt (tens of bytes) costs 256 bytes, not 16 KiB
+   * (a few hundred idle sessions are the common case); a busy ring pays 9 small copies once. The
+   * next chunks are whole.
    */
-  FIRST_CHUNK_BYTES: 1024,
+  FIRST_CHUNK_BYTES: 256,
 } as const;
 
 export class OutputRing {
-  /** chunks[k] holds positions [k × chunkSize, (k + 1) × chunkSize) of the ring; absent until written. */
-  private readonly chunks: Buffer[] = [];
+  /**
+   * chunks[k] holds positions [k × chunkSize, (k + 1) × chunkSize) of the ring; absent until written.
+   * Made with the first chunk as a one-element array: an element stored into an empty array grows
+   * its storage to 17 slots (152 bytes per idle session).
+   */
+  private chunks: Buffer[] = NO_CHUNKS;
   private readonly chunkSize: number;
   private total = 0;
 
@@ -94,6 +99,7 @@ export class OutputRing {
     // Outside V8's external-memory accounting: a growing ring would force full collections (longLivedBytes.ts).
     const grown = longLivedBytes(size);
     if (have !== undefined) have.copy(grown);
+    if (this.chunks === NO_CHUNKS) this.chunks = k === 0 ? [grown] : [];
     this.chunks[k] = grown;
     return grown;
   }
@@ -122,6 +128,9 @@ export class OutputRing {
     return out;
   }
 }
+
+/** Shared by every ring with nothing written yet; never written to. */
+const NO_CHUNKS: Buffer[] = [];
 
 /** The first chunk's next size: at least FIRST_CHUNK_BYTES and `need`, and double what it had. */
 function firstChunkSize(had: number, need: number): number {

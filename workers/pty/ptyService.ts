@@ -13,7 +13,7 @@ import { mkdirSync } from 'node:fs';
 import { CaptureWriter } from './captureWriter.js';
 import { ownString } from './ownString.js';
 import type { ParsedEvent } from '../../shared/protocol/parsedEvents.js';
-import { type ExitInfo, PTY_SPAWN_FAILED, PtySession, PtySessionConstants, type TextLog } from './ptySession.js';
+import { type ExitInfo, PTY_SPAWN_FAILED, PtySession, PtySessionConstants, type PtySessionObserver, type ShellState, type TextLog } from './ptySession.js';
 import { Tombstone } from './tombstone.js';
 
 type P = PtyProtocolT;
@@ -38,7 +38,7 @@ export interface PtyServiceOptions {
 
 const OK = Object.freeze({});
 
-export class PtyService implements HandlersOf<P>, Disposable {
+export class PtyService implements HandlersOf<P>, Disposable, PtySessionObserver {
   private readonly sessions = new Map<string, PtySession>();
   /** Output sent per session and not yet acknowledged by the supervisor (PtyConstants.UNACKED_OUTPUT_BYTES). */
   private readonly unacked = new Map<string, number>();
@@ -73,35 +73,49 @@ export class PtyService implements HandlersOf<P>, Disposable {
     // An id the supervisor forgot may come back: its old tombstone must not answer for the new session.
     const stale = this.closed.get(id);
     if (stale !== undefined) this.dropTombstone(id, stale);
-    const session = PtySession.spawn(params, this.options.createTextLog?.(id));
+    const createTextLog = this.options.createTextLog;
+    // Built on the session's first output or read (PtySession.makeTextLog).
+    const session = PtySession.spawn(params, createTextLog === undefined ? undefined : () => createTextLog(id));
     this.sessions.set(id, session);
     this.options.idleGc?.touched();
-    // Payloads are handed to the transport as they are: the coalescer never reuses a batch.
     this.unacked.set(id, 0);
-    session.onData((payload, offset, first) => {
-      this.sendParsed(id);
-      this.events.emit('data', { session_id: id, offset }, { payload, flush: first });
-      const unacked = (this.unacked.get(id) ?? 0) + payload.length;
-      this.unacked.set(id, unacked);
-      if (unacked > PtyConstants.UNACKED_OUTPUT_BYTES) session.holdOutput(true);
-    });
-    // Every other event of the session leaves after the parser events found before it.
-    session.onState((shell_state) => {
-      this.sendParsed(id);
-      this.events.emit('state', { session_id: id, shell_state });
-    });
-    session.onParsed((events) => this.queueParsed(id, events));
-    session.onAltScreen((alt_screen) => {
-      this.sendParsed(id);
-      this.events.emit('screenMode', { session_id: id, alt_screen });
-    });
-    session.onExit((info: ExitInfo) => {
-      this.sendParsed(id);
-      this.events.emit('exit', { session_id: id, ...info });
-      this.entomb(id, session);
-    });
+    // This service hears every session's events itself (the session-…  methods), keyed by id.
+    session.observe(this, id);
     if (this.captureState.enabled && (this.captureState.filter === null || this.captureState.filter === id)) this.startCapture(id, session);
     return { pid: session.pid, shell: session.shell };
+  }
+
+  /** A session's batch. Payloads are handed to the transport as they are: the coalescer never reuses a batch. */
+  sessionData(session: PtySession, payload: Uint8Array, offset: number, first: boolean): void {
+    const id = session.key;
+    this.sendParsed(id);
+    this.events.emit('data', { session_id: id, offset }, { payload, flush: first });
+    const unacked = (this.unacked.get(id) ?? 0) + payload.length;
+    this.unacked.set(id, unacked);
+    if (unacked > PtyConstants.UNACKED_OUTPUT_BYTES) session.holdOutput(true);
+  }
+
+  // Every other event of a session leaves after the parser events found before it.
+
+  sessionState(session: PtySession, shell_state: ShellState): void {
+    this.sendParsed(session.key);
+    this.events.emit('state', { session_id: session.key, shell_state });
+  }
+
+  sessionParsed(session: PtySession, events: ParsedEvent[]): void {
+    this.queueParsed(session.key, events);
+  }
+
+  sessionAltScreen(session: PtySession, alt_screen: boolean): void {
+    this.sendParsed(session.key);
+    this.events.emit('screenMode', { session_id: session.key, alt_screen });
+  }
+
+  sessionExit(session: PtySession, info: ExitInfo): void {
+    const id = session.key;
+    this.sendParsed(id);
+    this.events.emit('exit', { session_id: id, ...info });
+    this.entomb(id, session);
   }
 
   /**

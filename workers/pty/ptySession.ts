@@ -8,7 +8,7 @@
 import { accessSync, closeSync, constants as fsConstants, openSync, readSync, statSync } from 'node:fs';
 import { delimiter, resolve } from 'node:path';
 
-import { type Disposable, DisposableStore } from '../../shared/disposable.js';
+import type { Disposable } from '../../shared/disposable.js';
 import { ErrorCode, SupervisorError } from '../../shared/errors.js';
 // The group alone, never the bare pid: for a leader that already exited, whose pid may be reused.
 import { signalGroup as signalGroupOnly } from '../../shared/processGroup.js';
@@ -27,7 +27,8 @@ import { isClosingSignal, normalizeSignal, signalGroup } from './processGroup.js
 import { ScreenModel, type ScreenSnapshot, type ScreenSource } from './screenModel.js';
 import type { ScreenAnswer, ScreenQuery } from './screenQueries.js';
 import { ShellActivity, type ShellState } from './shellActivity.js';
-import { OutputParser } from './agentParser/outputParser.js';
+import { OutputParser, type OutputParserOptions, type ParserScreen } from './agentParser/outputParser.js';
+import type { PushedLines } from './ansiStrip.js';
 import type { TextSink } from './textPipeline.js';
 import type { ParsedEvent } from '../../shared/protocol/parsedEvents.js';
 
@@ -88,6 +89,22 @@ export interface TextLog {
 type DataListener = (bytes: Uint8Array, offset: number, first: boolean) => void;
 
 /**
+ * Where a session's events go when one object serves every session (the host's PtyService): set once
+ * with `observe`, it costs a session two fields, where a listener per event cost a closure, its
+ * context, a listener list and a disposable each (~2 KB per idle session). `onData` and the other
+ * `on…` methods stay for whoever else listens (tests); their lists are made on first use.
+ */
+export interface PtySessionObserver {
+  /** A coalesced batch (as `onData`). */
+  sessionData(session: PtySession, bytes: Uint8Array, offset: number, first: boolean): void;
+  sessionState(session: PtySession, state: ShellState): void;
+  sessionParsed(session: PtySession, events: ParsedEvent[]): void;
+  sessionAltScreen(session: PtySession, active: boolean): void;
+  /** Once, after the last batch (as `onExit`). */
+  sessionExit(session: PtySession, info: ExitInfo): void;
+}
+
+/**
  * The raw ring as the screen reads it: up to the last batch handed on, never bytes still held by the
  * coalescer, so a tail read's screen rows and its log cursor describe the same moment.
  */
@@ -124,17 +141,30 @@ export class PtySession implements Disposable {
   private readonly coalescer: Coalescer;
   /** Batches sent to the viewers whose text is not processed yet; drained before anything reads the text. */
   private readonly pendingText = new PendingText((bytes) => this.textStage(bytes));
-  private readonly store = new DisposableStore();
-  private readonly dataListeners = new Listeners<[Uint8Array, number, boolean]>();
-  private readonly exitListeners = new Listeners<[ExitInfo]>();
-  private readonly stateListeners = new Listeners<[ShellState]>();
-  private readonly parsedListeners = new Listeners<[ParsedEvent[]]>();
-  private readonly altListeners = new Listeners<[boolean]>();
+  /** node-pty's data and exit subscriptions, released once the exit was reported. */
+  private ptyData: Disposable | undefined;
+  private ptyExit: Disposable | undefined;
+  /** The host-wide observer (observe), and the key it knows this session by. */
+  private observer: PtySessionObserver | undefined;
+  private observerKey = '';
+  private dataListeners: Listeners<[Uint8Array, number, boolean]> | undefined;
+  private exitListeners: Listeners<[ExitInfo]> | undefined;
+  private stateListeners: Listeners<[ShellState]> | undefined;
+  private parsedListeners: Listeners<[ParsedEvent[]]> | undefined;
+  private altListeners: Listeners<[boolean]> | undefined;
   /** Parser events found during the batch being handled (undefined outside one). */
   private parsedPending: ParsedEvent[] | undefined;
+  /** The text side: stripped, redacted lines (workers/pty/textPipeline.ts); absent without a text stage. */
+  private textLog: TextLog | undefined;
   /** Agent state from the output (workers/pty/agentParser); absent without a text stage. */
-  private readonly parser: OutputParser | undefined;
-  private readonly activity = new ShellActivity(PtyConstants.SHELL_IDLE_MS, (state) => this.stateListeners.fire(state));
+  private parser: OutputParser | undefined;
+  /**
+   * Builds the text stage (text log and parser) when it is first needed: the first output, a log
+   * read, an agent, input or a resize. A session that has printed nothing holds no stripper, line
+   * log or parser (about 5 KB); undefined once built, or when the session has none.
+   */
+  private makeTextLog: (() => TextLog) | undefined;
+  private readonly activity = new ShellActivity(PtyConstants.SHELL_IDLE_MS, PtySession.stateChanged, this);
   private killTimer: NodeJS.Timeout | undefined;
   private repeatTimer: NodeJS.Timeout | undefined;
   /** node-pty closed the master (its read stream was destroyed) before the exit was reported. */
@@ -153,8 +183,9 @@ export class PtySession implements Disposable {
   /** Held back by flow control: the supervisor has not acknowledged enough of what was sent. */
   private held = false;
   private exitInfo: ExitInfo | undefined;
-  private readonly exitPromise: Promise<ExitInfo>;
-  private resolveExit: (info: ExitInfo) => void = () => {};
+  /** Made by the first whenExited() before the exit (the host's shutdown; most sessions never have one). */
+  private exitPromise: Promise<ExitInfo> | undefined;
+  private resolveExit: ((info: ExitInfo) => void) | undefined;
   /** Raw capture tap (diagnostics), off unless set: sees every write and read with its own boundaries. */
   private capture: CaptureWriter | undefined;
   private disposed = false;
@@ -162,7 +193,7 @@ export class PtySession implements Disposable {
   private constructor(
     private readonly pty: IPty,
     readonly shell: string,
-    private textLog: TextLog | undefined,
+    text: TextLog | (() => TextLog) | undefined,
     /** Our own fd on the PTY slave (see the header); closed once the exit was reported. */
     private slaveFd: number | undefined,
     size: { rows: number; cols: number },
@@ -172,36 +203,17 @@ export class PtySession implements Disposable {
     this.masterFd = typeof masterFd === 'number' ? masterFd : undefined;
     this.rows = size.rows;
     this.cols = size.cols;
-    this.exitPromise = new Promise((resolve) => (this.resolveExit = resolve));
-    if (textLog?.setSink !== undefined) {
-      const parser = new OutputParser({
-        // Within a batch, events wait for its end: one `parsed` message per batch, not one per OSC.
-        emit: (events) => {
-          if (this.parsedPending === undefined) this.parsedListeners.fire(events);
-          else this.parsedPending.push(...events);
-        },
-        // A glance: after a flood the parser needs the screen's last repaints, not a 2 MiB replay.
-        readScreen: () => this.screen.snapshot({ glance: true }),
-        lineCount: () => this.textLog?.totalLines ?? 0,
-        onWorking: (working) => this.activity.hold(working),
-      });
-      textLog.setSink({
-        text: (t) => parser.lines(t),
-        wants: (l) => parser.wantsText(l),
-        osc: (p) => parser.osc(p),
-        altScreen: (a) => this.altListeners.fire(a),
-      });
-      this.parser = parser;
-    }
+    if (typeof text === 'function') this.makeTextLog = text;
+    else this.setTextLog(text);
     this.coalescer = new Coalescer({
       windowMs: PtySessionConstants.COALESCE_WINDOW_MS,
       maxBatchBytes: PtySessionConstants.COALESCE_MAX_BYTES,
       onFlush: this.onBatch,
     });
     // With `encoding: null` node-pty hands out Buffers; its typings only know strings.
-    this.store.add(pty.onData(this.onPtyData as unknown as (data: string) => void));
+    this.ptyData = pty.onData(this.onPtyData as unknown as (data: string) => void);
     // node-pty reports the exit only after its read stream closed: every byte read came before.
-    this.store.add(pty.onExit(({ exitCode, signal }) => this.finish(exitCode, signal ?? 0)));
+    this.ptyExit = pty.onExit(({ exitCode, signal }) => this.finish(exitCode, signal ?? 0));
     this.drainBeforeClose();
   }
 
@@ -245,8 +257,29 @@ export class PtySession implements Disposable {
     }
   }
 
-  /** Starts `shell` (else $SHELL of the child env, else /bin/sh) on a new PTY. */
-  static spawn(options: PtySpawnOptions, textLog?: TextLog): PtySession {
+  /** The session's text log, and the output parser when the log has a sink for it. */
+  private setTextLog(textLog: TextLog | undefined): void {
+    this.textLog = textLog;
+    if (textLog?.setSink === undefined) return;
+    // One object serves as the parser's options and the pipeline's sink: methods, not 8 closures.
+    const hooks = new PtySession.TextHooks(this);
+    this.parser = new OutputParser(hooks);
+    textLog.setSink(hooks);
+  }
+
+  /** Builds the text stage if it is still to be made (see makeTextLog). */
+  private ensureText(): void {
+    const make = this.makeTextLog;
+    if (make === undefined) return;
+    this.makeTextLog = undefined;
+    this.setTextLog(make());
+  }
+
+  /**
+   * Starts `shell` (else $SHELL of the child env, else /bin/sh) on a new PTY. `text`: its text log,
+   * or what builds it when first needed.
+   */
+  static spawn(options: PtySpawnOptions, text?: TextLog | (() => TextLog)): PtySession {
     const shell = options.shell || options.env.SHELL || process.env.SHELL || PtySessionConstants.FALLBACK_SHELL;
     if (!isDirectory(options.cwd)) throw new SupervisorError(PTY_SPAWN_FAILED, `cwd '${options.cwd}' is not a directory`, { cwd: options.cwd });
     // node-pty only finds out in the forked child (execvp fails there, the "session" prints that and
@@ -271,7 +304,7 @@ export class PtySession implements Disposable {
     }
     lowerPriority(pty.pid);
     // Same tick as the spawn: libuv has not polled the master yet, so no early POLLHUP was seen.
-    const session = new PtySession(pty, ownString(shell), textLog, holdSlave(pty), { rows: options.rows, cols: options.cols });
+    const session = new PtySession(pty, ownString(shell), text, holdSlave(pty), { rows: options.rows, cols: options.cols });
     if (options.agent_type) session.setAgent(options.agent_type);
     return session;
   }
@@ -282,6 +315,8 @@ export class PtySession implements Disposable {
 
   /** Resolves once the exit event has been fired (all output delivered first). */
   whenExited(): Promise<ExitInfo> {
+    if (this.exitInfo !== undefined) return Promise.resolve(this.exitInfo);
+    this.exitPromise ??= new Promise((resolve) => (this.resolveExit = resolve));
     return this.exitPromise;
   }
 
@@ -289,24 +324,38 @@ export class PtySession implements Disposable {
     return this.activity.state;
   }
 
+  /**
+   * Sends every event of this session to `observer`, before any `on…` listener, with `key` to tell
+   * sessions apart (`observerKey`). One observer per session: a second call replaces the first.
+   */
+  observe(observer: PtySessionObserver, key: string): void {
+    this.observer = observer;
+    this.observerKey = key;
+  }
+
+  /** The key given to `observe` ('' without one). */
+  get key(): string {
+    return this.observerKey;
+  }
+
   /** Coalesced output: contiguous batches with the absolute offset of their first byte. */
   onData(listener: DataListener): Disposable {
-    return this.dataListeners.add(listener);
+    return (this.dataListeners ??= new Listeners()).add(listener);
   }
 
   /** Fires once, after the last `onData` batch. */
   onExit(listener: (info: ExitInfo) => void): Disposable {
-    return this.exitListeners.add(listener);
+    return (this.exitListeners ??= new Listeners()).add(listener);
   }
 
   /** The output parser's events, per batch or timer. */
   onParsed(listener: (events: ParsedEvent[]) => void): Disposable {
-    return this.parsedListeners.add(listener);
+    return (this.parsedListeners ??= new Listeners()).add(listener);
   }
 
   /** The program switched to or from the alternate screen (terminal_mode). */
   onAltScreen(listener: (active: boolean) => void): Disposable {
-    return this.altListeners.add(listener);
+    return (this.altListeners ??= new Listeners()).add(listener);
   }
 
   /**
@@ -315,6 +364,8 @@ export class PtySession implements Disposable {
    */
   setAgent(type: string | null): void {
     if (this.exitInfo !== undefined) return;
+    // A parser made later starts with no agent: only an agent needs it now.
+    if (type !== null) this.ensureText();
     this.pendingText.drain();
     this.activity.setIdleMs(type === null ? PtyConstants.SHELL_IDLE_MS : PtyConstants.AGENT_IDLE_MS);
     this.parser?.setAgent(type);
@@ -322,7 +373,7 @@ export class PtySession implements Disposable {
 
   /** Fires on change only. */
   onState(listener: (state: ShellState) => void): Disposable {
-    return this.stateListeners.add(listener);
+    return (this.stateListeners ??= new Listeners()).add(listener);
   }
 
   /**
@@ -333,6 +384,7 @@ export class PtySession implements Disposable {
     if (this.exitInfo !== undefined || this.masterClosed || bytes.length === 0) return true;
     if (this.inputBacklogBytes() >= PtyConstants.INPUT_BACKLOG_BYTES) return false;
     this.capture?.record('in', bytes);
+    this.ensureText(); // the parser times answers and echo from input
     // The parser sees input and output in the order they happened.
     if (this.parser !== undefined) this.pendingText.drain();
     this.parser?.input(bytes);
@@ -358,6 +410,7 @@ export class PtySession implements Disposable {
 
   resize(rows: number, cols: number): void {
     if (this.exitInfo !== undefined || this.masterClosed) return;
+    this.ensureText(); // the parser's resize grace
     this.pendingText.drain();
     this.pty.resize(cols, rows);
     this.rows = rows;
@@ -415,7 +468,7 @@ export class PtySession implements Disposable {
     }
     signalGroup(this.pid, name);
     if (closing && this.killTimer === undefined) {
-      this.killTimer = setTimeout(this.escalate, PtySessionConstants.KILL_GRACE_MS);
+      this.killTimer = setTimeout(PtySession.escalate, PtySessionConstants.KILL_GRACE_MS, this);
       this.killTimer.unref();
       this.repeatTimer = setTimeout(() => this.repeatClosingSignal(name), PtySessionConstants.CLOSING_SIGNAL_REPEAT_MS);
       this.repeatTimer.unref();
@@ -427,11 +480,69 @@ export class PtySession implements Disposable {
     if (this.exitInfo === undefined) signalGroup(this.pid, name);
   }
 
-  /** The grace after a closing signal is over: SIGKILL for the group, even if its leader has exited. */
-  private readonly escalate = (): void => {
-    this.killTimer = undefined;
-    if (this.exitInfo === undefined) signalGroup(this.pid, 'SIGKILL');
-    else signalGroupOnly(this.pid, 'SIGKILL');
+  /** The grace after a closing signal is over: SIGKILL for the group, even if its leader has exited. The timer's argument is the session: no closure kept per session. */
+  private static escalate(self: PtySession): void {
+    self.killTimer = undefined;
+    if (self.exitInfo === undefined) signalGroup(self.pid, 'SIGKILL');
+    else signalGroupOnly(self.pid, 'SIGKILL');
+  }
+
+  /** ShellActivity's change callback, given the session: one function for every session. */
+  private static stateChanged(state: ShellState, self: PtySession): void {
+    self.observer?.sessionState(self, state);
+    self.stateListeners?.fire(state);
+  }
+
+  /** Parser events found outside a batch (timers), or at a batch's end. */
+  private fireParsed(events: ParsedEvent[]): void {
+    this.observer?.sessionParsed(this, events);
+    this.parsedListeners?.fire(events);
+  }
+
+  /**
+   * The output parser's options and the text pipeline's sink, as one object per session whose
+   * methods are shared on its prototype.
+   */
+  private static readonly TextHooks = class implements OutputParserOptions, TextSink {
+    constructor(private readonly session: PtySession) {}
+
+    /** Within a batch, events wait for its end: one `parsed` message per batch, not one per OSC. */
+    emit(events: ParsedEvent[]): void {
+      const pending = this.session.parsedPending;
+      if (pending === undefined) this.session.fireParsed(events);
+      else pending.push(...events);
+    }
+
+    /** A glance: after a flood the parser needs the screen's last repaints, not a 2 MiB replay. */
+    readScreen(): ParserScreen {
+      return this.session.screen.snapshot({ glance: true });
+    }
+
+    lineCount(): number {
+      return this.session.textLog?.totalLines ?? 0;
+    }
+
+    onWorking(working: boolean): void {
+      this.session.activity.hold(working);
+    }
+
+    text(lines: string): void {
+      this.session.parser!.lines(lines);
+    }
+
+    wants(lines: PushedLines): boolean {
+      return this.session.parser!.wantsText(lines);
+    }
+
+    osc(payload: string): void {
+      this.session.parser!.osc(payload);
+    }
+
+    altScreen(active: boolean): void {
+      const session = this.session;
+      session.observer?.sessionAltScreen(session, active);
+      session.altListeners?.fire(active);
+    }
   };
 
   readRaw(options: RingReadOptions): { start: number; total_written: number; bytes: Buffer } {
@@ -440,6 +551,7 @@ export class PtySession implements Disposable {
   }
 
   readLog(options: { offset?: number; limit?: number }): LogRead {
+    this.ensureText();
     this.pendingText.drain();
     if (this.textLog !== undefined) return this.textLog.read(options);
     return { lines: [], offset: 0, total_lines: 0, oldest_offset: 0, partial: '' };
@@ -462,7 +574,7 @@ export class PtySession implements Disposable {
 
   /**
    * The child exited and a tombstone took what is kept (workers/pty/tombstone.ts): the ring, the text
-   * log and the grid are let go at once, even while a closing kill's escalation (which still runs, for
+   * log, the parser and the grid are let go at once, even while a closing kill's escalation (which still runs, for
    * what else of the group ignored the signal) keeps this object alive a few seconds more.
    */
   retire(): void {
@@ -474,6 +586,7 @@ export class PtySession implements Disposable {
     this.output.ring = RETIRED_RING;
     this.pendingText.clear();
     this.textLog = undefined;
+    this.parser = undefined; // disposed at the exit
   }
 
   /** Releases everything; a child still running is killed outright (its output has nobody left to read it). */
@@ -484,7 +597,7 @@ export class PtySession implements Disposable {
     this.clearTimers();
     this.closeInput();
     this.coalescer.dispose();
-    this.store.dispose();
+    this.releasePty();
     this.releaseSlave();
     this.capture?.close();
     this.pendingText.clear();
@@ -517,9 +630,11 @@ export class PtySession implements Disposable {
    */
   private readonly onBatch = (bytes: Uint8Array, offset: number, first: boolean): void => {
     this.output.batchedTo = offset + bytes.length;
+    if (this.makeTextLog !== undefined) this.ensureText();
     // Queued before the listeners run, so a read one of them makes already sees this batch.
     if (this.textLog !== undefined || this.parser !== undefined) this.pendingText.push(bytes);
-    this.dataListeners.fire(bytes, offset, first);
+    this.observer?.sessionData(this, bytes, offset, first);
+    this.dataListeners?.fire(bytes, offset, first);
   };
 
   /** The text stage over one batch: line log (and its watchers), then the parser's end-of-batch checks. */
@@ -535,7 +650,7 @@ export class PtySession implements Disposable {
     } finally {
       const events = this.parsedPending;
       this.parsedPending = undefined;
-      if (events.length > 0) this.parsedListeners.fire(events);
+      if (events.length > 0) this.fireParsed(events);
     }
   };
 
@@ -557,16 +672,37 @@ export class PtySession implements Disposable {
     this.coalescer.flush();
     this.coalescer.dispose();
     this.pendingText.drain();
+    // Nothing was printed or read: the log stays empty, and reads answer so without building it.
+    this.makeTextLog = undefined;
     if (this.textLog !== undefined) this.flushText();
     this.parser?.dispose();
     this.activity.stop();
     this.exitInfo = { exit_code: signal !== 0 ? null : exitCode, signal: signal !== 0 ? signal : null, total_written: this.output.ring.totalWritten };
     this.closeInput();
-    this.store.dispose();
+    this.releasePty();
     this.releaseSlave();
     this.capture?.close();
-    this.exitListeners.fire(this.exitInfo);
-    this.resolveExit(this.exitInfo);
+    this.observer?.sessionExit(this, this.exitInfo);
+    this.exitListeners?.fire(this.exitInfo);
+    this.resolveExit?.(this.exitInfo);
+  }
+
+  private releasePty(): void {
+    const data = this.ptyData;
+    const exit = this.ptyExit;
+    this.ptyData = undefined;
+    this.ptyExit = undefined;
+    // Reverse order of subscription, each whatever the other does.
+    try {
+      exit?.dispose();
+    } catch {
+      // One failing disposer must not keep the other alive.
+    }
+    try {
+      data?.dispose();
+    } catch {
+      // As above.
+    }
   }
 
   private flushText(): void {

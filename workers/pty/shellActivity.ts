@@ -8,7 +8,7 @@ import type { Disposable } from '../../shared/disposable.js';
 
 export type ShellState = 'busy' | 'idle';
 
-export class ShellActivity implements Disposable {
+export class ShellActivity<Owner = unknown> implements Disposable {
   private current: ShellState = 'idle';
   private lastOutputAt = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -17,8 +17,9 @@ export class ShellActivity implements Disposable {
 
   constructor(
     private idleMs: number,
-    /** Called on change only. */
-    private readonly onChange: (state: ShellState) => void,
+    /** Called on change only, with `owner`: one function can serve every session, not a closure per session. */
+    private readonly onChange: (state: ShellState, owner: Owner) => void,
+    private readonly owner?: Owner,
   ) {}
 
   get state(): ShellState {
@@ -60,7 +61,7 @@ export class ShellActivity implements Disposable {
   }
 
   /** Re-armed for the remainder while output keeps coming. The timer's argument is the instance: no closure kept per session. */
-  private static check(self: ShellActivity): void {
+  private static check<O>(self: ShellActivity<O>): void {
     const quietMs = Date.now() - self.lastOutputAt;
     if (self.held) {
       self.timer = undefined; // released by hold(false), which re-arms
@@ -75,6 +76,6 @@ export class ShellActivity implements Disposable {
   private set(state: ShellState): void {
     if (this.current === state) return;
     this.current = state;
-    this.onChange(state);
+    this.onChange(state, this.owner as Owner);
   }
 }

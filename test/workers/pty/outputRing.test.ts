@@ -85,11 +85,13 @@ describe('OutputRing', () => {
     }
   });
 
-  test('storage follows the output: 1 KiB for a prompt, the first chunk doubling, then whole chunks', () => {
+  test('storage follows the output: 256 bytes for a prompt, the first chunk doubling, then whole chunks', () => {
     const { CHUNK_BYTES, FIRST_CHUNK_BYTES } = OutputRingConstants;
     const ring = new OutputRing(2 * 1024 * 1024);
     assert.equal(ring.heldBytes, 0);
-    ring.append(Buffer.from('\x1b[1;32muser@host\x1b[0m:~$ '));
+    // What bash prints at a prompt: bracketed paste on, a coloured PS1.
+    ring.append(Buffer.from('\x1b[?2004h\x1b[1;32muser@host\x1b[0m:\x1b[1;34m~/src/project\x1b[0m$ '));
+    assert.equal(ring.heldBytes, 256); // an idle session's ring, of which a host holds hundreds
     assert.equal(ring.heldBytes, FIRST_CHUNK_BYTES);
     ring.append(bytes(0, FIRST_CHUNK_BYTES)); // past the first size: doubled
     assert.equal(ring.heldBytes, 2 * FIRST_CHUNK_BYTES);
@@ -99,6 +101,18 @@ describe('OutputRing', () => {
     assert.equal(ring.heldBytes, CHUNK_BYTES);
     ring.append(bytes(0, 10));
     assert.equal(ring.heldBytes, 2 * CHUNK_BYTES); // the second chunk comes whole
+  });
+
+  test('a first write larger than the ring starts past its first chunk and keeps its tail', () => {
+    const capacity = 3 * OutputRingConstants.CHUNK_BYTES + 1000;
+    const ring = new OutputRing(capacity);
+    const first = bytes(3, capacity + OutputRingConstants.CHUNK_BYTES + 17); // its tail starts in the second chunk
+    ring.append(first);
+    const got = ring.read();
+    assert.equal(got.start, first.length - capacity);
+    assert.ok(got.bytes.equals(first.subarray(first.length - capacity)));
+    ring.append(bytes(5, 100));
+    assert.ok(ring.read({ limit: 100 }).bytes.equals(bytes(5, 100)));
   });
 
   test('keeps every byte across the first chunk growing and the ring wrapping (2,000 random appends)', () => {
