@@ -42,6 +42,11 @@ export class PtyService implements HandlersOf<P>, Disposable {
   private readonly sessions = new Map<string, PtySession>();
   /** Output sent per session and not yet acknowledged by the supervisor (PtyConstants.UNACKED_OUTPUT_BYTES). */
   private readonly unacked = new Map<string, number>();
+  /**
+   * Live sessions whose bytes no one on the supervisor needs (no viewer): their output leaves as
+   * `activity` notices, without the payload and owing no ack (the `watch` event).
+   */
+  private readonly unwatched = new Set<string>();
   /** Raw capture (diagnostics): off by default; `filter` null = every session, later ones included. */
   private captureState: { enabled: boolean; filter: string | null; dir: string | null } = { enabled: false, filter: null, dir: null };
   private readonly captures = new Map<string, CaptureWriter>();
@@ -78,8 +83,13 @@ export class PtyService implements HandlersOf<P>, Disposable {
     this.options.idleGc?.touched();
     // Payloads are handed to the transport as they are: the coalescer never reuses a batch.
     this.unacked.set(id, 0);
+    if (params.unwatched === true) this.unwatched.add(id);
     session.onData((payload, offset, first) => {
       this.sendParsed(id);
+      if (this.unwatched.has(id)) {
+        this.events.emit('activity', { session_id: id, offset, bytes: payload.length }, { flush: first });
+        return;
+      }
       this.events.emit('data', { session_id: id, offset }, { payload, flush: first });
       const unacked = (this.unacked.get(id) ?? 0) + payload.length;
       this.unacked.set(id, unacked);
@@ -112,6 +122,13 @@ export class PtyService implements HandlersOf<P>, Disposable {
     const session = this.sessions.get(sessionId);
     if (payload === undefined || session === undefined || session.write(payload)) return;
     this.events.emit('inputRefused', { session_id: sessionId, ...(from === undefined ? {} : { from }), backlog_bytes: session.inputBacklogBytes() });
+  }
+
+  /** Whether the supervisor needs a live session's bytes from the next batch on (`watch`); unknown sessions are gone already. */
+  watch(sessionId: string, watched: boolean): void {
+    if (!this.sessions.has(sessionId)) return;
+    if (watched) this.unwatched.delete(sessionId);
+    else this.unwatched.add(sessionId);
   }
 
   /** The supervisor detected a (different) agent in the session's foreground; unknown sessions are gone already. */
@@ -214,6 +231,7 @@ export class PtyService implements HandlersOf<P>, Disposable {
     const session = this.get(params.session_id);
     this.sessions.delete(params.session_id);
     this.unacked.delete(params.session_id);
+    this.unwatched.delete(params.session_id);
     this.parsedQueue.delete(params.session_id);
     this.freed(session);
     session.dispose();
@@ -281,6 +299,8 @@ export class PtyService implements HandlersOf<P>, Disposable {
     const sessions: Result<'adopt'>['sessions'] = [];
     for (const [session_id, session] of this.sessions) {
       this.ack(session_id, Number.MAX_SAFE_INTEGER);
+      // The new supervisor has no viewers yet: it says `watch` when one comes.
+      this.unwatched.add(session_id);
       const { total_written } = session.readRaw({ limit: 0 });
       sessions.push({ session_id, pid: session.pid, shell: session.shell, total_written, shell_state: session.shellState, exit: null });
     }
@@ -315,6 +335,7 @@ export class PtyService implements HandlersOf<P>, Disposable {
     for (const session of this.sessions.values()) session.dispose();
     this.sessions.clear();
     this.unacked.clear();
+    this.unwatched.clear();
     this.parsedQueue.clear();
     clearTimeout(this.parsedTimer);
     this.parsedTimer = undefined;
@@ -347,6 +368,7 @@ export class PtyService implements HandlersOf<P>, Disposable {
     }
     this.sessions.delete(id);
     this.unacked.delete(id);
+    this.unwatched.delete(id);
     this.freed(session);
     session.retire();
     if (tombstone === undefined) {
