@@ -71,6 +71,17 @@ export type InputRefusedListener = (sessionId: string, viewer: number | undefine
  */
 const AGENT_RECHECK_MS = 1_000;
 const AGENT_RECLASSIFY_MS = 10_000;
+/**
+ * All sessions together look at their foreground at most about this often per second: with many
+ * busy sessions each one looks less often (500 printing sessions: every 5 s instead of 500 stat
+ * reads a second). A shell going idle still looks at once (onState).
+ */
+const FOREGROUND_CHECKS_PER_S = 100;
+/** How often one printing session looks at its foreground with `liveSessions` live: AGENT_RECHECK_MS, longer past FOREGROUND_CHECKS_PER_S over all. */
+export function foregroundRecheckMs(liveSessions: number): number {
+  return Math.max(AGENT_RECHECK_MS, (liveSessions * 1000) / FOREGROUND_CHECKS_PER_S);
+}
+
 /** Records serialized per turn by the touched-record sync (one takes ~20-100 µs), and the pause before the next batch. */
 const RECORD_SYNC_BATCH = 50;
 const RECORD_SYNC_PAUSE_MS = 20;
@@ -132,6 +143,9 @@ export class SessionService {
   /** Listeners to a session's bytes: while a session has one, the pty host sends them (`watch`). */
   private readonly outputListeners = new Map<string, Set<OutputListener>>();
   private readonly activityListeners = new Map<string, Set<ActivityListener>>();
+  /** The per-session foreground recheck interval for the number of live sessions (FOREGROUND_CHECKS_PER_S), and when it was worked out. */
+  private recheckIntervalMs = AGENT_RECHECK_MS;
+  private foregroundRecheckAt = 0;
   private readonly lifecycleListeners = new Set<LifecycleListener>();
   private readonly shellStateListeners = new Set<ShellStateListener>();
   private readonly inputRefusedListeners = new Set<InputRefusedListener>();
@@ -702,9 +716,17 @@ export class SessionService {
     this.counters.bytes_emitted += bytes;
     const set = this.activityListeners.get(record.session_id);
     if (set) for (const fn of set) fn(offset, bytes);
-    if (now - record.agent_checked_ms >= AGENT_RECHECK_MS) this.checkForeground(record, now);
+    if (now - record.agent_checked_ms >= this.foregroundInterval(now)) this.checkForeground(record, now);
   }
 
+  /** AGENT_RECHECK_MS, or longer with so many live sessions that all of them would look more than FOREGROUND_CHECKS_PER_S times a second. */
+  private foregroundInterval(now: number): number {
+    if (now - this.foregroundRecheckAt >= AGENT_RECHECK_MS) {
+      this.foregroundRecheckAt = now;
+      this.recheckIntervalMs = foregroundRecheckMs(this.liveCount);
+    }
+    return this.recheckIntervalMs;
+  }
 
   private onState(e: { session_id: string; shell_state: ShellStateName }): void {
     const record = this.sessions.get(e.session_id);
