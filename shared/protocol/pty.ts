@@ -259,6 +259,9 @@ export const PtyProtocol = defineProtocol({
     /**
      * Host → supervisor: in place of `data` for a session nobody watches (`watch`): the batch
      * [offset, offset + bytes) was printed, without its bytes (the ring has them) and owing no `ack`.
+     * At most one per session per window (ACTIVITY_WINDOW_MS, workers/pty/ptyService.ts): the first
+     * batch after a quiet window at once, the rest summed at the window's end, always before the
+     * session's next other event.
      */
     activity: Type.Object({ ...SessionRef, offset: Type.Integer({ minimum: 0 }), bytes: Type.Integer({ minimum: 0 }) }),
     /**

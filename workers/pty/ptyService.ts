@@ -38,6 +38,14 @@ export interface PtyServiceOptions {
 
 const OK = Object.freeze({});
 
+/**
+ * An unwatched session's `activity` notices leave at most once per this window: the first batch
+ * after a quiet window at once (a submit waiting for the echo of its Enter sees it), the rest of
+ * the window's batches in one notice at its end. 500 sessions printing every 100 ms send 2,000
+ * notices a second instead of 5,000.
+ */
+export const ACTIVITY_WINDOW_MS = 250;
+
 export class PtyService implements HandlersOf<P>, Disposable {
   private readonly sessions = new Map<string, PtySession>();
   /** Output sent per session and not yet acknowledged by the supervisor (PtyConstants.UNACKED_OUTPUT_BYTES). */
@@ -47,6 +55,10 @@ export class PtyService implements HandlersOf<P>, Disposable {
    * `activity` notices, without the payload and owing no ack (the `watch` event).
    */
   private readonly unwatched = new Set<string>();
+  /** Unwatched sessions' batches held for the end of the window (ACTIVITY_WINDOW_MS), and when each last sent a notice. */
+  private readonly pendingActivity = new Map<string, { offset: number; bytes: number }>();
+  private readonly activitySentAt = new Map<string, number>();
+  private activityTimer: NodeJS.Timeout | undefined;
   /** Raw capture (diagnostics): off by default; `filter` null = every session, later ones included. */
   private captureState: { enabled: boolean; filter: string | null; dir: string | null } = { enabled: false, filter: null, dir: null };
   private readonly captures = new Map<string, CaptureWriter>();
@@ -87,9 +99,10 @@ export class PtyService implements HandlersOf<P>, Disposable {
     session.onData((payload, offset, first) => {
       this.sendParsed(id);
       if (this.unwatched.has(id)) {
-        this.events.emit('activity', { session_id: id, offset, bytes: payload.length }, { flush: first });
+        this.noteActivity(id, offset, payload.length, first);
         return;
       }
+      this.sendActivity(id);
       this.events.emit('data', { session_id: id, offset }, { payload, flush: first });
       const unacked = (this.unacked.get(id) ?? 0) + payload.length;
       this.unacked.set(id, unacked);
@@ -98,15 +111,18 @@ export class PtyService implements HandlersOf<P>, Disposable {
     // Every other event of the session leaves after the parser events found before it.
     session.onState((shell_state) => {
       this.sendParsed(id);
+      this.sendActivity(id);
       this.events.emit('state', { session_id: id, shell_state });
     });
     session.onParsed((events) => this.queueParsed(id, events));
     session.onAltScreen((alt_screen) => {
       this.sendParsed(id);
+      this.sendActivity(id);
       this.events.emit('screenMode', { session_id: id, alt_screen });
     });
     session.onExit((info: ExitInfo) => {
       this.sendParsed(id);
+      this.sendActivity(id);
       this.events.emit('exit', { session_id: id, ...info });
       this.entomb(id, session);
     });
@@ -200,6 +216,39 @@ export class PtyService implements HandlersOf<P>, Disposable {
     if (unacked <= PtyConstants.UNACKED_OUTPUT_BYTES / 2) session.holdOutput(false);
   }
 
+  /** An unwatched session's batch: a notice now if its last one is a window old, else held for the window's end. */
+  private noteActivity(id: string, offset: number, bytes: number, first: boolean): void {
+    const pending = this.pendingActivity.get(id);
+    if (pending !== undefined) {
+      pending.bytes = offset + bytes - pending.offset;
+      return;
+    }
+    const now = Date.now();
+    const sentAt = this.activitySentAt.get(id);
+    if (sentAt === undefined || now - sentAt >= ACTIVITY_WINDOW_MS || now < sentAt) {
+      this.activitySentAt.set(id, now);
+      this.events.emit('activity', { session_id: id, offset, bytes }, { flush: first });
+      return;
+    }
+    this.pendingActivity.set(id, { offset, bytes });
+    this.activityTimer ??= setTimeout(this.sendAllActivity, ACTIVITY_WINDOW_MS - (now - sentAt));
+  }
+
+  /** The session's held notice, before anything else of it leaves (its data, state, exit). */
+  private sendActivity(id: string): void {
+    if (this.pendingActivity.size === 0) return;
+    const pending = this.pendingActivity.get(id);
+    if (pending === undefined) return;
+    this.pendingActivity.delete(id);
+    this.activitySentAt.set(id, Date.now());
+    this.events.emit('activity', { session_id: id, offset: pending.offset, bytes: pending.bytes });
+  }
+
+  private readonly sendAllActivity = (): void => {
+    this.activityTimer = undefined;
+    for (const id of [...this.pendingActivity.keys()]) this.sendActivity(id);
+  };
+
   private queueParsed(id: string, events: ParsedEvent[]): void {
     const queued = this.parsedQueue.get(id);
     if (queued === undefined) this.parsedQueue.set(id, events);
@@ -232,6 +281,8 @@ export class PtyService implements HandlersOf<P>, Disposable {
     this.sessions.delete(params.session_id);
     this.unacked.delete(params.session_id);
     this.unwatched.delete(params.session_id);
+    this.pendingActivity.delete(params.session_id);
+    this.activitySentAt.delete(params.session_id);
     this.parsedQueue.delete(params.session_id);
     this.freed(session);
     session.dispose();
@@ -336,6 +387,10 @@ export class PtyService implements HandlersOf<P>, Disposable {
     this.sessions.clear();
     this.unacked.clear();
     this.unwatched.clear();
+    this.pendingActivity.clear();
+    this.activitySentAt.clear();
+    clearTimeout(this.activityTimer);
+    this.activityTimer = undefined;
     this.parsedQueue.clear();
     clearTimeout(this.parsedTimer);
     this.parsedTimer = undefined;
@@ -369,6 +424,8 @@ export class PtyService implements HandlersOf<P>, Disposable {
     this.sessions.delete(id);
     this.unacked.delete(id);
     this.unwatched.delete(id);
+    this.pendingActivity.delete(id);
+    this.activitySentAt.delete(id);
     this.freed(session);
     session.retire();
     if (tombstone === undefined) {

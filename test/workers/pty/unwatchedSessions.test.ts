@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { test } from 'node:test';
 
 import type { PtyEventSink } from '../../../workers/pty/ptyService.js';
-import { PtyService } from '../../../workers/pty/ptyService.js';
+import { ACTIVITY_WINDOW_MS, PtyService } from '../../../workers/pty/ptyService.js';
 import { shellHomeEnv } from '../../helpers/testHome.js';
 
 interface Recorded {
@@ -117,6 +117,36 @@ test('watch switches a session to data from the next batch and back; adopt makes
     const kinds = batches(log, 'w').map(([event]) => event);
     assert.ok(kinds.includes('data') && kinds[0] === 'activity', `events: ${kinds.join(', ')}`);
     assertContiguous(batches(log, 'w'));
+  } finally {
+    await service.shutdown(2_000);
+  }
+});
+
+test('an unwatched session printing every 10 ms sends a notice per window, not per batch, and its last one before the exit', async () => {
+  const { sink, log } = recorder();
+  const service = new PtyService(sink);
+  try {
+    const started = Date.now();
+    service.spawn({
+      session_id: 'n',
+      shell: '/bin/sh',
+      args: ['-c', 'i=0; while [ $i -lt 60 ]; do echo $i; sleep 0.01; i=$((i+1)); done'],
+      cwd: tmpdir(),
+      env: env(),
+      rows: 24,
+      cols: 80,
+      unwatched: true,
+    });
+    await waitFor(() => log.some((e) => e.event === 'exit' && e.data['session_id'] === 'n'), 'the exit');
+    const elapsed = Date.now() - started;
+    const mine = log.filter((e) => e.data['session_id'] === 'n');
+    const notices = mine.filter((e) => e.event === 'activity').length;
+    // 60 lines of "0\r\n".."59\r\n": every byte reported, in order, before the exit.
+    assert.equal(assertContiguous(batches(log, 'n')), 10 * 3 + 50 * 4);
+    assert.equal(mine.at(-1)!.event, 'exit');
+    // One at the start of each window and one at its end at most (a window after the first may start with either).
+    assert.ok(notices <= 2 * Math.ceil(elapsed / ACTIVITY_WINDOW_MS) + 2, `${notices} notices in ${elapsed} ms for 60 batches`);
+    assert.ok(notices < 60, `${notices} notices for 60 batches`);
   } finally {
     await service.shutdown(2_000);
   }
