@@ -10,9 +10,10 @@ import { ParsedEventSchema } from './parsedEvents.js';
 /**
  * Bumped on any incompatible change; the handshake refuses a stale pty host build, and a newer
  * supervisor replaces a detached host of another version (its sessions end). 6: memory, screenQuery,
- * output watchers, adopt and records, loopDelay.
+ * output watchers, adopt and records, loopDelay. 7: `watch` and `activity` (an unwatched session's output
+ * crosses as counts, not bytes).
  */
-export const PTY_PROTOCOL_VERSION = 6;
+export const PTY_PROTOCOL_VERSION = 7;
 
 /** Limits both sides rely on. */
 export const PtyConstants = {
@@ -112,6 +113,11 @@ export const PtyProtocol = defineProtocol({
         cols: Dimension,
         /** The agent the session starts as (POST /sessions `agent_type`), for the output parser. */
         agent_type: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
+        /**
+         * true: nobody watches the session's bytes yet, so its output leaves as `activity` notices
+         * (no payload, nothing to ack) until a `watch` event says otherwise. Absent: `data` as always.
+         */
+        unwatched: Type.Optional(Type.Boolean()),
       }),
       result: Type.Object({ pid: Type.Integer(), shell: Type.String() }),
     },
@@ -251,6 +257,21 @@ export const PtyProtocol = defineProtocol({
   events: {
     /** Coalesced output; payload = bytes, `offset` = absolute offset of the payload's first byte. */
     data: Type.Object({ ...SessionRef, offset: Type.Integer() }),
+    /**
+     * Host → supervisor: in place of `data` for a session nobody watches (`watch`): the batch
+     * [offset, offset + bytes) was printed, without its bytes (the ring has them) and owing no `ack`.
+     * At most one per session per window (ACTIVITY_WINDOW_MS, workers/pty/ptyService.ts): the first
+     * batch after a quiet window at once, the rest summed at the window's end, always before the
+     * session's next other event.
+     */
+    activity: Type.Object({ ...SessionRef, offset: Type.Integer({ minimum: 0 }), bytes: Type.Integer({ minimum: 0 }) }),
+    /**
+     * Supervisor → host: whether something on the supervisor needs the session's bytes (a viewer):
+     * from the next batch on they leave as `data` (watched) or as `activity` notices (not). A viewer
+     * sends this before its ring read, so the read and the batches after it cover every byte.
+     * `adopt` makes every session unwatched (a new supervisor has no viewers yet).
+     */
+    watch: Type.Object({ ...SessionRef, watched: Type.Boolean() }),
     /** The child exited; the host keeps its tombstone readable until `forget` or `tombstoneDropped`. */
     exit: Type.Object({
       ...SessionRef,

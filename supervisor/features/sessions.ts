@@ -84,6 +84,7 @@ export function sessionsFeature(deps: SessionsDeps): SessionsFeature {
   metrics.gauge('total_spawned', 'Sessions spawned', () => c.total_spawned);
   metrics.gauge('failed_spawns', 'Session spawns that failed', () => c.failed_spawns);
   metrics.gauge('bytes_emitted', 'PTY output bytes received from the pty host', () => c.bytes_emitted);
+  metrics.gauge('output_payload_bytes', 'PTY output bytes whose payload crossed from the pty host (sessions a viewer watches)', () => c.output_payload_bytes);
   metrics.gauge('pauses_triggered', 'Times a session was paused', () => c.pauses_triggered);
   metrics.gauge('foreground_checks', "Checks of a session's foreground process group made on its output", () => c.foreground_checks);
   metrics.gauge('agent_classifications', "Classifications of a session's foreground program (agent detection)", () => c.agent_classifications);

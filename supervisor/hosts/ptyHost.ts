@@ -28,7 +28,7 @@ export const PtyHostConstants = {
 
 type PtyClient = Client<PtyProtocolT>;
 /** The host → supervisor events a PtyHost relays, typed from the pty protocol's schemas. */
-type EventName = 'data' | 'exit' | 'state' | 'inputRefused' | 'parsed' | 'screenMode' | 'tombstoneDropped' | 'watcherLines';
+type EventName = 'data' | 'activity' | 'exit' | 'state' | 'inputRefused' | 'parsed' | 'screenMode' | 'tombstoneDropped' | 'watcherLines';
 export type PtyHostListener<E extends EventName> = EventListener<PtyProtocolT, E>;
 /** Listeners stored by event; each set holds listeners of its key's type (on() is the only writer). */
 type AnyListener = (data: never, payload: Uint8Array | undefined) => void;
@@ -157,7 +157,7 @@ export class PtyHost implements Disposable {
     }
     const worker = await this.starter.start();
     const client = connect(worker.transport, PtyProtocol);
-    for (const event of ['exit', 'state', 'inputRefused', 'parsed', 'screenMode', 'tombstoneDropped', 'watcherLines'] as const) {
+    for (const event of ['activity', 'exit', 'state', 'inputRefused', 'parsed', 'screenMode', 'tombstoneDropped', 'watcherLines'] as const) {
       client.on(event, (data) => this.emit(event, data));
     }
     const acks = new OutputAcks(client, { ackLimit: (sessionId) => this.ackLimiter?.ackLimit(sessionId) ?? Number.POSITIVE_INFINITY });

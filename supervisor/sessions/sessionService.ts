@@ -50,6 +50,8 @@ export type CreateOptions = Omit<CreateSessionFields, 'rows' | 'cols'> & { rows?
 
 /** Output listeners of one session (WebSocket viewers): bytes with their absolute offset. */
 export type OutputListener = (offset: number, bytes: Uint8Array) => void;
+/** Listeners to a session's output without its bytes: the batch [offset, offset + bytes) was printed. */
+export type ActivityListener = (offset: number, bytes: number) => void;
 /**
  * `closed`: the session ended (its tombstone is set). `exit`, once per session after `closed`: its
  * exit status is final (ExitInfo.reported), at once when the child exited or the host died, or
@@ -69,6 +71,17 @@ export type InputRefusedListener = (sessionId: string, viewer: number | undefine
  */
 const AGENT_RECHECK_MS = 1_000;
 const AGENT_RECLASSIFY_MS = 10_000;
+/**
+ * All sessions together look at their foreground at most about this often per second: with many
+ * busy sessions each one looks less often (500 printing sessions: every 5 s instead of 500 stat
+ * reads a second). A shell going idle still looks at once (onState).
+ */
+const FOREGROUND_CHECKS_PER_S = 100;
+/** How often one printing session looks at its foreground with `liveSessions` live: AGENT_RECHECK_MS, longer past FOREGROUND_CHECKS_PER_S over all. */
+export function foregroundRecheckMs(liveSessions: number): number {
+  return Math.max(AGENT_RECHECK_MS, (liveSessions * 1000) / FOREGROUND_CHECKS_PER_S);
+}
+
 /** Records serialized per turn by the touched-record sync (one takes ~20-100 µs), and the pause before the next batch. */
 const RECORD_SYNC_BATCH = 50;
 const RECORD_SYNC_PAUSE_MS = 20;
@@ -127,7 +140,12 @@ function rangeParams(sessionId: string, offset: number | undefined, limit: numbe
 export class SessionService {
   private readonly sessions = new Map<string, SessionRecord>();
   private readonly aliases = new AliasAllocator();
+  /** Listeners to a session's bytes: while a session has one, the pty host sends them (`watch`). */
   private readonly outputListeners = new Map<string, Set<OutputListener>>();
+  private readonly activityListeners = new Map<string, Set<ActivityListener>>();
+  /** The per-session foreground recheck interval for the number of live sessions (FOREGROUND_CHECKS_PER_S), and when it was worked out. */
+  private recheckIntervalMs = AGENT_RECHECK_MS;
+  private foregroundRecheckAt = 0;
   private readonly lifecycleListeners = new Set<LifecycleListener>();
   private readonly shellStateListeners = new Set<ShellStateListener>();
   private readonly inputRefusedListeners = new Set<InputRefusedListener>();
@@ -142,6 +160,8 @@ export class SessionService {
     total_spawned: 0,
     failed_spawns: 0,
     bytes_emitted: 0,
+    /** Output bytes that crossed the channel from the pty host: only watched sessions' (onOutput) do. */
+    output_payload_bytes: 0,
     pauses_triggered: 0,
     /** Foreground process-group checks (one stat read each) made on output. */
     foreground_checks: 0,
@@ -191,6 +211,10 @@ export class SessionService {
       this.publishState(record);
     });
     opts.host.on('data', (e, payload) => this.onData(e, payload));
+    opts.host.on('activity', (e) => {
+      const record = this.sessions.get(e.session_id);
+      if (record) this.printed(record, e.offset, e.bytes);
+    });
     opts.host.on('exit', (e) => this.onExit(e));
     opts.host.on('state', (e) => this.onState(e));
     opts.host.on('inputRefused', (e) => this.inputRefused(e.session_id, e.from));
@@ -303,6 +327,8 @@ export class SessionService {
         rows,
         cols,
         ...(agentType === null ? {} : { agent_type: agentType }),
+        // Its bytes cross the channel only once a viewer asks for them (onOutput).
+        unwatched: true,
       });
     } catch (err) {
       this.counters.failed_spawns++;
@@ -337,6 +363,7 @@ export class SessionService {
       keep_open: o.keep_open === true,
     };
     this.sessions.set(id, record);
+    if (this.outputListeners.has(id)) client.emit('watch', { session_id: id, watched: true });
     const early = this.earlyState.get(id);
     if (early !== undefined) {
       this.earlyState.delete(id);
@@ -592,8 +619,31 @@ export class SessionService {
     return err as Error;
   }
 
+  /**
+   * The session's bytes as they are printed. The first listener has the pty host send them (`watch`),
+   * the last one leaving stops that: a listener that reads the ring next gets every byte after it
+   * from here (the channel keeps the order of the `watch` and the read).
+   */
   onOutput(sessionId: string, fn: OutputListener): Disposable {
-    return addKeyed(this.outputListeners, sessionId, fn);
+    const first = !this.outputListeners.has(sessionId);
+    const added = addKeyed(this.outputListeners, sessionId, fn);
+    if (first) this.sendWatch(sessionId, true);
+    return toDisposable(() => {
+      added.dispose();
+      if (!this.outputListeners.has(sessionId)) this.sendWatch(sessionId, false);
+    });
+  }
+
+  /** The session's output as it is printed, without its bytes (watched or not): no `watch` needed. */
+  onActivity(sessionId: string, fn: ActivityListener): Disposable {
+    return addKeyed(this.activityListeners, sessionId, fn);
+  }
+
+  private sendWatch(sessionId: string, watched: boolean): void {
+    const record = this.sessions.get(sessionId);
+    // A closed session prints nothing more; an unknown one is told when its spawn completes.
+    if (record === undefined || record.exit) return;
+    this.opts.host.runningClient()?.emit('watch', { session_id: sessionId, watched });
   }
 
   /** The output parser's events of one session, as they arrive (raw-mode `parsed` frames). */
@@ -642,22 +692,40 @@ export class SessionService {
   get listenerCounts(): { lifecycle: number; shellState: number; output: number } {
     let output = 0;
     for (const set of this.outputListeners.values()) output += set.size;
+    for (const set of this.activityListeners.values()) output += set.size;
     return { lifecycle: this.lifecycleListeners.size, shellState: this.shellStateListeners.size, output };
   }
 
   private onData(e: { session_id: string; offset: number }, payload?: Uint8Array): void {
     const record = this.sessions.get(e.session_id);
     if (!record || !payload) return;
-    // Output changes only fields the host's copy leaves out (recordJson): no sync for it, so 500
-    // busy sessions do not make a sync of 500 records every second.
-    record.total_written = e.offset + payload.length;
-    const now = Date.now();
-    record.last_activity_ms = now;
-    this.counters.bytes_emitted += payload.length;
+    this.counters.output_payload_bytes += payload.length;
     const set = this.outputListeners.get(e.session_id);
     if (set) for (const fn of set) fn(e.offset, payload);
     // After the fan-out: about one keystroke in a hundred would otherwise wait on /proc reads before its echo went out.
-    if (now - record.agent_checked_ms >= AGENT_RECHECK_MS) this.checkForeground(record, now);
+    this.printed(record, e.offset, payload.length);
+  }
+
+  /** A batch of output [offset, offset + bytes), its bytes sent (`data`) or not (`activity`). */
+  private printed(record: SessionRecord, offset: number, bytes: number): void {
+    // Output changes only fields the host's copy leaves out (recordJson): no sync for it, so 500
+    // busy sessions do not make a sync of 500 records every second.
+    record.total_written = offset + bytes;
+    const now = Date.now();
+    record.last_activity_ms = now;
+    this.counters.bytes_emitted += bytes;
+    const set = this.activityListeners.get(record.session_id);
+    if (set) for (const fn of set) fn(offset, bytes);
+    if (now - record.agent_checked_ms >= this.foregroundInterval(now)) this.checkForeground(record, now);
+  }
+
+  /** AGENT_RECHECK_MS, or longer with so many live sessions that all of them would look more than FOREGROUND_CHECKS_PER_S times a second. */
+  private foregroundInterval(now: number): number {
+    if (now - this.foregroundRecheckAt >= AGENT_RECHECK_MS) {
+      this.foregroundRecheckAt = now;
+      this.recheckIntervalMs = foregroundRecheckMs(this.liveCount);
+    }
+    return this.recheckIntervalMs;
   }
 
   private onState(e: { session_id: string; shell_state: ShellStateName }): void {

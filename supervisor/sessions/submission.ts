@@ -201,8 +201,8 @@ interface AckWatch extends Disposable {
 function watchAcknowledgement(sessions: SessionService, record: SessionRecord, enterOffset: number): AckWatch {
   let settle: (v: { outputOffset: number } | 'exit') => void = () => {};
   const outcome = new Promise<{ outputOffset: number } | 'exit'>((resolve) => (settle = resolve));
-  const output = sessions.onOutput(record.session_id, (offset, bytes) => {
-    if (offset + bytes.length > enterOffset) settle({ outputOffset: offset + bytes.length });
+  const output = sessions.onActivity(record.session_id, (offset, bytes) => {
+    if (offset + bytes > enterOffset) settle({ outputOffset: offset + bytes });
   });
   const lifecycle = sessions.onLifecycle((event, r) => {
     if (event === 'closed' && r === record) settle('exit');

@@ -38,10 +38,27 @@ export interface PtyServiceOptions {
 
 const OK = Object.freeze({});
 
+/**
+ * An unwatched session's `activity` notices leave at most once per this window: the first batch
+ * after a quiet window at once (a submit waiting for the echo of its Enter sees it), the rest of
+ * the window's batches in one notice at its end. 500 sessions printing every 100 ms send 2,000
+ * notices a second instead of 5,000.
+ */
+export const ACTIVITY_WINDOW_MS = 250;
+
 export class PtyService implements HandlersOf<P>, Disposable, PtySessionObserver {
   private readonly sessions = new Map<string, PtySession>();
   /** Output sent per session and not yet acknowledged by the supervisor (PtyConstants.UNACKED_OUTPUT_BYTES). */
   private readonly unacked = new Map<string, number>();
+  /**
+   * Live sessions whose bytes no one on the supervisor needs (no viewer): their output leaves as
+   * `activity` notices, without the payload and owing no ack (the `watch` event).
+   */
+  private readonly unwatched = new Set<string>();
+  /** Unwatched sessions' batches held for the end of the window (ACTIVITY_WINDOW_MS), and when each last sent a notice. */
+  private readonly pendingActivity = new Map<string, { offset: number; bytes: number }>();
+  private readonly activitySentAt = new Map<string, number>();
+  private activityTimer: NodeJS.Timeout | undefined;
   /** Raw capture (diagnostics): off by default; `filter` null = every session, later ones included. */
   private captureState: { enabled: boolean; filter: string | null; dir: string | null } = { enabled: false, filter: null, dir: null };
   private readonly captures = new Map<string, CaptureWriter>();
@@ -79,6 +96,7 @@ export class PtyService implements HandlersOf<P>, Disposable, PtySessionObserver
     this.sessions.set(id, session);
     this.options.idleGc?.touched();
     this.unacked.set(id, 0);
+    if (params.unwatched === true) this.unwatched.add(id);
     // This service hears every session's events itself (the session-…  methods), keyed by id.
     session.observe(this, id);
     if (this.captureState.enabled && (this.captureState.filter === null || this.captureState.filter === id)) this.startCapture(id, session);
@@ -89,6 +107,11 @@ export class PtyService implements HandlersOf<P>, Disposable, PtySessionObserver
   sessionData(session: PtySession, payload: Uint8Array, offset: number, first: boolean): void {
     const id = session.key;
     this.sendParsed(id);
+    if (this.unwatched.has(id)) {
+      this.noteActivity(id, offset, payload.length, first);
+      return;
+    }
+    this.sendActivity(id);
     this.events.emit('data', { session_id: id, offset }, { payload, flush: first });
     const unacked = (this.unacked.get(id) ?? 0) + payload.length;
     this.unacked.set(id, unacked);
@@ -99,6 +122,7 @@ export class PtyService implements HandlersOf<P>, Disposable, PtySessionObserver
 
   sessionState(session: PtySession, shell_state: ShellState): void {
     this.sendParsed(session.key);
+    this.sendActivity(session.key);
     this.events.emit('state', { session_id: session.key, shell_state });
   }
 
@@ -108,12 +132,14 @@ export class PtyService implements HandlersOf<P>, Disposable, PtySessionObserver
 
   sessionAltScreen(session: PtySession, alt_screen: boolean): void {
     this.sendParsed(session.key);
+    this.sendActivity(session.key);
     this.events.emit('screenMode', { session_id: session.key, alt_screen });
   }
 
   sessionExit(session: PtySession, info: ExitInfo): void {
     const id = session.key;
     this.sendParsed(id);
+    this.sendActivity(id);
     this.events.emit('exit', { session_id: id, ...info });
     this.entomb(id, session);
   }
@@ -126,6 +152,13 @@ export class PtyService implements HandlersOf<P>, Disposable, PtySessionObserver
     const session = this.sessions.get(sessionId);
     if (payload === undefined || session === undefined || session.write(payload)) return;
     this.events.emit('inputRefused', { session_id: sessionId, ...(from === undefined ? {} : { from }), backlog_bytes: session.inputBacklogBytes() });
+  }
+
+  /** Whether the supervisor needs a live session's bytes from the next batch on (`watch`); unknown sessions are gone already. */
+  watch(sessionId: string, watched: boolean): void {
+    if (!this.sessions.has(sessionId)) return;
+    if (watched) this.unwatched.delete(sessionId);
+    else this.unwatched.add(sessionId);
   }
 
   /** The supervisor detected a (different) agent in the session's foreground; unknown sessions are gone already. */
@@ -197,6 +230,39 @@ export class PtyService implements HandlersOf<P>, Disposable, PtySessionObserver
     if (unacked <= PtyConstants.UNACKED_OUTPUT_BYTES / 2) session.holdOutput(false);
   }
 
+  /** An unwatched session's batch: a notice now if its last one is a window old, else held for the window's end. */
+  private noteActivity(id: string, offset: number, bytes: number, first: boolean): void {
+    const pending = this.pendingActivity.get(id);
+    if (pending !== undefined) {
+      pending.bytes = offset + bytes - pending.offset;
+      return;
+    }
+    const now = Date.now();
+    const sentAt = this.activitySentAt.get(id);
+    if (sentAt === undefined || now - sentAt >= ACTIVITY_WINDOW_MS || now < sentAt) {
+      this.activitySentAt.set(id, now);
+      this.events.emit('activity', { session_id: id, offset, bytes }, { flush: first });
+      return;
+    }
+    this.pendingActivity.set(id, { offset, bytes });
+    this.activityTimer ??= setTimeout(this.sendAllActivity, ACTIVITY_WINDOW_MS - (now - sentAt));
+  }
+
+  /** The session's held notice, before anything else of it leaves (its data, state, exit). */
+  private sendActivity(id: string): void {
+    if (this.pendingActivity.size === 0) return;
+    const pending = this.pendingActivity.get(id);
+    if (pending === undefined) return;
+    this.pendingActivity.delete(id);
+    this.activitySentAt.set(id, Date.now());
+    this.events.emit('activity', { session_id: id, offset: pending.offset, bytes: pending.bytes });
+  }
+
+  private readonly sendAllActivity = (): void => {
+    this.activityTimer = undefined;
+    for (const id of [...this.pendingActivity.keys()]) this.sendActivity(id);
+  };
+
   private queueParsed(id: string, events: ParsedEvent[]): void {
     const queued = this.parsedQueue.get(id);
     if (queued === undefined) this.parsedQueue.set(id, events);
@@ -228,6 +294,9 @@ export class PtyService implements HandlersOf<P>, Disposable, PtySessionObserver
     const session = this.get(params.session_id);
     this.sessions.delete(params.session_id);
     this.unacked.delete(params.session_id);
+    this.unwatched.delete(params.session_id);
+    this.pendingActivity.delete(params.session_id);
+    this.activitySentAt.delete(params.session_id);
     this.parsedQueue.delete(params.session_id);
     this.freed(session);
     session.dispose();
@@ -295,6 +364,8 @@ export class PtyService implements HandlersOf<P>, Disposable, PtySessionObserver
     const sessions: Result<'adopt'>['sessions'] = [];
     for (const [session_id, session] of this.sessions) {
       this.ack(session_id, Number.MAX_SAFE_INTEGER);
+      // The new supervisor has no viewers yet: it says `watch` when one comes.
+      this.unwatched.add(session_id);
       const { total_written } = session.readRaw({ limit: 0 });
       sessions.push({ session_id, pid: session.pid, shell: session.shell, total_written, shell_state: session.shellState, exit: null });
     }
@@ -329,6 +400,11 @@ export class PtyService implements HandlersOf<P>, Disposable, PtySessionObserver
     for (const session of this.sessions.values()) session.dispose();
     this.sessions.clear();
     this.unacked.clear();
+    this.unwatched.clear();
+    this.pendingActivity.clear();
+    this.activitySentAt.clear();
+    clearTimeout(this.activityTimer);
+    this.activityTimer = undefined;
     this.parsedQueue.clear();
     clearTimeout(this.parsedTimer);
     this.parsedTimer = undefined;
@@ -361,6 +437,9 @@ export class PtyService implements HandlersOf<P>, Disposable, PtySessionObserver
     }
     this.sessions.delete(id);
     this.unacked.delete(id);
+    this.unwatched.delete(id);
+    this.pendingActivity.delete(id);
+    this.activitySentAt.delete(id);
     this.freed(session);
     session.retire();
     if (tombstone === undefined) {

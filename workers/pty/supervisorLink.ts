@@ -38,6 +38,9 @@ export function serveSupervisor(opts: SupervisorLinkOptions): Server<P> {
   server.on('input', ({ session_id, from }, payload) => {
     if (mayAct()) service.input(session_id, payload, from);
   });
+  server.on('watch', ({ session_id, watched }) => {
+    if (mayAct()) service.watch(session_id, watched);
+  });
   server.on('agent', ({ session_id, agent_type }) => {
     if (mayAct()) service.setAgent(session_id, agent_type);
   });

@@ -134,7 +134,7 @@ export function waitForScreen(
     };
     const onAbort = () => finish({ matched: false, timed_out: false });
     const overall = setTimeout(() => finish({ matched: false, timed_out: true }), opts.timeoutMs);
-    const output = sessions.onOutput(record.session_id, () => (pattern ? schedule() : armQuiet()));
+    const output = sessions.onActivity(record.session_id, () => (pattern ? schedule() : armQuiet()));
     const lifecycle = sessions.onLifecycle((event, r) => {
       if (r.session_id !== record.session_id || event !== 'closed') return;
       if (pattern) void check().then(() => finish({ matched: false, timed_out: false, exited: true }));
