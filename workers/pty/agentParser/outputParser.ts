@@ -61,8 +61,17 @@ export interface ParserTimers {
   clearTimeout(handle: unknown): void;
 }
 
+/** Where the real clock's `now` counts from. */
+const TIME_ORIGIN = Date.now();
+/**
+ * A time before any `now`: an instant that never happened. A small integer, as the real clock's times
+ * are (ms since TIME_ORIGIN: small integers for 12 days), so the parser's six timestamps are stored in
+ * the object, not as a boxed number each (as -Infinity and Date.now() values were).
+ */
+const NEVER = -(2 ** 30);
+
 export const realTimers: ParserTimers = {
-  now: () => Date.now(),
+  now: () => Date.now() - TIME_ORIGIN,
   setTimeout: (fn, ms, arg) => {
     const t = setTimeout(fn, ms, arg);
     t.unref();
@@ -96,10 +105,10 @@ export class OutputParser {
   private readonly startedAt: number;
   private settled = false;
   private lastOutputAt: number;
-  private lastInputAt = -Infinity;
-  private lastResizeAt = -Infinity;
-  private lastStatusAt = -Infinity;
-  private statusChangedAt = -Infinity;
+  private lastInputAt = NEVER;
+  private lastResizeAt = NEVER;
+  private lastStatusAt = NEVER;
+  private statusChangedAt = NEVER;
   /** OSC 7770 `state=` seen: the agent reports itself, the silence heuristic stands down. */
   private hooked = false;
   private epoch = 0;
