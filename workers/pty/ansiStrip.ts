@@ -147,7 +147,7 @@ const EMPTY_BUFFER = Buffer.alloc(0);
  * on demand (`ensure`, `lineEnd`), so a flood reaches its working size in a few pushes.
  */
 const INITIAL_BUFFER_BYTES = 128;
-/** 8 slots: 32 bytes, kept inside the object's heap (a typed array past 64 bytes gets a native backing store). */
+/** 8 slots: 32 bytes, stored in the JS heap (a typed array past 64 bytes gets a native backing store, with its own overhead). */
 const INITIAL_ENDS = 8;
 
 /**
