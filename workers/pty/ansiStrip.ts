@@ -142,6 +142,13 @@ export class PushedLines {
 }
 
 const EMPTY_BUFFER = Buffer.alloc(0);
+/**
+ * Sized for an idle shell's prompt: hundreds of idle sessions each keep theirs for hours. Both double
+ * on demand (`ensure`, `lineEnd`), so a flood reaches its working size in a few pushes.
+ */
+const INITIAL_BUFFER_BYTES = 128;
+/** 8 slots: 32 bytes, stored in the JS heap (a typed array past 64 bytes gets a native backing store, with its own overhead). */
+const INITIAL_ENDS = 8;
 
 /**
  * Feed bytes with `push`; completed lines go to `onLine` at the end of each push. The current line has a
@@ -150,13 +157,13 @@ const EMPTY_BUFFER = Buffer.alloc(0);
 export class AnsiStripper {
   private state = S.Ground;
   /** [this push's completed lines, each ending in LF][the current line]; starts small (an idle session's prompt), doubles as needed. */
-  private buf: Buffer = Buffer.allocUnsafeSlow(1024);
+  private buf: Buffer = Buffer.allocUnsafeSlow(INITIAL_BUFFER_BYTES);
   /** The current line is buf[start, len); cur is the cursor, start <= cur <= len. */
   private start = 0;
   private len = 0;
   private cur = 0;
   /** Where each completed line in buf[0, start) has its LF, in order (the block `onBlock` gets). */
-  private ends = new Int32Array(64);
+  private ends = new Int32Array(INITIAL_ENDS);
   private nEnds = 0;
   private alt = false;
   /** The alternate screen is on (whatever keepAltScreen does with its text). */

@@ -153,14 +153,14 @@ export class PendingText implements Queue {
   }
 
   /** Runs the text stage over everything queued, now. */
-  readonly drain = (): void => {
+  drain(): void {
     if (this.empty) return;
     this.stage.cancel(this);
     // Taken whole first: a batch that throws must not be run again by the next drain.
     const batches = this.batches.slice(this.head);
     this.reset();
     for (const bytes of batches) this.process(bytes);
-  };
+  }
 
   /** Forgets what is queued (the session was retired: nobody will read its text). */
   clear(): void {

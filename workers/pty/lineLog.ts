@@ -46,8 +46,12 @@ export interface LineReadOptions {
   limit?: number;
 }
 
-/** The slot bookkeeping a new log starts with; it doubles as lines arrive, up to the capacity. */
-const INITIAL_SLOTS = 64;
+/**
+ * The slot bookkeeping a new log starts with; it doubles as lines arrive, up to the capacity. Small: an
+ * idle shell logs a few prompt lines, and 16 positions (64 bytes) stay in the heap object, where 64 took
+ * a native backing store.
+ */
+const INITIAL_SLOTS = 16;
 /** The first text chunk: an idle shell's prompts fit in it. Each next one doubles, up to MAX_CHUNK_BYTES. */
 const FIRST_CHUNK_BYTES = 4 * 1024;
 /**
@@ -91,8 +95,8 @@ export class LineLog {
   private unredacted: Uint8Array;
   /** Oldest first; only the last one is written to. A chunk goes once no kept line starts in it. */
   private readonly chunks: Chunk[] = [];
-  /** Lines whose redacted text differs from what was printed (rare: a secret), by absolute index. */
-  private readonly redacted = new Map<number, string>();
+  /** Lines whose redacted text differs from what was printed (rare: a secret), by absolute index; made on first use. */
+  private redacted: Map<number, string> | undefined;
   private readonly capacity: number;
   private total = 0;
   /** Absolute index of the oldest line kept; lines before it were dropped by count or by size. */
@@ -132,7 +136,7 @@ export class LineLog {
   get heldBytes(): number {
     let held = this.starts.byteLength + this.unredacted.byteLength;
     for (const chunk of this.chunks) held += chunk.bytes.length;
-    for (const text of this.redacted.values()) held += text.length * 2;
+    if (this.redacted !== undefined) for (const text of this.redacted.values()) held += text.length * 2;
     return held;
   }
 
@@ -252,7 +256,7 @@ export class LineLog {
 
   /** Bytes line `index` (kept) counts for: as printed, or as redacted. */
   private lengthOf(index: number): number {
-    if (this.redacted.size > 0) {
+    if (this.redacted !== undefined && this.redacted.size > 0) {
       const text = this.redacted.get(index);
       if (text !== undefined) return Buffer.byteLength(text, 'utf8');
     }
@@ -267,7 +271,7 @@ export class LineLog {
   private dropOldest(): void {
     const index = this.oldest;
     this.kept -= this.lengthOf(index);
-    if (this.redacted.size > 0) this.redacted.delete(index);
+    if (this.redacted !== undefined && this.redacted.size > 0) this.redacted.delete(index);
     this.oldest = index + 1;
     this.releaseChunks();
   }
@@ -319,7 +323,7 @@ export class LineLog {
       const lines = new Array<string>(end - start);
       for (let i = start; i < end; i++) {
         if (this.unredacted[i % this.capacity] === 1) this.redactLine(i, redact);
-        lines[i - start] = (this.redacted.size > 0 ? this.redacted.get(i) : undefined) ?? this.printed(i);
+        lines[i - start] = (this.redacted !== undefined && this.redacted.size > 0 ? this.redacted.get(i) : undefined) ?? this.printed(i);
       }
       return { lines, offset: start, total_lines: this.total, oldest_offset: this.oldest };
     };
@@ -337,7 +341,7 @@ export class LineLog {
     const line = this.printed(index);
     const clean = redact(line);
     if (clean !== line) {
-      this.redacted.set(index, clean);
+      (this.redacted ??= new Map()).set(index, clean);
       this.kept += Buffer.byteLength(clean, 'utf8') - this.printedLength(index);
     }
     this.unredacted[index % this.capacity] = 0;

@@ -4,7 +4,7 @@
  * the pty host's `readLog` request, so no line leaves unredacted.
  */
 
-import { AnsiStripper, type PushedLines } from './ansiStrip.js';
+import { AnsiStripper, type AnsiStripperOptions, type PushedLines } from './ansiStrip.js';
 import { type LineBlock, LineLog, type LineRead, type LineReadOptions } from './lineLog.js';
 import { Redactor, redactLineText } from '../../shared/redactor.js';
 import { isParsedOscPrefix, PARSED_OSC_FIRST_BYTES } from './agentParser/oscRules.js';
@@ -41,34 +41,51 @@ export interface LineTap {
   line(text: string, redacted: string | undefined): void;
 }
 
-export class TextPipeline {
+/**
+ * The pipeline is its stripper's options object: its callbacks are methods, not closures made per
+ * session (an idle session kept an options object and five closures for them).
+ */
+export class TextPipeline implements AnsiStripperOptions {
   private readonly log: LineLog;
   private sink: TextSink | undefined;
   private tap: LineTap | undefined;
-  /** `completed`, or `completedTapped` for a push the tap may match: no per-line check otherwise. */
-  private onLine: (this: TextPipeline, text: string) => void = this.completed;
+  /** @internal (stripper) `completed`, or `completedTapped` for a push the tap may match: no per-line check otherwise. */
+  onLine: (this: TextPipeline, text: string) => void = this.completed;
+  /** @internal (stripper) */
+  readonly keepAltScreen: boolean;
+  /** @internal (stripper) */
+  readonly maxLineBytes: number | undefined;
   private readonly redactor = new Redactor();
   private readonly stripper: AnsiStripper;
 
   constructor(opts: TextPipelineOptions = {}) {
     this.log = new LineLog(opts.capacityLines);
-    const stripOpts = {
-      onLine: (text: string) => this.onLine(text),
-      keepAltScreen: opts.keepAltScreen ?? false,
-      onPushed: (lines: PushedLines) => {
-        const sink = this.sink;
-        if (sink !== undefined && (sink.wants === undefined || sink.wants(lines))) sink.text(lines.text());
-        // Per push, not per line: lines of a push no watcher can match take the untapped path.
-        if (this.tap !== undefined) this.onLine = this.tap.block(lines.text()) ? this.completedTapped : this.completed;
-      },
-      onBlock: (block: LineBlock, lines: PushedLines) => this.block(block, lines),
-      onAltScreen: (active: boolean) => this.sink?.altScreen(active),
-      oscFirstBytes: PARSED_OSC_FIRST_BYTES,
-      onOsc: (payload: string) => {
-        if (isParsedOscPrefix(payload)) this.sink?.osc(payload);
-      },
-    };
-    this.stripper = new AnsiStripper(opts.maxLineBytes === undefined ? stripOpts : { ...stripOpts, maxLineBytes: opts.maxLineBytes });
+    this.keepAltScreen = opts.keepAltScreen ?? false;
+    this.maxLineBytes = opts.maxLineBytes;
+    this.stripper = new AnsiStripper(this);
+  }
+
+  /** @internal (stripper) */
+  get oscFirstBytes(): readonly number[] {
+    return PARSED_OSC_FIRST_BYTES;
+  }
+
+  /** @internal (stripper) */
+  onPushed(lines: PushedLines): void {
+    const sink = this.sink;
+    if (sink !== undefined && (sink.wants === undefined || sink.wants(lines))) sink.text(lines.text());
+    // Per push, not per line: lines of a push no watcher can match take the untapped path.
+    if (this.tap !== undefined) this.onLine = this.tap.block(lines.text()) ? this.completedTapped : this.completed;
+  }
+
+  /** @internal (stripper) */
+  onAltScreen(active: boolean): void {
+    this.sink?.altScreen(active);
+  }
+
+  /** @internal (stripper) */
+  onOsc(payload: string): void {
+    if (isParsedOscPrefix(payload)) this.sink?.osc(payload);
   }
 
   setSink(sink: TextSink | undefined): void {
@@ -109,9 +126,9 @@ export class TextPipeline {
   /**
    * A push's lines at once, as bytes, when each would be kept as printed (deferred redaction, below)
    * and no watcher looks at them: the common case, with no string per line. The PEM check on the
-   * whole text says what `deferrable` would say of every line of it.
+   * whole text says what `deferrable` would say of every line of it. @internal (stripper)
    */
-  private block(block: LineBlock, lines: PushedLines): boolean {
+  onBlock(block: LineBlock, lines: PushedLines): boolean {
     if (this.onLine !== this.completed || !this.redactor.deferrable(lines)) return false;
     // A log without the byte path (the string log the tests compare with) takes the lines one by one.
     const log = this.log as Partial<LineLog>;

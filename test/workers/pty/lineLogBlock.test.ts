@@ -111,12 +111,20 @@ test('bytes that are not UTF-8 (stray continuation bytes, sequences cut by a lin
   assert.equal(got.partial, want.partial);
 });
 
-test('an idle text stage holds little: the stripper starts with 1 KiB and keeps an OSC buffer only once an OSC is kept', () => {
+test('an idle text stage holds little: small stripper and log arrays, no options object, an OSC buffer only once an OSC is kept', () => {
   const pipeline = new TextPipeline();
-  const stripper = (pipeline as unknown as { stripper: { buf: Buffer; oscBuf: Buffer | undefined } }).stripper;
+  type Stripper = { buf: Buffer; ends: Int32Array; oscBuf: Buffer | undefined; opts: unknown };
+  type Log = { starts: Uint32Array; unredacted: Uint8Array; redacted: Map<number, string> | undefined };
+  const { stripper, log } = pipeline as unknown as { stripper: Stripper; log: Log };
   // A prompt with a title (an OSC the parser does not want: never copied).
   pipeline.push(Buffer.from('\x1b]0;user@host: ~\x07\x1b[1;32muser@host\x1b[0m:~$ ls\r\nfile1  file2\r\n\x1b[1;32muser@host\x1b[0m:~$ '));
-  assert.equal(stripper.buf.length, 1024);
+  // Each was several times this (1 KiB, 256 bytes, 256 bytes) and grew on demand anyway.
+  assert.ok(stripper.buf.length <= 128, `stripper buffer ${stripper.buf.length}`);
+  assert.ok(stripper.ends.byteLength <= 32, `stripper line ends ${stripper.ends.byteLength}`);
+  assert.ok(log.starts.byteLength + log.unredacted.byteLength <= 80, `log slots ${log.starts.byteLength}`);
+  // The pipeline is the stripper's options (methods, no closures per session); no redaction map until a secret.
+  assert.equal(stripper.opts, pipeline);
+  assert.equal(log.redacted, undefined);
   assert.equal(stripper.oscBuf, undefined);
   assert.ok(pipeline.heldBytes <= 8 * 1024, `log ${pipeline.heldBytes}`);
   // A progress report (OSC 9;4) is kept for the parser: the buffer comes then.

@@ -56,14 +56,24 @@ export interface ParserScreen {
 
 export interface ParserTimers {
   now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
+  /** `fn(arg)` after `ms`: the parser passes static callbacks and itself, not a closure per instance. */
+  setTimeout<A>(fn: (arg: A) => void, ms: number, arg: A): unknown;
   clearTimeout(handle: unknown): void;
 }
 
+/** Where the real clock's `now` counts from. */
+const TIME_ORIGIN = Date.now();
+/**
+ * A time before any `now`: an instant that never happened. A small integer, as the real clock's times
+ * are (ms since TIME_ORIGIN: small integers for 12 days), so the parser's six timestamps are stored in
+ * the object, not as a boxed number each (as -Infinity and Date.now() values were).
+ */
+const NEVER = -(2 ** 30);
+
 export const realTimers: ParserTimers = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => {
-    const t = setTimeout(fn, ms);
+  now: () => Date.now() - TIME_ORIGIN,
+  setTimeout: (fn, ms, arg) => {
+    const t = setTimeout(fn, ms, arg);
     t.unref();
     return t;
   },
@@ -84,16 +94,21 @@ export interface OutputParserOptions {
 
 type Question = { text: string; confident: boolean };
 
+// Timer callbacks shared by every parser (the parser is the timer's argument): no closures per session.
+const parseScreenNow = (p: OutputParser): void => p.parseScreen();
+const screenTimerFired = (p: OutputParser): void => p.onScreenTimer();
+const quietCheckDue = (p: OutputParser): void => p.quietCheck();
+
 export class OutputParser {
   private agent: string | null = null;
   private readonly t: ParserTimers;
   private readonly startedAt: number;
   private settled = false;
   private lastOutputAt: number;
-  private lastInputAt = -Infinity;
-  private lastResizeAt = -Infinity;
-  private lastStatusAt = -Infinity;
-  private statusChangedAt = -Infinity;
+  private lastInputAt = NEVER;
+  private lastResizeAt = NEVER;
+  private lastStatusAt = NEVER;
+  private statusChangedAt = NEVER;
   /** OSC 7770 `state=` seen: the agent reports itself, the silence heuristic stands down. */
   private hooked = false;
   private epoch = 0;
@@ -144,7 +159,7 @@ export class OutputParser {
     else {
       // What the agent drew before it was recognised is on screen already: read it now.
       this.prevRows = [];
-      this.screenTimer ??= this.t.setTimeout(this.parseScreen, 0);
+      this.screenTimer ??= this.t.setTimeout(parseScreenNow, 0, this);
       this.armQuiet();
     }
   }
@@ -230,7 +245,7 @@ export class OutputParser {
       if (this.candidate !== null && ++this.candidate.chunks > ParserConstants.STALE_QUESTION_CHUNKS) this.candidate = null;
     }
     this.bytesSinceParse += batch.length;
-    this.screenTimer ??= this.t.setTimeout(this.onScreenTimer, ParserConstants.SCREEN_PARSE_MS);
+    this.screenTimer ??= this.t.setTimeout(screenTimerFired, ParserConstants.SCREEN_PARSE_MS, this);
     this.armQuiet();
   }
 
@@ -258,19 +273,20 @@ export class OutputParser {
   }
 
   /** The screen read, unless a flood still runs: then once it pauses. */
-  private readonly onScreenTimer = (): void => {
+  /** @internal (timer) */
+  onScreenTimer(): void {
     this.screenTimer = undefined;
     const quietAt = this.lastOutputAt + ParserConstants.FLOOD_QUIET_MS;
     const now = this.t.now();
     if (this.bytesSinceParse > ParserConstants.FLOOD_BYTES && now < quietAt) {
-      this.screenTimer = this.t.setTimeout(this.onScreenTimer, quietAt - now);
+      this.screenTimer = this.t.setTimeout(screenTimerFired, quietAt - now, this);
       return;
     }
     this.parseScreen();
-  };
+  }
 
   /** Reads the screen now (tests; and the screen timer). */
-  readonly parseScreen = (): void => {
+  parseScreen(): void {
     this.t.clearTimeout(this.screenTimer);
     this.screenTimer = undefined;
     if (this.agent === null || this.disposed) return;
@@ -293,13 +309,13 @@ export class OutputParser {
     const liveFor = status === null ? 0 : this.statusChangedAt + ParserConstants.STATUS_STALE_MS - now;
     this.setWorking(liveFor > 0);
     this.t.clearTimeout(this.staleTimer);
-    this.staleTimer = liveFor > 0 ? this.t.setTimeout(this.parseScreen, liveFor) : undefined;
+    this.staleTimer = liveFor > 0 ? this.t.setTimeout(parseScreenNow, liveFor, this) : undefined;
 
     // Within the echo window (after input) or the resize grace, what changed may be the echo or a
     // reflow: new prompts and question rows are looked at again once the window is over.
     const settleAt = Math.max(this.lastInputAt + ParserConstants.ECHO_WINDOW_MS, this.lastResizeAt + ParserConstants.RESIZE_GRACE_MS);
     const settling = now < settleAt;
-    if (settling) this.screenTimer = this.t.setTimeout(this.parseScreen, settleAt - now);
+    if (settling) this.screenTimer = this.t.setTimeout(parseScreenNow, settleAt - now, this);
 
     const choice = findChoicePrompt(rows);
     const choiceKey = choice === null ? null : JSON.stringify(choice);
@@ -343,7 +359,7 @@ export class OutputParser {
     // still counts as changed; a resize's reflow is absorbed (moved rows are not new ones).
     if (!settling || now < this.lastResizeAt + ParserConstants.RESIZE_GRACE_MS) this.prevRows = rows;
     if (out.length > 0) this.send(out);
-  };
+  }
 
   dispose(): void {
     this.disposed = true;
@@ -477,7 +493,7 @@ export class OutputParser {
     if (this.quietTimer !== undefined || this.disposed) return;
     const wait = this.nextQuietCheck();
     if (wait === null) return;
-    this.quietTimer = this.t.setTimeout(this.quietCheck, wait);
+    this.quietTimer = this.t.setTimeout(quietCheckDue, wait, this);
   }
 
   /** Ms of further quiet the earliest pending check needs, or null when nothing waits. */
@@ -490,7 +506,8 @@ export class OutputParser {
     return need === Infinity ? null : Math.max(0, need - quiet);
   }
 
-  private readonly quietCheck = (): void => {
+  /** @internal (timer) */
+  quietCheck(): void {
     this.quietTimer = undefined;
     if (this.disposed) return;
     const now = this.t.now();
@@ -507,7 +524,7 @@ export class OutputParser {
     }
     if (out.length > 0) this.send(out);
     this.armQuiet();
-  };
+  }
 
   /**
    * The candidate, if it is still a question after SILENCE_QUESTION_MS of quiet: an agent without

@@ -25,9 +25,9 @@ export class VirtualTimers implements ParserTimers {
     return this.t;
   }
 
-  setTimeout(fn: () => void, ms: number): unknown {
+  setTimeout<A>(fn: (arg: A) => void, ms: number, arg: A): unknown {
     const id = ++this.seq;
-    this.due.set(id, { at: this.t + Math.max(0, ms), fn });
+    this.due.set(id, { at: this.t + Math.max(0, ms), fn: () => fn(arg) });
     return id;
   }
 
