@@ -52,8 +52,11 @@ export interface LineReadOptions {
  * a native backing store.
  */
 const INITIAL_SLOTS = 16;
-/** The first text chunk: an idle shell's prompts fit in it. Each next one doubles, up to MAX_CHUNK_BYTES. */
-const FIRST_CHUNK_BYTES = 4 * 1024;
+/**
+ * The first text chunk: an idle shell's few prompt lines fit in it (4 KiB was most of an idle session's
+ * log). Each next one doubles, up to MAX_CHUNK_BYTES, so a busy log reaches full-size chunks within ten.
+ */
+const FIRST_CHUNK_BYTES = 256;
 /**
  * At or past glibc's default mmap threshold (128 KiB), so a freed chunk goes back to the system; and
  * two of the longest lines the stripper makes fit in one, with their LFs (else every chunk of a flood
