@@ -585,6 +585,8 @@ export class SessionService {
     const { result, payload } = await client.requestWithPayload('readRaw', params).catch((err: unknown) => {
       throw this.hostError(err);
     });
+    // An unwatched session's count trails its ring by up to one activity window: a read brings it up to date.
+    if (result.total_written > record.total_written) record.total_written = result.total_written;
     return { ...result, bytes: payload ?? new Uint8Array(0) };
   }
 
@@ -710,7 +712,8 @@ export class SessionService {
   private printed(record: SessionRecord, offset: number, bytes: number): void {
     // Output changes only fields the host's copy leaves out (recordJson): no sync for it, so 500
     // busy sessions do not make a sync of 500 records every second.
-    record.total_written = offset + bytes;
+    // Never back: a raw read may have brought the count past a window's notice still on its way.
+    if (offset + bytes > record.total_written) record.total_written = offset + bytes;
     const now = Date.now();
     record.last_activity_ms = now;
     this.counters.bytes_emitted += bytes;

@@ -42,6 +42,15 @@ describe('output of unwatched sessions', { timeout: 120_000 }, () => {
   const open = (sessionId: string, query: string) => WsViewer.open(WsViewer.socketUrl(suite.t.socketPath, `/sessions/${sessionId}/stream${query}`));
   const tail = (v: WsViewer, marker: string) => () => v.closed || Buffer.concat(v.bytes.slice(-4)).includes(marker);
 
+  it("a raw read brings an unwatched session's total_written up to date (its notices trail by up to a window)", async () => {
+    // The second printf lands inside the first one's activity window, so its notice waits for the window's end.
+    const s = await suite.create({ args: ['-c', "printf 'x%.0s' $(seq 1 100); sleep 0.05; printf 'M%sM' 42; exec sleep 600"] });
+    let raw: { data: string; total_written: number } | undefined;
+    await waitFor(async () => (raw = await suite.raw(s.session_id))!.data.includes('M42M'), 'the second write is in the ring');
+    const listed = (await suite.t.socket('GET', '/sessions')).json<Array<{ session_id: string; total_written: number }>>();
+    assert.equal(listed.find((e) => e.session_id === s.session_id)?.total_written, raw!.total_written, 'the record counts what the read saw');
+  });
+
   it('crosses the channel only while watched; viewers attaching before and during a flood get every byte', async () => {
     const m0 = await metrics();
     const s = await suite.create({ args: ['-c', SCRIPT] });
