@@ -285,6 +285,17 @@ export class PtyService implements HandlersOf<P>, Disposable, PtySessionObserver
   };
 
   /** Drops a session's buffers or its tombstone; one still running is killed first (nobody will read it any more). */
+  /** Forgets everything kept per live session (it was forgotten or has ended), and counts its memory freed. */
+  private dropLive(id: string, session: PtySession): void {
+    this.sessions.delete(id);
+    this.unacked.delete(id);
+    this.unwatched.delete(id);
+    this.pendingActivity.delete(id);
+    this.activitySentAt.delete(id);
+    this.parsedQueue.delete(id);
+    this.freed(session);
+  }
+
   forget(params: Params<'forget'>): Result<'forget'> {
     const tombstone = this.closed.get(params.session_id);
     if (tombstone !== undefined) {
@@ -292,13 +303,7 @@ export class PtyService implements HandlersOf<P>, Disposable, PtySessionObserver
       return OK;
     }
     const session = this.get(params.session_id);
-    this.sessions.delete(params.session_id);
-    this.unacked.delete(params.session_id);
-    this.unwatched.delete(params.session_id);
-    this.pendingActivity.delete(params.session_id);
-    this.activitySentAt.delete(params.session_id);
-    this.parsedQueue.delete(params.session_id);
-    this.freed(session);
+    this.dropLive(params.session_id, session);
     session.dispose();
     return OK;
   }
@@ -435,12 +440,7 @@ export class PtyService implements HandlersOf<P>, Disposable, PtySessionObserver
     } catch (err) {
       process.stderr.write(`pty host: cannot keep a tombstone of session ${id}; its output is dropped: ${(err as Error).stack ?? String(err)}\n`);
     }
-    this.sessions.delete(id);
-    this.unacked.delete(id);
-    this.unwatched.delete(id);
-    this.pendingActivity.delete(id);
-    this.activitySentAt.delete(id);
-    this.freed(session);
+    this.dropLive(id, session);
     session.retire();
     if (tombstone === undefined) {
       this.events.emit('tombstoneDropped', { session_id: id });
